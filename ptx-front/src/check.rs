@@ -1,0 +1,426 @@
+//! Semantic checks over the AST, driven by the ISA table: symbols, modifiers, operand counts, kinds and
+//! types, and version/target gating.
+
+use crate::ast::*;
+use crate::diag::{nearest, Code, Diagnostic};
+use crate::isa::{self, DecodeError, Decoded, G};
+use crate::scope::{labels, special_register, Entry, Scope};
+use crate::span::Span;
+use crate::target::{parse_sm, Target};
+use crate::types::{Space, Type};
+use std::collections::HashMap;
+
+pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
+    let mut diags = vec![];
+    let target = Target::of(m);
+    header(m, &mut diags);
+    let (mut scope, dups) = Scope::module(m);
+    for (name, prev) in dups {
+        diags.push(duplicate(name, prev));
+    }
+    for item in &m.items {
+        if let Item::Function(f) = item {
+            if let Some(body) = &f.body {
+                let mut c = FnChecker { target: &target, diags: &mut diags, labels: HashMap::new(), f };
+                let mut label_dups = vec![];
+                labels(body, &mut c.labels, &mut label_dups);
+                for (n, prev) in label_dups {
+                    c.diags.push(
+                        Diagnostic::error(Code::P0202, n.span, format!("label `{}` is defined twice", n.text))
+                            .label("second definition")
+                            .secondary(prev.span, "first defined here"),
+                    );
+                }
+                scope.push();
+                for p in f.params.iter().chain(&f.returns) {
+                    if let Err(prev) = scope.declare(p) {
+                        c.diags.push(duplicate(&p.name, prev));
+                    }
+                }
+                c.block(body, &mut scope);
+                scope.pop();
+            }
+        }
+    }
+    diags
+}
+
+fn decl_span(e: Entry<'_, '_>) -> Span {
+    match e {
+        Entry::Reg { decl, .. } | Entry::Var(decl) => decl.span,
+        Entry::Func(f) => f.name.span,
+    }
+}
+
+fn duplicate(name: &Name<'_>, prev: Entry<'_, '_>) -> Diagnostic {
+    Diagnostic::error(Code::P0202, name.span, format!("`{}` is declared twice in the same scope", name.text))
+        .label("declared again here")
+        .secondary(decl_span(prev), "first declared here")
+        .help("rename one of them, or remove the second declaration")
+}
+
+fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
+    let first = m.directives.first();
+    match first {
+        Some(ModuleDirective::Version { .. }) => {}
+        Some(d) => {
+            let span = match d {
+                ModuleDirective::Target { span, .. } | ModuleDirective::AddressSize { span, .. } => *span,
+                ModuleDirective::Version { span, .. } => *span,
+            };
+            diags.push(
+                Diagnostic::error(Code::P0302, span, "the module must start with `.version`")
+                    .label("found before `.version`")
+                    .help("add `.version 8.5` (or the version your code needs) as the first directive"),
+            )
+        }
+        None => diags.push(
+            Diagnostic::error(Code::P0302, Span::default(), "the module has no `.version` directive")
+                .help("start the file with `.version 8.5` and `.target sm_XX`"),
+        ),
+    }
+    for d in &m.directives {
+        match d {
+            ModuleDirective::Target { targets, .. } => {
+                for t in targets {
+                    let known = parse_sm(t.text).is_some()
+                        || matches!(t.text, "map_f64_to_f32" | "texmode_unified" | "texmode_independent" | "debug");
+                    if !known {
+                        diags.push(
+                            Diagnostic::error(Code::P0302, t.span, format!("`{}` is not a valid target", t.text))
+                                .label("unknown target")
+                                .help("targets look like `sm_90`, `sm_90a` or `sm_100f`"),
+                        );
+                    }
+                }
+            }
+            ModuleDirective::AddressSize { bits, span } if *bits != 32 && *bits != 64 => diags.push(
+                Diagnostic::error(Code::P0302, *span, format!("`.address_size {bits}` is not allowed"))
+                    .help("use `.address_size 64` (or 32 for legacy code)"),
+            ),
+            _ => {}
+        }
+    }
+}
+
+struct FnChecker<'c, 'm, 'a> {
+    target: &'c Target,
+    diags: &'c mut Vec<Diagnostic>,
+    labels: HashMap<&'a str, &'m Name<'a>>,
+    f: &'m Function<'a>,
+}
+
+impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
+    fn block(&mut self, body: &'m [Statement<'a>], scope: &mut Scope<'m, 'a>) {
+        for s in body {
+            match s {
+                Statement::Var(v) => {
+                    if let Err(prev) = scope.declare(v) {
+                        self.diags.push(duplicate(&v.name, prev));
+                    }
+                }
+                Statement::Block(b, _) => {
+                    scope.push();
+                    self.block(b, scope);
+                    scope.pop();
+                }
+                Statement::Inst(i) => self.instruction(i, scope),
+                Statement::Label(_) | Statement::Other { .. } => {}
+            }
+        }
+    }
+
+    fn instruction(&mut self, i: &'m Instruction<'a>, scope: &Scope<'m, 'a>) {
+        if let Some(g) = &i.guard {
+            self.expect_reg(&g.pred, None, Some(Type::Pred), scope);
+        }
+        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+        let d = match isa::decode(i.opcode.text, &mods) {
+            Ok(d) => d,
+            Err(e) => return self.decode_error(i, e),
+        };
+        let spec = d.spec;
+        let n = i.operands.len();
+        if n < spec.operands.0 as usize || n > spec.operands.1 as usize {
+            let want = if spec.operands.0 == spec.operands.1 {
+                format!("{}", spec.operands.0)
+            } else {
+                format!("{} to {}", spec.operands.0, spec.operands.1)
+            };
+            let span = i.operands.last().map_or(i.opcode.span, |o| o.span());
+            self.diags.push(
+                Diagnostic::error(Code::P0104, span, format!("`{}` takes {want} operands, found {n}", spec.name))
+                    .label(if n < spec.operands.0 as usize { "missing operands after this" } else { "too many operands" })
+                    .secondary(i.opcode.span, "instruction")
+                    .note(format!("syntax: {}", spec.syntax)),
+            );
+            return;
+        }
+        if (self.target.version, self.target.sm) < (spec.ptx, 0) || (self.target.sm != 0 && self.target.sm < spec.sm) {
+            if self.target.version < spec.ptx || self.target.sm < spec.sm {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::P0301,
+                        i.opcode.span,
+                        format!(
+                            "`{}` requires sm_{} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
+                            spec.name, spec.sm, spec.ptx.0, spec.ptx.1, self.target.sm, self.target.version.0, self.target.version.1
+                        ),
+                    )
+                    .label("not available for this target")
+                    .help(format!(
+                        "raise the module header to `.version {}.{}` and `.target sm_{}` or later",
+                        spec.ptx.0.max(self.target.version.0),
+                        if spec.ptx.0 > self.target.version.0 { spec.ptx.1 } else { self.target.version.1.max(spec.ptx.1) },
+                        spec.sm.max(self.target.sm)
+                    )),
+                );
+            }
+        }
+        let expect = operand_types(&d);
+        for (k, op) in i.operands.iter().enumerate() {
+            let want = expect.get(k).copied().flatten();
+            self.operand(i, &d, k, op, want, scope);
+        }
+    }
+
+    fn decode_error(&mut self, i: &Instruction<'a>, e: DecodeError<'_>) {
+        let d = match e {
+            DecodeError::UnknownOpcode => {
+                let s = nearest(i.opcode.text, isa::TABLE.iter().map(|s| s.name));
+                let d = Diagnostic::error(Code::P0101, i.opcode.span, format!("unknown instruction `{}`", i.opcode.text))
+                    .label("not a PTX instruction ptx-jit knows");
+                match s {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d,
+                }
+            }
+            DecodeError::BadModifier { index, text, suggestion } => {
+                let d = Diagnostic::error(Code::P0102, i.mods[index].span, format!("`{text}` is not a valid modifier of `{}`", i.opcode.text))
+                    .label("invalid modifier")
+                    .note(format!("syntax: {}", isa::lookup(i.opcode.text).map_or("", |s| s.syntax)));
+                match suggestion {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d,
+                }
+            }
+            DecodeError::Repeated { index, text } => Diagnostic::error(
+                Code::P0102,
+                i.mods[index].span,
+                format!("`{text}` conflicts with an earlier modifier of the same kind"),
+            )
+            .label("second modifier of this kind"),
+            DecodeError::Missing { group, values } => {
+                let shown: Vec<_> = values.iter().take(8).copied().collect();
+                Diagnostic::error(
+                    Code::P0103,
+                    i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
+                    format!("`{}` needs a {} modifier", i.opcode.text, format!("{group:?}").to_lowercase()),
+                )
+                .label("modifier missing here")
+                .help(format!("add one of {}", shown.join(" ")))
+            }
+        };
+        self.diags.push(d);
+    }
+
+    fn operand(&mut self, i: &Instruction<'a>, d: &Decoded, k: usize, op: &Operand<'a>, want: Option<Type>, scope: &Scope<'m, 'a>) {
+        let name = d.spec.name;
+        match op {
+            Operand::Sym { name: n, component } => {
+                if (name == "bra" && k == 0) || (name == "call" && k <= 1) {
+                    return self.label_or_func(name, n, scope);
+                }
+                if let Some(takes) = special_register(n.text) {
+                    if takes != component.is_some() {
+                        self.diags.push(
+                            Diagnostic::error(Code::P0105, n.span, format!("special register `{}` {}", n.text, if takes { "needs a component .x, .y or .z" } else { "takes no component" }))
+                                .label("special register"),
+                        );
+                    }
+                    if k == 0 && !matches!(name, "st") {
+                        self.diags.push(Diagnostic::error(Code::P0105, n.span, format!("special register `{}` is read-only", n.text)).label("cannot be a destination"));
+                    }
+                    return;
+                }
+                match scope.lookup(n.text) {
+                    Some(Entry::Reg { .. }) => self.expect_reg(n, Some(i), want, scope),
+                    Some(Entry::Var(_)) | Some(Entry::Func(_)) if k > 0 && matches!(name, "mov" | "cvta") => {}
+                    Some(Entry::Var(v)) if name == "mov" || name == "cvta" || k > 0 => {
+                        let _ = v;
+                        self.diags.push(
+                            Diagnostic::error(Code::P0105, n.span, format!("`{}` is a variable, not a register", n.text))
+                                .label("variable used as a value")
+                                .help(format!("load it with `ld{}` and a `[{}]` address", v.space.name(), n.text)),
+                        )
+                    }
+                    Some(_) => self.diags.push(
+                        Diagnostic::error(Code::P0105, n.span, format!("`{}` cannot be used as this operand", n.text)).label("not a register"),
+                    ),
+                    None => self.undefined(n, scope),
+                }
+            }
+            Operand::Addr(a) => {
+                if !matches!(name, "ld" | "st") || (name == "ld" && k != 1) || (name == "st" && k != 0) {
+                    self.diags.push(Diagnostic::error(Code::P0105, a.span, format!("`{name}` does not take an address operand here")).label("unexpected address"));
+                    return;
+                }
+                let Some(base) = &a.base else { return };
+                match scope.lookup(base.text) {
+                    Some(Entry::Reg { ty, decl, .. }) => {
+                        if !(matches!(ty, Type::B32 | Type::U32 | Type::S32 | Type::B64 | Type::U64 | Type::S64)) {
+                            self.diags.push(
+                                Diagnostic::error(Code::P0204, base.span, format!("`{}` is `{}`, which cannot hold an address", base.text, ty.name()))
+                                    .label("address register")
+                                    .secondary(decl.span, "declared here"),
+                            );
+                        }
+                    }
+                    Some(Entry::Var(v)) => {
+                        let space = d.get(G::Space).and_then(Space::from_dot);
+                        if let Some(space) = space {
+                            if space != v.space {
+                                self.diags.push(
+                                    Diagnostic::error(Code::P0205, base.span, format!("`{}` is in `{}` but is accessed with `{}{}`", base.text, v.space.name(), name, space.name()))
+                                        .label(format!("this is a {} variable", v.space.name()))
+                                        .secondary(v.span, "declared here")
+                                        .help(format!("use `{}{}`", name, v.space.name())),
+                                );
+                            }
+                        }
+                        if name == "st" && v.space == Space::Const {
+                            self.diags.push(Diagnostic::error(Code::P0205, base.span, "`.const` memory is read-only").label("store to a constant").secondary(v.span, "declared here"));
+                        }
+                    }
+                    Some(Entry::Func(_)) => self.diags.push(Diagnostic::error(Code::P0105, base.span, "a function is not an address").label("function")),
+                    None => self.undefined(base, scope),
+                }
+            }
+            Operand::Vector(v, _) => {
+                for x in v {
+                    self.operand(i, d, k, x, want, scope);
+                }
+                let need = match d.get(G::Vec) {
+                    Some(".v2") => 2,
+                    Some(".v4") => 4,
+                    _ => 0,
+                };
+                if need != v.len() && matches!(name, "ld" | "st") {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, op.span(), format!("vector operand has {} elements but the instruction moves {need}", v.len()))
+                            .label("vector size mismatch")
+                            .help(if need == 0 { "add `.v2` or `.v4` to the instruction".to_string() } else { format!("give exactly {need} registers") }),
+                    );
+                }
+            }
+            Operand::Not(x, _) | Operand::Neg(x, _) => self.operand(i, d, k, x, want, scope),
+            Operand::Pair(a, b, _) => {
+                self.operand(i, d, k, a, Some(Type::Pred), scope);
+                self.operand(i, d, k, b, Some(Type::Pred), scope);
+            }
+            Operand::List(v, _) => {
+                for x in v {
+                    if let Operand::Sym { name: n, .. } = x {
+                        if scope.lookup(n.text).is_none() {
+                            self.undefined(n, scope);
+                        }
+                    }
+                }
+            }
+            Operand::Imm(_, s) => {
+                if k == 0 && !matches!(name, "st" | "bar" | "barrier") {
+                    self.diags.push(Diagnostic::error(Code::P0105, *s, "the destination cannot be an immediate").label("needs a register"));
+                }
+            }
+            Operand::Sink(_) => {}
+        }
+    }
+
+    fn label_or_func(&mut self, opcode: &str, n: &Name<'a>, scope: &Scope<'m, 'a>) {
+        if opcode == "bra" {
+            if !self.labels.contains_key(n.text) {
+                let s = nearest(n.text, self.labels.keys().copied());
+                let d = Diagnostic::error(Code::P0203, n.span, format!("label `{}` is not defined in `{}`", n.text, self.f.name.text)).label("undefined label");
+                self.diags.push(match s {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d,
+                });
+            }
+        } else if !matches!(scope.lookup(n.text), Some(Entry::Func(_)) | Some(Entry::Reg { .. })) {
+            self.undefined(n, scope);
+        }
+    }
+
+    fn undefined(&mut self, n: &Name<'a>, scope: &Scope<'m, 'a>) {
+        let mut d = Diagnostic::error(Code::P0201, n.span, format!("`{}` is not declared", n.text)).label("undefined");
+        if let Some((count, decl)) = scope.range_for(n.text) {
+            d = d
+                .secondary(decl.span, format!("`{}<{count}>` declares {}0 to {}{}", decl.name.text, decl.name.text, decl.name.text, count.saturating_sub(1)))
+                .help(format!("raise the range to `{}<{}>`", decl.name.text, crate::scope::split_indexed(n.text).map_or(count, |(_, i)| i + 1)));
+        } else {
+            let cands = scope.candidates();
+            if let Some(s) = nearest(n.text, cands.iter().map(String::as_str)) {
+                d = d.help(format!("did you mean `{s}`?"));
+            }
+        }
+        self.diags.push(d);
+    }
+
+    fn expect_reg(&mut self, n: &Name<'a>, i: Option<&Instruction<'a>>, want: Option<Type>, scope: &Scope<'m, 'a>) {
+        match scope.lookup(n.text) {
+            Some(Entry::Reg { ty, decl, .. }) => {
+                if let Some(w) = want {
+                    // ld, st and cvt may use registers wider than the instruction type (PTX ISA, Operand Size).
+                    let widened = i.is_some_and(|i| matches!(i.opcode.text, "ld" | "st" | "cvt"))
+                        && ty.bits() > w.bits()
+                        && (ty.kind() == crate::types::Kind::Bits || (!ty.is_float() && !w.is_float()));
+                    if !ty.compatible_with(w) && !widened {
+                        let what = i.map_or("guard".to_string(), |i| format!("`{}`", i.opcode.text));
+                        self.diags.push(
+                            Diagnostic::error(Code::P0204, n.span, format!("`{}` has type `{}`, but {what} needs `{}` here", n.text, ty.name(), w.name()))
+                                .label(format!("`{}` register", ty.name()))
+                                .secondary(decl.span, "declared here")
+                                .note("a register matches an instruction type of the same size when either is a bit-size type or both are integers"),
+                        );
+                    }
+                }
+            }
+            Some(_) => self.diags.push(Diagnostic::error(Code::P0105, n.span, format!("`{}` is not a register", n.text)).label("expected a register")),
+            None => self.undefined(n, scope),
+        }
+    }
+}
+
+/// The type each operand must be compatible with, from the instruction's decoded modifiers.
+/// `None` means the operand is not type-checked (addresses, labels, or forms with free sizes).
+pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
+    let t = d.ty();
+    let wide = |t: Option<Type>| {
+        t.map(|t| match t {
+            Type::U16 => Type::U32,
+            Type::S16 => Type::S32,
+            Type::U32 => Type::U64,
+            Type::S32 => Type::S64,
+            other => other,
+        })
+    };
+    match d.spec.name {
+        "add" | "sub" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" => vec![t, t, t],
+        "mul" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t],
+        "mad" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t, wide(t)],
+        "mul" => vec![t, t, t],
+        "mad" | "fma" => vec![t, t, t, t],
+        "neg" | "abs" | "not" | "mov" => vec![t, t],
+        "shl" | "shr" => vec![t, t, Some(Type::U32)],
+        "setp" => vec![Some(Type::Pred), t, t, Some(Type::Pred)],
+        "selp" => vec![t, t, t, Some(Type::Pred)],
+        "cvt" => {
+            let mut ts = d.types();
+            vec![ts.next(), ts.next()]
+        }
+        "cvta" => vec![t, t],
+        "ld" => vec![t, None],
+        "st" => vec![None, t],
+        _ => vec![],
+    }
+}

@@ -1,0 +1,203 @@
+//! Diagnostics: stable codes, spans, labels, notes and fix hints, rendered with ariadne.
+
+use crate::span::{line_col, Span};
+use ariadne::{Color, Config, IndexType, Label, Report, ReportKind, Source};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+macro_rules! codes {
+    ($($code:ident => $title:literal, $explain:literal;)*) => {
+        /// Stable diagnostic codes. Each has a title and an explanation for `ptx-jit explain`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code { $($code),* }
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$code),*];
+            pub fn as_str(self) -> &'static str { match self { $(Code::$code => stringify!($code)),* } }
+            pub fn title(self) -> &'static str { match self { $(Code::$code => $title),* } }
+            pub fn explanation(self) -> &'static str { match self { $(Code::$code => $explain),* } }
+            pub fn from_str(s: &str) -> Option<Code> {
+                Self::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(s))
+            }
+        }
+    };
+}
+
+codes! {
+    P0001 => "unexpected character",
+    "The text contains a character that cannot start any PTX token.\n\nWrong:\n    add.s32 %r1, %r2, #3;\nRight:\n    add.s32 %r1, %r2, 3;";
+    P0002 => "syntax error",
+    "The tokens do not form a valid PTX statement or directive. Parsing resumes at the next `;` or `}`.\n\nWrong:\n    add.s32 %r1 %r2, 3;\nRight:\n    add.s32 %r1, %r2, 3;";
+    P0101 => "unknown instruction",
+    "The opcode is not a PTX instruction known to ptx-jit's ISA table.\n\nWrong:\n    addd.s32 %r1, %r2, %r3;\nRight:\n    add.s32 %r1, %r2, %r3;";
+    P0102 => "invalid modifier",
+    "A modifier (the `.xxx` parts after an opcode) is not allowed on this instruction, or is given twice, or conflicts with another of its group.\n\nWrong:\n    add.u23 %r1, %r2, %r3;\nRight:\n    add.u32 %r1, %r2, %r3;";
+    P0103 => "missing modifier",
+    "The instruction needs a modifier it does not have, usually its type.\n\nWrong:\n    add %r1, %r2, %r3;\nRight:\n    add.s32 %r1, %r2, %r3;";
+    P0104 => "wrong number of operands",
+    "The instruction has more or fewer operands than its form takes.\n\nWrong:\n    add.s32 %r1, %r2;\nRight:\n    add.s32 %r1, %r2, %r3;";
+    P0105 => "wrong kind of operand",
+    "An operand is of the wrong kind: for example an immediate where a destination register is needed, or a register where an address in brackets is needed.\n\nWrong:\n    ld.global.f32 %f1, %rd1;\nRight:\n    ld.global.f32 %f1, [%rd1];";
+    P0201 => "undefined name",
+    "A register, variable, parameter or function is used but never declared in scope.\n\nWrong:\n    .reg .b32 %r<4>;\n    mov.u32 %r4, 0;\nRight:\n    .reg .b32 %r<5>;\n    mov.u32 %r4, 0;";
+    P0202 => "duplicate declaration",
+    "A name is declared twice in the same scope.\n\nWrong:\n    .reg .b32 %x;\n    .reg .f32 %x;\nRight:\n    .reg .b32 %x;\n    .reg .f32 %y;";
+    P0203 => "undefined label",
+    "A branch targets a label that does not exist in the function.\n\nWrong:\n    bra DONE;\nRight:\n    bra DONE;\n    ...\nDONE:\n    ret;";
+    P0204 => "operand type mismatch",
+    "A register's declared type is not compatible with the instruction type. Sizes must agree, and a float register can only meet a float or bit-size instruction type (PTX ISA, Operand Size).\n\nWrong:\n    .reg .f32 %f1;\n    add.s32 %r1, %f1, 1;\nRight:\n    .reg .f32 %f1;\n    add.f32 %f2, %f1, 0f3F800000;";
+    P0205 => "state space mismatch",
+    "A variable is accessed through an instruction of another state space.\n\nWrong:\n    .global .u32 g;\n    ld.shared.u32 %r1, [g];\nRight:\n    .global .u32 g;\n    ld.global.u32 %r1, [g];";
+    P0301 => "needs a newer PTX version or target",
+    "The instruction or one of its modifiers needs a higher `.version` or `.target` than the module declares.\n\nWrong:\n    .version 6.0\n    .target sm_50\n    fma.rn.bf16 %h1, %h2, %h3, %h4;\nRight:\n    .version 7.8\n    .target sm_90\n    fma.rn.bf16 %h1, %h2, %h3, %h4;";
+    P0302 => "bad module header",
+    "`.version` must come first and `.target` must follow it; both are required, and `.address_size` may only be 32 or 64.\n\nWrong:\n    .target sm_90\nRight:\n    .version 8.5\n    .target sm_90\n    .address_size 64";
+    P0401 => "not supported by this backend yet",
+    "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
+    P0402 => "invalid target or PTX version",
+    "The requested sm_XX and PTX version are not a pair that LLVM's NVPTX backend and the PTX ISA allow, for example sm_90 with PTX 7.0 (sm_90 needs PTX 7.8).";
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub label: Option<String>,
+    pub secondary: Vec<(Span, String)>,
+    pub note: Option<String>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            label: None,
+            secondary: vec![],
+            note: None,
+            help: None,
+        }
+    }
+    pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Self::error(code, span, message) }
+    }
+    pub fn label(mut self, l: impl Into<String>) -> Self {
+        self.label = Some(l.into());
+        self
+    }
+    pub fn secondary(mut self, span: Span, l: impl Into<String>) -> Self {
+        self.secondary.push((span, l.into()));
+        self
+    }
+    pub fn note(mut self, n: impl Into<String>) -> Self {
+        self.note = Some(n.into());
+        self
+    }
+    pub fn help(mut self, h: impl Into<String>) -> Self {
+        self.help = Some(h.into());
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Renders in rustc style. `color` should be true only when writing to a terminal.
+    pub fn render(&self, file: &str, src: &str, color: bool) -> String {
+        let kind = match self.severity {
+            Severity::Error => ReportKind::Error,
+            Severity::Warning => ReportKind::Warning,
+        };
+        let clamp = |s: Span| {
+            let len = src.len();
+            let (a, b) = ((s.start as usize).min(len), (s.end as usize).min(len));
+            (file, a..b.max(a))
+        };
+        let primary_color = if self.severity == Severity::Error { Color::Red } else { Color::Yellow };
+        let mut r = Report::build(kind, clamp(self.span))
+            .with_config(Config::default().with_color(color).with_index_type(IndexType::Byte))
+            .with_code(self.code.as_str())
+            .with_message(&self.message)
+            .with_label({
+                let l = Label::new(clamp(self.span)).with_color(primary_color).with_order(0);
+                match &self.label {
+                    Some(m) => l.with_message(m),
+                    None => l,
+                }
+            });
+        for (i, (s, m)) in self.secondary.iter().enumerate() {
+            r = r.with_label(Label::new(clamp(*s)).with_message(m).with_color(Color::Blue).with_order(i as i32 + 1));
+        }
+        if let Some(n) = &self.note {
+            r = r.with_note(n);
+        }
+        if let Some(h) = &self.help {
+            r = r.with_help(h);
+        }
+        let mut out = Vec::new();
+        let _ = r.finish().write((file, Source::from(src)), &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// One line, `file:line:col: error[P0201]: message`, for logs such as the CUDA JIT error log.
+    pub fn one_line(&self, file: &str, src: &str) -> String {
+        let (l, c) = line_col(src, self.span.start);
+        let sev = if self.is_error() { "error" } else { "warning" };
+        let mut s = format!("{file}:{l}:{c}: {sev}[{}]: {}", self.code.as_str(), self.message);
+        if let Some(h) = &self.help {
+            s.push_str(&format!(" (help: {h})"));
+        }
+        s
+    }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough to be a plausible typo.
+pub fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    let limit = (word.len() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, c)| (d, c.len()))
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_finds_typos() {
+        assert_eq!(nearest(".u23", [".u32", ".s32", ".f32"]), Some(".u32"));
+        assert_eq!(nearest("%rd", ["%r", "%rd1"]), Some("%r"));
+        assert_eq!(nearest(".zzzzzz", [".u32"]), None);
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for c in Code::ALL {
+            assert_eq!(Code::from_str(c.as_str()), Some(*c));
+            assert!(c.explanation().contains("Wrong") || *c == Code::P0401 || *c == Code::P0402);
+        }
+    }
+}

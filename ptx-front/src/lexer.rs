@@ -1,0 +1,183 @@
+//! Tokens of PTX text. Logos does the scanning; chumsky parses the token slice.
+
+use crate::span::Span;
+use logos::Logos;
+
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(skip r"//[^\n]*")]
+#[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
+pub enum Tok<'a> {
+    /// `.u32`, `.shared::cta`, `.entry`: directives and modifiers share one shape.
+    #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z_][A-Za-z0-9_$]*)*")]
+    Dot(&'a str),
+    #[regex(r"[A-Za-z_$%][A-Za-z0-9_$]*")]
+    Ident(&'a str),
+    #[regex(r"0[fF][0-9A-Fa-f]{8}")]
+    HexF32(&'a str),
+    #[regex(r"0[dD][0-9A-Fa-f]{16}")]
+    HexF64(&'a str),
+    /// Decimal, octal (leading 0), hex (`0x`) or binary (`0b`), with an optional `U` suffix.
+    #[regex(r"[0-9]+U?")]
+    #[regex(r"0[xX][0-9A-Fa-f]+U?")]
+    #[regex(r"0[bB][01]+U?")]
+    Int(&'a str),
+    #[regex(r"[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?")]
+    #[regex(r"\.[0-9]+([eE][+-]?[0-9]+)?")]
+    #[regex(r"[0-9]+[eE][+-]?[0-9]+")]
+    Float(&'a str),
+    #[regex(r#""([^"\\\n]|\\.)*""#)]
+    Str(&'a str),
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("<")]
+    Lt,
+    #[token(">")]
+    Gt,
+    #[token(",")]
+    Comma,
+    #[token(";")]
+    Semi,
+    #[token(":")]
+    Colon,
+    #[token("@")]
+    At,
+    #[token("!")]
+    Bang,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("=")]
+    Eq,
+    #[token("|")]
+    Pipe,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("~")]
+    Tilde,
+    #[token("&")]
+    Amp,
+    #[token("^")]
+    Caret,
+    #[token("?")]
+    Question,
+    /// Anything the lexer does not know; the parser reports it with its span.
+    Error,
+}
+
+impl std::fmt::Display for Tok<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            Tok::Dot(s) | Tok::Ident(s) | Tok::HexF32(s) | Tok::HexF64(s) | Tok::Int(s) => s,
+            Tok::Float(s) | Tok::Str(s) => s,
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::LBracket => "[",
+            Tok::RBracket => "]",
+            Tok::Lt => "<",
+            Tok::Gt => ">",
+            Tok::Comma => ",",
+            Tok::Semi => ";",
+            Tok::Colon => ":",
+            Tok::At => "@",
+            Tok::Bang => "!",
+            Tok::Plus => "+",
+            Tok::Minus => "-",
+            Tok::Eq => "=",
+            Tok::Pipe => "|",
+            Tok::Star => "*",
+            Tok::Slash => "/",
+            Tok::Tilde => "~",
+            Tok::Amp => "&",
+            Tok::Caret => "^",
+            Tok::Question => "?",
+            Tok::Error => "<invalid character>",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Lexes the whole text. Unknown characters become `Tok::Error` so the parser can report them in place.
+pub fn lex(src: &str) -> Vec<(Tok<'_>, Span)> {
+    let mut out = Vec::with_capacity(src.len() / 4);
+    let mut lx = Tok::lexer(src);
+    while let Some(t) = lx.next() {
+        let r = lx.span();
+        out.push((t.unwrap_or(Tok::Error), Span::new(r.start, r.end)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok<'_>> {
+        lex(s).into_iter().map(|(t, _)| t).collect()
+    }
+
+    #[test]
+    fn instruction_tokens() {
+        assert_eq!(
+            toks("ld.global.v2.f32 {%f1, _}, [%rd1+-4]; // c"),
+            vec![
+                Tok::Ident("ld"),
+                Tok::Dot(".global"),
+                Tok::Dot(".v2"),
+                Tok::Dot(".f32"),
+                Tok::LBrace,
+                Tok::Ident("%f1"),
+                Tok::Comma,
+                Tok::Ident("_"),
+                Tok::RBrace,
+                Tok::Comma,
+                Tok::LBracket,
+                Tok::Ident("%rd1"),
+                Tok::Plus,
+                Tok::Minus,
+                Tok::Int("4"),
+                Tok::RBracket,
+                Tok::Semi,
+            ]
+        );
+    }
+
+    #[test]
+    fn literals() {
+        assert_eq!(
+            toks("0f3F800000 0d3FF0000000000000 0x1fU 017 0b101 1.5e3 .5 $L__BB0_1: .shared::cta"),
+            vec![
+                Tok::HexF32("0f3F800000"),
+                Tok::HexF64("0d3FF0000000000000"),
+                Tok::Int("0x1fU"),
+                Tok::Int("017"),
+                Tok::Int("0b101"),
+                Tok::Float("1.5e3"),
+                Tok::Float(".5"),
+                Tok::Ident("$L__BB0_1"),
+                Tok::Colon,
+                Tok::Dot(".shared::cta"),
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_character_is_an_error_token() {
+        assert_eq!(toks("add # x"), vec![Tok::Ident("add"), Tok::Error, Tok::Ident("x")]);
+    }
+}
