@@ -77,6 +77,12 @@ impl<'m, 'a> Scope<'m, 'a> {
         (s, dups)
     }
 
+    /// A scope for one function body whose outer level is a copy of the module level.
+    pub fn module_child(m: &Scope<'m, 'a>) -> Self {
+        let l = &m.levels[0];
+        Scope { levels: vec![Level { names: l.names.clone(), ranges: l.ranges.clone() }], next_id: 0 }
+    }
+
     pub fn push(&mut self) {
         self.levels.push(Level::default());
     }

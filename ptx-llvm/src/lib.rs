@@ -1,1 +1,14 @@
+//! ptx-llvm: a checked PTX module to LLVM IR. One translator, two flavours:
+//! - `Flavour::Nvvm`: the nvptx64 triple, address spaces 1/3/4/5, NVVM intrinsics, `ptx_kernel` kernels;
+//! - `Flavour::Host`: flat pointers, a per-thread environment argument, one block entry per kernel that
+//!   loops over the threads of a CTA.
 
+mod lower;
+
+pub use lower::{lower, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavour {
+    Nvvm,
+    Host,
+}

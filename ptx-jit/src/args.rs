@@ -1,0 +1,171 @@
+//! Kernel arguments written on a command line or in a test directive:
+//! - a scalar: `u32:7`, `f32:2.5`, `s64:-3`;
+//! - a buffer, passed as a device pointer: `f32[1,2,3]`, `u32*1024` (zeros), `f32*1024=1.5`, `u32*64=iota`.
+
+use ptx_llvm::KernelInfo;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F32,
+    F64,
+}
+
+impl Elem {
+    pub fn parse(s: &str) -> Option<Elem> {
+        Some(match s {
+            "u8" => Elem::U8,
+            "u16" => Elem::U16,
+            "u32" => Elem::U32,
+            "u64" => Elem::U64,
+            "s8" | "i8" => Elem::S8,
+            "s16" | "i16" => Elem::S16,
+            "s32" | "i32" => Elem::S32,
+            "s64" | "i64" => Elem::S64,
+            "f32" => Elem::F32,
+            "f64" => Elem::F64,
+            _ => return None,
+        })
+    }
+    pub fn size(self) -> usize {
+        match self {
+            Elem::U8 | Elem::S8 => 1,
+            Elem::U16 | Elem::S16 => 2,
+            Elem::U32 | Elem::S32 | Elem::F32 => 4,
+            Elem::U64 | Elem::S64 | Elem::F64 => 8,
+        }
+    }
+    /// Little-endian bytes of a value written in text.
+    pub fn encode(self, v: &str) -> Result<Vec<u8>, String> {
+        let bad = || format!("`{v}` is not a valid {self:?} value");
+        let int = |v: &str| -> Result<i128, String> {
+            if let Some(h) = v.strip_prefix("0x") {
+                i128::from_str_radix(h, 16).map_err(|_| bad())
+            } else {
+                v.parse::<i128>().map_err(|_| bad())
+            }
+        };
+        let bytes = match self {
+            Elem::F32 => v.parse::<f32>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+            Elem::F64 => v.parse::<f64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+            _ => {
+                let i = int(v)?;
+                let bits = self.size() as u32 * 8;
+                let signed = matches!(self, Elem::S8 | Elem::S16 | Elem::S32 | Elem::S64);
+                let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+                if i < lo || i > hi {
+                    return Err(format!("`{v}` does not fit in {self:?}"));
+                }
+                (i as u128).to_le_bytes()[..self.size()].to_vec()
+            }
+        };
+        Ok(bytes)
+    }
+    pub fn format(self, b: &[u8]) -> String {
+        let mut a = [0u8; 8];
+        a[..b.len()].copy_from_slice(b);
+        let u = u64::from_le_bytes(a);
+        match self {
+            Elem::U8 | Elem::U16 | Elem::U32 | Elem::U64 => u.to_string(),
+            Elem::S8 => (u as i8).to_string(),
+            Elem::S16 => (u as i16).to_string(),
+            Elem::S32 => (u as i32).to_string(),
+            Elem::S64 => (u as i64).to_string(),
+            Elem::F32 => format!("{:?}", f32::from_bits(u as u32)),
+            Elem::F64 => format!("{:?}", f64::from_bits(u)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Scalar(Elem, Vec<u8>),
+    Buffer(Elem, Vec<u8>),
+}
+
+impl Arg {
+    pub fn parse(s: &str) -> Result<Arg, String> {
+        let s = s.trim();
+        if let Some((t, v)) = s.split_once(':') {
+            let e = Elem::parse(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
+            return Ok(Arg::Scalar(e, e.encode(v)?));
+        }
+        if let Some((t, rest)) = s.split_once('[') {
+            let e = Elem::parse(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
+            let body = rest.strip_suffix(']').ok_or_else(|| format!("`{s}`: missing `]`"))?;
+            let mut bytes = vec![];
+            for v in body.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+                bytes.extend(e.encode(v)?);
+            }
+            return Ok(Arg::Buffer(e, bytes));
+        }
+        if let Some((t, rest)) = s.split_once('*') {
+            let e = Elem::parse(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
+            let (n, fill) = rest.split_once('=').map_or((rest, None), |(n, f)| (n, Some(f)));
+            let n: usize = n.parse().map_err(|_| format!("`{n}` is not an element count"))?;
+            if n > (1 << 31) {
+                return Err(format!("{n} elements is too many"));
+            }
+            let mut bytes = Vec::with_capacity(n * e.size());
+            match fill {
+                None => bytes.resize(n * e.size(), 0),
+                Some("iota") => {
+                    for i in 0..n {
+                        bytes.extend(e.encode(&i.to_string())?);
+                    }
+                }
+                Some(v) => {
+                    let one = e.encode(v)?;
+                    for _ in 0..n {
+                        bytes.extend_from_slice(&one);
+                    }
+                }
+            }
+            return Ok(Arg::Buffer(e, bytes));
+        }
+        Err(format!("`{s}` is not an argument (expected e.g. `u32:7`, `f32[1,2]` or `f32*1024=1.5`)"))
+    }
+}
+
+/// Lays out the argument buffer. Buffers are passed by the address of their storage in `bufs`,
+/// which must stay alive and unmoved during the launch.
+pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [Vec<u8>]) -> Result<Vec<u8>, String> {
+    if args.len() != k.params.len() {
+        return Err(format!("`{}` takes {} arguments, {} given", k.name, k.params.len(), args.len()));
+    }
+    let mut out = vec![0u8; k.param_bytes as usize];
+    for (i, (a, p)) in args.iter().zip(&k.params).enumerate() {
+        let bytes = match a {
+            Arg::Scalar(_, b) => b.clone(),
+            Arg::Buffer(..) => (bufs[i].as_mut_ptr() as u64).to_le_bytes()[..p.size.min(8) as usize].to_vec(),
+        };
+        if bytes.len() as u64 != p.size {
+            return Err(format!("argument {} (`{}`) is {} bytes but the parameter takes {}", i + 1, p.name, bytes.len(), p.size));
+        }
+        out[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&bytes);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!(Arg::parse("u32:7").unwrap(), Arg::Scalar(Elem::U32, vec![7, 0, 0, 0]));
+        assert_eq!(Arg::parse("s8:-1").unwrap(), Arg::Scalar(Elem::S8, vec![0xff]));
+        assert_eq!(Arg::parse("f32[1,2]").unwrap(), Arg::Buffer(Elem::F32, [1f32.to_le_bytes(), 2f32.to_le_bytes()].concat()));
+        assert_eq!(Arg::parse("u16*3=iota").unwrap(), Arg::Buffer(Elem::U16, vec![0, 0, 1, 0, 2, 0]));
+        assert_eq!(Arg::parse("u8*2=9").unwrap(), Arg::Buffer(Elem::U8, vec![9, 9]));
+        assert!(Arg::parse("u8:256").unwrap_err().contains("does not fit"));
+        assert!(Arg::parse("q32:1").is_err());
+    }
+}

@@ -1,0 +1,201 @@
+//! The host flavour: LLVM O3 for this CPU, then ORC LLJIT. One process-wide LLJIT; every module gets a
+//! unique symbol prefix and its own resource tracker so it can be unloaded.
+
+use inkwell::context::Context;
+use inkwell::llvm_sys::core::{LLVMContextCreate, LLVMContextDispose};
+use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
+use inkwell::llvm_sys::orc2::lljit::*;
+use inkwell::llvm_sys::orc2::*;
+use inkwell::module::Linkage;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
+use inkwell::OptimizationLevel;
+use once_cell::sync::Lazy;
+use ptx_front::ast::Module;
+use ptx_front::{Code, Diagnostic};
+use ptx_llvm::{Flavour, KernelInfo};
+use std::ffi::{CStr, CString};
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Jit(LLVMOrcLLJITRef);
+// SAFETY: LLJIT is documented as thread-safe for adding modules and looking up symbols.
+unsafe impl Send for Jit {}
+unsafe impl Sync for Jit {}
+
+fn take_error(e: LLVMErrorRef) -> Result<(), String> {
+    if e.is_null() {
+        return Ok(());
+    }
+    unsafe {
+        let m = LLVMGetErrorMessage(e);
+        let s = CStr::from_ptr(m).to_string_lossy().into_owned();
+        LLVMDisposeErrorMessage(m);
+        Err(s)
+    }
+}
+
+static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
+    Target::initialize_native(&InitializationConfig::default()).map_err(|e| format!("native target: {e}"))?;
+    let builder = LLVMOrcCreateLLJITBuilder();
+    let mut jtmb = std::ptr::null_mut();
+    take_error(LLVMOrcJITTargetMachineBuilderDetectHost(&mut jtmb))?;
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+    let mut jit = std::ptr::null_mut();
+    take_error(LLVMOrcCreateLLJIT(&mut jit, builder))?;
+    // Let JIT'd code call libm and libc (LLVM may turn intrinsics into calls such as `fmaf`).
+    let mut gen = std::ptr::null_mut();
+    take_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &mut gen,
+        LLVMOrcLLJITGetGlobalPrefix(jit),
+        None,
+        std::ptr::null_mut(),
+    ))?;
+    LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    Ok(Jit(jit))
+});
+
+static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
+
+pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env);
+
+pub struct HostKernel {
+    pub info: KernelInfo,
+    pub entry: BlockFn,
+}
+
+/// A module compiled for this CPU. Dropping it frees the code.
+pub struct HostModule {
+    pub kernels: Vec<HostKernel>,
+    /// Module-scope variables: name → (address, size).
+    pub globals: Vec<(String, u64, u64)>,
+    tracker: LLVMOrcResourceTrackerRef,
+}
+
+// SAFETY: the tracker is only used in Drop; the code it guards is immutable.
+unsafe impl Send for HostModule {}
+unsafe impl Sync for HostModule {}
+
+impl Drop for HostModule {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
+            LLVMOrcReleaseResourceTracker(self.tracker);
+        }
+    }
+}
+
+impl HostModule {
+    pub fn kernel(&self, name: &str) -> Option<&HostKernel> {
+        self.kernels.iter().find(|k| k.info.name == name)
+    }
+}
+
+fn internal(msg: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(Code::P0401, Default::default(), msg)]
+}
+
+/// Host target machine with this CPU's features, so LLVM vectorises for it.
+fn host_tm(triple: &str) -> Result<TargetMachine, String> {
+    let triple = TargetTriple::create(triple);
+    let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    target
+        .create_target_machine(
+            &triple,
+            &TargetMachine::get_host_cpu_name().to_string(),
+            &TargetMachine::get_host_cpu_features().to_string(),
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::JITDefault,
+        )
+        .ok_or_else(|| "cannot create the host target machine".to_string())
+}
+
+/// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
+pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
+    let ctx = Context::create();
+    let lowered = ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit")?;
+    lowered.module.verify().map_err(|e| internal(format!("internal error: invalid LLVM IR: {e}")))?;
+    if optimise {
+        let jit = JIT.as_ref().map_err(|e| internal(e.clone()))?;
+        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }.to_string_lossy().into_owned();
+        let tm = host_tm(&triple).map_err(internal)?;
+        lowered.module.set_triple(&tm.get_triple());
+        lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
+        lowered.module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| internal(e.to_string()))?;
+    }
+    Ok(lowered.module.print_to_string().to_string())
+}
+
+/// Lowers, optimises and JIT-compiles a checked module.
+pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
+    let jit = JIT.as_ref().map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
+    // The context is handed to ORC below, which then owns (and frees) it.
+    let raw_ctx = unsafe { LLVMContextCreate() };
+    let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
+    let lowered = match ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit") {
+        Ok(l) => l,
+        Err(d) => {
+            unsafe { LLVMContextDispose(raw_ctx) };
+            return Err(d);
+        }
+    };
+    let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
+    let prefix = format!("ptxjit.m{id}.");
+    let module = lowered.module;
+    let prepared = (|| -> Result<(), String> {
+        module.verify().map_err(|e| format!("internal error: invalid LLVM IR: {e}"))?;
+        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }.to_string_lossy().into_owned();
+        let tm = host_tm(&triple)?;
+        module.set_triple(&tm.get_triple());
+        module.set_data_layout(&tm.get_target_data().get_data_layout());
+        // Unique names per module: two modules may both define `vecadd`.
+        for f in module.get_functions() {
+            if f.count_basic_blocks() > 0 && f.get_linkage() != Linkage::Internal {
+                let n = format!("{prefix}{}", f.get_name().to_string_lossy());
+                f.as_global_value().set_name(&n);
+            }
+        }
+        for g in module.get_globals() {
+            let n = format!("{prefix}{}", g.get_name().to_string_lossy());
+            g.set_name(&n);
+        }
+        module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| e.to_string())
+    })();
+    if let Err(e) = prepared {
+        drop(module);
+        unsafe { LLVMContextDispose(raw_ctx) };
+        return Err(internal(e));
+    }
+    let tracker = unsafe {
+        let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(raw_ctx);
+        let tsm = LLVMOrcCreateNewThreadSafeModule(module.as_mut_ptr(), tsc);
+        std::mem::forget(module);
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        let jd = LLVMOrcLLJITGetMainJITDylib(jit.0);
+        let rt = LLVMOrcJITDylibCreateResourceTracker(jd);
+        if let Err(e) = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, rt, tsm)) {
+            LLVMOrcReleaseResourceTracker(rt);
+            return Err(internal(format!("JIT: {e}")));
+        }
+        rt
+    };
+    let mut hm = HostModule { kernels: vec![], globals: vec![], tracker };
+    let lookup = |name: &str| -> Result<u64, Vec<Diagnostic>> {
+        let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
+        let mut addr = 0;
+        take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) }).map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
+        Ok(addr)
+    };
+    for info in lowered.kernels {
+        let addr = lookup(&info.name)?;
+        // SAFETY: the symbol is the block entry the host flavour defines as `void(ptr)`.
+        let entry: BlockFn = unsafe { std::mem::transmute::<usize, BlockFn>(addr as usize) };
+        hm.kernels.push(HostKernel { info, entry });
+    }
+    for (name, size) in lowered.globals {
+        let addr = lookup(&name)?;
+        hm.globals.push((name, addr, size));
+    }
+    Ok(hm)
+}

@@ -1,0 +1,236 @@
+//! The `ptx-jit` command line: lint, compile, run, bench, explain.
+
+use clap::{Parser, Subcommand};
+use ptx_jit::args::{self, Arg};
+use ptx_jit::{arch, nvptx, Diagnostic};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "ptx-jit", version, about = "Lint, run and retarget NVIDIA PTX")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check PTX files and report every problem with rich diagnostics.
+    Lint {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Re-emit PTX through LLVM's NVPTX backend for a target (or print the LLVM IR).
+    Compile {
+        file: PathBuf,
+        /// Target: sm_XX (or `host` with --emit llvm for the CPU flavour).
+        #[arg(long)]
+        arch: String,
+        /// PTX version of the output, e.g. 7.8 (default: the minimum for the target).
+        #[arg(long = "ptx-version")]
+        ptx_version: Option<String>,
+        /// Optimisation level 0-3.
+        #[arg(short = 'O', default_value_t = 3)]
+        opt: u8,
+        #[arg(short = 'o')]
+        out: Option<PathBuf>,
+        #[arg(long, value_parser = ["ptx", "llvm"], default_value = "ptx")]
+        emit: String,
+    },
+    /// Run a kernel on the CPU and print its buffers afterwards.
+    Run {
+        file: PathBuf,
+        #[arg(long)]
+        kernel: String,
+        /// X[,Y[,Z]]
+        #[arg(long, default_value = "1")]
+        grid: String,
+        /// X[,Y[,Z]]
+        #[arg(long, default_value = "1")]
+        block: String,
+        /// Dynamic shared memory in bytes.
+        #[arg(long, default_value_t = 0)]
+        shared: u64,
+        /// Kernel arguments in order: `u32:7`, `f32[1,2,3]`, `f32*1024=1.5`, `u32*64=iota`.
+        #[arg(long = "arg", allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Measure parse throughput.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
+    /// Explain a diagnostic code (P0201) or describe an instruction (add).
+    Explain { what: String },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// MB/s of parsing, and of parsing plus checking, single-threaded, over files or directories.
+    Parse {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long, default_value_t = 5)]
+        iters: u32,
+    },
+}
+
+fn read(p: &PathBuf) -> Result<String, ExitCode> {
+    std::fs::read_to_string(p).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", p.display());
+        ExitCode::from(2)
+    })
+}
+
+fn print_diags(diags: &[Diagnostic], file: &str, src: &str) {
+    let color = std::io::stderr().is_terminal();
+    for d in diags {
+        eprint!("{}", d.render(file, src, color));
+    }
+}
+
+fn dims(s: &str) -> Result<[u32; 3], String> {
+    let v: Vec<u32> = s.split(',').map(|x| x.trim().parse::<u32>().map_err(|_| format!("`{s}` is not X[,Y[,Z]]"))).collect::<Result<_, _>>()?;
+    if v.is_empty() || v.len() > 3 {
+        return Err(format!("`{s}` is not X[,Y[,Z]]"));
+    }
+    Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.cmd) {
+        Ok(c) | Err(c) => c,
+    }
+}
+
+fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
+    match cmd {
+        Cmd::Lint { files } => {
+            let (mut errors, mut warnings) = (0, 0);
+            for f in &files {
+                let src = read(f)?;
+                let (_, diags) = ptx_front::parse_and_check(&src);
+                print_diags(&diags, &f.display().to_string(), &src);
+                errors += diags.iter().filter(|d| d.is_error()).count();
+                warnings += diags.len() - diags.iter().filter(|d| d.is_error()).count();
+            }
+            if errors + warnings > 0 {
+                eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", files.len());
+            }
+            Ok(ExitCode::from(u8::from(errors > 0)))
+        }
+        Cmd::Compile { file, arch: target, ptx_version, opt, out, emit } => {
+            let src = read(&file)?;
+            let name = file.display().to_string();
+            let result = if target == "host" {
+                if emit != "llvm" {
+                    eprintln!("error: `--arch host` only supports `--emit llvm`");
+                    return Err(ExitCode::from(2));
+                }
+                ptx_jit::front(&src).and_then(|(m, _)| ptx_jit::host::host_ir(&m, opt > 0))
+            } else {
+                let a = arch::validate(&target, ptx_version.as_deref()).map_err(|e| {
+                    eprintln!("error[P0402]: {e}");
+                    ExitCode::from(2)
+                })?;
+                let what = if emit == "llvm" { nvptx::Emit::Llvm } else { nvptx::Emit::Ptx };
+                ptx_jit::retarget(&src, &a, opt, what)
+            };
+            match result {
+                Ok(text) => {
+                    match out {
+                        Some(o) => std::fs::write(&o, text).map_err(|e| {
+                            eprintln!("error: cannot write {}: {e}", o.display());
+                            ExitCode::from(2)
+                        })?,
+                        None => print!("{text}"),
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(d) => {
+                    print_diags(&d, &name, &src);
+                    Err(ExitCode::from(1))
+                }
+            }
+        }
+        Cmd::Run { file, kernel, grid, block, shared, args: raw } => {
+            let src = read(&file)?;
+            let usage = |e: String| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            };
+            let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
+            let parsed: Vec<Arg> = raw.iter().map(|a| Arg::parse(a)).collect::<Result<_, _>>().map_err(usage)?;
+            let module = ptx_jit::load(&src).map_err(|d| {
+                print_diags(&d, &file.display().to_string(), &src);
+                ExitCode::from(1)
+            })?;
+            let k = module.kernel(&kernel).ok_or_else(|| {
+                let names: Vec<_> = module.kernels.iter().map(|k| k.info.name.as_str()).collect();
+                usage(format!("no kernel `{kernel}` in {} (kernels: {})", file.display(), names.join(", ")))
+            })?;
+            let mut bufs: Vec<Vec<u8>> = parsed.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
+            let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
+            let t = std::time::Instant::now();
+            ptx_jit::launch(k, &ptx_jit::Launch { grid, block, dynamic_shared: shared, params: &params }).map_err(|e| usage(e.to_string()))?;
+            let dt = t.elapsed();
+            for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
+                if let Arg::Buffer(e, _) = a {
+                    let n = b.len() / e.size();
+                    let shown: Vec<String> = b.chunks(e.size()).take(16).map(|c| e.format(c)).collect();
+                    let more = if n > 16 { format!(", … ({n} elements)") } else { String::new() };
+                    println!("arg{i} {e:?}[{n}] = [{}{more}]", shown.join(", "));
+                }
+            }
+            eprintln!("ran {kernel} over {}x{}x{} blocks of {}x{}x{} in {:.3} ms", grid[0], grid[1], grid[2], block[0], block[1], block[2], dt.as_secs_f64() * 1e3);
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench { what: BenchCmd::Parse { paths, iters } } => {
+            let mut files = vec![];
+            for p in &paths {
+                if p.is_dir() {
+                    let mut v: Vec<_> = std::fs::read_dir(p).map_err(|_| ExitCode::from(2))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
+                    v.sort();
+                    files.extend(v);
+                } else {
+                    files.push(p.clone());
+                }
+            }
+            let texts: Vec<String> = files.iter().map(read).collect::<Result<_, _>>()?;
+            let bytes: usize = texts.iter().map(String::len).sum();
+            let time = |f: &dyn Fn(&str)| {
+                let mut best = f64::MAX;
+                for _ in 0..iters.max(1) {
+                    let t = std::time::Instant::now();
+                    texts.iter().for_each(|s| f(s));
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                bytes as f64 / 1e6 / best
+            };
+            let parse = time(&|s| {
+                std::hint::black_box(ptx_front::parse(s));
+            });
+            let check = time(&|s| {
+                std::hint::black_box(ptx_front::parse_and_check(s));
+            });
+            println!("{} files, {:.1} MB; best of {iters}", files.len(), bytes as f64 / 1e6);
+            println!("parse:          {parse:8.1} MB/s");
+            println!("parse + check:  {check:8.1} MB/s");
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Explain { what } => {
+            if let Some(c) = ptx_front::Code::from_str(&what) {
+                println!("{}: {}\n\n{}", c.as_str(), c.title(), c.explanation());
+                Ok(ExitCode::SUCCESS)
+            } else if let Some(s) = ptx_front::isa::lookup(what.trim_start_matches('.')) {
+                print!("{}", ptx_front::isa::describe(s));
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("error: `{what}` is neither a diagnostic code (P0201) nor an instruction ptx-jit knows");
+                Err(ExitCode::from(2))
+            }
+        }
+    }
+}

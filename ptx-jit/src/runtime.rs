@@ -1,0 +1,97 @@
+//! The CPU runtime: runs a grid of CTAs over every core. One CTA runs on one OS thread at a time;
+//! the block entry loops over the CTA's threads.
+
+use crate::host::HostKernel;
+use rayon::prelude::*;
+
+/// Mirrors the host flavour's environment struct (`ptx_llvm::HOST_ENV_FIELDS`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Env {
+    pub params: *const u8,
+    pub shared: *mut u8,
+    pub tid: [u32; 3],
+    pub ntid: [u32; 3],
+    pub ctaid: [u32; 3],
+    pub nctaid: [u32; 3],
+}
+
+/// Launch limits of the device the CPU backend presents.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+pub const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
+pub const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+pub const MAX_SHARED_PER_BLOCK: u64 = 48 * 1024;
+pub const MAX_SHARED_PER_BLOCK_OPTIN: u64 = 227 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    #[error("invalid launch configuration: {0}")]
+    InvalidConfig(String),
+    #[error("kernel arguments: {0}")]
+    InvalidArgs(String),
+    #[error("out of resources: {0}")]
+    OutOfResources(String),
+}
+
+pub struct Launch<'p> {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared: u64,
+    /// The argument buffer, laid out as `KernelInfo::params` says.
+    pub params: &'p [u8],
+}
+
+pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
+    for d in 0..3 {
+        if l.grid[d] == 0 || l.block[d] == 0 {
+            return Err(LaunchError::InvalidConfig("grid and block dimensions must be at least 1".into()));
+        }
+        if l.block[d] > MAX_BLOCK_DIM[d] {
+            return Err(LaunchError::InvalidConfig(format!("block dimension {} is {} (max {})", "xyz".as_bytes()[d] as char, l.block[d], MAX_BLOCK_DIM[d])));
+        }
+        if l.grid[d] > MAX_GRID_DIM[d] {
+            return Err(LaunchError::InvalidConfig(format!("grid dimension {} is {} (max {})", "xyz".as_bytes()[d] as char, l.grid[d], MAX_GRID_DIM[d])));
+        }
+    }
+    let threads: u64 = l.block.iter().map(|&x| x as u64).product();
+    if threads > MAX_THREADS_PER_BLOCK as u64 {
+        return Err(LaunchError::InvalidConfig(format!("{threads} threads per block (max {MAX_THREADS_PER_BLOCK})")));
+    }
+    if k.info.static_shared + l.dynamic_shared > MAX_SHARED_PER_BLOCK_OPTIN {
+        return Err(LaunchError::OutOfResources(format!("{} bytes of shared memory per block (max {MAX_SHARED_PER_BLOCK_OPTIN})", k.info.static_shared + l.dynamic_shared)));
+    }
+    if (l.params.len() as u64) < k.info.param_bytes {
+        return Err(LaunchError::InvalidArgs(format!("`{}` takes {} bytes of arguments, {} given", k.info.name, k.info.param_bytes, l.params.len())));
+    }
+    Ok(())
+}
+
+/// Runs the whole grid and returns when every CTA has finished.
+pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
+    validate(k, l)?;
+    let shared_bytes = (k.info.static_shared + l.dynamic_shared).max(16) as usize;
+    let [gx, gy, gz] = l.grid;
+    let total = gx as u64 * gy as u64 * gz as u64;
+    // Raw pointers are not Send; carry the address across threads.
+    let params = l.params.as_ptr() as usize;
+    let entry = k.entry;
+    let run = |shared: &mut Vec<u64>, cta: u64| {
+        let env = Env {
+            params: params as *const u8,
+            shared: shared.as_mut_ptr() as *mut u8,
+            tid: [0; 3],
+            ntid: l.block,
+            ctaid: [(cta % gx as u64) as u32, ((cta / gx as u64) % gy as u64) as u32, (cta / (gx as u64 * gy as u64)) as u32],
+            nctaid: l.grid,
+        };
+        // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
+        unsafe { entry(&env) };
+    };
+    let words = shared_bytes.div_ceil(8);
+    if total == 1 {
+        run(&mut vec![0u64; words], 0);
+    } else {
+        (0..total).into_par_iter().for_each_init(|| vec![0u64; words], run);
+    }
+    Ok(())
+}
