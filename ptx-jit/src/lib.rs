@@ -8,6 +8,7 @@ pub mod nvptx;
 pub mod runtime;
 
 pub use host::{HostKernel, HostModule};
+pub use ptx_llvm::KernelInfo;
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use runtime::{launch, Launch, LaunchError};
 

@@ -1,0 +1,123 @@
+//! Handle tables and device memory. Handles are opaque numbers with a type tag, never pointers to our
+//! objects, so a forged or stale handle is a failed lookup and not a wild dereference.
+
+use crate::errors::*;
+use parking_lot::Mutex;
+use std::alloc::Layout;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tag {
+    Context = 1,
+    Module = 2,
+    Function = 3,
+    Stream = 4,
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(1);
+
+pub fn new_handle(tag: Tag) -> usize {
+    // Low 4 bits carry the tag; the rest is a counter. Never 0 (NULL is "no handle" in the API).
+    (NEXT.fetch_add(1, Ordering::Relaxed) << 4) | tag as usize
+}
+
+pub struct Table<T> {
+    tag: Tag,
+    map: Mutex<HashMap<usize, Arc<T>>>,
+}
+
+impl<T> Table<T> {
+    pub fn new(tag: Tag) -> Self {
+        Table { tag, map: Mutex::new(HashMap::new()) }
+    }
+    pub fn insert(&self, v: T) -> usize {
+        let h = new_handle(self.tag);
+        self.map.lock().insert(h, Arc::new(v));
+        h
+    }
+    pub fn get(&self, h: usize) -> Result<Arc<T>, CUresult> {
+        if h & 0xf != self.tag as usize {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        self.map.lock().get(&h).cloned().ok_or(CUDA_ERROR_INVALID_HANDLE)
+    }
+    pub fn remove(&self, h: usize) -> Result<Arc<T>, CUresult> {
+        if h & 0xf != self.tag as usize {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        self.map.lock().remove(&h).ok_or(CUDA_ERROR_INVALID_HANDLE)
+    }
+    pub fn retain(&self, f: impl FnMut(&usize, &mut Arc<T>) -> bool) {
+        self.map.lock().retain(f);
+    }
+}
+
+pub struct Context {
+    pub device: i32,
+    pub primary: bool,
+}
+
+pub struct ModuleObj {
+    pub ctx: usize,
+    pub host: ptx_jit::HostModule,
+}
+
+pub struct FuncObj {
+    pub module: usize,
+    pub module_obj: Arc<ModuleObj>,
+    pub kernel: usize,
+}
+
+pub struct Stream {
+    pub ctx: usize,
+}
+
+pub static CONTEXTS: once_cell::sync::Lazy<Table<Context>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Context));
+pub static MODULES: once_cell::sync::Lazy<Table<ModuleObj>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Module));
+pub static FUNCTIONS: once_cell::sync::Lazy<Table<FuncObj>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Function));
+pub static STREAMS: once_cell::sync::Lazy<Table<Stream>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Stream));
+
+/// Primary context per device: (handle, reference count).
+pub static PRIMARY: Mutex<Option<(usize, u32)>> = Mutex::new(None);
+
+thread_local! {
+    /// The calling thread's context stack; the top is current.
+    pub static CTX_STACK: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+pub fn current_ctx() -> Result<usize, CUresult> {
+    let top = CTX_STACK.with(|s| s.borrow().last().copied());
+    match top {
+        Some(h) => CONTEXTS.get(h).map(|_| h).map_err(|_| CUDA_ERROR_CONTEXT_IS_DESTROYED),
+        None => Err(CUDA_ERROR_INVALID_CONTEXT),
+    }
+}
+
+pub enum MemKind {
+    /// `cuMemAlloc`: ours to free.
+    Device(Layout),
+    /// A module's `.global`/`.const` variable: freed with the module.
+    ModuleVar(usize),
+}
+
+pub struct Alloc {
+    pub size: u64,
+    pub kind: MemKind,
+}
+
+/// Every range of device memory, by start address.
+pub static MEMORY: Mutex<BTreeMap<u64, Alloc>> = Mutex::new(BTreeMap::new());
+
+/// Checks that [ptr, ptr+len) lies inside one known range of device memory.
+pub fn check_range(ptr: u64, len: u64) -> Result<(), CUresult> {
+    let mem = MEMORY.lock();
+    let (start, a) = mem.range(..=ptr).next_back().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let end = start + a.size.max(1);
+    if ptr >= end || ptr.checked_add(len).is_none_or(|e| e > start + a.size) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}

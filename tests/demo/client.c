@@ -1,0 +1,116 @@
+/* A plain CUDA driver API program: it knows nothing about ptx-jit. Built against NVIDIA's cuda.h and
+ * linked with -lcuda, it runs on whatever libcuda.so.1 the loader finds. */
+#include <cuda.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        CUresult r_ = (call);                                                        \
+        if (r_ != CUDA_SUCCESS) {                                                    \
+            const char *name_ = "?";                                                 \
+            cuGetErrorName(r_, &name_);                                              \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
+                    name_, (int)r_);                                                 \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n + 1);
+    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+int main(int argc, char **argv) {
+    const char *path = argc > 1 ? argv[1] : "kernels.ptx";
+    const int n = 1 << 22;
+    char *ptx = read_file(path);
+
+    CHECK(cuInit(0));
+    int version = 0, count = 0;
+    CHECK(cuDriverGetVersion(&version));
+    CHECK(cuDeviceGetCount(&count));
+    CUdevice dev;
+    CHECK(cuDeviceGet(&dev, 0));
+    char name[128];
+    int major = 0, minor = 0, sms = 0;
+    CHECK(cuDeviceGetName(name, sizeof name, dev));
+    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    printf("driver %d, %d device(s): %s, compute %d.%d, %d SMs\n", version, count, name, major, minor, sms);
+
+    CUcontext ctx;
+    CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+    char log[4096] = {0};
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, (void *)(size_t)sizeof log};
+    CUmodule mod;
+    CUresult lr = cuModuleLoadDataEx(&mod, ptx, 2, opts, vals);
+    if (lr != CUDA_SUCCESS) {
+        fprintf(stderr, "cuModuleLoadDataEx failed (%d):\n%s\n", (int)lr, log);
+        return 1;
+    }
+    CUfunction vecadd, saxpy;
+    CHECK(cuModuleGetFunction(&vecadd, mod, "vecadd"));
+    CHECK(cuModuleGetFunction(&saxpy, mod, "saxpy"));
+
+    size_t bytes = (size_t)n * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+    for (int i = 0; i < n; i++) { a[i] = (float)i; b[i] = 2.0f * (float)(n - i); }
+    CUdeviceptr da, db, dc;
+    CHECK(cuMemAlloc(&da, bytes));
+    CHECK(cuMemAlloc(&db, bytes));
+    CHECK(cuMemAlloc(&dc, bytes));
+    CHECK(cuMemcpyHtoD(da, a, bytes));
+    CHECK(cuMemcpyHtoD(db, b, bytes));
+    CHECK(cuMemsetD32(dc, 0xffffffffu, n));
+
+    int block = 256, grid = (n + block - 1) / block, nn = n;
+    void *args[] = {&da, &db, &dc, &nn};
+    CHECK(cuLaunchKernel(vecadd, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuMemcpyDtoH(c, dc, bytes));
+    long bad = 0;
+    for (int i = 0; i < n; i++)
+        if (c[i] != a[i] + b[i]) { if (bad++ < 5) fprintf(stderr, "vecadd c[%d] = %g, want %g\n", i, c[i], a[i] + b[i]); }
+    printf("vecadd: %d elements, %ld wrong -> %s\n", n, bad, bad ? "FAIL" : "verified");
+
+    float alpha = 0.5f;
+    void *sargs[] = {&alpha, &da, &db, &nn};
+    CHECK(cuLaunchKernel(saxpy, grid, 1, 1, block, 1, 1, 0, NULL, sargs, NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuMemcpyDtoH(c, db, bytes));
+    long bad2 = 0;
+    for (int i = 0; i < n; i++) {
+        float want = fmaf(alpha, a[i], b[i]);
+        if (c[i] != want) { if (bad2++ < 5) fprintf(stderr, "saxpy y[%d] = %g, want %g\n", i, c[i], want); }
+    }
+    printf("saxpy:  %d elements, %ld wrong -> %s\n", n, bad2, bad2 ? "FAIL" : "verified");
+
+    /* Bad input gets an error code, not a crash. */
+    CUresult e1 = cuMemcpyHtoD(da + bytes, a, 16);
+    CUresult e2 = cuLaunchKernel(vecadd, grid, 1, 1, 2048, 1, 1, 0, NULL, args, NULL);
+    CUresult e3 = cuModuleGetFunction(&vecadd, mod, "no_such_kernel");
+    printf("out-of-range copy -> %d, 2048-thread block -> %d, unknown kernel -> %d\n", (int)e1, (int)e2, (int)e3);
+
+    CHECK(cuMemFree(da));
+    CHECK(cuMemFree(db));
+    CHECK(cuMemFree(dc));
+    CHECK(cuModuleUnload(mod));
+    CHECK(cuCtxDestroy(ctx));
+    free(a); free(b); free(c); free(ptx);
+    int ok = bad == 0 && bad2 == 0 && e1 == CUDA_ERROR_INVALID_VALUE && e2 == CUDA_ERROR_INVALID_VALUE &&
+             e3 == CUDA_ERROR_NOT_FOUND;
+    printf("%s\n", ok ? "ALL VERIFIED" : "FAILED");
+    return ok ? 0 : 1;
+}
