@@ -452,6 +452,19 @@ api! {
         }
     }
 
+    // ---- private tables ----
+    fn cuGetExportTable(table: *mut *const c_void, id: *const c_void) {
+        // The private tables (asked for by NVRTC and the static CUDA runtime) are not implemented yet.
+        if !table.is_null() {
+            *table = std::ptr::null();
+        }
+        if log_enabled() && !id.is_null() {
+            let uuid = std::slice::from_raw_parts(id as *const u8, 16);
+            eprintln!("ptx-jit: cuGetExportTable({uuid:02x?}): not supported");
+        }
+        Err(CUDA_ERROR_NOT_SUPPORTED)
+    }
+
     // ---- errors and entry points ----
     fn cuGetErrorName(e: CUresult, s: *mut *const c_char) {
         let (_, n) = NAMES.iter().find(|(c, _)| *c == e).ok_or(CUDA_ERROR_INVALID_VALUE)?;
