@@ -1,0 +1,60 @@
+//! File-driven tests: every `.ptx` under `tests/ptx` and `tests/ptx-errors` is checked against its own
+//! directives (see lib.rs). Prints one line per file and fails if any file fails.
+
+use ptx_jit_tests::*;
+
+fn check_file(path: &std::path::Path) -> Result<String, String> {
+    let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let d = directives(&src)?;
+    let (_, diags) = ptx_front::parse_and_check(&src);
+    let errors: Vec<(String, usize)> = diags.iter().filter(|x| x.is_error()).map(|x| (x.code.as_str().to_string(), line_of(&src, x.span.start))).collect();
+    let mut want = d.errors.clone();
+    want.sort();
+    let mut got = errors.clone();
+    got.sort();
+    got.dedup();
+    if got != want {
+        return Err(format!("diagnostics {got:?}, expected {want:?}\n{}", ptx_jit::one_line(&diags, "f", &src)));
+    }
+    let mut what = vec![];
+    if !want.is_empty() {
+        what.push(format!("{} error(s) as expected", want.len()));
+    }
+    if let Some(r) = &d.run {
+        if d.outs.is_empty() {
+            return Err("`run:` without any `out:`".into());
+        }
+        let bufs = run(&src, r)?;
+        for (n, e, w) in &d.outs {
+            let got = bufs.get(*n).ok_or_else(|| format!("no argument {n}"))?;
+            compare(*e, got, w).map_err(|m| format!("arg{n}: {m}"))?;
+        }
+        what.push(format!("ran {}, {} buffer(s) verified", r.kernel, d.outs.len()));
+    }
+    if what.is_empty() {
+        return Err("no directives: a test must say what it checks".into());
+    }
+    Ok(what.join("; "))
+}
+
+fn main() {
+    let mut failed = 0;
+    let mut total = 0;
+    for dir in ["ptx", "ptx-errors"] {
+        for p in ptx_files(dir) {
+            total += 1;
+            let name = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
+            match check_file(&p) {
+                Ok(m) => println!("ok    {name}: {m}"),
+                Err(m) => {
+                    failed += 1;
+                    println!("FAIL  {name}: {m}");
+                }
+            }
+        }
+    }
+    println!("\n{} of {total} file tests passed", total - failed);
+    if failed > 0 || total == 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,117 @@
+//! Shared helpers for ptx-jit's file-driven tests.
+//!
+//! Directives live in `//` comments of a `.ptx` file:
+//! - `// run: kernel=NAME grid=X[,Y,Z] block=X[,Y,Z] [shared=BYTES] args=A;B;…` launches the kernel on
+//!   the CPU backend with arguments in `ptx_jit::args` syntax;
+//! - `// out: argN=TYPE[v,…]` is the expected content of buffer argument N after the run;
+//! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others).
+
+use ptx_jit::args::{Arg, Elem};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Default)]
+pub struct Directives {
+    pub run: Option<Run>,
+    pub outs: Vec<(usize, Elem, Vec<u8>)>,
+    pub errors: Vec<(String, usize)>,
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u64,
+    pub args: Vec<Arg>,
+}
+
+fn dims(s: &str) -> Result<[u32; 3], String> {
+    let v: Vec<u32> = s.split(',').map(|x| x.parse().map_err(|_| format!("bad dims `{s}`"))).collect::<Result<_, _>>()?;
+    Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
+}
+
+pub fn directives(src: &str) -> Result<Directives, String> {
+    let mut d = Directives::default();
+    for line in src.lines() {
+        let Some(c) = line.trim_start().strip_prefix("//") else { continue };
+        let c = c.trim();
+        if let Some(r) = c.strip_prefix("run:") {
+            let mut run = Run { kernel: String::new(), grid: [1; 3], block: [1; 3], shared: 0, args: vec![] };
+            for kv in r.split_whitespace() {
+                let (k, v) = kv.split_once('=').ok_or_else(|| format!("bad run field `{kv}`"))?;
+                match k {
+                    "kernel" => run.kernel = v.to_string(),
+                    "grid" => run.grid = dims(v)?,
+                    "block" => run.block = dims(v)?,
+                    "shared" => run.shared = v.parse().map_err(|_| format!("bad shared `{v}`"))?,
+                    "args" => run.args = v.split(';').map(Arg::parse).collect::<Result<_, _>>()?,
+                    _ => return Err(format!("unknown run field `{k}`")),
+                }
+            }
+            d.run = Some(run);
+        } else if let Some(o) = c.strip_prefix("out:") {
+            let (k, v) = o.trim().split_once('=').ok_or_else(|| format!("bad out `{o}`"))?;
+            let n: usize = k.trim().strip_prefix("arg").and_then(|n| n.parse().ok()).ok_or_else(|| format!("bad out target `{k}`"))?;
+            match Arg::parse(v)? {
+                Arg::Buffer(e, b) => d.outs.push((n, e, b)),
+                Arg::Scalar(..) => return Err("`out:` takes a buffer".into()),
+            }
+        } else if let Some(e) = c.strip_prefix("error:") {
+            let mut it = e.split_whitespace();
+            let code = it.next().ok_or("error: needs a code")?.to_string();
+            let line = it.next().and_then(|l| l.strip_prefix("line=")).and_then(|l| l.parse().ok()).ok_or("error: needs line=N")?;
+            d.errors.push((code, line));
+        }
+    }
+    Ok(d)
+}
+
+/// Runs the `run:` directive and returns the buffers afterwards.
+pub fn run(src: &str, r: &Run) -> Result<Vec<Vec<u8>>, String> {
+    let module = ptx_jit::load(src).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
+    let k = module.kernel(&r.kernel).ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
+    let mut bufs: Vec<Vec<u8>> = r.args.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
+    let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
+    ptx_jit::launch(k, &ptx_jit::Launch { grid: r.grid, block: r.block, dynamic_shared: r.shared, params: &params }).map_err(|e| e.to_string())?;
+    Ok(bufs)
+}
+
+/// Compares a buffer with its expectation; floats compare as IEEE values (so NaN never matches NaN
+/// unless the bits agree, and +0 equals -0).
+pub fn compare(e: Elem, got: &[u8], want: &[u8]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} bytes, expected {}", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.chunks(e.size()).zip(want.chunks(e.size())).enumerate() {
+        let same = match e {
+            Elem::F32 => {
+                let (g, w) = (f32::from_le_bytes(g.try_into().unwrap()), f32::from_le_bytes(w.try_into().unwrap()));
+                g == w || g.to_bits() == w.to_bits()
+            }
+            Elem::F64 => {
+                let (g, w) = (f64::from_le_bytes(g.try_into().unwrap()), f64::from_le_bytes(w.try_into().unwrap()));
+                g == w || g.to_bits() == w.to_bits()
+            }
+            _ => g == w,
+        };
+        if !same {
+            return Err(format!("element {i} is {}, expected {}", e.format(g), e.format(w)));
+        }
+    }
+    Ok(())
+}
+
+pub fn ptx_files(dir: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn line_of(src: &str, offset: u32) -> usize {
+    ptx_front::span::line_col(src, offset).0
+}

@@ -1,0 +1,80 @@
+//! Snapshot tests (insta): host-flavour LLVM IR and NVPTX output for every runnable test kernel, and the
+//! rendered diagnostics of every error test. Review changes with `cargo insta review`.
+
+use ptx_jit_tests::ptx_files;
+
+fn snapshot_name(p: &std::path::Path, what: &str) -> String {
+    format!("{}__{what}", p.file_stem().unwrap().to_string_lossy())
+}
+
+#[test]
+fn host_ir() {
+    for p in ptx_files("ptx") {
+        let src = std::fs::read_to_string(&p).unwrap();
+        let (m, _) = ptx_jit::front(&src).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
+        let ir = ptx_jit::host::host_ir(&m, false).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
+        insta::assert_snapshot!(snapshot_name(&p, "host_ll"), ir);
+    }
+}
+
+#[test]
+fn nvptx_sm80() {
+    let arch = ptx_jit::arch::validate("sm_80", Some("7.0")).unwrap();
+    for p in ptx_files("ptx") {
+        let src = std::fs::read_to_string(&p).unwrap();
+        let ptx = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
+        insta::assert_snapshot!(snapshot_name(&p, "sm80_ptx"), ptx);
+    }
+}
+
+#[test]
+fn diagnostics() {
+    for p in ptx_files("ptx-errors") {
+        let src = std::fs::read_to_string(&p).unwrap();
+        let (_, diags) = ptx_front::parse_and_check(&src);
+        let name = format!("ptx-errors/{}", p.file_name().unwrap().to_string_lossy());
+        let text: String = diags.iter().map(|d| d.render(&name, &src, false)).collect();
+        insta::assert_snapshot!(snapshot_name(&p, "diagnostics"), text);
+    }
+}
+
+/// Our own NVPTX output must parse and check cleanly with our own front end.
+#[test]
+fn emitted_ptx_lints_clean() {
+    for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
+        let arch = ptx_jit::arch::validate(sm, None).unwrap();
+        for p in ptx_files("ptx") {
+            let src = std::fs::read_to_string(&p).unwrap();
+            let out = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap();
+            let (_, d) = ptx_front::parse_and_check(&out);
+            assert!(d.is_empty(), "{} for {sm}:\n{}", p.display(), ptx_jit::one_line(&d, "out.ptx", &out));
+        }
+    }
+}
+
+/// NVIDIA's ptxas (from the PyPI wheel; `make test` sets PTXAS) accepts what we emit.
+#[test]
+fn ptxas_accepts_emitted_ptx() {
+    let Some(ptxas) = std::env::var_os("PTXAS") else {
+        eprintln!("SKIPPED: PTXAS is not set (make test sets it to the venv's ptxas)");
+        return;
+    };
+    let dir = tempfile_dir();
+    for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
+        let arch = ptx_jit::arch::validate(sm, None).unwrap();
+        for p in ptx_files("ptx") {
+            let src = std::fs::read_to_string(&p).unwrap();
+            let out = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap();
+            let f = dir.join(format!("{}_{sm}.ptx", p.file_stem().unwrap().to_string_lossy()));
+            std::fs::write(&f, &out).unwrap();
+            let o = std::process::Command::new(&ptxas).arg(format!("-arch={sm}")).arg(&f).arg("-o").arg(f.with_extension("cubin")).output().unwrap();
+            assert!(o.status.success(), "ptxas -arch={sm} {}:\n{}", p.display(), String::from_utf8_lossy(&o.stderr));
+        }
+    }
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ptx-jit-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

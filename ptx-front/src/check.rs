@@ -21,7 +21,7 @@ pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
     for item in &m.items {
         if let Item::Function(f) = item {
             if let Some(body) = &f.body {
-                let mut c = FnChecker { target: &target, diags: &mut diags, labels: HashMap::new(), f };
+                let mut c = FnChecker { target: &target, diags: &mut diags, labels: HashMap::new(), f, reported: Default::default() };
                 let mut label_dups = vec![];
                 labels(body, &mut c.labels, &mut label_dups);
                 for (n, prev) in label_dups {
@@ -108,6 +108,8 @@ struct FnChecker<'c, 'm, 'a> {
     diags: &'c mut Vec<Diagnostic>,
     labels: HashMap<&'a str, &'m Name<'a>>,
     f: &'m Function<'a>,
+    /// Undefined names already reported: one report per name and function, not one per use.
+    reported: std::collections::HashSet<&'a str>,
 }
 
 impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
@@ -352,6 +354,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
     }
 
     fn undefined(&mut self, n: &Name<'a>, scope: &Scope<'m, 'a>) {
+        if !self.reported.insert(n.text) {
+            return;
+        }
         let mut d = Diagnostic::error(Code::P0201, n.span, format!("`{}` is not declared", n.text)).label("undefined");
         if let Some((count, decl)) = scope.range_for(n.text) {
             d = d

@@ -49,7 +49,15 @@ fn syntax_error(e: &Rich<'_, Tok<'_>, SimpleSpan>) -> Diagnostic {
         Some(t) => format!("`{t}`"),
         None => "end of input".to_string(),
     };
-    let mut expected: Vec<String> = e.expected().map(|x| x.to_string()).collect();
+    let mut expected: Vec<String> = e
+        .expected()
+        .filter(|x| !matches!(x, chumsky::error::RichPattern::SomethingElse))
+        .map(|x| match x {
+            chumsky::error::RichPattern::Label(l) => l.to_string(),
+            chumsky::error::RichPattern::EndOfInput => "end of input".to_string(),
+            other => format!("`{}`", other.to_string().trim_matches('\'')),
+        })
+        .collect();
     expected.sort();
     expected.dedup();
     let (msg, label) = match e.reason() {

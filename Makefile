@@ -1,0 +1,85 @@
+# ptx-jit: `make demo` runs the main job, `make test` runs every test. Both install what is missing
+# (LLVM 22, a Python venv with NVIDIA's CPU-side tools) on a fresh Debian 12 machine, as root.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export LLVM_SYS_221_PREFIX ?= /usr/lib/llvm-22
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+REL    := target/release
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# NVIDIA wheels, pinned to their major version.
+WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" \
+          "nvidia-cuda-crt==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
+CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
+
+.PHONY: all build demo test deps llvm venv clean
+
+all: build
+
+# ---- dependencies ----------------------------------------------------------------------------------
+
+deps:
+	@if ! command -v cc >/dev/null || ! command -v c++ >/dev/null || ! command -v pkg-config >/dev/null; then \
+	  echo "== installing a C toolchain"; apt-get update -qq; \
+	  apt-get install -y --no-install-recommends build-essential pkg-config ca-certificates curl; fi
+	@if ! command -v cargo >/dev/null; then \
+	  echo "== installing Rust"; curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal; fi
+
+llvm: deps
+	@if ! command -v llvm-config-22 >/dev/null; then \
+	  echo "== installing LLVM 22"; apt-get update -qq; \
+	  apt-get install -y --no-install-recommends llvm-22-dev libpolly-22-dev clang-22 libzstd-dev zlib1g-dev; fi
+
+venv: $(STAMP)
+$(STAMP):
+	@if ! python3 -m venv --help >/dev/null 2>&1; then apt-get update -qq; apt-get install -y --no-install-recommends python3-venv; fi
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q $(WHEELS)
+	touch $@
+
+# ---- build -----------------------------------------------------------------------------------------
+
+build: llvm
+	cargo build --release -p ptx-jit -p cuda-shim
+	@# Cargo names the cdylib libcuda.so; clients load libcuda.so.1 (its SONAME).
+	cp -f --remove-destination $(REL)/deps/libcuda.so $(REL)/libcuda.so.1
+	ln -sfn libcuda.so.1 $(REL)/libcuda.so
+	@echo "built $(REL)/ptx-jit and $(REL)/libcuda.so.1"
+
+build/client: tests/demo/client.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda -lm
+
+# ---- the main job ----------------------------------------------------------------------------------
+
+demo: build venv build/client
+	@echo; echo "== (a) an unmodified driver-API C program on libcuda.so.1 (vecadd and saxpy over 2^22 elements)"
+	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx
+	@echo; echo "== (b) lint: a PTX file with deliberate mistakes"
+	./$(REL)/ptx-jit lint tests/demo/broken.ptx || test $$? -eq 1
+	@echo; echo "== (c) retarget: the same kernels as sm_90 PTX, checked by NVIDIA's ptxas"
+	./$(REL)/ptx-jit compile tests/demo/kernels.ptx --arch sm_90 -o build/kernels.sm_90.ptx
+	head -n 24 build/kernels.sm_90.ptx
+	$(CU13)/bin/ptxas -arch=sm_90 build/kernels.sm_90.ptx -o build/kernels.sm_90.cubin
+	@echo "ptxas accepted build/kernels.sm_90.ptx"
+
+# ---- tests -----------------------------------------------------------------------------------------
+
+test: build venv build/client
+	PTXAS=$(CU13)/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
+	@echo; echo "== C client"
+	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx | tee build/client.out
+	grep -q "ALL VERIFIED" build/client.out
+	@echo; echo "== cuda-bindings + NVRTC client"
+	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
+	@echo; echo "== CLI"
+	tests/cli.sh $(REL)/ptx-jit
+	@echo; echo "all tests passed"
+
+clean:
+	cargo clean
+	rm -rf build $(VENV)

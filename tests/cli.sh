@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The CLI's contract: exit codes and the outputs users rely on.
+set -uo pipefail
+bin=${1:?usage: cli.sh path/to/ptx-jit}
+dir=$(cd "$(dirname "$0")" && pwd)
+fail=0
+expect() { # expect CODE DESCRIPTION -- command...
+    local want=$1 what=$2; shift 3
+    "$@" >/tmp/ptx-jit-cli.out 2>&1; local got=$?
+    if [ "$got" -ne "$want" ]; then echo "FAIL  $what: exit $got, expected $want"; cat /tmp/ptx-jit-cli.out; fail=1; else echo "ok    $what"; fi
+}
+contains() { # contains TEXT DESCRIPTION
+    if grep -qF -- "$1" /tmp/ptx-jit-cli.out; then echo "ok    $2"; else echo "FAIL  $2: output lacks '$1'"; cat /tmp/ptx-jit-cli.out; fail=1; fi
+}
+expect 0 "lint of clean files exits 0" -- "$bin" lint "$dir"/ptx/vecadd.ptx "$dir"/demo/kernels.ptx
+expect 1 "lint with errors exits 1" -- "$bin" lint "$dir"/demo/broken.ptx
+contains "3 error(s)" "lint counts every error in one run"
+contains "did you mean \`.global\`?" "lint suggests the nearest modifier"
+expect 2 "lint of a missing file exits 2" -- "$bin" lint /nonexistent.ptx
+expect 2 "usage error exits 2" -- "$bin" lint
+expect 0 "run prints outputs" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --grid 2 --block 4 --arg 'f32[1,2,3,4,5,6,7,8]' --arg 'f32*8=10' --arg 'f32*8' --arg u32:8
+contains "arg2 F32[8] = [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0]" "run computes vecadd"
+expect 2 "run with a wrong argument count exits 2" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --arg u32:1
+expect 2 "run with an oversized block exits 2" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --block 2048 --arg 'f32*1' --arg 'f32*1' --arg 'f32*1' --arg u32:1
+contains "block dimension x is 2048 (max 1024)" "run explains the bad launch"
+expect 0 "compile to sm_90 PTX" -- "$bin" compile "$dir"/ptx/saxpy.ptx --arch sm_90
+contains ".target sm_90" "compile emits the requested target"
+expect 0 "compile to PTX 8.0" -- "$bin" compile "$dir"/ptx/saxpy.ptx --arch sm_80 --ptx-version 8.0
+contains ".version 8.0" "compile emits the requested version"
+expect 2 "an impossible sm/version pair is an error, not an abort" -- "$bin" compile "$dir"/ptx/saxpy.ptx --arch sm_90 --ptx-version 7.0
+contains "sm_90 needs PTX 7.8" "the pair error names the minimum"
+expect 0 "compile --emit llvm" -- "$bin" compile "$dir"/ptx/saxpy.ptx --arch sm_80 --emit llvm
+contains "ptx_kernel" "nvvm IR marks kernels with the ptx_kernel convention"
+expect 0 "explain a code" -- "$bin" explain P0201
+contains "Wrong:" "explain shows a wrong and a right example"
+expect 0 "explain an instruction" -- "$bin" explain fma
+contains "requires: PTX 1.4, sm_20" "explain shows requirements from the ISA table"
+exit $fail
