@@ -1,0 +1,1 @@
+//! Benchmarks live in the `benches` targets of this package.
