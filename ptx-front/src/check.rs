@@ -299,8 +299,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Vector(v, _) => {
+                // In `mov` a vector packs or unpacks parts of the instruction type; ld/st move whole elements.
+                let elem = if matches!(name, "ld" | "st") { want } else { None };
                 for x in v {
-                    self.operand(i, d, k, x, want, scope);
+                    self.operand(i, d, k, x, elem, scope);
                 }
                 let need = match d.get(G::Vec) {
                     Some(".v2") => 2,

@@ -17,8 +17,14 @@ pub use target::Target;
 
 /// Parses and checks. The module is returned even with errors so callers can show all diagnostics.
 pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
-    let (m, mut diags) = parse(src);
-    diags.extend(check::check(&m));
+    let (m, mut diags) = parser::parse_module(src);
+    let m = match m {
+        Some(m) => {
+            diags.extend(check::check(&m));
+            m
+        }
+        None => ast::Module { directives: vec![], items: vec![] },
+    };
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     (m, diags)
 }

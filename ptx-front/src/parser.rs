@@ -18,6 +18,12 @@ fn sp(s: SimpleSpan) -> Span {
 /// Parses PTX text. The module is returned even when there are errors (with the failed parts left out),
 /// so checks can still run on what parsed.
 pub fn parse(src: &str) -> (Module<'_>, Vec<Diagnostic>) {
+    let (m, d) = parse_module(src);
+    (m.unwrap_or(Module { directives: vec![], items: vec![] }), d)
+}
+
+/// Like `parse`, but `None` when nothing could be recovered (so checks do not pile up on an empty module).
+pub fn parse_module(src: &str) -> (Option<Module<'_>>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let tokens: Vec<(Tok<'_>, SimpleSpan)> = lex(src)
         .into_iter()
@@ -41,7 +47,7 @@ pub fn parse(src: &str) -> (Module<'_>, Vec<Diagnostic>) {
         }
         diags.push(syntax_error(&e));
     }
-    (module.unwrap_or(Module { directives: vec![], items: vec![] }), diags)
+    (module, diags)
 }
 
 fn syntax_error(e: &Rich<'_, Tok<'_>, SimpleSpan>) -> Diagnostic {
@@ -351,11 +357,17 @@ where
         .ignored();
     let other = choice((loc, file, pragma.clone(), section));
 
+    // `{ … }` with nesting, as one unit: recovery must never split a block.
+    let balanced = recursive(|b| {
+        choice((b, any().and_is(choice((just(Tok::LBrace), just(Tok::RBrace))).not()).ignored()))
+            .repeated()
+            .delimited_by(just(Tok::LBrace), just(Tok::RBrace))
+            .ignored()
+    });
     let statement_end = choice((just(Tok::Semi), just(Tok::RBrace)));
-    let skip_statement = any()
-        .and_is(statement_end.clone().not())
+    let skip_statement = choice((balanced.clone(), any().and_is(statement_end.clone().not()).and_is(just(Tok::LBrace).not()).ignored()))
         .repeated()
-        .then(just(Tok::Semi))
+        .then(just(Tok::Semi).ignored().or(balanced.clone()))
         .map_with(|_, e| Statement::Other { span: sp(e.span()) });
 
     let statements = recursive(|statements| {
@@ -363,7 +375,9 @@ where
             .delimited_by(just(Tok::LBrace), just(Tok::RBrace))
             .map_with(|b, e| Statement::Block(b, sp(e.span())));
         let label = name.then_ignore(just(Tok::Colon)).map(Statement::Label);
-        let other_stmt = other.clone().map_with(|_, e| Statement::Other { span: sp(e.span()) });
+        // `proto: .callprototype (…) _ (…);` declares a call signature for indirect calls.
+        let prototype = dot(".callprototype").then(any().and_is(just(Tok::Semi).not()).repeated()).then(just(Tok::Semi)).ignored();
+        let other_stmt = choice((other.clone(), prototype)).map_with(|_, e| Statement::Other { span: sp(e.span()) });
         let stmt = choice((
             block.map(|b| vec![b]),
             other_stmt.map(|s| vec![s]),
@@ -423,11 +437,12 @@ where
         item_other.map(|i| vec![i]),
     ))
     .recover_with(via_parser(
-        any()
-            .and_is(choice((just(Tok::Semi), just(Tok::RBrace))).not())
+        // Skip to the next `;` at this level, or past the next balanced `{ … }` (a function body).
+        choice((balanced.clone().map(|_| true), any().and_is(choice((just(Tok::Semi), just(Tok::LBrace))).not()).to(false)))
             .repeated()
             .at_least(1)
-            .then(choice((just(Tok::Semi), just(Tok::RBrace))))
+            .collect::<Vec<bool>>()
+            .then(just(Tok::Semi).or_not())
             .map_with(|_, e| vec![Item::Other { span: sp(e.span()) }]),
     ));
 
