@@ -9,6 +9,7 @@
 mod device;
 pub mod errors;
 mod proc;
+pub use proc::resolve;
 mod state;
 
 use errors::*;

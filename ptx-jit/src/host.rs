@@ -57,6 +57,11 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
 
 static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 
+/// LLJIT's default compiler shares one TargetMachine, and code generation runs lazily inside lookups,
+/// so adding and materialising modules is serialised. IR optimisation, the expensive part, runs
+/// before this lock on each module's own context.
+static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
 pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env);
 
 pub struct HostKernel {
@@ -78,6 +83,7 @@ unsafe impl Sync for HostModule {}
 
 impl Drop for HostModule {
     fn drop(&mut self) {
+        let _codegen = CODEGEN.lock();
         unsafe {
             let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
             LLVMOrcReleaseResourceTracker(self.tracker);
@@ -167,6 +173,7 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
         unsafe { LLVMContextDispose(raw_ctx) };
         return Err(internal(e));
     }
+    let codegen = CODEGEN.lock();
     let tracker = unsafe {
         let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(raw_ctx);
         let tsm = LLVMOrcCreateNewThreadSafeModule(module.as_mut_ptr(), tsc);
@@ -181,21 +188,26 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
         rt
     };
     let mut hm = HostModule { kernels: vec![], globals: vec![], tracker };
-    let lookup = |name: &str| -> Result<u64, Vec<Diagnostic>> {
-        let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
-        let mut addr = 0;
-        take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) }).map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
-        Ok(addr)
-    };
-    for info in lowered.kernels {
-        let addr = lookup(&info.name)?;
-        // SAFETY: the symbol is the block entry the host flavour defines as `void(ptr)`.
-        let entry: BlockFn = unsafe { std::mem::transmute::<usize, BlockFn>(addr as usize) };
-        hm.kernels.push(HostKernel { info, entry });
-    }
-    for (name, size) in lowered.globals {
-        let addr = lookup(&name)?;
-        hm.globals.push((name, addr, size));
-    }
-    Ok(hm)
+    let found = (|| -> Result<(), Vec<Diagnostic>> {
+        let lookup = |name: &str| -> Result<u64, Vec<Diagnostic>> {
+            let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
+            let mut addr = 0;
+            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) }).map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
+            Ok(addr)
+        };
+        for info in lowered.kernels {
+            let addr = lookup(&info.name)?;
+            // SAFETY: the symbol is the block entry the host flavour defines as `void(ptr)`.
+            let entry: BlockFn = unsafe { std::mem::transmute::<usize, BlockFn>(addr as usize) };
+            hm.kernels.push(HostKernel { info, entry });
+        }
+        for (name, size) in lowered.globals {
+            let addr = lookup(&name)?;
+            hm.globals.push((name, addr, size));
+        }
+        Ok(())
+    })();
+    // Release the lock before `hm` can drop (its Drop takes the lock too).
+    drop(codegen);
+    found.map(|()| hm)
 }

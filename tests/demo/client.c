@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                  \
     do {                                                                             \
@@ -103,6 +104,19 @@ int main(int argc, char **argv) {
     CUresult e3 = cuModuleGetFunction(&vecadd, mod, "no_such_kernel");
     printf("out-of-range copy -> %d, 2048-thread block -> %d, unknown kernel -> %d\n", (int)e1, (int)e2, (int)e3);
 
+    /* A module the CPU backend cannot run yet fails with a clear code, and the JIT error log says why. */
+    const char *unsupported =
+        ".version 8.5\n.target sm_80\n.address_size 64\n"
+        ".visible .entry bits(.param .u64 p) {\n"
+        "  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n"
+        "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1];\n"
+        "  popc.b32 %r2, %r1;\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
+    CUmodule bad;
+    log[0] = 0;
+    vals[1] = (void *)(size_t)sizeof log;
+    CUresult e4 = cuModuleLoadDataEx(&bad, unsupported, 2, opts, vals);
+    printf("unsupported module -> %d, error log: %s\n", (int)e4, log);
+
     CHECK(cuMemFree(da));
     CHECK(cuMemFree(db));
     CHECK(cuMemFree(dc));
@@ -110,7 +124,7 @@ int main(int argc, char **argv) {
     CHECK(cuCtxDestroy(ctx));
     free(a); free(b); free(c); free(ptx);
     int ok = bad == 0 && bad2 == 0 && e1 == CUDA_ERROR_INVALID_VALUE && e2 == CUDA_ERROR_INVALID_VALUE &&
-             e3 == CUDA_ERROR_NOT_FOUND;
+             e3 == CUDA_ERROR_NOT_FOUND && e4 == CUDA_ERROR_NOT_SUPPORTED && strstr(log, "popc") != NULL;
     printf("%s\n", ok ? "ALL VERIFIED" : "FAILED");
     return ok ? 0 : 1;
 }

@@ -1,0 +1,194 @@
+//! The driver API called directly, as a C client would: handle validation, error codes, logs,
+//! cuGetProcAddress, and concurrent use from several threads.
+
+use cuda::errors::*;
+use cuda::*;
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::null_mut;
+
+const PTX: &str = include_str!("../../tests/ptx/vecadd.ptx");
+
+unsafe fn setup() -> Handle {
+    assert_eq!(cuInit(0), CUDA_SUCCESS);
+    let mut ctx = null_mut();
+    assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+    ctx
+}
+
+unsafe fn load(src: &str) -> (CUresult, Handle, String) {
+    let text = CString::new(src).unwrap();
+    let mut log = vec![0u8; 4096];
+    let mut opts = [5, 6]; // CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+    let mut vals = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+    let mut m = null_mut();
+    let r = cuModuleLoadDataEx(&mut m, text.as_ptr() as *const c_void, 2, opts.as_mut_ptr(), vals.as_mut_ptr());
+    let s = CStr::from_bytes_until_nul(&log).unwrap().to_string_lossy().into_owned();
+    (r, m, s)
+}
+
+#[test]
+fn forged_and_stale_handles_are_errors() {
+    unsafe {
+        let ctx = setup();
+        let (r, m, _) = load(PTX);
+        assert_eq!(r, CUDA_SUCCESS);
+        let mut f = null_mut();
+        let name = CString::new("vecadd").unwrap();
+        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        // A module handle used as a function, a made-up handle, and a function after its module died.
+        let mut args: [*mut c_void; 0] = [];
+        assert_eq!(cuLaunchKernel(m, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuLaunchKernel(0xdead0 as Handle, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuModuleUnload(m), CUDA_SUCCESS);
+        assert_eq!(cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuStreamSynchronize(0x12345 as Handle), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+        assert_eq!(cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_HANDLE);
+    }
+}
+
+#[test]
+fn memory_ranges_are_checked() {
+    unsafe {
+        let ctx = setup();
+        let mut p = 0u64;
+        assert_eq!(cuMemAlloc_v2(&mut p, 64), CUDA_SUCCESS);
+        assert_eq!(p % 256, 0);
+        let host = [7u8; 128];
+        assert_eq!(cuMemcpyHtoD_v2(p, host.as_ptr() as *const c_void, 64), CUDA_SUCCESS);
+        assert_eq!(cuMemcpyHtoD_v2(p, host.as_ptr() as *const c_void, 65), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemcpyHtoD_v2(p + 60, host.as_ptr() as *const c_void, 8), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemcpyHtoD_v2(p, std::ptr::null(), 8), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemsetD32_v2(p + 2, 0, 1), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemsetD32_v2(p, 0xabcd, 16), CUDA_SUCCESS);
+        let mut back = [0u32; 16];
+        assert_eq!(cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, p, 64), CUDA_SUCCESS);
+        assert_eq!(back, [0xabcd; 16]);
+        assert_eq!(cuMemFree_v2(p + 8), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemFree_v2(p), CUDA_SUCCESS);
+        assert_eq!(cuMemFree_v2(p), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, p, 4), CUDA_ERROR_INVALID_VALUE);
+        cuCtxDestroy_v2(ctx);
+    }
+}
+
+#[test]
+fn rejected_modules_explain_themselves() {
+    unsafe {
+        let ctx = setup();
+        let bad = PTX.replace("add.f32", "addd.f32");
+        let (r, _, log) = load(&bad);
+        assert_eq!(r, CUDA_ERROR_NOT_SUPPORTED);
+        assert!(log.contains("error[P0101]: unknown instruction `addd`"), "{log}");
+        let broken = PTX.replace("%r<6>", "%r<3>");
+        let (r, _, log) = load(&broken);
+        assert_eq!(r, CUDA_ERROR_INVALID_PTX);
+        assert!(log.contains("`%r3` is not declared"), "{log}");
+        let mut m = null_mut();
+        let elf = b"\x7fELF\x02\x01\x01\0";
+        assert_eq!(cuModuleLoadData(&mut m, elf.as_ptr() as *const c_void), CUDA_ERROR_NO_BINARY_FOR_GPU);
+        cuCtxDestroy_v2(ctx);
+    }
+}
+
+#[test]
+fn get_proc_address_picks_variants_by_version() {
+    unsafe {
+        let mut pfn = null_mut();
+        let mut status = -1;
+        let name = CString::new("cuMemAlloc").unwrap();
+        assert_eq!(cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 13000, 0, &mut status), CUDA_SUCCESS);
+        assert_eq!((pfn as usize, status), (cuMemAlloc_v2 as *const () as usize, 0));
+        assert_eq!(cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 2000, 0, &mut status), CUDA_ERROR_NOT_FOUND);
+        assert_eq!((pfn, status), (null_mut(), 2));
+        let ctx = CString::new("cuCtxCreate").unwrap();
+        assert_eq!(cuGetProcAddress_v2(ctx.as_ptr(), &mut pfn, 12080, 0, &mut status), CUDA_SUCCESS);
+        assert_eq!(pfn as usize, cuCtxCreate_v4 as *const () as usize);
+        let missing = CString::new("cuGraphLaunch").unwrap();
+        assert_eq!(cuGetProcAddress_v2(missing.as_ptr(), &mut pfn, 13000, 0, &mut status), CUDA_ERROR_NOT_FOUND);
+        assert_eq!(status, 1);
+        assert_eq!(cuGetProcAddress(missing.as_ptr(), &mut pfn, 13000, 0), CUDA_ERROR_NOT_FOUND);
+        let mut s: *const std::ffi::c_char = std::ptr::null();
+        assert_eq!(cuGetErrorName(CUDA_ERROR_INVALID_HANDLE, &mut s), CUDA_SUCCESS);
+        assert_eq!(CStr::from_ptr(s).to_str().unwrap(), "CUDA_ERROR_INVALID_HANDLE");
+        assert_eq!(cuGetErrorString(CUDA_ERROR_INVALID_HANDLE, &mut s), CUDA_SUCCESS);
+        assert_eq!(CStr::from_ptr(s).to_str().unwrap(), "invalid handle");
+        assert_eq!(cuGetErrorName(12345, &mut s), CUDA_ERROR_INVALID_VALUE);
+    }
+}
+
+/// Several host threads, each with its own context, load, copy and launch at once.
+#[test]
+fn concurrent_threads_and_contexts() {
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            std::thread::spawn(move || unsafe {
+                let ctx = setup();
+                let (r, m, log) = load(PTX);
+                assert_eq!(r, CUDA_SUCCESS, "{log}");
+                let mut f = null_mut();
+                let name = CString::new("vecadd").unwrap();
+                assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+                let n = 10_000u32;
+                let a: Vec<f32> = (0..n).map(|i| (i * (t + 1)) as f32).collect();
+                let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+                let bytes = n as usize * 4;
+                let (mut da, mut db, mut dc) = (0u64, 0u64, 0u64);
+                for (p, h) in [(&mut da, Some(&a)), (&mut db, Some(&b)), (&mut dc, None)] {
+                    assert_eq!(cuMemAlloc_v2(p, bytes), CUDA_SUCCESS);
+                    if let Some(h) = h {
+                        assert_eq!(cuMemcpyHtoD_v2(*p, h.as_ptr() as *const c_void, bytes), CUDA_SUCCESS);
+                    }
+                }
+                for _ in 0..20 {
+                    let mut args = [&mut da as *mut u64 as *mut c_void, &mut db as *mut u64 as *mut c_void, &mut dc as *mut u64 as *mut c_void, &n as *const u32 as *mut c_void];
+                    assert_eq!(cuLaunchKernel(f, n.div_ceil(128), 1, 1, 128, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_SUCCESS);
+                }
+                let mut c = vec![0f32; n as usize];
+                assert_eq!(cuMemcpyDtoH_v2(c.as_mut_ptr() as *mut c_void, dc, bytes), CUDA_SUCCESS);
+                for i in 0..n as usize {
+                    assert_eq!(c[i], a[i] + b[i]);
+                }
+                for p in [da, db, dc] {
+                    assert_eq!(cuMemFree_v2(p), CUDA_SUCCESS);
+                }
+                assert_eq!(cuModuleUnload(m), CUDA_SUCCESS);
+                assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn launch_arguments_through_extra() {
+    unsafe {
+        let ctx = setup();
+        let (_, m, _) = load(PTX);
+        let mut f = null_mut();
+        let name = CString::new("vecadd").unwrap();
+        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let (mut a, mut c) = (0u64, 0u64);
+        cuMemAlloc_v2(&mut a, 16);
+        cuMemAlloc_v2(&mut c, 16);
+        cuMemsetD32_v2(a, 2.5f32.to_bits(), 4);
+        // The packed argument buffer: three pointers and an int, natural alignment.
+        let mut buf = [0u8; 28];
+        buf[0..8].copy_from_slice(&a.to_le_bytes());
+        buf[8..16].copy_from_slice(&a.to_le_bytes());
+        buf[16..24].copy_from_slice(&c.to_le_bytes());
+        buf[24..28].copy_from_slice(&4u32.to_le_bytes());
+        let mut size = buf.len();
+        let mut extra = [1 as *mut c_void, buf.as_mut_ptr() as *mut c_void, 2 as *mut c_void, &mut size as *mut usize as *mut c_void, null_mut()];
+        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr()), CUDA_SUCCESS);
+        let mut out = [0f32; 4];
+        cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, c, 16);
+        assert_eq!(out, [5.0; 4]);
+        // No arguments at all for a kernel that takes four.
+        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, null_mut(), null_mut(), null_mut()), CUDA_ERROR_INVALID_VALUE);
+        cuCtxDestroy_v2(ctx);
+    }
+}
