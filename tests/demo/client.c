@@ -111,10 +111,10 @@ int main(int argc, char **argv) {
         "  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n"
         "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1];\n"
         "  popc.b32 %r2, %r1;\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
-    CUmodule bad;
+    CUmodule rejected;
     log[0] = 0;
     vals[1] = (void *)(size_t)sizeof log;
-    CUresult e4 = cuModuleLoadDataEx(&bad, unsupported, 2, opts, vals);
+    CUresult e4 = cuModuleLoadDataEx(&rejected, unsupported, 2, opts, vals);
     printf("unsupported module -> %d, error log: %s\n", (int)e4, log);
 
     CHECK(cuMemFree(da));
