@@ -2,6 +2,7 @@
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
 pub mod arch;
+mod fibers;
 pub mod args;
 pub mod host;
 pub mod nvptx;

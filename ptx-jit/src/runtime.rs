@@ -14,7 +14,12 @@ pub struct Env {
     pub ntid: [u32; 3],
     pub ctaid: [u32; 3],
     pub nctaid: [u32; 3],
+    /// Passed to `barrier`: the calling thread's fiber.
+    pub sync: *mut c_void,
+    pub barrier: unsafe extern "C" fn(*mut c_void),
 }
+
+use std::ffi::c_void;
 
 /// Launch limits of the device the CPU backend presents.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
@@ -66,9 +71,16 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
+/// Called by kernels without barriers if they ever reach one: they cannot (the lowering makes every
+/// kernel of a module with a barrier a fiber kernel), so this is never executed.
+unsafe extern "C" fn no_barrier(_: *mut c_void) {}
+
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
+    if k.info.barriers {
+        return crate::fibers::launch(k, l);
+    }
     let shared_bytes = (k.info.static_shared + l.dynamic_shared).max(16) as usize;
     let [gx, gy, gz] = l.grid;
     let total = gx as u64 * gy as u64 * gz as u64;
@@ -81,8 +93,10 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
             shared: shared.as_mut_ptr() as *mut u8,
             tid: [0; 3],
             ntid: l.block,
-            ctaid: [(cta % gx as u64) as u32, ((cta / gx as u64) % gy as u64) as u32, (cta / (gx as u64 * gy as u64)) as u32],
+            ctaid: cta_index(cta, l.grid),
             nctaid: l.grid,
+            sync: std::ptr::null_mut(),
+            barrier: no_barrier,
         };
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env) };
@@ -94,4 +108,10 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         (0..total).into_par_iter().for_each_init(|| vec![0u64; words], run);
     }
     Ok(())
+}
+
+/// The (x, y, z) index of the `cta`-th CTA, x fastest.
+pub fn cta_index(cta: u64, grid: [u32; 3]) -> [u32; 3] {
+    let (gx, gy) = (grid[0] as u64, grid[1] as u64);
+    [(cta % gx) as u32, ((cta / gx) % gy) as u32, (cta / (gx * gy)) as u32]
 }

@@ -19,9 +19,10 @@ use ptx_front::types::{Kind, Space, Type};
 use ptx_front::Target;
 use std::collections::HashMap;
 
-/// Field order of the host environment struct `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3] }`.
-/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct.
-pub const HOST_ENV_FIELDS: [&str; 6] = ["params", "shared", "tid", "ntid", "ctaid", "nctaid"];
+/// Field order of the host environment struct
+/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, barrier }`; ptx-jit's runtime mirrors
+/// it with a `#[repr(C)]` struct. `barrier(sync)` is called at `bar.sync` in kernels that run as fibers.
+pub const HOST_ENV_FIELDS: [&str; 8] = ["params", "shared", "tid", "ntid", "ctaid", "nctaid", "sync", "barrier"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamInfo {
@@ -39,6 +40,9 @@ pub struct KernelInfo {
     pub param_bytes: u64,
     /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset, aligned to 16.
     pub static_shared: u64,
+    /// Host flavour: the kernel synchronises its CTA, so its entry runs one thread (on a fiber) and
+    /// calls the environment's barrier; otherwise the entry loops over all threads of the CTA.
+    pub barriers: bool,
 }
 
 pub struct Lowered<'ctx> {
@@ -86,6 +90,7 @@ pub fn lower<'ctx>(ctx: &'ctx Context, m: &ast::Module<'_>, flavour: Flavour, na
         funcs: HashMap::new(),
         diags: vec![],
         env_ty: None,
+        barriers: m.items.iter().any(|i| matches!(i, Item::Function(f) if f.body.as_deref().is_some_and(has_barrier))),
     };
     let (scope, _) = Scope::module(m);
     if let Err(e) = l.declare_module(m) {
@@ -132,6 +137,16 @@ struct Lowerer<'ctx> {
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
+    /// Some function of the module synchronises a CTA (conservative: any function, called or not).
+    barriers: bool,
+}
+
+fn has_barrier(body: &[Statement<'_>]) -> bool {
+    body.iter().any(|s| match s {
+        Statement::Inst(i) => matches!(i.opcode.text, "bar" | "barrier"),
+        Statement::Block(b, _) => has_barrier(b),
+        _ => false,
+    })
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -212,7 +227,7 @@ impl<'ctx> Lowerer<'ctx> {
         }
         let p = self.ptr(0);
         let a3 = self.i32().array_type(3);
-        let t = self.ctx.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), a3.into()], false);
+        let t = self.ctx.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), a3.into(), p.into(), p.into()], false);
         self.env_ty = Some(t);
         t
     }
@@ -492,7 +507,7 @@ impl<'ctx> Lowerer<'ctx> {
                 pi
             })
             .collect();
-        KernelInfo { name: f.name.text.to_string(), params, param_bytes: off, static_shared: self.shared_size }
+        KernelInfo { name: f.name.text.to_string(), params, param_bytes: off, static_shared: self.shared_size, barriers: self.barriers && self.flavour == Flavour::Host }
     }
 
     /// `void kernel(Env*)`: copies the environment, then runs the thread body for every thread of the CTA.
@@ -502,6 +517,12 @@ impl<'ctx> Lowerer<'ctx> {
         let entry = self.ctx.append_basic_block(block_fn, "entry");
         self.b.position_at_end(entry);
         let src = block_fn.get_nth_param(0).expect("env").into_pointer_value();
+        if self.barriers {
+            // One thread per call; the runtime gives each thread a fiber and its own environment.
+            self.b.build_call(thread_fn, &[src.into()], "")?;
+            self.b.build_return(None)?;
+            return Ok(());
+        }
         let env = self.b.build_alloca(env_ty, "env")?;
         let whole = self.b.build_load(env_ty, src, "env.in")?;
         self.b.build_store(env, whole)?;
@@ -989,7 +1010,21 @@ impl<'ctx> Lowerer<'ctx> {
                     let f = if name == "bar" { "llvm.nvvm.barrier.cta.sync.aligned.all" } else { "llvm.nvvm.barrier.cta.sync.all" };
                     self.call_intrinsic_void(f, &[id])
                 }
-                Flavour::Host => Err(unsupported(i.span, "barriers are not supported by the CPU backend yet")),
+                Flavour::Host => {
+                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
+                        return Err(unsupported(i.span, "only `bar.sync a` (all threads of the CTA) is supported yet"));
+                    }
+                    // env->barrier(env->sync): the runtime suspends this thread's fiber until the CTA arrives.
+                    let env_ty = self.env_ty();
+                    let env = st.env.expect("env");
+                    let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
+                    let sync = self.b.build_load(self.ptr(0), sp, "sync")?;
+                    let fp = self.b.build_struct_gep(env_ty, env, 7, "barrier")?;
+                    let f = self.b.build_load(self.ptr(0), fp, "barrier")?.into_pointer_value();
+                    let fty = self.ctx.void_type().fn_type(&[self.ptr(0).into()], false);
+                    self.b.build_indirect_call(fty, f, &[sync.into()], "")?;
+                    Ok(())
+                }
             },
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
