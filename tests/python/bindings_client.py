@@ -14,6 +14,17 @@ extern "C" __global__ void scale_add(const float *x, const float *y, float *out,
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a * x[i] + y[i];
 }
+extern "C" __global__ void block_sum(const unsigned *in, unsigned *out) {
+    __shared__ unsigned part[256];
+    unsigned t = threadIdx.x;
+    part[t] = in[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) part[t] += part[t + s];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = part[0];
+}
 extern "C" __global__ void iota2d(int *out, int width) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -96,17 +107,29 @@ def main():
     ok2 = bool(np.array_equal(grid.reshape(h, w), yy * 1000 + xx))
     print(f"iota2d over {w}x{h}: {'verified' if ok2 else 'MISMATCH'}")
 
+    blocks = 64
+    vals = rng.integers(0, 1 << 20, blocks * 256, dtype=np.uint32)
+    sums = np.zeros(blocks, dtype=np.uint32)
+    dvals, dsums = check(cu.cuMemAlloc(vals.nbytes)), check(cu.cuMemAlloc(sums.nbytes))
+    check(cu.cuMemcpyHtoD(dvals, vals.ctypes.data, vals.nbytes))
+    block_sum = check(cu.cuModuleGetFunction(module, b"block_sum"))
+    check(cu.cuLaunchKernel(block_sum, blocks, 1, 1, 256, 1, 1, 0, stream, ((dvals, dsums), (None, None)), 0))
+    check(cu.cuStreamSynchronize(stream))
+    check(cu.cuMemcpyDtoH(sums.ctypes.data, dsums, sums.nbytes))
+    ok4 = bool(np.array_equal(sums, vals.reshape(blocks, 256).sum(axis=1, dtype=np.uint32)))
+    print(f"block_sum (shared memory + __syncthreads) over {blocks} blocks: {'verified' if ok4 else 'MISMATCH'}")
+
     # A bad handle is an error code, not a crash.
     err = cu.cuMemcpyDtoH(out.ctypes.data, 16, 4)[0]
     ok3 = err == cu.CUresult.CUDA_ERROR_INVALID_VALUE
     print(f"copy from a forged device pointer -> {err.name}")
 
-    for p in (dx, dy, dout, dgrid):
+    for p in (dx, dy, dout, dgrid, dvals, dsums):
         check(cu.cuMemFree(p))
     check(cu.cuStreamDestroy(stream))
     check(cu.cuModuleUnload(module))
     check(cu.cuCtxDestroy(ctx))
-    ok = ok1 and ok2 and ok3
+    ok = ok1 and ok2 and ok3 and ok4
     print("ALL VERIFIED" if ok else "FAILED")
     return 0 if ok else 1
 
