@@ -190,12 +190,13 @@ where
             (true, Imm::F64(b)) => Imm::F64(b ^ (1 << 63)),
         })
     }
-    .labelled("immediate");
+    .labelled("immediate")
+    .boxed();
 
     // Constant expressions for initializers: + - * over integers and symbols.
     let expr = recursive(|expr| {
         let atom = choice((
-            imm.map_with(|v, e| Expr::Imm(v, sp(e.span()))),
+            imm.clone().map_with(|v, e| Expr::Imm(v, sp(e.span()))),
             name.map(Expr::Sym),
             expr.clone().delimited_by(just(Tok::LParen), just(Tok::RParen)),
         ));
@@ -260,7 +261,8 @@ where
                 })
                 .collect::<Result<Vec<_>, _>>()
         })
-        .labelled("declaration");
+        .labelled("declaration")
+        .boxed();
     let var_decl = var_decls.clone().try_map(|mut v, span| {
         if v.len() == 1 {
             Ok(v.pop().expect("one declaration"))
@@ -320,7 +322,8 @@ where
                 None => a,
             })
     })
-    .labelled("operand");
+    .labelled("operand")
+    .boxed();
 
     let guard = just(Tok::At)
         .ignore_then(just(Tok::Bang).or_not())
@@ -333,7 +336,8 @@ where
         .then(operand.separated_by(just(Tok::Comma)).collect::<Vec<_>>())
         .then_ignore(just(Tok::Semi))
         .map_with(|(((guard, opcode), mods), operands), e| Instruction { guard, opcode, mods, operands, span: sp(e.span()) })
-        .labelled("instruction");
+        .labelled("instruction")
+        .boxed();
 
     // Debug and pragma directives. `.file` and `.loc` end at the line break, so their arity is spelled out.
     let loc = dot(".loc")
@@ -355,7 +359,7 @@ where
                 .delimited_by(just(Tok::LBrace), just(Tok::RBrace)),
         )
         .ignored();
-    let other = choice((loc, file, pragma.clone(), section));
+    let other = choice((loc, file, pragma.clone(), section)).boxed();
 
     // `{ … }` with nesting, as one unit: recovery must never split a block.
     let balanced = recursive(|b| {
@@ -428,7 +432,8 @@ where
         .map_with(|(linkage, (kind, returns, name, params, perf, body)), e| {
             Item::Function(Function { kind, linkage, name, returns, params, perf, body, span: sp(e.span()) })
         })
-        .labelled("function");
+        .labelled("function")
+        .boxed();
 
     let item_other = other.map_with(|_, e| Item::Other { span: sp(e.span()) });
     let item = choice((

@@ -174,3 +174,14 @@ pub fn labels<'m, 'a>(body: &'m [Statement<'a>], out: &mut HashMap<&'a str, &'m 
         }
     }
 }
+
+/// Label names in source order (for deterministic output).
+pub fn label_order<'a>(body: &[Statement<'a>], out: &mut Vec<&'a str>) {
+    for s in body {
+        match s {
+            Statement::Label(n) => out.push(n.text),
+            Statement::Block(b, _) => label_order(b, out),
+            _ => {}
+        }
+    }
+}

@@ -13,7 +13,7 @@ use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use ptx_front::ast::{self, Expr, FnKind, Function, Imm, Init, Instruction, Item, Name, Operand, Statement, VarDecl};
 use ptx_front::diag::{Code, Diagnostic};
 use ptx_front::isa::{self, Decoded, G};
-use ptx_front::scope::{labels, Entry, Scope};
+use ptx_front::scope::{label_order, Entry, Scope};
 use ptx_front::span::Span;
 use ptx_front::types::{Kind, Space, Type};
 use ptx_front::Target;
@@ -473,11 +473,11 @@ impl<'ctx> Lowerer<'ctx> {
                 st.ret = Some((slot, ty));
             }
         }
-        // Labels become blocks.
-        let mut lbls = HashMap::new();
-        labels(body, &mut lbls, &mut vec![]);
-        for name in lbls.keys() {
-            st.blocks.insert(*name, self.ctx.append_basic_block(body_fn, name));
+        // Labels become blocks, in source order so the output is deterministic.
+        let mut lbls = vec![];
+        label_order(body, &mut lbls);
+        for name in lbls {
+            st.blocks.entry(name).or_insert_with(|| self.ctx.append_basic_block(body_fn, name));
         }
         let mut scope = Scope::module_child(mscope);
         scope.push();
