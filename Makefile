@@ -70,7 +70,7 @@ demo: build venv build/client
 # ---- tests -----------------------------------------------------------------------------------------
 
 test: build venv build/client
-	PTXAS=$(CU13)/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
+	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
 	@echo; echo "== C client"
 	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx | tee build/client.out
 	grep -q "ALL VERIFIED" build/client.out

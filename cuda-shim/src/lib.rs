@@ -629,7 +629,14 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
     if module.is_null() || image.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let head = std::slice::from_raw_parts(image as *const u8, 4);
+    // The first bytes identify the format; never read past a short string's NUL.
+    let mut head = [0u8; 4];
+    for (i, b) in head.iter_mut().enumerate() {
+        *b = *(image as *const u8).add(i);
+        if *b == 0 {
+            break;
+        }
+    }
     if head == b"\x7fELF" {
         log.error_text = "ptx-jit: this is a cubin (GPU machine code); the CPU backend needs PTX".into();
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);

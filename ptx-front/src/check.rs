@@ -317,7 +317,17 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     );
                 }
             }
-            Operand::Not(x, _) | Operand::Neg(x, _) => self.operand(i, d, k, x, want, scope),
+            Operand::Not(x, s) => {
+                if want.is_some_and(|t| t != Type::Pred) {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, *s, "`!` negates predicates only")
+                            .label(format!("`{name}` needs a `{}` value here", want.map_or("", |t| t.name())))
+                            .help("use `not` for a bitwise complement"),
+                    );
+                }
+                self.operand(i, d, k, x, want, scope)
+            }
+            Operand::Neg(x, _) => self.operand(i, d, k, x, want, scope),
             Operand::Pair(a, b, _) => {
                 self.operand(i, d, k, a, Some(Type::Pred), scope);
                 self.operand(i, d, k, b, Some(Type::Pred), scope);

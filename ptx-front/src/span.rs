@@ -19,7 +19,10 @@ impl Span {
 
 /// 1-based line and column of a byte offset.
 pub fn line_col(src: &str, offset: u32) -> (usize, usize) {
-    let off = (offset as usize).min(src.len());
+    let mut off = (offset as usize).min(src.len());
+    while !src.is_char_boundary(off) {
+        off -= 1;
+    }
     let before = &src[..off];
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

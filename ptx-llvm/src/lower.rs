@@ -752,10 +752,10 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
             Operand::Imm(imm, span) => self.imm(*imm, want, *span),
-            Operand::Not(x, _) => {
-                let v = self.read(st, x, want, scope)?.into_int_value();
-                Ok(self.b.build_not(v, "not")?.into())
-            }
+            Operand::Not(x, s) => match self.read(st, x, want, scope)? {
+                BasicValueEnum::IntValue(v) => Ok(self.b.build_not(v, "not")?.into()),
+                _ => Err(unsupported(*s, "`!` applies to predicates only")),
+            },
             Operand::Neg(x, _) => {
                 let v = self.read(st, x, want, scope)?;
                 Ok(match v {
