@@ -6,7 +6,7 @@
 //! - `// out: argN=TYPE[v,…]` is the expected content of buffer argument N after the run;
 //! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others).
 
-use ptx_jit::args::{Arg, Elem};
+use ptx_jit::args::{Arg, Elem, ElemExt};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default)]

@@ -25,6 +25,15 @@ static INITIALIZED: AtomicBool = AtomicBool::new(false);
 /// The CUDA version this driver implements (the `cuda.h` it was written against).
 pub const DRIVER_VERSION: c_int = 13050;
 
+/// A `CUresult` as a `Result`, to call one entry point from another.
+fn status(r: CUresult) -> Result<(), CUresult> {
+    if r == CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(r)
+    }
+}
+
 fn init_check() -> Result<(), CUresult> {
     if INITIALIZED.load(Ordering::Acquire) {
         Ok(())
@@ -435,22 +444,13 @@ api! {
         ctx_create(pctx, flags, dev)
     }
     fn cuCtxDestroy(ctx: Handle) {
-        match cuCtxDestroy_v2(ctx) {
-            CUDA_SUCCESS => Ok(()),
-            e => Err(e),
-        }
+        status(cuCtxDestroy_v2(ctx))
     }
     fn cuDevicePrimaryCtxRelease(dev: CUdevice) {
-        match cuDevicePrimaryCtxRelease_v2(dev) {
-            CUDA_SUCCESS => Ok(()),
-            e => Err(e),
-        }
+        status(cuDevicePrimaryCtxRelease_v2(dev))
     }
     fn cuStreamDestroy(s: Handle) {
-        match cuStreamDestroy_v2(s) {
-            CUDA_SUCCESS => Ok(()),
-            e => Err(e),
-        }
+        status(cuStreamDestroy_v2(s))
     }
 
     // ---- private tables ----
@@ -637,7 +637,7 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
             break;
         }
     }
-    if head == b"\x7fELF" {
+    if &head == b"\x7fELF" {
         log.error_text = "ptx-jit: this is a cubin (GPU machine code); the CPU backend needs PTX".into();
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     }

@@ -2,48 +2,31 @@
 //! - a scalar: `u32:7`, `f32:2.5`, `s64:-3`;
 //! - a buffer, passed as a device pointer: `f32[1,2,3]`, `u32*1024` (zeros), `f32*1024=1.5`, `u32*64=iota`.
 
+use ptx_front::types::{Kind, Type};
 use ptx_llvm::KernelInfo;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Elem {
-    U8,
-    U16,
-    U32,
-    U64,
-    S8,
-    S16,
-    S32,
-    S64,
-    F32,
-    F64,
+/// Element types are PTX types (one source of truth); the CLI also accepts Rust-style `i32`.
+pub type Elem = Type;
+
+/// `u8`…`u64`, `s8`…`s64` (or `i8`…`i64`), `f32`, `f64`.
+pub fn parse_elem(s: &str) -> Option<Elem> {
+    let s = s.strip_prefix('i').map_or(s.to_string(), |bits| format!("s{bits}"));
+    Type::from_dot(&format!(".{s}")).filter(|t| matches!(t.kind(), Kind::Unsigned | Kind::Signed) || matches!(t, Type::F32 | Type::F64))
 }
 
-impl Elem {
-    pub fn parse(s: &str) -> Option<Elem> {
-        Some(match s {
-            "u8" => Elem::U8,
-            "u16" => Elem::U16,
-            "u32" => Elem::U32,
-            "u64" => Elem::U64,
-            "s8" | "i8" => Elem::S8,
-            "s16" | "i16" => Elem::S16,
-            "s32" | "i32" => Elem::S32,
-            "s64" | "i64" => Elem::S64,
-            "f32" => Elem::F32,
-            "f64" => Elem::F64,
-            _ => return None,
-        })
-    }
-    pub fn size(self) -> usize {
-        match self {
-            Elem::U8 | Elem::S8 => 1,
-            Elem::U16 | Elem::S16 => 2,
-            Elem::U32 | Elem::S32 | Elem::F32 => 4,
-            Elem::U64 | Elem::S64 | Elem::F64 => 8,
-        }
+/// Encoding and printing of buffer elements.
+pub trait ElemExt: Sized {
+    fn size(self) -> usize;
+    fn encode(self, v: &str) -> Result<Vec<u8>, String>;
+    fn format(self, b: &[u8]) -> String;
+}
+
+impl ElemExt for Elem {
+    fn size(self) -> usize {
+        self.bytes() as usize
     }
     /// Little-endian bytes of a value written in text.
-    pub fn encode(self, v: &str) -> Result<Vec<u8>, String> {
+    fn encode(self, v: &str) -> Result<Vec<u8>, String> {
         let bad = || format!("`{v}` is not a valid {self:?} value");
         let int = |v: &str| -> Result<i128, String> {
             if let Some(h) = v.strip_prefix("0x") {
@@ -53,12 +36,12 @@ impl Elem {
             }
         };
         let bytes = match self {
-            Elem::F32 => v.parse::<f32>().map_err(|_| bad())?.to_le_bytes().to_vec(),
-            Elem::F64 => v.parse::<f64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+            Type::F32 => v.parse::<f32>().map_err(|_| bad())?.to_le_bytes().to_vec(),
+            Type::F64 => v.parse::<f64>().map_err(|_| bad())?.to_le_bytes().to_vec(),
             _ => {
                 let i = int(v)?;
-                let bits = self.size() as u32 * 8;
-                let signed = matches!(self, Elem::S8 | Elem::S16 | Elem::S32 | Elem::S64);
+                let bits = self.bits();
+                let signed = self.is_signed();
                 let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
                 if i < lo || i > hi {
                     return Err(format!("`{v}` does not fit in {self:?}"));
@@ -68,18 +51,15 @@ impl Elem {
         };
         Ok(bytes)
     }
-    pub fn format(self, b: &[u8]) -> String {
+    fn format(self, b: &[u8]) -> String {
         let mut a = [0u8; 8];
         a[..b.len()].copy_from_slice(b);
         let u = u64::from_le_bytes(a);
         match self {
-            Elem::U8 | Elem::U16 | Elem::U32 | Elem::U64 => u.to_string(),
-            Elem::S8 => (u as i8).to_string(),
-            Elem::S16 => (u as i16).to_string(),
-            Elem::S32 => (u as i32).to_string(),
-            Elem::S64 => (u as i64).to_string(),
-            Elem::F32 => format!("{:?}", f32::from_bits(u as u32)),
-            Elem::F64 => format!("{:?}", f64::from_bits(u)),
+            Type::F32 => format!("{:?}", f32::from_bits(u as u32)),
+            Type::F64 => format!("{:?}", f64::from_bits(u)),
+            t if t.is_signed() => (((u << (64 - t.bits())) as i64) >> (64 - t.bits())).to_string(),
+            _ => u.to_string(),
         }
     }
 }
@@ -94,11 +74,11 @@ impl Arg {
     pub fn parse(s: &str) -> Result<Arg, String> {
         let s = s.trim();
         if let Some((t, v)) = s.split_once(':') {
-            let e = Elem::parse(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
+            let e = parse_elem(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
             return Ok(Arg::Scalar(e, e.encode(v)?));
         }
         if let Some((t, rest)) = s.split_once('[') {
-            let e = Elem::parse(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
+            let e = parse_elem(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
             let body = rest.strip_suffix(']').ok_or_else(|| format!("`{s}`: missing `]`"))?;
             let mut bytes = vec![];
             for v in body.split(',').map(str::trim).filter(|v| !v.is_empty()) {
@@ -107,7 +87,7 @@ impl Arg {
             return Ok(Arg::Buffer(e, bytes));
         }
         if let Some((t, rest)) = s.split_once('*') {
-            let e = Elem::parse(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
+            let e = parse_elem(t).ok_or_else(|| format!("unknown element type `{t}`"))?;
             let (n, fill) = rest.split_once('=').map_or((rest, None), |(n, f)| (n, Some(f)));
             let n: usize = n.parse().map_err(|_| format!("`{n}` is not an element count"))?;
             if n > (1 << 31) {
@@ -160,12 +140,16 @@ mod tests {
 
     #[test]
     fn parses_every_form() {
-        assert_eq!(Arg::parse("u32:7").unwrap(), Arg::Scalar(Elem::U32, vec![7, 0, 0, 0]));
-        assert_eq!(Arg::parse("s8:-1").unwrap(), Arg::Scalar(Elem::S8, vec![0xff]));
-        assert_eq!(Arg::parse("f32[1,2]").unwrap(), Arg::Buffer(Elem::F32, [1f32.to_le_bytes(), 2f32.to_le_bytes()].concat()));
-        assert_eq!(Arg::parse("u16*3=iota").unwrap(), Arg::Buffer(Elem::U16, vec![0, 0, 1, 0, 2, 0]));
-        assert_eq!(Arg::parse("u8*2=9").unwrap(), Arg::Buffer(Elem::U8, vec![9, 9]));
+        assert_eq!(Arg::parse("u32:7").unwrap(), Arg::Scalar(Type::U32, vec![7, 0, 0, 0]));
+        assert_eq!(Arg::parse("s8:-1").unwrap(), Arg::Scalar(Type::S8, vec![0xff]));
+        assert_eq!(Arg::parse("f32[1,2]").unwrap(), Arg::Buffer(Type::F32, [1f32.to_le_bytes(), 2f32.to_le_bytes()].concat()));
+        assert_eq!(Arg::parse("u16*3=iota").unwrap(), Arg::Buffer(Type::U16, vec![0, 0, 1, 0, 2, 0]));
+        assert_eq!(Arg::parse("u8*2=9").unwrap(), Arg::Buffer(Type::U8, vec![9, 9]));
         assert!(Arg::parse("u8:256").unwrap_err().contains("does not fit"));
         assert!(Arg::parse("q32:1").is_err());
+        assert!(Arg::parse("b32:1").is_err());
+        assert_eq!(Arg::parse("i16:-2").unwrap(), Arg::Scalar(Type::S16, vec![0xfe, 0xff]));
+        assert_eq!(Type::S16.format(&[0xfe, 0xff]), "-2");
+        assert_eq!(Type::U16.format(&[0xfe, 0xff]), "65534");
     }
 }

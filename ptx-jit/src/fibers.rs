@@ -3,7 +3,7 @@
 //! with all of them at the same barrier (threads that have exited count as arrived, as on sm_70+).
 
 use crate::host::HostKernel;
-use crate::runtime::{cta_index, Env, Launch, LaunchError};
+use crate::runtime::{shared_words, Env, Launch, LaunchError};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
@@ -27,16 +27,7 @@ thread_local! {
 
 fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Result<(), LaunchError> {
     let [bx, by, bz] = l.block;
-    let base = Env {
-        params: l.params.as_ptr(),
-        shared: shared.as_mut_ptr() as *mut u8,
-        tid: [0; 3],
-        ntid: l.block,
-        ctaid: cta_index(cta, l.grid),
-        nctaid: l.grid,
-        sync: std::ptr::null_mut(),
-        barrier: suspend,
-    };
+    let base = Env::for_cta(l, cta, shared, suspend);
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
     let (base_addr, entry) = (&base as *const Env as usize, k.entry);
     let mut fibers: Vec<Fiber> = Vec::with_capacity((bx * by * bz) as usize);
@@ -66,7 +57,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
 }
 
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
-    let words = ((k.info.static_shared + l.dynamic_shared).max(16) as usize).div_ceil(8);
+    let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     (0..total).into_par_iter().try_for_each_init(|| vec![0u64; words], |shared, cta| run_cta(k, l, cta, shared))
 }

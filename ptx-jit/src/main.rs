@@ -1,7 +1,7 @@
 //! The `ptx-jit` command line: lint, compile, run, bench, explain.
 
 use clap::{Parser, Subcommand};
-use ptx_jit::args::{self, Arg};
+use ptx_jit::args::{self, Arg, ElemExt};
 use ptx_jit::{arch, nvptx, Diagnostic};
 use std::io::IsTerminal;
 use std::path::PathBuf;

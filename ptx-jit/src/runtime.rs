@@ -21,6 +21,27 @@ pub struct Env {
 
 use std::ffi::c_void;
 
+impl Env {
+    /// The environment of thread (0, 0, 0) of CTA number `cta` (x fastest), with its shared window.
+    pub fn for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], barrier: unsafe extern "C" fn(*mut c_void)) -> Env {
+        Env {
+            params: l.params.as_ptr(),
+            shared: shared.as_mut_ptr() as *mut u8,
+            tid: [0; 3],
+            ntid: l.block,
+            ctaid: cta_index(cta, l.grid),
+            nctaid: l.grid,
+            sync: std::ptr::null_mut(),
+            barrier,
+        }
+    }
+}
+
+/// Shared memory per CTA (static, then dynamic), in 8-byte words so the window is 8-aligned.
+pub fn shared_words(k: &HostKernel, l: &Launch<'_>) -> usize {
+    ((k.info.static_shared + l.dynamic_shared).max(16) as usize).div_ceil(8)
+}
+
 /// Launch limits of the device the CPU backend presents.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 pub const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
@@ -81,27 +102,14 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     if k.info.barriers {
         return crate::fibers::launch(k, l);
     }
-    let shared_bytes = (k.info.static_shared + l.dynamic_shared).max(16) as usize;
-    let [gx, gy, gz] = l.grid;
-    let total = gx as u64 * gy as u64 * gz as u64;
-    // Raw pointers are not Send; carry the address across threads.
-    let params = l.params.as_ptr() as usize;
+    let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let entry = k.entry;
     let run = |shared: &mut Vec<u64>, cta: u64| {
-        let env = Env {
-            params: params as *const u8,
-            shared: shared.as_mut_ptr() as *mut u8,
-            tid: [0; 3],
-            ntid: l.block,
-            ctaid: cta_index(cta, l.grid),
-            nctaid: l.grid,
-            sync: std::ptr::null_mut(),
-            barrier: no_barrier,
-        };
+        let env = Env::for_cta(l, cta, shared, no_barrier);
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env) };
     };
-    let words = shared_bytes.div_ceil(8);
+    let words = shared_words(k, l);
     if total == 1 {
         run(&mut vec![0u64; words], 0);
     } else {
