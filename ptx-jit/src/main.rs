@@ -163,6 +163,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             };
             let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
             let parsed: Vec<Arg> = raw.iter().map(|a| Arg::parse(a)).collect::<Result<_, _>>().map_err(usage)?;
+            let t0 = std::time::Instant::now();
             let module = ptx_jit::load(&src).map_err(|d| {
                 print_diags(&d, &file.display().to_string(), &src);
                 ExitCode::from(1)
@@ -173,6 +174,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             })?;
             let mut bufs: Vec<Vec<u8>> = parsed.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
             let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
+            let compile = t0.elapsed();
             let t = std::time::Instant::now();
             ptx_jit::launch(k, &ptx_jit::Launch { grid, block, dynamic_shared: shared, params: &params }).map_err(|e| usage(e.to_string()))?;
             let dt = t.elapsed();
@@ -184,7 +186,17 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     println!("arg{i} {e:?}[{n}] = [{}{more}]", shown.join(", "));
                 }
             }
-            eprintln!("ran {kernel} over {}x{}x{} blocks of {}x{}x{} in {:.3} ms", grid[0], grid[1], grid[2], block[0], block[1], block[2], dt.as_secs_f64() * 1e3);
+            eprintln!(
+                "compiled in {:.1} ms; ran {kernel} over {}x{}x{} blocks of {}x{}x{} in {:.3} ms",
+                compile.as_secs_f64() * 1e3,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                dt.as_secs_f64() * 1e3
+            );
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench { what: BenchCmd::Parse { paths, iters } } => {
