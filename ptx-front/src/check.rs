@@ -158,26 +158,24 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             );
             return;
         }
-        if (self.target.version, self.target.sm) < (spec.ptx, 0) || (self.target.sm != 0 && self.target.sm < spec.sm) {
-            if self.target.version < spec.ptx || self.target.sm < spec.sm {
-                self.diags.push(
-                    Diagnostic::error(
-                        Code::P0301,
-                        i.opcode.span,
-                        format!(
-                            "`{}` requires sm_{} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
-                            spec.name, spec.sm, spec.ptx.0, spec.ptx.1, self.target.sm, self.target.version.0, self.target.version.1
-                        ),
-                    )
-                    .label("not available for this target")
-                    .help(format!(
-                        "raise the module header to `.version {}.{}` and `.target sm_{}` or later",
-                        spec.ptx.0.max(self.target.version.0),
-                        if spec.ptx.0 > self.target.version.0 { spec.ptx.1 } else { self.target.version.1.max(spec.ptx.1) },
-                        spec.sm.max(self.target.sm)
-                    )),
-                );
-            }
+        // Without a `.version` (already reported) there is nothing to gate against; without a
+        // `.target`, only the version is checked.
+        let known = self.target.version != (0, 0);
+        let sm_low = self.target.sm != 0 && self.target.sm < spec.sm;
+        if known && (self.target.version < spec.ptx || sm_low) {
+            let (v, sm) = (self.target.version.max(spec.ptx), self.target.sm.max(spec.sm));
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0301,
+                    i.opcode.span,
+                    format!(
+                        "`{}` requires sm_{} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
+                        spec.name, spec.sm, spec.ptx.0, spec.ptx.1, self.target.sm, self.target.version.0, self.target.version.1
+                    ),
+                )
+                .label("not available for this target")
+                .help(format!("raise the module header to `.version {}.{}` and `.target sm_{sm}` or later", v.0, v.1)),
+            );
         }
         let expect = operand_types(&d);
         for (k, op) in i.operands.iter().enumerate() {
