@@ -5,8 +5,16 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 fn corpus() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = root.join("../../shared/corpus/nvcc");
-    let dir = if shared.is_dir() { shared } else { root.join("../tests/ptx") };
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
+    let dir = if shared.is_dir() {
+        shared
+    } else {
+        root.join("../tests/ptx")
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
     files.sort();
     files.truncate(64);
     files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
@@ -18,8 +26,20 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("front");
     g.throughput(Throughput::Bytes(bytes as u64));
     g.sample_size(10);
-    g.bench_function("parse", |b| b.iter(|| texts.iter().for_each(|t| drop(std::hint::black_box(ptx_front::parse(t))))));
-    g.bench_function("parse+check", |b| b.iter(|| texts.iter().for_each(|t| drop(std::hint::black_box(ptx_front::parse_and_check(t))))));
+    g.bench_function("parse", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .for_each(|t| drop(std::hint::black_box(ptx_front::parse(t))))
+        })
+    });
+    g.bench_function("parse+check", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .for_each(|t| drop(std::hint::black_box(ptx_front::parse_and_check(t))))
+        })
+    });
     g.finish();
 }
 

@@ -7,14 +7,21 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
     let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let d = directives(&src)?;
     let (_, diags) = ptx_front::parse_and_check(&src);
-    let errors: Vec<(String, usize)> = diags.iter().filter(|x| x.is_error()).map(|x| (x.code.as_str().to_string(), line_of(&src, x.span.start))).collect();
+    let errors: Vec<(String, usize)> = diags
+        .iter()
+        .filter(|x| x.is_error())
+        .map(|x| (x.code.as_str().to_string(), line_of(&src, x.span.start)))
+        .collect();
     let mut want = d.errors.clone();
     want.sort();
     let mut got = errors.clone();
     got.sort();
     got.dedup();
     if got != want {
-        return Err(format!("diagnostics {got:?}, expected {want:?}\n{}", ptx_jit::one_line(&diags, "f", &src)));
+        return Err(format!(
+            "diagnostics {got:?}, expected {want:?}\n{}",
+            ptx_jit::one_line(&diags, "f", &src)
+        ));
     }
     let mut what = vec![];
     if !want.is_empty() {

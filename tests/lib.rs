@@ -26,17 +26,28 @@ pub struct Run {
 }
 
 fn dims(s: &str) -> Result<[u32; 3], String> {
-    let v: Vec<u32> = s.split(',').map(|x| x.parse().map_err(|_| format!("bad dims `{s}`"))).collect::<Result<_, _>>()?;
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|x| x.parse().map_err(|_| format!("bad dims `{s}`")))
+        .collect::<Result<_, _>>()?;
     Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
 }
 
 pub fn directives(src: &str) -> Result<Directives, String> {
     let mut d = Directives::default();
     for line in src.lines() {
-        let Some(c) = line.trim_start().strip_prefix("//") else { continue };
+        let Some(c) = line.trim_start().strip_prefix("//") else {
+            continue;
+        };
         let c = c.trim();
         if let Some(r) = c.strip_prefix("run:") {
-            let mut run = Run { kernel: String::new(), grid: [1; 3], block: [1; 3], shared: 0, args: vec![] };
+            let mut run = Run {
+                kernel: String::new(),
+                grid: [1; 3],
+                block: [1; 3],
+                shared: 0,
+                args: vec![],
+            };
             for kv in r.split_whitespace() {
                 let (k, v) = kv.split_once('=').ok_or_else(|| format!("bad run field `{kv}`"))?;
                 match k {
@@ -51,7 +62,11 @@ pub fn directives(src: &str) -> Result<Directives, String> {
             d.run = Some(run);
         } else if let Some(o) = c.strip_prefix("out:") {
             let (k, v) = o.trim().split_once('=').ok_or_else(|| format!("bad out `{o}`"))?;
-            let n: usize = k.trim().strip_prefix("arg").and_then(|n| n.parse().ok()).ok_or_else(|| format!("bad out target `{k}`"))?;
+            let n: usize = k
+                .trim()
+                .strip_prefix("arg")
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| format!("bad out target `{k}`"))?;
             match Arg::parse(v)? {
                 Arg::Buffer(e, b) => d.outs.push((n, e, b)),
                 Arg::Scalar(..) => return Err("`out:` takes a buffer".into()),
@@ -59,7 +74,11 @@ pub fn directives(src: &str) -> Result<Directives, String> {
         } else if let Some(e) = c.strip_prefix("error:") {
             let mut it = e.split_whitespace();
             let code = it.next().ok_or("error: needs a code")?.to_string();
-            let line = it.next().and_then(|l| l.strip_prefix("line=")).and_then(|l| l.parse().ok()).ok_or("error: needs line=N")?;
+            let line = it
+                .next()
+                .and_then(|l| l.strip_prefix("line="))
+                .and_then(|l| l.parse().ok())
+                .ok_or("error: needs line=N")?;
             d.errors.push((code, line));
         }
     }
@@ -69,10 +88,25 @@ pub fn directives(src: &str) -> Result<Directives, String> {
 /// Runs the `run:` directive and returns the buffers afterwards.
 pub fn run(src: &str, r: &Run) -> Result<Vec<Vec<u8>>, String> {
     let module = ptx_jit::load(src).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
-    let k = module.kernel(&r.kernel).ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
-    let mut bufs: Vec<Vec<u8>> = r.args.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
+    let k = module
+        .kernel(&r.kernel)
+        .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
+    let mut bufs: Vec<Vec<u8>> = r
+        .args
+        .iter()
+        .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+        .collect();
     let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
-    ptx_jit::launch(k, &ptx_jit::Launch { grid: r.grid, block: r.block, dynamic_shared: r.shared, params: &params }).map_err(|e| e.to_string())?;
+    ptx_jit::launch(
+        k,
+        &ptx_jit::Launch {
+            grid: r.grid,
+            block: r.block,
+            dynamic_shared: r.shared,
+            params: &params,
+        },
+    )
+    .map_err(|e| e.to_string())?;
     Ok(bufs)
 }
 
@@ -85,11 +119,17 @@ pub fn compare(e: Elem, got: &[u8], want: &[u8]) -> Result<(), String> {
     for (i, (g, w)) in got.chunks(e.size()).zip(want.chunks(e.size())).enumerate() {
         let same = match e {
             Elem::F32 => {
-                let (g, w) = (f32::from_le_bytes(g.try_into().unwrap()), f32::from_le_bytes(w.try_into().unwrap()));
+                let (g, w) = (
+                    f32::from_le_bytes(g.try_into().unwrap()),
+                    f32::from_le_bytes(w.try_into().unwrap()),
+                );
                 g == w || g.to_bits() == w.to_bits()
             }
             Elem::F64 => {
-                let (g, w) = (f64::from_le_bytes(g.try_into().unwrap()), f64::from_le_bytes(w.try_into().unwrap()));
+                let (g, w) = (
+                    f64::from_le_bytes(g.try_into().unwrap()),
+                    f64::from_le_bytes(w.try_into().unwrap()),
+                );
                 g == w || g.to_bits() == w.to_bits()
             }
             _ => g == w,

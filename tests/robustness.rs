@@ -18,14 +18,49 @@ impl Rng {
     }
 }
 
-const INSERTS: &[&str] = &["{", "}", ";", ",", "[", "]", "(", ")", "%r", ".u32", ".global", "@", "!", "<", ">", "0x", "0f", "é", "€", "\"", "/*", "// ", "\n", "-", "+", "::", ".", "_", "%tid.x", "bar.sync 0;", "ret;"];
+const INSERTS: &[&str] = &[
+    "{",
+    "}",
+    ";",
+    ",",
+    "[",
+    "]",
+    "(",
+    ")",
+    "%r",
+    ".u32",
+    ".global",
+    "@",
+    "!",
+    "<",
+    ">",
+    "0x",
+    "0f",
+    "é",
+    "€",
+    "\"",
+    "/*",
+    "// ",
+    "\n",
+    "-",
+    "+",
+    "::",
+    ".",
+    "_",
+    "%tid.x",
+    "bar.sync 0;",
+    "ret;",
+];
 
 fn mutate(src: &str, rng: &mut Rng) -> String {
     let mut s = src.as_bytes().to_vec();
     let at = rng.below(s.len());
     match rng.below(4) {
         0 => {
-            s[at] = b" .;,{}[]()%<>0123456789abcdefxyz_\n".get(rng.below(35)).copied().unwrap_or(b'x');
+            s[at] = b" .;,{}[]()%<>0123456789abcdefxyz_\n"
+                .get(rng.below(35))
+                .copied()
+                .unwrap_or(b'x');
         }
         1 => {
             let n = 1 + rng.below(8);
@@ -42,8 +77,14 @@ fn mutate(src: &str, rng: &mut Rng) -> String {
 
 #[test]
 fn mutated_ptx_never_panics() {
-    let files: Vec<String> = ptx_files("ptx").iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
-    let seed = std::env::var("ROBUSTNESS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let files: Vec<String> = ptx_files("ptx")
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let seed = std::env::var("ROBUSTNESS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15);
     let mut rng = Rng(seed);
     let arch = ptx_jit::arch::validate("sm_80", None).unwrap();
     let (mut rejected, mut lowered) = (0, 0);

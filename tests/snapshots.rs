@@ -22,7 +22,8 @@ fn nvptx_sm80() {
     let arch = ptx_jit::arch::validate("sm_80", Some("7.0")).unwrap();
     for p in ptx_files("ptx") {
         let src = std::fs::read_to_string(&p).unwrap();
-        let ptx = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
+        let ptx = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx)
+            .unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
         insta::assert_snapshot!(snapshot_name(&p, "sm80_ptx"), ptx);
     }
 }
@@ -47,7 +48,12 @@ fn emitted_ptx_lints_clean() {
             let src = std::fs::read_to_string(&p).unwrap();
             let out = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap();
             let (_, d) = ptx_front::parse_and_check(&out);
-            assert!(d.is_empty(), "{} for {sm}:\n{}", p.display(), ptx_jit::one_line(&d, "out.ptx", &out));
+            assert!(
+                d.is_empty(),
+                "{} for {sm}:\n{}",
+                p.display(),
+                ptx_jit::one_line(&d, "out.ptx", &out)
+            );
         }
     }
 }
@@ -67,8 +73,19 @@ fn ptxas_accepts_emitted_ptx() {
             let out = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap();
             let f = dir.join(format!("{}_{sm}.ptx", p.file_stem().unwrap().to_string_lossy()));
             std::fs::write(&f, &out).unwrap();
-            let o = std::process::Command::new(&ptxas).arg(format!("-arch={sm}")).arg(&f).arg("-o").arg(f.with_extension("cubin")).output().unwrap();
-            assert!(o.status.success(), "ptxas -arch={sm} {}:\n{}", p.display(), String::from_utf8_lossy(&o.stderr));
+            let o = std::process::Command::new(&ptxas)
+                .arg(format!("-arch={sm}"))
+                .arg(&f)
+                .arg("-o")
+                .arg(f.with_extension("cubin"))
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "ptxas -arch={sm} {}:\n{}",
+                p.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
         }
     }
 }

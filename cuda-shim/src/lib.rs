@@ -497,7 +497,10 @@ unsafe fn ctx_create(pctx: *mut Handle, flags: c_uint, dev: CUdevice) -> Result<
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let _ = flags; // scheduling flags have no meaning on the CPU backend
-    let h = CONTEXTS.insert(Context { device: dev, primary: false });
+    let h = CONTEXTS.insert(Context {
+        device: dev,
+        primary: false,
+    });
     CTX_STACK.with(|s| s.borrow_mut().push(h));
     *pctx = h as Handle;
     Ok(())
@@ -519,7 +522,9 @@ fn destroy_ctx(h: usize) -> Result<(), CUresult> {
         v
     };
     FUNCTIONS.retain(|_, f| !dead.contains(&f.module));
-    MEMORY.lock().retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(m) if dead.contains(&m)));
+    MEMORY
+        .lock()
+        .retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(m) if dead.contains(&m)));
     STREAMS.retain(|_, s| s.ctx != h);
     Ok(())
 }
@@ -534,7 +539,11 @@ fn stream_check(s: Handle) -> Result<(), CUresult> {
 
 /// Builds the kernel's argument buffer from `kernelParams` (one pointer per parameter) or from
 /// `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`).
-unsafe fn param_buffer(k: &ptx_jit::KernelInfo, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Vec<u8>, CUresult> {
+unsafe fn param_buffer(
+    k: &ptx_jit::KernelInfo,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<Vec<u8>, CUresult> {
     let mut buf = vec![0u8; k.param_bytes as usize];
     if !params.is_null() {
         for (i, p) in k.params.iter().enumerate() {
@@ -542,7 +551,11 @@ unsafe fn param_buffer(k: &ptx_jit::KernelInfo, params: *mut *mut c_void, extra:
             if src.is_null() {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            std::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr().add(p.offset as usize), p.size as usize);
+            std::ptr::copy_nonoverlapping(
+                src as *const u8,
+                buf.as_mut_ptr().add(p.offset as usize),
+                p.size as usize,
+            );
         }
         return Ok(buf);
     }
@@ -551,9 +564,9 @@ unsafe fn param_buffer(k: &ptx_jit::KernelInfo, params: *mut *mut c_void, extra:
         let mut i = 0;
         loop {
             match *extra.add(i) as usize {
-                0 => break,                                                          // CU_LAUNCH_PARAM_END
-                1 => ptr = *extra.add(i + 1) as *const u8,                            // BUFFER_POINTER
-                2 => size = Some(*(*extra.add(i + 1) as *const usize)),                // BUFFER_SIZE
+                0 => break,                                             // CU_LAUNCH_PARAM_END
+                1 => ptr = *extra.add(i + 1) as *const u8,              // BUFFER_POINTER
+                2 => size = Some(*(*extra.add(i + 1) as *const usize)), // BUFFER_SIZE
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             }
             i += 2;
@@ -656,9 +669,19 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
             let m = MODULES.get(h)?;
             let mut mem = MEMORY.lock();
             for (_, addr, size) in &m.host.globals {
-                mem.insert(*addr, Alloc { size: *size, kind: MemKind::ModuleVar(h) });
+                mem.insert(
+                    *addr,
+                    Alloc {
+                        size: *size,
+                        kind: MemKind::ModuleVar(h),
+                    },
+                );
             }
-            log.info_text = format!("ptx-jit: compiled {} kernel(s) for the CPU in {:.1} ms", m.host.kernels.len(), t.elapsed().as_secs_f64() * 1e3);
+            log.info_text = format!(
+                "ptx-jit: compiled {} kernel(s) for the CPU in {:.1} ms",
+                m.host.kernels.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
             *module = h as Handle;
             Ok(())
         }
@@ -670,8 +693,15 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
                 }
             }
             // Valid PTX we cannot run yet is "not supported"; broken PTX is "invalid PTX".
-            let ours = diags.iter().filter(|d| d.is_error()).all(|d| matches!(d.code, ptx_jit::Code::P0401 | ptx_jit::Code::P0101));
-            Err(if ours { CUDA_ERROR_NOT_SUPPORTED } else { CUDA_ERROR_INVALID_PTX })
+            let ours = diags
+                .iter()
+                .filter(|d| d.is_error())
+                .all(|d| matches!(d.code, ptx_jit::Code::P0401 | ptx_jit::Code::P0101));
+            Err(if ours {
+                CUDA_ERROR_NOT_SUPPORTED
+            } else {
+                CUDA_ERROR_INVALID_PTX
+            })
         }
     }
 }

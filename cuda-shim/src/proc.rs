@@ -67,10 +67,20 @@ pub fn resolve(name: &str, version: c_int) -> Result<&'static str, c_int> {
     if variants.peek().is_none() {
         return Err(1); // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
     }
-    variants.filter(|(_, v, _)| *v <= version).max_by_key(|(_, v, _)| *v).map(|(_, _, s)| *s).ok_or(2) // VERSION_NOT_SUFFICIENT
+    variants
+        .filter(|(_, v, _)| *v <= version)
+        .max_by_key(|(_, v, _)| *v)
+        .map(|(_, _, s)| *s)
+        .ok_or(2) // VERSION_NOT_SUFFICIENT
 }
 
-pub unsafe fn get_proc_address(symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64, status: *mut c_int) -> Result<(), CUresult> {
+pub unsafe fn get_proc_address(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+    status: *mut c_int,
+) -> Result<(), CUresult> {
     if symbol.is_null() || pfn.is_null() || flags > 2 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -106,7 +116,12 @@ pub fn error_string(e: CUresult) -> Option<&'static str> {
         NAMES
             .iter()
             .map(|(c, n)| {
-                let words = n.trim_end_matches('\0').trim_start_matches("CUDA_ERROR_").trim_start_matches("CUDA_").to_lowercase().replace('_', " ");
+                let words = n
+                    .trim_end_matches('\0')
+                    .trim_start_matches("CUDA_ERROR_")
+                    .trim_start_matches("CUDA_")
+                    .to_lowercase()
+                    .replace('_', " ");
                 (*c, format!("{words}\0"))
             })
             .collect()

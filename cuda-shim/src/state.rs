@@ -31,7 +31,10 @@ pub struct Table<T> {
 
 impl<T> Table<T> {
     pub fn new(tag: Tag) -> Self {
-        Table { tag, map: Mutex::new(HashMap::new()) }
+        Table {
+            tag,
+            map: Mutex::new(HashMap::new()),
+        }
     }
     pub fn insert(&self, v: T) -> usize {
         let h = new_handle(self.tag);

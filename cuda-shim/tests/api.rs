@@ -21,7 +21,13 @@ unsafe fn load(src: &str) -> (CUresult, Handle, String) {
     let mut opts = [5, 6]; // CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
     let mut vals = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
     let mut m = null_mut();
-    let r = cuModuleLoadDataEx(&mut m, text.as_ptr() as *const c_void, 2, opts.as_mut_ptr(), vals.as_mut_ptr());
+    let r = cuModuleLoadDataEx(
+        &mut m,
+        text.as_ptr() as *const c_void,
+        2,
+        opts.as_mut_ptr(),
+        vals.as_mut_ptr(),
+    );
     let s = CStr::from_bytes_until_nul(&log).unwrap().to_string_lossy().into_owned();
     (r, m, s)
 }
@@ -37,11 +43,32 @@ fn forged_and_stale_handles_are_errors() {
         assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
         // A module handle used as a function, a made-up handle, and a function after its module died.
         let mut args: [*mut c_void; 0] = [];
-        assert_eq!(cuLaunchKernel(m, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
-        assert_eq!(cuLaunchKernel(0xdead0 as Handle, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(
+            cuLaunchKernel(m, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            cuLaunchKernel(
+                0xdead0 as Handle,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                null_mut(),
+                args.as_mut_ptr(),
+                null_mut()
+            ),
+            CUDA_ERROR_INVALID_HANDLE
+        );
         assert_eq!(cuModuleUnload(m), CUDA_SUCCESS);
         assert_eq!(cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
-        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_INVALID_HANDLE
+        );
         assert_eq!(cuStreamSynchronize(0x12345 as Handle), CUDA_ERROR_INVALID_HANDLE);
         assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
         assert_eq!(cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_HANDLE);
@@ -57,8 +84,14 @@ fn memory_ranges_are_checked() {
         assert_eq!(p % 256, 0);
         let host = [7u8; 128];
         assert_eq!(cuMemcpyHtoD_v2(p, host.as_ptr() as *const c_void, 64), CUDA_SUCCESS);
-        assert_eq!(cuMemcpyHtoD_v2(p, host.as_ptr() as *const c_void, 65), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuMemcpyHtoD_v2(p + 60, host.as_ptr() as *const c_void, 8), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuMemcpyHtoD_v2(p, host.as_ptr() as *const c_void, 65),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuMemcpyHtoD_v2(p + 60, host.as_ptr() as *const c_void, 8),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuMemcpyHtoD_v2(p, std::ptr::null(), 8), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD32_v2(p + 2, 0, 1), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD32_v2(p, 0xabcd, 16), CUDA_SUCCESS);
@@ -68,7 +101,10 @@ fn memory_ranges_are_checked() {
         assert_eq!(cuMemFree_v2(p + 8), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemFree_v2(p), CUDA_SUCCESS);
         assert_eq!(cuMemFree_v2(p), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, p, 4), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, p, 4),
+            CUDA_ERROR_INVALID_VALUE
+        );
         cuCtxDestroy_v2(ctx);
     }
 }
@@ -87,7 +123,10 @@ fn rejected_modules_explain_themselves() {
         assert!(log.contains("`%r3` is not declared"), "{log}");
         let mut m = null_mut();
         let elf = b"\x7fELF\x02\x01\x01\0";
-        assert_eq!(cuModuleLoadData(&mut m, elf.as_ptr() as *const c_void), CUDA_ERROR_NO_BINARY_FOR_GPU);
+        assert_eq!(
+            cuModuleLoadData(&mut m, elf.as_ptr() as *const c_void),
+            CUDA_ERROR_NO_BINARY_FOR_GPU
+        );
         cuCtxDestroy_v2(ctx);
     }
 }
@@ -98,17 +137,32 @@ fn get_proc_address_picks_variants_by_version() {
         let mut pfn = null_mut();
         let mut status = -1;
         let name = CString::new("cuMemAlloc").unwrap();
-        assert_eq!(cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 13000, 0, &mut status), CUDA_SUCCESS);
+        assert_eq!(
+            cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 13000, 0, &mut status),
+            CUDA_SUCCESS
+        );
         assert_eq!((pfn as usize, status), (cuMemAlloc_v2 as *const () as usize, 0));
-        assert_eq!(cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 2000, 0, &mut status), CUDA_ERROR_NOT_FOUND);
+        assert_eq!(
+            cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 2000, 0, &mut status),
+            CUDA_ERROR_NOT_FOUND
+        );
         assert_eq!((pfn, status), (null_mut(), 2));
         let ctx = CString::new("cuCtxCreate").unwrap();
-        assert_eq!(cuGetProcAddress_v2(ctx.as_ptr(), &mut pfn, 12080, 0, &mut status), CUDA_SUCCESS);
+        assert_eq!(
+            cuGetProcAddress_v2(ctx.as_ptr(), &mut pfn, 12080, 0, &mut status),
+            CUDA_SUCCESS
+        );
         assert_eq!(pfn as usize, cuCtxCreate_v4 as *const () as usize);
         let missing = CString::new("cuGraphLaunch").unwrap();
-        assert_eq!(cuGetProcAddress_v2(missing.as_ptr(), &mut pfn, 13000, 0, &mut status), CUDA_ERROR_NOT_FOUND);
+        assert_eq!(
+            cuGetProcAddress_v2(missing.as_ptr(), &mut pfn, 13000, 0, &mut status),
+            CUDA_ERROR_NOT_FOUND
+        );
         assert_eq!(status, 1);
-        assert_eq!(cuGetProcAddress(missing.as_ptr(), &mut pfn, 13000, 0), CUDA_ERROR_NOT_FOUND);
+        assert_eq!(
+            cuGetProcAddress(missing.as_ptr(), &mut pfn, 13000, 0),
+            CUDA_ERROR_NOT_FOUND
+        );
         let mut s: *const std::ffi::c_char = std::ptr::null();
         assert_eq!(cuGetErrorName(CUDA_ERROR_INVALID_HANDLE, &mut s), CUDA_SUCCESS);
         assert_eq!(CStr::from_ptr(s).to_str().unwrap(), "CUDA_ERROR_INVALID_HANDLE");
@@ -142,8 +196,28 @@ fn concurrent_threads_and_contexts() {
                     }
                 }
                 for _ in 0..20 {
-                    let mut args = [&mut da as *mut u64 as *mut c_void, &mut db as *mut u64 as *mut c_void, &mut dc as *mut u64 as *mut c_void, &n as *const u32 as *mut c_void];
-                    assert_eq!(cuLaunchKernel(f, n.div_ceil(128), 1, 1, 128, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_SUCCESS);
+                    let mut args = [
+                        &mut da as *mut u64 as *mut c_void,
+                        &mut db as *mut u64 as *mut c_void,
+                        &mut dc as *mut u64 as *mut c_void,
+                        &n as *const u32 as *mut c_void,
+                    ];
+                    assert_eq!(
+                        cuLaunchKernel(
+                            f,
+                            n.div_ceil(128),
+                            1,
+                            1,
+                            128,
+                            1,
+                            1,
+                            0,
+                            null_mut(),
+                            args.as_mut_ptr(),
+                            null_mut()
+                        ),
+                        CUDA_SUCCESS
+                    );
                 }
                 let mut c = vec![0f32; n as usize];
                 assert_eq!(cuMemcpyDtoH_v2(c.as_mut_ptr() as *mut c_void, dc, bytes), CUDA_SUCCESS);
@@ -182,13 +256,25 @@ fn launch_arguments_through_extra() {
         buf[16..24].copy_from_slice(&c.to_le_bytes());
         buf[24..28].copy_from_slice(&4u32.to_le_bytes());
         let mut size = buf.len();
-        let mut extra = [1 as *mut c_void, buf.as_mut_ptr() as *mut c_void, 2 as *mut c_void, &mut size as *mut usize as *mut c_void, null_mut()];
-        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr()), CUDA_SUCCESS);
+        let mut extra = [
+            1 as *mut c_void,
+            buf.as_mut_ptr() as *mut c_void,
+            2 as *mut c_void,
+            &mut size as *mut usize as *mut c_void,
+            null_mut(),
+        ];
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr()),
+            CUDA_SUCCESS
+        );
         let mut out = [0f32; 4];
         cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, c, 16);
         assert_eq!(out, [5.0; 4]);
         // No arguments at all for a kernel that takes four.
-        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, null_mut(), null_mut(), null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, null_mut(), null_mut(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         cuCtxDestroy_v2(ctx);
     }
 }

@@ -27,7 +27,9 @@ pub enum Item<'a> {
     Function(Function<'a>),
     Var(VarDecl<'a>),
     /// `.file`, `.section`, `.pragma` at module level: kept for printing, no semantics yet.
-    Other { span: Span },
+    Other {
+        span: Span,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +89,10 @@ impl VarDecl<'_> {
         self.dims.iter().fold(elem, |acc, d| acc * d.unwrap_or(0))
     }
     pub fn alignment(&self) -> u64 {
-        self.align.map(u64::from).unwrap_or(self.ty.bytes() as u64 * self.vector.unwrap_or(1) as u64).max(1)
+        self.align
+            .map(u64::from)
+            .unwrap_or(self.ty.bytes() as u64 * self.vector.unwrap_or(1) as u64)
+            .max(1)
     }
 }
 
@@ -104,7 +109,9 @@ pub enum Statement<'a> {
     Inst(Instruction<'a>),
     Block(Vec<Statement<'a>>, Span),
     /// A directive inside a body that has no semantics yet (`.loc`, `.pragma`).
-    Other { span: Span },
+    Other {
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -125,7 +132,10 @@ pub struct Instruction<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand<'a> {
     /// A register, variable, label or special register, with an optional `.x`-style component.
-    Sym { name: Name<'a>, component: Option<Name<'a>> },
+    Sym {
+        name: Name<'a>,
+        component: Option<Name<'a>>,
+    },
     Imm(Imm, Span),
     Addr(Address<'a>),
     Vector(Vec<Operand<'a>>, Span),

@@ -21,7 +21,13 @@ pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
     for item in &m.items {
         if let Item::Function(f) = item {
             if let Some(body) = &f.body {
-                let mut c = FnChecker { target: &target, diags: &mut diags, labels: HashMap::new(), f, reported: Default::default() };
+                let mut c = FnChecker {
+                    target: &target,
+                    diags: &mut diags,
+                    labels: HashMap::new(),
+                    f,
+                    reported: Default::default(),
+                };
                 let mut label_dups = vec![];
                 labels(body, &mut c.labels, &mut label_dups);
                 for (n, prev) in label_dups {
@@ -53,10 +59,14 @@ fn decl_span(e: Entry<'_, '_>) -> Span {
 }
 
 fn duplicate(name: &Name<'_>, prev: Entry<'_, '_>) -> Diagnostic {
-    Diagnostic::error(Code::P0202, name.span, format!("`{}` is declared twice in the same scope", name.text))
-        .label("declared again here")
-        .secondary(decl_span(prev), "first declared here")
-        .help("rename one of them, or remove the second declaration")
+    Diagnostic::error(
+        Code::P0202,
+        name.span,
+        format!("`{}` is declared twice in the same scope", name.text),
+    )
+    .label("declared again here")
+    .secondary(decl_span(prev), "first declared here")
+    .help("rename one of them, or remove the second declaration")
 }
 
 fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
@@ -84,7 +94,10 @@ fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
             ModuleDirective::Target { targets, .. } => {
                 for t in targets {
                     let known = parse_sm(t.text).is_some()
-                        || matches!(t.text, "map_f64_to_f32" | "texmode_unified" | "texmode_independent" | "debug");
+                        || matches!(
+                            t.text,
+                            "map_f64_to_f32" | "texmode_unified" | "texmode_independent" | "debug"
+                        );
                     if !known {
                         diags.push(
                             Diagnostic::error(Code::P0302, t.span, format!("`{}` is not a valid target", t.text))
@@ -151,10 +164,18 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             };
             let span = i.operands.last().map_or(i.opcode.span, |o| o.span());
             self.diags.push(
-                Diagnostic::error(Code::P0104, span, format!("`{}` takes {want} operands, found {n}", spec.name))
-                    .label(if n < spec.operands.0 as usize { "missing operands after this" } else { "too many operands" })
-                    .secondary(i.opcode.span, "instruction")
-                    .note(format!("syntax: {}", spec.syntax)),
+                Diagnostic::error(
+                    Code::P0104,
+                    span,
+                    format!("`{}` takes {want} operands, found {n}", spec.name),
+                )
+                .label(if n < spec.operands.0 as usize {
+                    "missing operands after this"
+                } else {
+                    "too many operands"
+                })
+                .secondary(i.opcode.span, "instruction")
+                .note(format!("syntax: {}", spec.syntax)),
             );
             return;
         }
@@ -170,11 +191,20 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     i.opcode.span,
                     format!(
                         "`{}` requires sm_{} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
-                        spec.name, spec.sm, spec.ptx.0, spec.ptx.1, self.target.sm, self.target.version.0, self.target.version.1
+                        spec.name,
+                        spec.sm,
+                        spec.ptx.0,
+                        spec.ptx.1,
+                        self.target.sm,
+                        self.target.version.0,
+                        self.target.version.1
                     ),
                 )
                 .label("not available for this target")
-                .help(format!("raise the module header to `.version {}.{}` and `.target sm_{sm}` or later", v.0, v.1)),
+                .help(format!(
+                    "raise the module header to `.version {}.{}` and `.target sm_{sm}` or later",
+                    v.0, v.1
+                )),
             );
         }
         let expect = operand_types(&d);
@@ -188,17 +218,32 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let d = match e {
             DecodeError::UnknownOpcode => {
                 let s = nearest(i.opcode.text, isa::TABLE.iter().map(|s| s.name));
-                let d = Diagnostic::error(Code::P0101, i.opcode.span, format!("unknown instruction `{}`", i.opcode.text))
-                    .label("not a PTX instruction ptx-jit knows");
+                let d = Diagnostic::error(
+                    Code::P0101,
+                    i.opcode.span,
+                    format!("unknown instruction `{}`", i.opcode.text),
+                )
+                .label("not a PTX instruction ptx-jit knows");
                 match s {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d,
                 }
             }
-            DecodeError::BadModifier { index, text, suggestion } => {
-                let d = Diagnostic::error(Code::P0102, i.mods[index].span, format!("`{text}` is not a valid modifier of `{}`", i.opcode.text))
-                    .label("invalid modifier")
-                    .note(format!("syntax: {}", isa::lookup(i.opcode.text).map_or("", |s| s.syntax)));
+            DecodeError::BadModifier {
+                index,
+                text,
+                suggestion,
+            } => {
+                let d = Diagnostic::error(
+                    Code::P0102,
+                    i.mods[index].span,
+                    format!("`{text}` is not a valid modifier of `{}`", i.opcode.text),
+                )
+                .label("invalid modifier")
+                .note(format!(
+                    "syntax: {}",
+                    isa::lookup(i.opcode.text).map_or("", |s| s.syntax)
+                ));
                 match suggestion {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d,
@@ -215,7 +260,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 Diagnostic::error(
                     Code::P0103,
                     i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
-                    format!("`{}` needs a {} modifier", i.opcode.text, format!("{group:?}").to_lowercase()),
+                    format!(
+                        "`{}` needs a {} modifier",
+                        i.opcode.text,
+                        format!("{group:?}").to_lowercase()
+                    ),
                 )
                 .label("modifier missing here")
                 .help(format!("add one of {}", shown.join(" ")))
@@ -224,7 +273,15 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         self.diags.push(d);
     }
 
-    fn operand(&mut self, i: &Instruction<'a>, d: &Decoded, k: usize, op: &Operand<'a>, want: Option<Type>, scope: &Scope<'m, 'a>) {
+    fn operand(
+        &mut self,
+        i: &Instruction<'a>,
+        d: &Decoded,
+        k: usize,
+        op: &Operand<'a>,
+        want: Option<Type>,
+        scope: &Scope<'m, 'a>,
+    ) {
         let name = d.spec.name;
         match op {
             Operand::Sym { name: n, component } => {
@@ -234,12 +291,31 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 if let Some(takes) = special_register(n.text) {
                     if takes != component.is_some() {
                         self.diags.push(
-                            Diagnostic::error(Code::P0105, n.span, format!("special register `{}` {}", n.text, if takes { "needs a component .x, .y or .z" } else { "takes no component" }))
-                                .label("special register"),
+                            Diagnostic::error(
+                                Code::P0105,
+                                n.span,
+                                format!(
+                                    "special register `{}` {}",
+                                    n.text,
+                                    if takes {
+                                        "needs a component .x, .y or .z"
+                                    } else {
+                                        "takes no component"
+                                    }
+                                ),
+                            )
+                            .label("special register"),
                         );
                     }
                     if k == 0 && !matches!(name, "st") {
-                        self.diags.push(Diagnostic::error(Code::P0105, n.span, format!("special register `{}` is read-only", n.text)).label("cannot be a destination"));
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0105,
+                                n.span,
+                                format!("special register `{}` is read-only", n.text),
+                            )
+                            .label("cannot be a destination"),
+                        );
                     }
                     return;
                 }
@@ -249,30 +325,57 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Some(Entry::Var(v)) if name == "mov" || name == "cvta" || k > 0 => {
                         let _ = v;
                         self.diags.push(
-                            Diagnostic::error(Code::P0105, n.span, format!("`{}` is a variable, not a register", n.text))
-                                .label("variable used as a value")
-                                .help(format!("load it with `ld{}` and a `[{}]` address", v.space.name(), n.text)),
+                            Diagnostic::error(
+                                Code::P0105,
+                                n.span,
+                                format!("`{}` is a variable, not a register", n.text),
+                            )
+                            .label("variable used as a value")
+                            .help(format!(
+                                "load it with `ld{}` and a `[{}]` address",
+                                v.space.name(),
+                                n.text
+                            )),
                         )
                     }
                     Some(_) => self.diags.push(
-                        Diagnostic::error(Code::P0105, n.span, format!("`{}` cannot be used as this operand", n.text)).label("not a register"),
+                        Diagnostic::error(
+                            Code::P0105,
+                            n.span,
+                            format!("`{}` cannot be used as this operand", n.text),
+                        )
+                        .label("not a register"),
                     ),
                     None => self.undefined(n, scope),
                 }
             }
             Operand::Addr(a) => {
                 if !matches!(name, "ld" | "st") || (name == "ld" && k != 1) || (name == "st" && k != 0) {
-                    self.diags.push(Diagnostic::error(Code::P0105, a.span, format!("`{name}` does not take an address operand here")).label("unexpected address"));
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0105,
+                            a.span,
+                            format!("`{name}` does not take an address operand here"),
+                        )
+                        .label("unexpected address"),
+                    );
                     return;
                 }
                 let Some(base) = &a.base else { return };
                 match scope.lookup(base.text) {
                     Some(Entry::Reg { ty, decl, .. }) => {
-                        if !(matches!(ty, Type::B32 | Type::U32 | Type::S32 | Type::B64 | Type::U64 | Type::S64)) {
+                        if !(matches!(
+                            ty,
+                            Type::B32 | Type::U32 | Type::S32 | Type::B64 | Type::U64 | Type::S64
+                        )) {
                             self.diags.push(
-                                Diagnostic::error(Code::P0204, base.span, format!("`{}` is `{}`, which cannot hold an address", base.text, ty.name()))
-                                    .label("address register")
-                                    .secondary(decl.span, "declared here"),
+                                Diagnostic::error(
+                                    Code::P0204,
+                                    base.span,
+                                    format!("`{}` is `{}`, which cannot hold an address", base.text, ty.name()),
+                                )
+                                .label("address register")
+                                .secondary(decl.span, "declared here"),
                             );
                         }
                     }
@@ -281,18 +384,38 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         if let Some(space) = space {
                             if space != v.space {
                                 self.diags.push(
-                                    Diagnostic::error(Code::P0205, base.span, format!("`{}` is in `{}` but is accessed with `{}{}`", base.text, v.space.name(), name, space.name()))
-                                        .label(format!("this is a {} variable", v.space.name()))
-                                        .secondary(v.span, "declared here")
-                                        .help(format!("use `{}{}`", name, v.space.name())),
+                                    Diagnostic::error(
+                                        Code::P0205,
+                                        base.span,
+                                        format!(
+                                            "`{}` is in `{}` but is accessed with `{}{}`",
+                                            base.text,
+                                            v.space.name(),
+                                            name,
+                                            space.name()
+                                        ),
+                                    )
+                                    .label(format!("this is a {} variable", v.space.name()))
+                                    .secondary(v.span, "declared here")
+                                    .help(format!(
+                                        "use `{}{}`",
+                                        name,
+                                        v.space.name()
+                                    )),
                                 );
                             }
                         }
                         if name == "st" && v.space == Space::Const {
-                            self.diags.push(Diagnostic::error(Code::P0205, base.span, "`.const` memory is read-only").label("store to a constant").secondary(v.span, "declared here"));
+                            self.diags.push(
+                                Diagnostic::error(Code::P0205, base.span, "`.const` memory is read-only")
+                                    .label("store to a constant")
+                                    .secondary(v.span, "declared here"),
+                            );
                         }
                     }
-                    Some(Entry::Func(_)) => self.diags.push(Diagnostic::error(Code::P0105, base.span, "a function is not an address").label("function")),
+                    Some(Entry::Func(_)) => self.diags.push(
+                        Diagnostic::error(Code::P0105, base.span, "a function is not an address").label("function"),
+                    ),
                     None => self.undefined(base, scope),
                 }
             }
@@ -309,9 +432,20 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 };
                 if need != v.len() && matches!(name, "ld" | "st") {
                     self.diags.push(
-                        Diagnostic::error(Code::P0105, op.span(), format!("vector operand has {} elements but the instruction moves {need}", v.len()))
-                            .label("vector size mismatch")
-                            .help(if need == 0 { "add `.v2` or `.v4` to the instruction".to_string() } else { format!("give exactly {need} registers") }),
+                        Diagnostic::error(
+                            Code::P0105,
+                            op.span(),
+                            format!(
+                                "vector operand has {} elements but the instruction moves {need}",
+                                v.len()
+                            ),
+                        )
+                        .label("vector size mismatch")
+                        .help(if need == 0 {
+                            "add `.v2` or `.v4` to the instruction".to_string()
+                        } else {
+                            format!("give exactly {need} registers")
+                        }),
                     );
                 }
             }
@@ -319,7 +453,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 if want.is_some_and(|t| t != Type::Pred) {
                     self.diags.push(
                         Diagnostic::error(Code::P0105, *s, "`!` negates predicates only")
-                            .label(format!("`{name}` needs a `{}` value here", want.map_or("", |t| t.name())))
+                            .label(format!(
+                                "`{name}` needs a `{}` value here",
+                                want.map_or("", |t| t.name())
+                            ))
                             .help("use `not` for a bitwise complement"),
                     );
                 }
@@ -341,7 +478,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             }
             Operand::Imm(_, s) => {
                 if k == 0 && !matches!(name, "st" | "bar" | "barrier") {
-                    self.diags.push(Diagnostic::error(Code::P0105, *s, "the destination cannot be an immediate").label("needs a register"));
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, *s, "the destination cannot be an immediate")
+                            .label("needs a register"),
+                    );
                 }
             }
             Operand::Sink(_) => {}
@@ -352,7 +492,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         if opcode == "bra" {
             if !self.labels.contains_key(n.text) {
                 let s = nearest(n.text, self.labels.keys().copied());
-                let d = Diagnostic::error(Code::P0203, n.span, format!("label `{}` is not defined in `{}`", n.text, self.f.name.text)).label("undefined label");
+                let d = Diagnostic::error(
+                    Code::P0203,
+                    n.span,
+                    format!("label `{}` is not defined in `{}`", n.text, self.f.name.text),
+                )
+                .label("undefined label");
                 self.diags.push(match s {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d,
@@ -370,8 +515,21 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let mut d = Diagnostic::error(Code::P0201, n.span, format!("`{}` is not declared", n.text)).label("undefined");
         if let Some((count, decl)) = scope.range_for(n.text) {
             d = d
-                .secondary(decl.span, format!("`{}<{count}>` declares {}0 to {}{}", decl.name.text, decl.name.text, decl.name.text, count.saturating_sub(1)))
-                .help(format!("raise the range to `{}<{}>`", decl.name.text, crate::scope::split_indexed(n.text).map_or(count, |(_, i)| i + 1)));
+                .secondary(
+                    decl.span,
+                    format!(
+                        "`{}<{count}>` declares {}0 to {}{}",
+                        decl.name.text,
+                        decl.name.text,
+                        decl.name.text,
+                        count.saturating_sub(1)
+                    ),
+                )
+                .help(format!(
+                    "raise the range to `{}<{}>`",
+                    decl.name.text,
+                    crate::scope::split_indexed(n.text).map_or(count, |(_, i)| i + 1)
+                ));
         } else {
             let cands = scope.candidates();
             if let Some(s) = nearest(n.text, cands.iter().map(String::as_str)) {
@@ -400,7 +558,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     }
                 }
             }
-            Some(_) => self.diags.push(Diagnostic::error(Code::P0105, n.span, format!("`{}` is not a register", n.text)).label("expected a register")),
+            Some(_) => self.diags.push(
+                Diagnostic::error(Code::P0105, n.span, format!("`{}` is not a register", n.text))
+                    .label("expected a register"),
+            ),
             None => self.undefined(n, scope),
         }
     }
@@ -420,7 +581,7 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         })
     };
     match d.spec.name {
-        "add" | "sub" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" => vec![t, t, t],
+        "add" | "sub" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "copysign" => vec![t, t, t],
         "mul" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t],
         "mad" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t, wide(t)],
         "mul" => vec![t, t, t],

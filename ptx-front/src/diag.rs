@@ -87,7 +87,10 @@ impl Diagnostic {
         }
     }
     pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Self::error(code, span, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Self::error(code, span, message)
+        }
     }
     pub fn label(mut self, l: impl Into<String>) -> Self {
         self.label = Some(l.into());
@@ -120,7 +123,11 @@ impl Diagnostic {
             let (a, b) = ((s.start as usize).min(len), (s.end as usize).min(len));
             (file, a..b.max(a))
         };
-        let primary_color = if self.severity == Severity::Error { Color::Red } else { Color::Yellow };
+        let primary_color = if self.severity == Severity::Error {
+            Color::Red
+        } else {
+            Color::Yellow
+        };
         let mut r = Report::build(kind, clamp(self.span))
             .with_config(Config::default().with_color(color).with_index_type(IndexType::Byte))
             .with_code(self.code.as_str())
@@ -133,7 +140,12 @@ impl Diagnostic {
                 }
             });
         for (i, (s, m)) in self.secondary.iter().enumerate() {
-            r = r.with_label(Label::new(clamp(*s)).with_message(m).with_color(Color::Blue).with_order(i as i32 + 1));
+            r = r.with_label(
+                Label::new(clamp(*s))
+                    .with_message(m)
+                    .with_color(Color::Blue)
+                    .with_order(i as i32 + 1),
+            );
         }
         if let Some(n) = &self.note {
             r = r.with_note(n);
@@ -185,7 +197,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1).min(d[i * w + j - 1] + 1).min(d[(i - 1) * w + j - 1] + cost);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 v = v.min(d[(i - 2) * w + j - 2] + 1);
             }

@@ -59,10 +59,12 @@ const FLOAT: &[&str] = &[".f32", ".f64"];
 const BITS: &[&str] = &[".pred", ".b16", ".b32", ".b64"];
 const SHIFT: &[&str] = &[".b16", ".b32", ".b64", ".u16", ".u32", ".u64", ".s16", ".s32", ".s64"];
 const ANY: &[&str] = &[
-    ".pred", ".b8", ".b16", ".b32", ".b64", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32", ".f64",
+    ".pred", ".b8", ".b16", ".b32", ".b64", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32",
+    ".f64",
 ];
 const MEMTY: &[&str] = &[
-    ".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32", ".f64",
+    ".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32",
+    ".f64",
 ];
 const CVTTY: &[&str] = &[
     ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32", ".f64",
@@ -70,17 +72,34 @@ const CVTTY: &[&str] = &[
 const ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp"];
 const CVT_ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"];
 const CMP: &[&str] = &[
-    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu",
-    ".num", ".nan",
+    ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ", ".neu", ".ltu", ".leu", ".gtu",
+    ".geu", ".num", ".nan",
 ];
-const SPACES: &[&str] = &[".global", ".shared", ".shared::cta", ".local", ".const", ".param", ".param::entry", ".param::func"];
+const SPACES: &[&str] = &[
+    ".global",
+    ".shared",
+    ".shared::cta",
+    ".local",
+    ".const",
+    ".param",
+    ".param::entry",
+    ".param::func",
+];
 
 macro_rules! g {
     ($k:ident, $v:expr) => {
-        Group { kind: G::$k, values: $v, required: false }
+        Group {
+            kind: G::$k,
+            values: $v,
+            required: false,
+        }
     };
     ($k:ident, $v:expr, required) => {
-        Group { kind: G::$k, values: $v, required: true }
+        Group {
+            kind: G::$k,
+            values: $v,
+            required: true,
+        }
     };
 }
 
@@ -101,6 +120,8 @@ pub static TABLE: &[OpSpec] = &[
         [g!(Type, ARITH, required), g!(Mode, &[".lo", ".hi", ".wide"]), g!(Round, ROUND), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])]),
     op!("fma", "9.7.3.6", "Fused multiply-add with a single rounding.", "fma.rnd{.ftz}{.sat}.type d, a, b, c;", (4, 4), ptx (1, 4), sm 20, types 1,
         [g!(Type, FLOAT, required), g!(Round, ROUND, required), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])]),
+    op!("copysign", "9.7.3.2", "Copy the sign bit of a into b.", "copysign.type d, a, b;", (3, 3), ptx (2, 0), sm 20, types 1,
+        [g!(Type, FLOAT, required)]),
     op!("div", "9.7.1.8", "Divide one value by another.", "div{.approx,.full,.rnd}{.ftz}.type d, a, b;", (3, 3), ptx (1, 0), sm 10, types 1,
         [g!(Type, ARITH, required), g!(Round, ROUND), g!(Approx, &[".approx", ".full"]), g!(Ftz, &[".ftz"])]),
     op!("rem", "9.7.1.9", "Remainder of integer division.", "rem.type d, a, b;", (3, 3), ptx (1, 0), sm 10, types 1,
@@ -173,7 +194,10 @@ impl Decoded {
     }
     /// Types in the order written: for `cvt.f32.s32` that is destination, source.
     pub fn types(&self) -> impl Iterator<Item = Type> + '_ {
-        self.mods.iter().filter(|(k, _)| *k == G::Type || *k == G::Size).filter_map(|&(_, v)| Type::from_dot(v))
+        self.mods
+            .iter()
+            .filter(|(k, _)| *k == G::Type || *k == G::Size)
+            .filter_map(|&(_, v)| Type::from_dot(v))
     }
     pub fn ty(&self) -> Option<Type> {
         self.types().next()
@@ -184,9 +208,19 @@ impl Decoded {
 pub enum DecodeError<'m> {
     UnknownOpcode,
     /// The modifier at this index is not valid here; `suggestion` is the nearest valid one.
-    BadModifier { index: usize, text: &'m str, suggestion: Option<&'static str> },
-    Repeated { index: usize, text: &'m str },
-    Missing { group: G, values: &'static [&'static str] },
+    BadModifier {
+        index: usize,
+        text: &'m str,
+        suggestion: Option<&'static str>,
+    },
+    Repeated {
+        index: usize,
+        text: &'m str,
+    },
+    Missing {
+        group: G,
+        values: &'static [&'static str],
+    },
 }
 
 pub fn decode<'m>(opcode: &str, mods: &[&'m str]) -> Result<Decoded, DecodeError<'m>> {
@@ -194,7 +228,10 @@ pub fn decode<'m>(opcode: &str, mods: &[&'m str]) -> Result<Decoded, DecodeError
     let mut out = Vec::with_capacity(mods.len());
     let mut types = 0u8;
     for (index, &m) in mods.iter().enumerate() {
-        let found = spec.groups.iter().find_map(|g| g.values.iter().find(|&&v| v == m).map(|&v| (g.kind, v)));
+        let found = spec
+            .groups
+            .iter()
+            .find_map(|g| g.values.iter().find(|&&v| v == m).map(|&v| (g.kind, v)));
         match found {
             Some((G::Type, v)) => {
                 types += 1;
@@ -211,7 +248,11 @@ pub fn decode<'m>(opcode: &str, mods: &[&'m str]) -> Result<Decoded, DecodeError
             }
             None => {
                 let all = spec.groups.iter().flat_map(|g| g.values.iter().copied());
-                return Err(DecodeError::BadModifier { index, text: m, suggestion: crate::diag::nearest(m, all) });
+                return Err(DecodeError::BadModifier {
+                    index,
+                    text: m,
+                    suggestion: crate::diag::nearest(m, all),
+                });
             }
         }
     }
@@ -219,7 +260,10 @@ pub fn decode<'m>(opcode: &str, mods: &[&'m str]) -> Result<Decoded, DecodeError
         let n = out.iter().filter(|(k, _)| *k == g.kind).count();
         let want = if g.kind == G::Type { spec.types as usize } else { 1 };
         if n < want {
-            return Err(DecodeError::Missing { group: g.kind, values: g.values });
+            return Err(DecodeError::Missing {
+                group: g.kind,
+                values: g.values,
+            });
         }
     }
     Ok(Decoded { spec, mods: out })
@@ -271,10 +315,20 @@ mod tests {
     fn decode_errors() {
         assert_eq!(
             decode("add", &[".u23"]).unwrap_err(),
-            DecodeError::BadModifier { index: 0, text: ".u23", suggestion: Some(".u32") }
+            DecodeError::BadModifier {
+                index: 0,
+                text: ".u23",
+                suggestion: Some(".u32")
+            }
         );
-        assert!(matches!(decode("add", &[]), Err(DecodeError::Missing { group: G::Type, .. })));
-        assert!(matches!(decode("add", &[".s32", ".s32"]), Err(DecodeError::Repeated { index: 1, .. })));
+        assert!(matches!(
+            decode("add", &[]),
+            Err(DecodeError::Missing { group: G::Type, .. })
+        ));
+        assert!(matches!(
+            decode("add", &[".s32", ".s32"]),
+            Err(DecodeError::Repeated { index: 1, .. })
+        ));
         assert_eq!(decode("frobnicate", &[]).unwrap_err(), DecodeError::UnknownOpcode);
     }
 

@@ -23,7 +23,10 @@ pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
             diags.extend(check::check(&m));
             m
         }
-        None => ast::Module { directives: vec![], items: vec![] },
+        None => ast::Module {
+            directives: vec![],
+            items: vec![],
+        },
     };
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     (m, diags)

@@ -19,7 +19,13 @@ fn sp(s: SimpleSpan) -> Span {
 /// so checks can still run on what parsed.
 pub fn parse(src: &str) -> (Module<'_>, Vec<Diagnostic>) {
     let (m, d) = parse_module(src);
-    (m.unwrap_or(Module { directives: vec![], items: vec![] }), d)
+    (
+        m.unwrap_or(Module {
+            directives: vec![],
+            items: vec![],
+        }),
+        d,
+    )
 }
 
 /// Like `parse`, but `None` when nothing could be recovered (so checks do not pile up on an empty module).
@@ -103,8 +109,18 @@ pub fn parse_int(s: &str) -> Option<u64> {
 fn is_var_space(d: &str) -> bool {
     matches!(
         d,
-        ".reg" | ".sreg" | ".const" | ".global" | ".local" | ".param" | ".shared" | ".tex" | ".shared::cta"
-            | ".shared::cluster" | ".param::entry" | ".param::func"
+        ".reg"
+            | ".sreg"
+            | ".const"
+            | ".global"
+            | ".local"
+            | ".param"
+            | ".shared"
+            | ".tex"
+            | ".shared::cta"
+            | ".shared::cluster"
+            | ".param::entry"
+            | ".param::func"
     )
 }
 
@@ -127,7 +143,10 @@ fn build_decl<'t, 'a>(
     span: Span,
 ) -> Result<VarDecl<'a>, Rich<'t, Tok<'a>, SimpleSpan>> {
     let space_v = Space::from_dot(space.text).ok_or_else(|| {
-        Rich::custom(space.span.range().into(), format!("`{}` is not a state space", space.text))
+        Rich::custom(
+            space.span.range().into(),
+            format!("`{}` is not a state space", space.text),
+        )
     })?;
     let (mut ty, mut vector, mut align) = (None, None, None);
     for w in words {
@@ -158,8 +177,24 @@ fn build_decl<'t, 'a>(
             }
         }
     }
-    let ty = ty.ok_or_else(|| Rich::custom(name.span.range().into(), format!("`{}` is declared without a type", name.text)))?;
-    Ok(VarDecl { linkage, space: space_v, align, vector, ty, name, range, dims, init, span })
+    let ty = ty.ok_or_else(|| {
+        Rich::custom(
+            name.span.range().into(),
+            format!("`{}` is declared without a type", name.text),
+        )
+    })?;
+    Ok(VarDecl {
+        linkage,
+        space: space_v,
+        align,
+        vector,
+        ty,
+        name,
+        range,
+        dims,
+        init,
+        span,
+    })
 }
 
 fn module_parser<'t, 'a: 't, I>() -> impl Parser<'t, I, Module<'a>, Err<'t, 'a>>
@@ -170,25 +205,36 @@ where
     let dot_any = select! { Tok::Dot(s) = e => Name { text: s, span: sp(e.span()) } };
     let dot = |d: &'static str| just(Tok::Dot(d));
     let uint = select! { Tok::Int(s) => s }
-        .try_map(|s, span| parse_int(s).ok_or_else(|| Rich::custom(span, format!("integer `{s}` does not fit in 64 bits"))))
+        .try_map(|s, span| {
+            parse_int(s).ok_or_else(|| Rich::custom(span, format!("integer `{s}` does not fit in 64 bits")))
+        })
         .labelled("integer");
-    let uint32 = uint.try_map(|v, span| u32::try_from(v).map_err(|_| Rich::custom(span, "value does not fit in 32 bits")));
+    let uint32 =
+        uint.try_map(|v, span| u32::try_from(v).map_err(|_| Rich::custom(span, "value does not fit in 32 bits")));
 
     let imm = {
         let int = select! { Tok::Int(s) => s }.try_map(|s, span| {
-            parse_int(s).map(|v| Imm::Int(v as i64)).ok_or_else(|| Rich::custom(span, format!("integer `{s}` does not fit in 64 bits")))
+            parse_int(s)
+                .map(|v| Imm::Int(v as i64))
+                .ok_or_else(|| Rich::custom(span, format!("integer `{s}` does not fit in 64 bits")))
         });
         let f32h = select! { Tok::HexF32(s) => Imm::F32(u32::from_str_radix(&s[2..], 16).unwrap_or(0)) };
         let f64h = select! { Tok::HexF64(s) => Imm::F64(u64::from_str_radix(&s[2..], 16).unwrap_or(0)) };
-        let fdec = select! { Tok::Float(s) => s }
-            .try_map(|s, span| s.parse::<f64>().map(|f| Imm::F64(f.to_bits())).map_err(|_| Rich::custom(span, "bad float literal")));
+        let fdec = select! { Tok::Float(s) => s }.try_map(|s, span| {
+            s.parse::<f64>()
+                .map(|f| Imm::F64(f.to_bits()))
+                .map_err(|_| Rich::custom(span, "bad float literal"))
+        });
         let pos = choice((int, f32h, f64h, fdec));
-        just(Tok::Minus).or_not().then(pos).map(|(neg, v)| match (neg.is_some(), v) {
-            (false, v) => v,
-            (true, Imm::Int(i)) => Imm::Int(i.wrapping_neg()),
-            (true, Imm::F32(b)) => Imm::F32(b ^ 0x8000_0000),
-            (true, Imm::F64(b)) => Imm::F64(b ^ (1 << 63)),
-        })
+        just(Tok::Minus)
+            .or_not()
+            .then(pos)
+            .map(|(neg, v)| match (neg.is_some(), v) {
+                (false, v) => v,
+                (true, Imm::Int(i)) => Imm::Int(i.wrapping_neg()),
+                (true, Imm::F32(b)) => Imm::F32(b ^ 0x8000_0000),
+                (true, Imm::F64(b)) => Imm::F64(b ^ (1 << 63)),
+            })
     }
     .labelled("immediate")
     .boxed();
@@ -200,11 +246,15 @@ where
             name.map(Expr::Sym),
             expr.clone().delimited_by(just(Tok::LParen), just(Tok::RParen)),
         ));
-        let product = atom.clone().foldl_with(just(Tok::Star).ignore_then(atom).repeated(), |a, b, e| {
-            Expr::Mul(Box::new(a), Box::new(b), sp(e.span()))
-        });
+        let product = atom
+            .clone()
+            .foldl_with(just(Tok::Star).ignore_then(atom).repeated(), |a, b, e| {
+                Expr::Mul(Box::new(a), Box::new(b), sp(e.span()))
+            });
         product.clone().foldl_with(
-            choice((just(Tok::Plus).to(true), just(Tok::Minus).to(false))).then(product).repeated(),
+            choice((just(Tok::Plus).to(true), just(Tok::Minus).to(false)))
+                .then(product)
+                .repeated(),
             |a, (add, b), e| {
                 if add {
                     Expr::Add(Box::new(a), Box::new(b), sp(e.span()))
@@ -237,19 +287,37 @@ where
         dot(".attribute")
             .ignore_then(dot_any.delimited_by(just(Tok::LParen), just(Tok::RParen)))
             .to(DeclWord::Attribute),
-        dot_any.filter(|n: &Name| !is_var_space(n.text) || n.text == ".global" || n.text == ".shared" || n.text == ".const" || n.text == ".local").map(DeclWord::Dot),
+        dot_any
+            .filter(|n: &Name| {
+                !is_var_space(n.text)
+                    || n.text == ".global"
+                    || n.text == ".shared"
+                    || n.text == ".const"
+                    || n.text == ".local"
+            })
+            .map(DeclWord::Dot),
     ));
     // One declaration line may name several variables: `.reg .b32 a, b<4>, c[2];`.
     let declarator = name
         .then(uint32.delimited_by(just(Tok::Lt), just(Tok::Gt)).or_not())
-        .then(uint.or_not().delimited_by(just(Tok::LBracket), just(Tok::RBracket)).repeated().collect::<Vec<_>>())
+        .then(
+            uint.or_not()
+                .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
+                .repeated()
+                .collect::<Vec<_>>(),
+        )
         .then(just(Tok::Eq).ignore_then(init).or_not())
         .map_with(|(((nm, range), dims), init), e| (nm, range, dims, init, sp(e.span())));
     let var_decls = linkage
         .or_not()
         .then(space)
         .then(decl_word.repeated().collect::<Vec<_>>())
-        .then(declarator.separated_by(just(Tok::Comma)).at_least(1).collect::<Vec<_>>())
+        .then(
+            declarator
+                .separated_by(just(Tok::Comma))
+                .at_least(1)
+                .collect::<Vec<_>>(),
+        )
         .try_map(|(((lk, sp_), words), decls), span: SimpleSpan| {
             let n = decls.len();
             decls
@@ -274,7 +342,11 @@ where
     // Operands.
     let operand = recursive(|operand| {
         let sym = name
-            .then(dot_any.filter(|n: &Name| matches!(n.text, ".x" | ".y" | ".z" | ".w" | ".r" | ".g" | ".b" | ".a")).or_not())
+            .then(
+                dot_any
+                    .filter(|n: &Name| matches!(n.text, ".x" | ".y" | ".z" | ".w" | ".r" | ".g" | ".b" | ".a"))
+                    .or_not(),
+            )
             .map(|(name, component)| {
                 if name.text == "_" {
                     Operand::Sink(name.span)
@@ -283,7 +355,16 @@ where
                 }
             });
         let offset = choice((
-            just(Tok::Plus).ignore_then(just(Tok::Minus).or_not()).then(uint).map(|(neg, v)| if neg.is_some() { (v as i64).wrapping_neg() } else { v as i64 }),
+            just(Tok::Plus)
+                .ignore_then(just(Tok::Minus).or_not())
+                .then(uint)
+                .map(|(neg, v)| {
+                    if neg.is_some() {
+                        (v as i64).wrapping_neg()
+                    } else {
+                        v as i64
+                    }
+                }),
             just(Tok::Minus).ignore_then(uint).map(|v| (v as i64).wrapping_neg()),
         ));
         let address = choice((
@@ -291,7 +372,13 @@ where
             uint.map(|v| (None, v as i64)),
         ))
         .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
-        .map_with(|(base, offset), e| Operand::Addr(Address { base, offset, span: sp(e.span()) }))
+        .map_with(|(base, offset), e| {
+            Operand::Addr(Address {
+                base,
+                offset,
+                span: sp(e.span()),
+            })
+        })
         .labelled("address");
         let vector = operand
             .clone()
@@ -312,8 +399,12 @@ where
             address,
             vector,
             list,
-            just(Tok::Bang).ignore_then(sym.clone()).map_with(|o, e| Operand::Not(Box::new(o), sp(e.span()))),
-            just(Tok::Minus).ignore_then(sym).map_with(|o, e| Operand::Neg(Box::new(o), sp(e.span()))),
+            just(Tok::Bang)
+                .ignore_then(sym.clone())
+                .map_with(|o, e| Operand::Not(Box::new(o), sp(e.span()))),
+            just(Tok::Minus)
+                .ignore_then(sym)
+                .map_with(|o, e| Operand::Neg(Box::new(o), sp(e.span()))),
         ));
         atom.clone()
             .then(just(Tok::Pipe).ignore_then(atom).or_not())
@@ -328,28 +419,47 @@ where
     let guard = just(Tok::At)
         .ignore_then(just(Tok::Bang).or_not())
         .then(name)
-        .map(|(neg, pred)| Guard { negated: neg.is_some(), pred });
+        .map(|(neg, pred)| Guard {
+            negated: neg.is_some(),
+            pred,
+        });
     let instruction = guard
         .or_not()
         .then(name.labelled("opcode"))
         .then(dot_any.repeated().collect::<Vec<_>>())
         .then(operand.separated_by(just(Tok::Comma)).collect::<Vec<_>>())
         .then_ignore(just(Tok::Semi))
-        .map_with(|(((guard, opcode), mods), operands), e| Instruction { guard, opcode, mods, operands, span: sp(e.span()) })
+        .map_with(|(((guard, opcode), mods), operands), e| Instruction {
+            guard,
+            opcode,
+            mods,
+            operands,
+            span: sp(e.span()),
+        })
         .labelled("instruction")
         .boxed();
 
     // Debug and pragma directives. `.file` and `.loc` end at the line break, so their arity is spelled out.
     let loc = dot(".loc")
         .ignore_then(uint.repeated().at_least(2).at_most(3))
-        .then(just(Tok::Comma).then(name).then(name.then(just(Tok::Plus).then(uint).or_not())).then(just(Tok::Comma)).then(name).then(uint.repeated().at_least(2).at_most(3)).or_not())
+        .then(
+            just(Tok::Comma)
+                .then(name)
+                .then(name.then(just(Tok::Plus).then(uint).or_not()))
+                .then(just(Tok::Comma))
+                .then(name)
+                .then(uint.repeated().at_least(2).at_most(3))
+                .or_not(),
+        )
         .ignored();
     let file = dot(".file")
         .ignore_then(uint)
         .then(select! { Tok::Str(_) => () })
         .then(just(Tok::Comma).ignore_then(uint).repeated().at_most(2))
         .ignored();
-    let pragma = dot(".pragma").ignore_then(select! { Tok::Str(_) => () }.separated_by(just(Tok::Comma))).then_ignore(just(Tok::Semi));
+    let pragma = dot(".pragma")
+        .ignore_then(select! { Tok::Str(_) => () }.separated_by(just(Tok::Comma)))
+        .then_ignore(just(Tok::Semi));
     let section = dot(".section")
         .ignore_then(dot_any)
         .then(
@@ -363,16 +473,27 @@ where
 
     // `{ … }` with nesting, as one unit: recovery must never split a block.
     let balanced = recursive(|b| {
-        choice((b, any().and_is(choice((just(Tok::LBrace), just(Tok::RBrace))).not()).ignored()))
-            .repeated()
-            .delimited_by(just(Tok::LBrace), just(Tok::RBrace))
-            .ignored()
+        choice((
+            b,
+            any()
+                .and_is(choice((just(Tok::LBrace), just(Tok::RBrace))).not())
+                .ignored(),
+        ))
+        .repeated()
+        .delimited_by(just(Tok::LBrace), just(Tok::RBrace))
+        .ignored()
     });
     let statement_end = choice((just(Tok::Semi), just(Tok::RBrace)));
-    let skip_statement = choice((balanced.clone(), any().and_is(statement_end.clone().not()).and_is(just(Tok::LBrace).not()).ignored()))
-        .repeated()
-        .then(just(Tok::Semi).ignored().or(balanced.clone()))
-        .map_with(|_, e| Statement::Other { span: sp(e.span()) });
+    let skip_statement = choice((
+        balanced.clone(),
+        any()
+            .and_is(statement_end.clone().not())
+            .and_is(just(Tok::LBrace).not())
+            .ignored(),
+    ))
+    .repeated()
+    .then(just(Tok::Semi).ignored().or(balanced.clone()))
+    .map_with(|_, e| Statement::Other { span: sp(e.span()) });
 
     let statements = recursive(|statements| {
         let block = statements
@@ -380,30 +501,52 @@ where
             .map_with(|b, e| Statement::Block(b, sp(e.span())));
         let label = name.then_ignore(just(Tok::Colon)).map(Statement::Label);
         // `proto: .callprototype (…) _ (…);` declares a call signature for indirect calls.
-        let prototype = dot(".callprototype").then(any().and_is(just(Tok::Semi).not()).repeated()).then(just(Tok::Semi)).ignored();
+        let prototype = dot(".callprototype")
+            .then(any().and_is(just(Tok::Semi).not()).repeated())
+            .then(just(Tok::Semi))
+            .ignored();
         let other_stmt = choice((other.clone(), prototype)).map_with(|_, e| Statement::Other { span: sp(e.span()) });
         let stmt = choice((
             block.map(|b| vec![b]),
             other_stmt.map(|s| vec![s]),
-            var_decls.clone().then_ignore(just(Tok::Semi)).map(|v| v.into_iter().map(Statement::Var).collect()),
+            var_decls
+                .clone()
+                .then_ignore(just(Tok::Semi))
+                .map(|v| v.into_iter().map(Statement::Var).collect()),
             label.map(|l| vec![l]),
             instruction.map(|i| vec![Statement::Inst(i)]),
         ))
         .recover_with(via_parser(skip_statement.map(|s| vec![s])));
-        stmt.repeated().collect::<Vec<Vec<Statement>>>().map(|v| v.into_iter().flatten().collect::<Vec<_>>())
+        stmt.repeated()
+            .collect::<Vec<Vec<Statement>>>()
+            .map(|v| v.into_iter().flatten().collect::<Vec<_>>())
     });
 
     let perf = dot_any
         .filter(|n: &Name| {
             matches!(
                 n.text,
-                ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnctapersm" | ".maxnreg" | ".noreturn" | ".reqnctapercluster"
-                    | ".explicitcluster" | ".maxclusterrank" | ".blocksareclusters"
+                ".maxntid"
+                    | ".reqntid"
+                    | ".minnctapersm"
+                    | ".maxnctapersm"
+                    | ".maxnreg"
+                    | ".noreturn"
+                    | ".reqnctapercluster"
+                    | ".explicitcluster"
+                    | ".maxclusterrank"
+                    | ".blocksareclusters"
             )
         })
         .then(uint.separated_by(just(Tok::Comma)).collect::<Vec<_>>())
         .map(|(name, values)| PerfDirective { name, values })
-        .or(pragma.clone().map_with(|_, e| PerfDirective { name: Name { text: ".pragma", span: sp(e.span()) }, values: vec![] }));
+        .or(pragma.clone().map_with(|_, e| PerfDirective {
+            name: Name {
+                text: ".pragma",
+                span: sp(e.span()),
+            },
+            values: vec![],
+        }));
     let param_list = var_decl
         .clone()
         .separated_by(just(Tok::Comma))
@@ -425,12 +568,30 @@ where
         .then(param_list.or_not())
         .then(perf.repeated().collect::<Vec<_>>())
         .then(body)
-        .map(|((((rets, name), params), perf), body)| (FnKind::Func, rets.unwrap_or_default(), name, params.unwrap_or_default(), perf, body));
+        .map(|((((rets, name), params), perf), body)| {
+            (
+                FnKind::Func,
+                rets.unwrap_or_default(),
+                name,
+                params.unwrap_or_default(),
+                perf,
+                body,
+            )
+        });
     let function = linkage
         .or_not()
         .then(choice((entry, func)))
         .map_with(|(linkage, (kind, returns, name, params, perf, body)), e| {
-            Item::Function(Function { kind, linkage, name, returns, params, perf, body, span: sp(e.span()) })
+            Item::Function(Function {
+                kind,
+                linkage,
+                name,
+                returns,
+                params,
+                perf,
+                body,
+                span: sp(e.span()),
+            })
         })
         .labelled("function")
         .boxed();
@@ -438,17 +599,24 @@ where
     let item_other = other.map_with(|_, e| Item::Other { span: sp(e.span()) });
     let item = choice((
         function.map(|f| vec![f]),
-        var_decls.then_ignore(just(Tok::Semi)).map(|v| v.into_iter().map(Item::Var).collect()),
+        var_decls
+            .then_ignore(just(Tok::Semi))
+            .map(|v| v.into_iter().map(Item::Var).collect()),
         item_other.map(|i| vec![i]),
     ))
     .recover_with(via_parser(
         // Skip to the next `;` at this level, or past the next balanced `{ … }` (a function body).
-        choice((balanced.clone().map(|_| true), any().and_is(choice((just(Tok::Semi), just(Tok::LBrace))).not()).to(false)))
-            .repeated()
-            .at_least(1)
-            .collect::<Vec<bool>>()
-            .then(just(Tok::Semi).or_not())
-            .map_with(|_, e| vec![Item::Other { span: sp(e.span()) }]),
+        choice((
+            balanced.clone().map(|_| true),
+            any()
+                .and_is(choice((just(Tok::Semi), just(Tok::LBrace))).not())
+                .to(false),
+        ))
+        .repeated()
+        .at_least(1)
+        .collect::<Vec<bool>>()
+        .then(just(Tok::Semi).or_not())
+        .map_with(|_, e| vec![Item::Other { span: sp(e.span()) }]),
     ));
 
     let version = dot(".version")
@@ -457,14 +625,29 @@ where
             let (a, b) = s.split_once('.').unwrap_or((s, "0"));
             match (a.parse(), b.parse()) {
                 (Ok(major), Ok(minor)) => Ok((major, minor)),
-                _ => Err(Rich::custom(span, format!("`{s}` is not a PTX version (expected e.g. 8.5)"))),
+                _ => Err(Rich::custom(
+                    span,
+                    format!("`{s}` is not a PTX version (expected e.g. 8.5)"),
+                )),
             }
         })
-        .map_with(|(major, minor), e| ModuleDirective::Version { major, minor, span: sp(e.span()) });
+        .map_with(|(major, minor), e| ModuleDirective::Version {
+            major,
+            minor,
+            span: sp(e.span()),
+        });
     let target = dot(".target")
         .ignore_then(name.separated_by(just(Tok::Comma)).at_least(1).collect::<Vec<_>>())
-        .map_with(|targets, e| ModuleDirective::Target { targets, span: sp(e.span()) });
-    let address_size = dot(".address_size").ignore_then(uint32).map_with(|bits, e| ModuleDirective::AddressSize { bits, span: sp(e.span()) });
+        .map_with(|targets, e| ModuleDirective::Target {
+            targets,
+            span: sp(e.span()),
+        });
+    let address_size = dot(".address_size")
+        .ignore_then(uint32)
+        .map_with(|bits, e| ModuleDirective::AddressSize {
+            bits,
+            span: sp(e.span()),
+        });
     let directive = choice((version, target, address_size));
 
     enum Top<'a> {
@@ -476,7 +659,10 @@ where
         .collect::<Vec<_>>()
         .then_ignore(end())
         .map(|tops| {
-            let mut m = Module { directives: vec![], items: vec![] };
+            let mut m = Module {
+                directives: vec![],
+                items: vec![],
+            };
             for t in tops {
                 match t {
                     Top::D(d) => m.directives.push(d),

@@ -8,7 +8,12 @@ use std::collections::HashMap;
 #[derive(Clone, Copy, Debug)]
 pub enum Entry<'m, 'a> {
     /// A register; `id` is unique within the function, so shadowing blocks get their own storage.
-    Reg { ty: Type, vector: Option<u32>, id: u32, decl: &'m VarDecl<'a> },
+    Reg {
+        ty: Type,
+        vector: Option<u32>,
+        id: u32,
+        decl: &'m VarDecl<'a>,
+    },
     Var(&'m VarDecl<'a>),
     Func(&'m Function<'a>),
 }
@@ -42,9 +47,9 @@ pub fn split_indexed(name: &str) -> Option<(&str, u32)> {
 pub fn special_register(name: &str) -> Option<bool> {
     match name {
         "%tid" | "%ntid" | "%ctaid" | "%nctaid" => Some(true),
-        "%laneid" | "%warpid" | "%nwarpid" | "%smid" | "%nsmid" | "%gridid" | "%clock" | "%clock64" | "%lanemask_eq"
-        | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%globaltimer" | "%dynamic_smem_size"
-        | "WARP_SZ" => Some(false),
+        "%laneid" | "%warpid" | "%nwarpid" | "%smid" | "%nsmid" | "%gridid" | "%clock" | "%clock64"
+        | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%globaltimer"
+        | "%dynamic_smem_size" | "WARP_SZ" => Some(false),
         _ => None,
     }
 }
@@ -52,7 +57,10 @@ pub fn special_register(name: &str) -> Option<bool> {
 impl<'m, 'a> Scope<'m, 'a> {
     /// The module level: variables and functions, declared in any order.
     pub fn module(m: &'m Module<'a>) -> (Self, Vec<(&'m Name<'a>, Entry<'m, 'a>)>) {
-        let mut s = Scope { levels: vec![Level::default()], next_id: 0 };
+        let mut s = Scope {
+            levels: vec![Level::default()],
+            next_id: 0,
+        };
         let mut dups = vec![];
         for item in &m.items {
             let (name, e) = match item {
@@ -80,7 +88,13 @@ impl<'m, 'a> Scope<'m, 'a> {
     /// A scope for one function body whose outer level is a copy of the module level.
     pub fn module_child(m: &Scope<'m, 'a>) -> Self {
         let l = &m.levels[0];
-        Scope { levels: vec![Level { names: l.names.clone(), ranges: l.ranges.clone() }], next_id: 0 }
+        Scope {
+            levels: vec![Level {
+                names: l.names.clone(),
+                ranges: l.ranges.clone(),
+            }],
+            next_id: 0,
+        }
     }
 
     pub fn push(&mut self) {
@@ -95,7 +109,12 @@ impl<'m, 'a> Scope<'m, 'a> {
         let e = if d.space == crate::types::Space::Reg {
             let id = self.next_id;
             self.next_id += d.range.unwrap_or(1);
-            Entry::Reg { ty: d.ty, vector: d.vector, id, decl: d }
+            Entry::Reg {
+                ty: d.ty,
+                vector: d.vector,
+                id,
+                decl: d,
+            }
         } else {
             Entry::Var(d)
         };
@@ -123,7 +142,12 @@ impl<'m, 'a> Scope<'m, 'a> {
                 if let Some(&(n, e)) = lvl.ranges.get(prefix) {
                     if i < n {
                         return Some(match e {
-                            Entry::Reg { ty, vector, id, decl } => Entry::Reg { ty, vector, id: id + i, decl },
+                            Entry::Reg { ty, vector, id, decl } => Entry::Reg {
+                                ty,
+                                vector,
+                                id: id + i,
+                                decl,
+                            },
                             other => other,
                         });
                     }
@@ -161,7 +185,11 @@ impl<'m, 'a> Scope<'m, 'a> {
 }
 
 /// Collects the labels of a function body (labels are function-scoped, whatever block they are in).
-pub fn labels<'m, 'a>(body: &'m [Statement<'a>], out: &mut HashMap<&'a str, &'m Name<'a>>, dups: &mut Vec<(&'m Name<'a>, &'m Name<'a>)>) {
+pub fn labels<'m, 'a>(
+    body: &'m [Statement<'a>],
+    out: &mut HashMap<&'a str, &'m Name<'a>>,
+    dups: &mut Vec<(&'m Name<'a>, &'m Name<'a>)>,
+) {
     for s in body {
         match s {
             Statement::Label(n) => {

@@ -28,7 +28,13 @@ pub fn parse_sm(s: &str) -> Option<(u32, Option<char>)> {
 
 impl Target {
     pub fn of(m: &Module<'_>) -> Target {
-        let mut t = Target { version: (0, 0), sm: 0, suffix: None, address_bits: 64, map_f64_to_f32: false };
+        let mut t = Target {
+            version: (0, 0),
+            sm: 0,
+            suffix: None,
+            address_bits: 64,
+            map_f64_to_f32: false,
+        };
         for d in &m.directives {
             match d {
                 ModuleDirective::Version { major, minor, .. } => t.version = (*major, *minor),
@@ -46,7 +52,12 @@ impl Target {
             }
         }
         // Before PTX 2.3 there was no .address_size and addresses were 32-bit.
-        if !m.directives.iter().any(|d| matches!(d, ModuleDirective::AddressSize { .. })) && t.version < (2, 3) {
+        if !m
+            .directives
+            .iter()
+            .any(|d| matches!(d, ModuleDirective::AddressSize { .. }))
+            && t.version < (2, 3)
+        {
             t.address_bits = 32;
         }
         t

@@ -64,7 +64,11 @@ impl Type {
     }
 
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, t)| *t == self).map(|&(n, _)| n).unwrap_or("?")
+        Self::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map(|&(n, _)| n)
+            .unwrap_or("?")
     }
 
     /// Size in bits; predicates count as 1.

@@ -5,14 +5,39 @@ use ptx_front::target::parse_sm;
 
 /// (sm, minimum PTX version ×10) for every processor LLVM 22 knows, from the PTX ISA's target table.
 const SM_MIN_PTX: &[(u32, u32)] = &[
-    (20, 32), (21, 32), (30, 32), (32, 40), (35, 32), (37, 41), (50, 40), (52, 41), (53, 42), (60, 50), (61, 50),
-    (62, 50), (70, 60), (72, 61), (75, 63), (80, 70), (86, 71), (87, 74), (88, 90), (89, 78), (90, 78), (100, 86),
-    (101, 86), (103, 88), (110, 90), (120, 87), (121, 88),
+    (20, 32),
+    (21, 32),
+    (30, 32),
+    (32, 40),
+    (35, 32),
+    (37, 41),
+    (50, 40),
+    (52, 41),
+    (53, 42),
+    (60, 50),
+    (61, 50),
+    (62, 50),
+    (70, 60),
+    (72, 61),
+    (75, 63),
+    (80, 70),
+    (86, 71),
+    (87, 74),
+    (88, 90),
+    (89, 78),
+    (90, 78),
+    (100, 86),
+    (101, 86),
+    (103, 88),
+    (110, 90),
+    (120, 87),
+    (121, 88),
 ];
 
 /// PTX versions LLVM 22 can emit, ×10.
 pub const PTX_VERSIONS: &[u32] = &[
-    32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90,
+    32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87,
+    88, 90,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +70,10 @@ pub fn validate(arch: &str, ptx: Option<&str>) -> Result<Arch, String> {
     let (sm, suffix) = parse_sm(arch).ok_or_else(|| format!("`{arch}` is not a target name (expected e.g. sm_90)"))?;
     if !SM_MIN_PTX.iter().any(|(s, _)| *s == sm) {
         let known: Vec<String> = SM_MIN_PTX.iter().map(|(s, _)| format!("sm_{s}")).collect();
-        return Err(format!("LLVM's NVPTX backend does not know `{arch}`; known targets: {}", known.join(", ")));
+        return Err(format!(
+            "LLVM's NVPTX backend does not know `{arch}`; known targets: {}",
+            known.join(", ")
+        ));
     }
     let suffix_ok = match suffix {
         None => true,
@@ -54,18 +82,33 @@ pub fn validate(arch: &str, ptx: Option<&str>) -> Result<Arch, String> {
         _ => false,
     };
     if !suffix_ok {
-        return Err(format!("`{arch}`: the `{}` variant does not exist for sm_{sm}", suffix.unwrap_or(' ')));
+        return Err(format!(
+            "`{arch}`: the `{}` variant does not exist for sm_{sm}",
+            suffix.unwrap_or(' ')
+        ));
     }
     let mut a = Arch { sm, suffix, ptx: None };
     if let Some(v) = ptx {
-        let (maj, min) = v.split_once('.').ok_or_else(|| format!("`{v}` is not a PTX version (expected e.g. 7.8)"))?;
-        let n = maj.parse::<u32>().ok().zip(min.parse::<u32>().ok()).filter(|&(_, m)| m < 10).map(|(a, b)| a * 10 + b);
+        let (maj, min) = v
+            .split_once('.')
+            .ok_or_else(|| format!("`{v}` is not a PTX version (expected e.g. 7.8)"))?;
+        let n = maj
+            .parse::<u32>()
+            .ok()
+            .zip(min.parse::<u32>().ok())
+            .filter(|&(_, m)| m < 10)
+            .map(|(a, b)| a * 10 + b);
         let n = n.ok_or_else(|| format!("`{v}` is not a PTX version (expected e.g. 7.8)"))?;
         if !PTX_VERSIONS.contains(&n) {
             return Err(format!("LLVM 22 cannot emit PTX {v}; it supports 3.2 to 9.0"));
         }
         if n < a.min_ptx() {
-            return Err(format!("{} needs PTX {}.{} or later, but PTX {v} was requested", a.cpu(), a.min_ptx() / 10, a.min_ptx() % 10));
+            return Err(format!(
+                "{} needs PTX {}.{} or later, but PTX {v} was requested",
+                a.cpu(),
+                a.min_ptx() / 10,
+                a.min_ptx() % 10
+            ));
         }
         a.ptx = Some(n);
     }

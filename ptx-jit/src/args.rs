@@ -11,7 +11,8 @@ pub type Elem = Type;
 /// `u8`…`u64`, `s8`…`s64` (or `i8`…`i64`), `f32`, `f64`.
 pub fn parse_elem(s: &str) -> Option<Elem> {
     let s = s.strip_prefix('i').map_or(s.to_string(), |bits| format!("s{bits}"));
-    Type::from_dot(&format!(".{s}")).filter(|t| matches!(t.kind(), Kind::Unsigned | Kind::Signed) || matches!(t, Type::F32 | Type::F64))
+    Type::from_dot(&format!(".{s}"))
+        .filter(|t| matches!(t.kind(), Kind::Unsigned | Kind::Signed) || matches!(t, Type::F32 | Type::F64))
 }
 
 /// Encoding and printing of buffer elements.
@@ -42,7 +43,11 @@ impl ElemExt for Elem {
                 let i = int(v)?;
                 let bits = self.bits();
                 let signed = self.is_signed();
-                let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+                let (lo, hi) = if signed {
+                    (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                };
                 if i < lo || i > hi {
                     return Err(format!("`{v}` does not fit in {self:?}"));
                 }
@@ -110,7 +115,9 @@ impl Arg {
             }
             return Ok(Arg::Buffer(e, bytes));
         }
-        Err(format!("`{s}` is not an argument (expected e.g. `u32:7`, `f32[1,2]` or `f32*1024=1.5`)"))
+        Err(format!(
+            "`{s}` is not an argument (expected e.g. `u32:7`, `f32[1,2]` or `f32*1024=1.5`)"
+        ))
     }
 }
 
@@ -118,7 +125,12 @@ impl Arg {
 /// which must stay alive and unmoved during the launch.
 pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [Vec<u8>]) -> Result<Vec<u8>, String> {
     if args.len() != k.params.len() {
-        return Err(format!("`{}` takes {} arguments, {} given", k.name, k.params.len(), args.len()));
+        return Err(format!(
+            "`{}` takes {} arguments, {} given",
+            k.name,
+            k.params.len(),
+            args.len()
+        ));
     }
     let mut out = vec![0u8; k.param_bytes as usize];
     for (i, (a, p)) in args.iter().zip(&k.params).enumerate() {
@@ -127,7 +139,13 @@ pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [Vec<u8>]) -> Resul
             Arg::Buffer(..) => (bufs[i].as_mut_ptr() as u64).to_le_bytes()[..p.size.min(8) as usize].to_vec(),
         };
         if bytes.len() as u64 != p.size {
-            return Err(format!("argument {} (`{}`) is {} bytes but the parameter takes {}", i + 1, p.name, bytes.len(), p.size));
+            return Err(format!(
+                "argument {} (`{}`) is {} bytes but the parameter takes {}",
+                i + 1,
+                p.name,
+                bytes.len(),
+                p.size
+            ));
         }
         out[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&bytes);
     }
@@ -142,8 +160,14 @@ mod tests {
     fn parses_every_form() {
         assert_eq!(Arg::parse("u32:7").unwrap(), Arg::Scalar(Type::U32, vec![7, 0, 0, 0]));
         assert_eq!(Arg::parse("s8:-1").unwrap(), Arg::Scalar(Type::S8, vec![0xff]));
-        assert_eq!(Arg::parse("f32[1,2]").unwrap(), Arg::Buffer(Type::F32, [1f32.to_le_bytes(), 2f32.to_le_bytes()].concat()));
-        assert_eq!(Arg::parse("u16*3=iota").unwrap(), Arg::Buffer(Type::U16, vec![0, 0, 1, 0, 2, 0]));
+        assert_eq!(
+            Arg::parse("f32[1,2]").unwrap(),
+            Arg::Buffer(Type::F32, [1f32.to_le_bytes(), 2f32.to_le_bytes()].concat())
+        );
+        assert_eq!(
+            Arg::parse("u16*3=iota").unwrap(),
+            Arg::Buffer(Type::U16, vec![0, 0, 1, 0, 2, 0])
+        );
         assert_eq!(Arg::parse("u8*2=9").unwrap(), Arg::Buffer(Type::U8, vec![9, 9]));
         assert!(Arg::parse("u8:256").unwrap_err().contains("does not fit"));
         assert!(Arg::parse("q32:1").is_err());

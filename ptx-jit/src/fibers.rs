@@ -36,7 +36,8 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
             for x in 0..bx {
                 let stack = match STACKS.with(|s| s.borrow_mut().pop()) {
                     Some(s) => s,
-                    None => DefaultStack::new(STACK_BYTES).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?,
+                    None => DefaultStack::new(STACK_BYTES)
+                        .map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?,
                 };
                 fibers.push(Coroutine::with_stack(stack, move |yielder: &Yielder<(), ()>, ()| {
                     // SAFETY: `base` lives until every fiber has finished (run_cta drives them all to completion).
@@ -59,5 +60,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
-    (0..total).into_par_iter().try_for_each_init(|| vec![0u64; words], |shared, cta| run_cta(k, l, cta, shared))
+    (0..total)
+        .into_par_iter()
+        .try_for_each_init(|| vec![0u64; words], |shared, cta| run_cta(k, l, cta, shared))
 }

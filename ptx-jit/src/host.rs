@@ -121,21 +121,31 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit")?;
-    lowered.module.verify().map_err(|e| internal(format!("internal error: invalid LLVM IR: {e}")))?;
+    lowered
+        .module
+        .verify()
+        .map_err(|e| internal(format!("internal error: invalid LLVM IR: {e}")))?;
     if optimise {
         let jit = JIT.as_ref().map_err(|e| internal(e.clone()))?;
-        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }.to_string_lossy().into_owned();
+        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }
+            .to_string_lossy()
+            .into_owned();
         let tm = host_tm(&triple).map_err(internal)?;
         lowered.module.set_triple(&tm.get_triple());
         lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
-        lowered.module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| internal(e.to_string()))?;
+        lowered
+            .module
+            .run_passes("default<O3>", &tm, PassBuilderOptions::create())
+            .map_err(|e| internal(e.to_string()))?;
     }
     Ok(lowered.module.print_to_string().to_string())
 }
 
 /// Lowers, optimises and JIT-compiles a checked module.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
-    let jit = JIT.as_ref().map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
+    let jit = JIT
+        .as_ref()
+        .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
@@ -150,8 +160,12 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
     let prefix = format!("ptxjit.m{id}.");
     let module = lowered.module;
     let prepared = (|| -> Result<(), String> {
-        module.verify().map_err(|e| format!("internal error: invalid LLVM IR: {e}"))?;
-        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }.to_string_lossy().into_owned();
+        module
+            .verify()
+            .map_err(|e| format!("internal error: invalid LLVM IR: {e}"))?;
+        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }
+            .to_string_lossy()
+            .into_owned();
         let tm = host_tm(&triple)?;
         module.set_triple(&tm.get_triple());
         module.set_data_layout(&tm.get_target_data().get_data_layout());
@@ -166,7 +180,9 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
             let n = format!("{prefix}{}", g.get_name().to_string_lossy());
             g.set_name(&n);
         }
-        module.run_passes("default<O3>", &tm, PassBuilderOptions::create()).map_err(|e| e.to_string())
+        module
+            .run_passes("default<O3>", &tm, PassBuilderOptions::create())
+            .map_err(|e| e.to_string())
     })();
     if let Err(e) = prepared {
         drop(module);
@@ -187,12 +203,17 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
         }
         rt
     };
-    let mut hm = HostModule { kernels: vec![], globals: vec![], tracker };
+    let mut hm = HostModule {
+        kernels: vec![],
+        globals: vec![],
+        tracker,
+    };
     let found = (|| -> Result<(), Vec<Diagnostic>> {
         let lookup = |name: &str| -> Result<u64, Vec<Diagnostic>> {
             let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
             let mut addr = 0;
-            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) }).map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
+            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) })
+                .map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
             Ok(addr)
         };
         for info in lowered.kernels {

@@ -2,15 +2,15 @@
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
 pub mod arch;
-mod fibers;
 pub mod args;
+mod fibers;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
 
 pub use host::{HostKernel, HostModule};
-pub use ptx_llvm::KernelInfo;
 pub use ptx_front::{Code, Diagnostic, Severity};
+pub use ptx_llvm::KernelInfo;
 pub use runtime::{launch, Launch, LaunchError};
 
 /// Parses and checks; any error-severity diagnostic fails. Warnings are returned with the module.
@@ -37,5 +37,9 @@ pub fn retarget(src: &str, arch: &arch::Arch, opt: u8, emit: nvptx::Emit) -> Res
 
 /// Renders diagnostics one per line, for logs (the CUDA JIT error log, panics in tests).
 pub fn one_line(diags: &[Diagnostic], file: &str, src: &str) -> String {
-    diags.iter().map(|d| d.one_line(file, src)).collect::<Vec<_>>().join("\n")
+    diags
+        .iter()
+        .map(|d| d.one_line(file, src))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

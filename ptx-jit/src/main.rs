@@ -91,7 +91,10 @@ fn print_diags(diags: &[Diagnostic], file: &str, src: &str) {
 }
 
 fn dims(s: &str) -> Result<[u32; 3], String> {
-    let v: Vec<u32> = s.split(',').map(|x| x.trim().parse::<u32>().map_err(|_| format!("`{s}` is not X[,Y[,Z]]"))).collect::<Result<_, _>>()?;
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().map_err(|_| format!("`{s}` is not X[,Y[,Z]]")))
+        .collect::<Result<_, _>>()?;
     if v.is_empty() || v.len() > 3 {
         return Err(format!("`{s}` is not X[,Y[,Z]]"));
     }
@@ -121,7 +124,14 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
         }
-        Cmd::Compile { file, arch: target, ptx_version, opt, out, emit } => {
+        Cmd::Compile {
+            file,
+            arch: target,
+            ptx_version,
+            opt,
+            out,
+            emit,
+        } => {
             let src = read(&file)?;
             let name = file.display().to_string();
             let result = if target == "host" {
@@ -135,7 +145,11 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     eprintln!("error[P0402]: {e}");
                     ExitCode::from(2)
                 })?;
-                let what = if emit == "llvm" { nvptx::Emit::Llvm } else { nvptx::Emit::Ptx };
+                let what = if emit == "llvm" {
+                    nvptx::Emit::Llvm
+                } else {
+                    nvptx::Emit::Ptx
+                };
                 ptx_jit::retarget(&src, &a, opt, what)
             };
             match result {
@@ -155,14 +169,25 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 }
             }
         }
-        Cmd::Run { file, kernel, grid, block, shared, args: raw } => {
+        Cmd::Run {
+            file,
+            kernel,
+            grid,
+            block,
+            shared,
+            args: raw,
+        } => {
             let src = read(&file)?;
             let usage = |e: String| {
                 eprintln!("error: {e}");
                 ExitCode::from(2)
             };
             let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
-            let parsed: Vec<Arg> = raw.iter().map(|a| Arg::parse(a)).collect::<Result<_, _>>().map_err(usage)?;
+            let parsed: Vec<Arg> = raw
+                .iter()
+                .map(|a| Arg::parse(a))
+                .collect::<Result<_, _>>()
+                .map_err(usage)?;
             let t0 = std::time::Instant::now();
             let module = ptx_jit::load(&src).map_err(|d| {
                 print_diags(&d, &file.display().to_string(), &src);
@@ -170,19 +195,39 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             })?;
             let k = module.kernel(&kernel).ok_or_else(|| {
                 let names: Vec<_> = module.kernels.iter().map(|k| k.info.name.as_str()).collect();
-                usage(format!("no kernel `{kernel}` in {} (kernels: {})", file.display(), names.join(", ")))
+                usage(format!(
+                    "no kernel `{kernel}` in {} (kernels: {})",
+                    file.display(),
+                    names.join(", ")
+                ))
             })?;
-            let mut bufs: Vec<Vec<u8>> = parsed.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
+            let mut bufs: Vec<Vec<u8>> = parsed
+                .iter()
+                .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+                .collect();
             let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
-            ptx_jit::launch(k, &ptx_jit::Launch { grid, block, dynamic_shared: shared, params: &params }).map_err(|e| usage(e.to_string()))?;
+            ptx_jit::launch(
+                k,
+                &ptx_jit::Launch {
+                    grid,
+                    block,
+                    dynamic_shared: shared,
+                    params: &params,
+                },
+            )
+            .map_err(|e| usage(e.to_string()))?;
             let dt = t.elapsed();
             for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
                 if let Arg::Buffer(e, _) = a {
                     let n = b.len() / e.size();
                     let shown: Vec<String> = b.chunks(e.size()).take(16).map(|c| e.format(c)).collect();
-                    let more = if n > 16 { format!(", … ({n} elements)") } else { String::new() };
+                    let more = if n > 16 {
+                        format!(", … ({n} elements)")
+                    } else {
+                        String::new()
+                    };
                     println!("arg{i} {e:?}[{n}] = [{}{more}]", shown.join(", "));
                 }
             }
@@ -199,11 +244,17 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { what: BenchCmd::Parse { paths, iters } } => {
+        Cmd::Bench {
+            what: BenchCmd::Parse { paths, iters },
+        } => {
             let mut files = vec![];
             for p in &paths {
                 if p.is_dir() {
-                    let mut v: Vec<_> = std::fs::read_dir(p).map_err(|_| ExitCode::from(2))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
+                    let mut v: Vec<_> = std::fs::read_dir(p)
+                        .map_err(|_| ExitCode::from(2))?
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+                        .collect();
                     v.sort();
                     files.extend(v);
                 } else {

@@ -35,17 +35,32 @@ pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, 
         _ => OptimizationLevel::Aggressive,
     };
     let tm = target
-        .create_target_machine(&triple, &arch.cpu(), &arch.features(), level, RelocMode::Default, CodeModel::Default)
+        .create_target_machine(
+            &triple,
+            &arch.cpu(),
+            &arch.features(),
+            level,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
         .ok_or_else(|| fail(format!("cannot create an NVPTX target machine for {}", arch.cpu())))?;
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    module.verify().map_err(|e| fail(format!("internal error: invalid LLVM IR: {e}")))?;
+    module
+        .verify()
+        .map_err(|e| fail(format!("internal error: invalid LLVM IR: {e}")))?;
     let passes = format!("default<O{}>", opt.min(3));
-    module.run_passes(&passes, &tm, PassBuilderOptions::create()).map_err(|e| fail(format!("LLVM passes: {e}")))?;
+    module
+        .run_passes(&passes, &tm, PassBuilderOptions::create())
+        .map_err(|e| fail(format!("LLVM passes: {e}")))?;
     match what {
         Emit::Llvm => Ok(module.print_to_string().to_string()),
         Emit::Ptx => {
-            let buf = tm.write_to_memory_buffer(&module, FileType::Assembly).map_err(|e| fail(format!("NVPTX codegen: {e}")))?;
-            Ok(String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0').to_string())
+            let buf = tm
+                .write_to_memory_buffer(&module, FileType::Assembly)
+                .map_err(|e| fail(format!("NVPTX codegen: {e}")))?;
+            Ok(String::from_utf8_lossy(buf.as_slice())
+                .trim_end_matches('\0')
+                .to_string())
         }
     }
 }

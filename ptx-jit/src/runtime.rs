@@ -70,24 +70,46 @@ pub struct Launch<'p> {
 pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     for d in 0..3 {
         if l.grid[d] == 0 || l.block[d] == 0 {
-            return Err(LaunchError::InvalidConfig("grid and block dimensions must be at least 1".into()));
+            return Err(LaunchError::InvalidConfig(
+                "grid and block dimensions must be at least 1".into(),
+            ));
         }
         if l.block[d] > MAX_BLOCK_DIM[d] {
-            return Err(LaunchError::InvalidConfig(format!("block dimension {} is {} (max {})", "xyz".as_bytes()[d] as char, l.block[d], MAX_BLOCK_DIM[d])));
+            return Err(LaunchError::InvalidConfig(format!(
+                "block dimension {} is {} (max {})",
+                "xyz".as_bytes()[d] as char,
+                l.block[d],
+                MAX_BLOCK_DIM[d]
+            )));
         }
         if l.grid[d] > MAX_GRID_DIM[d] {
-            return Err(LaunchError::InvalidConfig(format!("grid dimension {} is {} (max {})", "xyz".as_bytes()[d] as char, l.grid[d], MAX_GRID_DIM[d])));
+            return Err(LaunchError::InvalidConfig(format!(
+                "grid dimension {} is {} (max {})",
+                "xyz".as_bytes()[d] as char,
+                l.grid[d],
+                MAX_GRID_DIM[d]
+            )));
         }
     }
     let threads: u64 = l.block.iter().map(|&x| x as u64).product();
     if threads > MAX_THREADS_PER_BLOCK as u64 {
-        return Err(LaunchError::InvalidConfig(format!("{threads} threads per block (max {MAX_THREADS_PER_BLOCK})")));
+        return Err(LaunchError::InvalidConfig(format!(
+            "{threads} threads per block (max {MAX_THREADS_PER_BLOCK})"
+        )));
     }
     if k.info.static_shared + l.dynamic_shared > MAX_SHARED_PER_BLOCK_OPTIN {
-        return Err(LaunchError::OutOfResources(format!("{} bytes of shared memory per block (max {MAX_SHARED_PER_BLOCK_OPTIN})", k.info.static_shared + l.dynamic_shared)));
+        return Err(LaunchError::OutOfResources(format!(
+            "{} bytes of shared memory per block (max {MAX_SHARED_PER_BLOCK_OPTIN})",
+            k.info.static_shared + l.dynamic_shared
+        )));
     }
     if (l.params.len() as u64) < k.info.param_bytes {
-        return Err(LaunchError::InvalidArgs(format!("`{}` takes {} bytes of arguments, {} given", k.info.name, k.info.param_bytes, l.params.len())));
+        return Err(LaunchError::InvalidArgs(format!(
+            "`{}` takes {} bytes of arguments, {} given",
+            k.info.name,
+            k.info.param_bytes,
+            l.params.len()
+        )));
     }
     Ok(())
 }

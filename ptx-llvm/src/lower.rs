@@ -8,7 +8,9 @@ use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{Linkage as LlLinkage, Module};
 use inkwell::types::{BasicType, BasicTypeEnum, IntType};
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
+};
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use ptx_front::ast::{self, Expr, FnKind, Function, Imm, Init, Instruction, Item, Name, Operand, Statement, VarDecl};
 use ptx_front::diag::{Code, Diagnostic};
@@ -72,7 +74,12 @@ fn unsupported(span: Span, what: impl Into<String>) -> Fail {
 }
 
 /// Lowers a module that has passed `ptx_front::check` without errors.
-pub fn lower<'ctx>(ctx: &'ctx Context, m: &ast::Module<'_>, flavour: Flavour, name: &str) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+pub fn lower<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    name: &str,
+) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
@@ -90,7 +97,10 @@ pub fn lower<'ctx>(ctx: &'ctx Context, m: &ast::Module<'_>, flavour: Flavour, na
         funcs: HashMap::new(),
         diags: vec![],
         env_ty: None,
-        barriers: m.items.iter().any(|i| matches!(i, Item::Function(f) if f.body.as_deref().is_some_and(has_barrier))),
+        barriers: m
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Function(f) if f.body.as_deref().is_some_and(has_barrier))),
     };
     let (scope, _) = Scope::module(m);
     if let Err(e) = l.declare_module(m) {
@@ -117,11 +127,17 @@ pub fn lower<'ctx>(ctx: &'ctx Context, m: &ast::Module<'_>, flavour: Flavour, na
         .items
         .iter()
         .filter_map(|i| match i {
-            Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => Some((v.name.text.to_string(), v.size_bytes())),
+            Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => {
+                Some((v.name.text.to_string(), v.size_bytes()))
+            }
             _ => None,
         })
         .collect();
-    Ok(Lowered { module: l.module, kernels, globals })
+    Ok(Lowered {
+        module: l.module,
+        kernels,
+        globals,
+    })
 }
 
 struct Lowerer<'ctx> {
@@ -180,12 +196,18 @@ impl<'ctx> Lowerer<'ctx> {
     fn fail(&mut self, e: Fail) {
         match e {
             Fail::Diag(d) => self.diags.push(d),
-            Fail::Llvm(e) => self.diags.push(Diagnostic::error(Code::P0401, Span::default(), format!("LLVM builder error: {e}"))),
+            Fail::Llvm(e) => self.diags.push(Diagnostic::error(
+                Code::P0401,
+                Span::default(),
+                format!("LLVM builder error: {e}"),
+            )),
         }
     }
 
     fn int(&self, bits: u32) -> IntType<'ctx> {
-        self.ctx.custom_width_int_type(std::num::NonZeroU32::new(bits.max(1)).expect("nonzero")).expect("valid int width")
+        self.ctx
+            .custom_width_int_type(std::num::NonZeroU32::new(bits.max(1)).expect("nonzero"))
+            .expect("valid int width")
     }
     fn i32(&self) -> IntType<'ctx> {
         self.ctx.i32_type()
@@ -227,7 +249,19 @@ impl<'ctx> Lowerer<'ctx> {
         }
         let p = self.ptr(0);
         let a3 = self.i32().array_type(3);
-        let t = self.ctx.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), a3.into(), p.into(), p.into()], false);
+        let t = self.ctx.struct_type(
+            &[
+                p.into(),
+                p.into(),
+                a3.into(),
+                a3.into(),
+                a3.into(),
+                a3.into(),
+                p.into(),
+                p.into(),
+            ],
+            false,
+        );
         self.env_ty = Some(t);
         t
     }
@@ -248,7 +282,12 @@ impl<'ctx> Lowerer<'ctx> {
             match item {
                 Item::Var(v) if v.space == Space::Shared => shared.push(v),
                 Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => self.module_var(v)?,
-                Item::Var(v) => return Err(unsupported(v.span, format!("module-scope `{}` variables are not supported yet", v.space.name()))),
+                Item::Var(v) => {
+                    return Err(unsupported(
+                        v.span,
+                        format!("module-scope `{}` variables are not supported yet", v.space.name()),
+                    ))
+                }
                 Item::Function(f) => {
                     if let Some(b) = &f.body {
                         walk(b, &mut shared);
@@ -309,16 +348,27 @@ impl<'ctx> Lowerer<'ctx> {
     fn module_var(&mut self, v: &VarDecl<'_>) -> R<()> {
         let size = v.size_bytes();
         if size == 0 {
-            return Err(unsupported(v.span, "module variables without a size are not supported yet"));
+            return Err(unsupported(
+                v.span,
+                "module variables without a size are not supported yet",
+            ));
         }
         let bytes = self.init_bytes(v)?;
         let ty = self.ctx.i8_type().array_type(size as u32);
-        let g = self.module.add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
+        let g = self
+            .module
+            .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
         g.set_alignment(v.alignment() as u32);
-        let vals: Vec<_> = bytes.iter().map(|&b| self.ctx.i8_type().const_int(b as u64, false)).collect();
+        let vals: Vec<_> = bytes
+            .iter()
+            .map(|&b| self.ctx.i8_type().const_int(b as u64, false))
+            .collect();
         g.set_initializer(&self.ctx.i8_type().const_array(&vals));
         if v.linkage == Some(ast::Linkage::Extern) {
-            return Err(unsupported(v.span, "`.extern` variables need a linker, which is not supported yet"));
+            return Err(unsupported(
+                v.span,
+                "`.extern` variables need a linker, which is not supported yet",
+            ));
         }
         g.set_linkage(LlLinkage::External);
         g.set_constant(false);
@@ -342,7 +392,8 @@ impl<'ctx> Lowerer<'ctx> {
         }
         let eb = v.ty.bytes() as usize;
         for e in elems {
-            let bits = const_eval(e, v.ty).ok_or_else(|| unsupported(v.span, "this initializer expression is not supported yet"))?;
+            let bits = const_eval(e, v.ty)
+                .ok_or_else(|| unsupported(v.span, "this initializer expression is not supported yet"))?;
             out.extend_from_slice(&bits.to_le_bytes()[..eb]);
         }
         out.resize(size, 0);
@@ -376,7 +427,12 @@ impl<'ctx> Lowerer<'ctx> {
                 let ty = match f.returns.as_slice() {
                     [] => self.ctx.void_type().fn_type(&args, false),
                     [r] => self.param_ty(r)?.fn_type(&args, false),
-                    _ => return Err(unsupported(f.name.span, "functions with several return values are not supported yet")),
+                    _ => {
+                        return Err(unsupported(
+                            f.name.span,
+                            "functions with several return values are not supported yet",
+                        ))
+                    }
                 };
                 let fv = self.module.add_function(f.name.text, ty, None);
                 if f.linkage != Some(ast::Linkage::Visible) && f.linkage != Some(ast::Linkage::Extern) {
@@ -407,8 +463,12 @@ impl<'ctx> Lowerer<'ctx> {
         // Host kernels: the thread body is its own function, inlined into the block loop.
         let (body_fn, info) = if is_kernel && self.flavour == Flavour::Host {
             let ty = self.ctx.void_type().fn_type(&[self.ptr(0).into()], false);
-            let tf = self.module.add_function(&format!("{}.thread", f.name.text), ty, Some(LlLinkage::Internal));
-            let inl = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+            let tf = self
+                .module
+                .add_function(&format!("{}.thread", f.name.text), ty, Some(LlLinkage::Internal));
+            let inl = self
+                .ctx
+                .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
             tf.add_attribute(AttributeLoc::Function, inl);
             (tf, Some(self.kernel_info(f)))
         } else if is_kernel {
@@ -477,12 +537,20 @@ impl<'ctx> Lowerer<'ctx> {
         let mut lbls = vec![];
         label_order(body, &mut lbls);
         for name in lbls {
-            st.blocks.entry(name).or_insert_with(|| self.ctx.append_basic_block(body_fn, name));
+            st.blocks
+                .entry(name)
+                .or_insert_with(|| self.ctx.append_basic_block(body_fn, name));
         }
         let mut scope = Scope::module_child(mscope);
         scope.push();
         for p in f.params.iter().chain(&f.returns) {
-            let _ = scope.declare(p);
+            // `.reg` parameters (`.func (.reg .b64 out) f(.reg .b64 x)`) are registers whose storage is
+            // the parameter's own slot, so reads see the argument and `ret` sees the writes.
+            if let (Ok(Entry::Reg { id, .. }), Some(ParamHome::Slot(slot))) =
+                (scope.declare(p), st.params.get(p.name.text))
+            {
+                st.regs.insert(id, *slot);
+            }
         }
         self.block(&mut st, body, &mut scope)?;
         // Falling off the end returns.
@@ -502,12 +570,23 @@ impl<'ctx> Lowerer<'ctx> {
             .map(|p| {
                 let align = p.alignment();
                 off = align_up(off, align);
-                let pi = ParamInfo { name: p.name.text.to_string(), offset: off, size: p.size_bytes(), align };
+                let pi = ParamInfo {
+                    name: p.name.text.to_string(),
+                    offset: off,
+                    size: p.size_bytes(),
+                    align,
+                };
                 off += pi.size;
                 pi
             })
             .collect();
-        KernelInfo { name: f.name.text.to_string(), params, param_bytes: off, static_shared: self.shared_size, barriers: self.barriers && self.flavour == Flavour::Host }
+        KernelInfo {
+            name: f.name.text.to_string(),
+            params,
+            param_bytes: off,
+            static_shared: self.shared_size,
+            barriers: self.barriers && self.flavour == Flavour::Host,
+        }
     }
 
     /// `void kernel(Env*)`: copies the environment, then runs the thread body for every thread of the CTA.
@@ -528,9 +607,18 @@ impl<'ctx> Lowerer<'ctx> {
         self.b.build_store(env, whole)?;
         let field = |b: &Builder<'ctx>, f: u32, d: u32| -> R<PointerValue<'ctx>> {
             let p = b.build_struct_gep(env_ty, env, f, "f")?;
-            Ok(unsafe { b.build_in_bounds_gep(i32t.array_type(3), p, &[i32t.const_zero(), i32t.const_int(d as u64, false)], "d")? })
+            Ok(unsafe {
+                b.build_in_bounds_gep(
+                    i32t.array_type(3),
+                    p,
+                    &[i32t.const_zero(), i32t.const_int(d as u64, false)],
+                    "d",
+                )?
+            })
         };
-        let ntid: Vec<IntValue> = (0..3).map(|d| -> R<IntValue> { Ok(self.b.build_load(i32t, field(&self.b, 3, d)?, "n")?.into_int_value()) }).collect::<R<_>>()?;
+        let ntid: Vec<IntValue> = (0..3)
+            .map(|d| -> R<IntValue> { Ok(self.b.build_load(i32t, field(&self.b, 3, d)?, "n")?.into_int_value()) })
+            .collect::<R<_>>()?;
         // Nested loops z, y, x; x innermost so consecutive threads are consecutive iterations.
         let mut exits = vec![];
         let mut ivs = vec![];
@@ -548,10 +636,14 @@ impl<'ctx> Lowerer<'ctx> {
         }
         self.b.build_call(thread_fn, &[env.into()], "")?;
         for ((phi, head, d), exit) in ivs.into_iter().rev().zip(exits.into_iter().rev()) {
-            let next = self.b.build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
+            let next = self
+                .b
+                .build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
             let latch = self.b.get_insert_block().expect("block");
             phi.add_incoming(&[(&next, latch)]);
-            let more = self.b.build_int_compare(IntPredicate::ULT, next, ntid[d as usize], "more")?;
+            let more = self
+                .b
+                .build_int_compare(IntPredicate::ULT, next, ntid[d as usize], "more")?;
             self.b.build_conditional_branch(more, head, exit)?;
             self.b.position_at_end(exit);
         }
@@ -559,7 +651,12 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(())
     }
 
-    fn block<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, body: &'m [Statement<'a>], scope: &mut Scope<'m, 'a>) -> R<()> {
+    fn block<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        body: &'m [Statement<'a>],
+        scope: &mut Scope<'m, 'a>,
+    ) -> R<()> {
         for s in body {
             match s {
                 Statement::Var(v) => {
@@ -567,14 +664,23 @@ impl<'ctx> Lowerer<'ctx> {
                     match v.space {
                         Space::Reg | Space::Shared => {}
                         Space::Param | Space::Local => {
-                            let ty = if v.dims.is_empty() && v.vector.is_none() { self.int(v.ty.bits().max(8)).as_basic_type_enum() } else { self.ctx.i8_type().array_type(v.size_bytes() as u32).into() };
+                            let ty = if v.dims.is_empty() && v.vector.is_none() {
+                                self.int(v.ty.bits().max(8)).as_basic_type_enum()
+                            } else {
+                                self.ctx.i8_type().array_type(v.size_bytes() as u32).into()
+                            };
                             let p = st.alloca_at.build_alloca(ty, v.name.text)?;
                             if let Some(i) = st.alloca_at.get_insert_block().and_then(|b| b.get_last_instruction()) {
                                 let _ = i.set_alignment(v.alignment() as u32);
                             }
                             st.locals.insert(v as *const _, p);
                         }
-                        _ => return Err(unsupported(v.span, format!("`{}` variables inside functions are not supported yet", v.space.name()))),
+                        _ => {
+                            return Err(unsupported(
+                                v.span,
+                                format!("`{}` variables inside functions are not supported yet", v.space.name()),
+                            ))
+                        }
                     }
                 }
                 Statement::Label(n) => {
@@ -606,8 +712,11 @@ impl<'ctx> Lowerer<'ctx> {
     fn guarded<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, scope: &Scope<'m, 'a>) -> R<()> {
         self.ensure_open_block(st);
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-        let d = isa::decode(i.opcode.text, &mods).map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
-        let Some(g) = &i.guard else { return self.inst(st, i, &d, scope) };
+        let d = isa::decode(i.opcode.text, &mods)
+            .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
+        let Some(g) = &i.guard else {
+            return self.inst(st, i, &d, scope);
+        };
         let p = self.reg_load(st, &g.pred, Type::Pred, scope)?.into_int_value();
         if d.spec.name == "bra" {
             let target = self.label(st, i)?;
@@ -632,7 +741,11 @@ impl<'ctx> Lowerer<'ctx> {
 
     fn label(&self, st: &Fn<'ctx, '_, '_>, i: &Instruction<'_>) -> R<BasicBlock<'ctx>> {
         match i.operands.first() {
-            Some(Operand::Sym { name, .. }) => st.blocks.get(name.text).copied().ok_or_else(|| unsupported(name.span, "branch target is not a label")),
+            Some(Operand::Sym { name, .. }) => st
+                .blocks
+                .get(name.text)
+                .copied()
+                .ok_or_else(|| unsupported(name.span, "branch target is not a label")),
             _ => Err(unsupported(i.span, "indirect branches are not supported yet")),
         }
     }
@@ -655,9 +768,16 @@ impl<'ctx> Lowerer<'ctx> {
 
     // ---- registers and operands ----
 
-    fn reg_slot<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, n: &Name<'a>, scope: &Scope<'m, 'a>) -> R<(PointerValue<'ctx>, Type)> {
+    fn reg_slot<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        n: &Name<'a>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<(PointerValue<'ctx>, Type)> {
         match scope.lookup(n.text) {
-            Some(Entry::Reg { ty, vector: None, id, .. }) => {
+            Some(Entry::Reg {
+                ty, vector: None, id, ..
+            }) => {
                 if let Some(p) = st.regs.get(&id) {
                     return Ok((*p, ty));
                 }
@@ -671,7 +791,13 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Reads a register as a value of type `want` (size-adapted, bit-cast for floats).
-    fn reg_load<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, n: &Name<'a>, want: Type, scope: &Scope<'m, 'a>) -> R<BasicValueEnum<'ctx>> {
+    fn reg_load<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        n: &Name<'a>,
+        want: Type,
+        scope: &Scope<'m, 'a>,
+    ) -> R<BasicValueEnum<'ctx>> {
         let (slot, ty) = self.reg_slot(st, n, scope)?;
         let raw = self.b.build_load(self.int(ty.bits()), slot, n.text)?.into_int_value();
         self.from_bits(raw, want, ty.is_signed())
@@ -722,7 +848,14 @@ impl<'ctx> Lowerer<'ctx> {
         })
     }
 
-    fn write<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, op: &Operand<'a>, v: BasicValueEnum<'ctx>, signed: bool, scope: &Scope<'m, 'a>) -> R<()> {
+    fn write<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        op: &Operand<'a>,
+        v: BasicValueEnum<'ctx>,
+        signed: bool,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
         match op {
             Operand::Sym { name, .. } => {
                 let (slot, ty) = self.reg_slot(st, name, scope)?;
@@ -731,11 +864,20 @@ impl<'ctx> Lowerer<'ctx> {
                 Ok(())
             }
             Operand::Sink(_) => Ok(()),
-            other => Err(unsupported(other.span(), "this destination operand is not supported yet")),
+            other => Err(unsupported(
+                other.span(),
+                "this destination operand is not supported yet",
+            )),
         }
     }
 
-    fn read<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, op: &Operand<'a>, want: Type, scope: &Scope<'m, 'a>) -> R<BasicValueEnum<'ctx>> {
+    fn read<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        op: &Operand<'a>,
+        want: Type,
+        scope: &Scope<'m, 'a>,
+    ) -> R<BasicValueEnum<'ctx>> {
         match op {
             Operand::Sym { name, component } => {
                 if let Some(c) = component {
@@ -780,7 +922,12 @@ impl<'ctx> Lowerer<'ctx> {
             (Imm::F64(b), Type::F64) => f64t.const_float(f64::from_bits(b)).into(),
             (Imm::F32(b), t) if t.bits() == 32 => self.i32().const_int(b as u64, false).into(),
             (Imm::F64(b), t) if t.bits() == 64 => self.i64().const_int(b, false).into(),
-            _ => return Err(unsupported(span, format!("a float literal cannot be used as `{}`", want.name()))),
+            _ => {
+                return Err(unsupported(
+                    span,
+                    format!("a float literal cannot be used as `{}`", want.name()),
+                ))
+            }
         })
     }
 
@@ -796,20 +943,38 @@ impl<'ctx> Lowerer<'ctx> {
             "%ntid" => 3,
             "%ctaid" => 4,
             "%nctaid" => 5,
-            _ => return Err(unsupported(n.span, format!("special register `{}` is not supported yet", n.text))),
+            _ => {
+                return Err(unsupported(
+                    n.span,
+                    format!("special register `{}` is not supported yet", n.text),
+                ))
+            }
         };
         match self.flavour {
             Flavour::Host => {
                 let env_ty = self.env_ty();
                 let env = st.env.expect("host functions take an env");
                 let p = self.b.build_struct_gep(env_ty, env, field, "sreg")?;
-                let p = unsafe { self.b.build_in_bounds_gep(self.i32().array_type(3), p, &[self.i32().const_zero(), self.i32().const_int(dim, false)], "d")? };
+                let p = unsafe {
+                    self.b.build_in_bounds_gep(
+                        self.i32().array_type(3),
+                        p,
+                        &[self.i32().const_zero(), self.i32().const_int(dim, false)],
+                        "d",
+                    )?
+                };
                 Ok(self.b.build_load(self.i32(), p, n.text)?.into_int_value())
             }
             Flavour::Nvvm => {
                 let name = format!("llvm.nvvm.read.ptx.sreg.{}.{}", &n.text[1..], &c.text[1..]);
                 let f = self.intrinsic(&name, &[])?;
-                Ok(self.b.build_call(f, &[], "sreg")?.try_as_basic_value().basic().expect("sreg value").into_int_value())
+                Ok(self
+                    .b
+                    .build_call(f, &[], "sreg")?
+                    .try_as_basic_value()
+                    .basic()
+                    .expect("sreg value")
+                    .into_int_value())
             }
         }
     }
@@ -820,10 +985,20 @@ impl<'ctx> Lowerer<'ctx> {
             .ok_or_else(|| unsupported(Span::default(), format!("LLVM intrinsic `{name}` is missing")))
     }
 
-    fn call_intrinsic(&self, name: &str, tys: &[BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {
+    fn call_intrinsic(
+        &self,
+        name: &str,
+        tys: &[BasicTypeEnum<'ctx>],
+        args: &[BasicValueEnum<'ctx>],
+    ) -> R<BasicValueEnum<'ctx>> {
         let f = self.intrinsic(name, tys)?;
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
-        Ok(self.b.build_call(f, &args, "i")?.try_as_basic_value().basic().expect("intrinsic value"))
+        Ok(self
+            .b
+            .build_call(f, &args, "i")?
+            .try_as_basic_value()
+            .basic()
+            .expect("intrinsic value"))
     }
 
     /// The address of a variable in its own state space, as an integer of the module's address size
@@ -844,18 +1019,31 @@ impl<'ctx> Lowerer<'ctx> {
                 return Ok(self.b.build_ptr_to_int(*p, at, "addr")?);
             }
         }
-        Err(unsupported(n.span, format!("cannot take the address of `{}` yet", n.text)))
+        Err(unsupported(
+            n.span,
+            format!("cannot take the address of `{}` yet", n.text),
+        ))
     }
 
     /// A pointer for `[addr]` in state space `space`.
-    fn address<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, a: &ast::Address<'a>, space: Space, scope: &Scope<'m, 'a>) -> R<PointerValue<'ctx>> {
+    fn address<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        a: &ast::Address<'a>,
+        space: Space,
+        scope: &Scope<'m, 'a>,
+    ) -> R<PointerValue<'ctx>> {
         let i8t = self.ctx.i8_type();
         let p = self.ptr(self.llvm_space(space));
         let off = self.i64().const_int(a.offset as u64, true);
         // Direct variable references keep their pointer so LLVM sees the object.
         if let Some(base) = &a.base {
             let direct = match scope.lookup(base.text) {
-                Some(Entry::Var(v)) => st.locals.get(&(v as *const _)).copied().or_else(|| self.globals.get(base.text).map(|g| g.as_pointer_value())),
+                Some(Entry::Var(v)) => st
+                    .locals
+                    .get(&(v as *const _))
+                    .copied()
+                    .or_else(|| self.globals.get(base.text).map(|g| g.as_pointer_value())),
                 None => match st.params.get(base.text) {
                     Some(ParamHome::Slot(s)) => Some(*s),
                     _ => self.globals.get(base.text).map(|g| g.as_pointer_value()),
@@ -874,7 +1062,9 @@ impl<'ctx> Lowerer<'ctx> {
             None => self.i64().const_zero(),
             Some(n) => match scope.lookup(n.text) {
                 Some(Entry::Reg { ty, .. }) => {
-                    let v = self.reg_load(st, n, if ty.bits() == 32 { Type::U32 } else { Type::U64 }, scope)?.into_int_value();
+                    let v = self
+                        .reg_load(st, n, if ty.bits() == 32 { Type::U32 } else { Type::U64 }, scope)?
+                        .into_int_value();
                     self.b.build_int_z_extend_or_bit_cast(v, self.i64(), "a")?
                 }
                 _ => {
@@ -890,7 +1080,10 @@ impl<'ctx> Lowerer<'ctx> {
                 let env = st.env.expect("env");
                 let f = if space == Space::Shared { 1 } else { 0 };
                 if space == Space::Param && !st.is_kernel {
-                    return Err(unsupported(a.span, "`ld.param` through a register address in a device function is not supported yet"));
+                    return Err(unsupported(
+                        a.span,
+                        "`ld.param` through a register address in a device function is not supported yet",
+                    ));
                 }
                 let bp = self.b.build_struct_gep(env_ty, env, f, "win")?;
                 let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
@@ -900,7 +1093,13 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
-    fn inst<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) -> R<()> {
+    fn inst<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
         let ops = &i.operands;
         let name = d.spec.name;
         let t = d.ty();
@@ -911,12 +1110,24 @@ impl<'ctx> Lowerer<'ctx> {
                 let v = self.read(st, &ops[1], t, scope)?;
                 self.write(st, &ops[0], v, false, scope)
             }
+            "copysign" => {
+                let t = need_ty()?;
+                let a = self.read(st, &ops[1], t, scope)?;
+                let b = self.read(st, &ops[2], t, scope)?;
+                // PTX puts the sign source first: d = |b| with a's sign.
+                let v = self.call_intrinsic("llvm.copysign", &[self.value_ty(t)], &[b, a])?;
+                self.write(st, &ops[0], v, false, scope)
+            }
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" => {
                 let t = need_ty()?;
                 let mode = d.get(G::Mode);
                 let src_t = t;
                 let a = self.read(st, &ops[1], src_t, scope)?;
-                let bt = if matches!(name, "shl" | "shr") { Type::U32 } else { src_t };
+                let bt = if matches!(name, "shl" | "shr") {
+                    Type::U32
+                } else {
+                    src_t
+                };
                 let b = self.read(st, &ops[2], bt, scope)?;
                 let v = self.binary(name, d, t, mode, a, b, i.span)?;
                 self.write(st, &ops[0], v, t.is_signed(), scope)
@@ -928,7 +1139,9 @@ impl<'ctx> Lowerer<'ctx> {
                 if t.is_float() {
                     self.rounding_supported(d, i.span)?;
                     let c = self.read(st, &ops[3], t, scope)?;
+                    let (a, b, c) = (self.ftz(d, a)?, self.ftz(d, b)?, self.ftz(d, c)?);
                     let v = self.call_intrinsic("llvm.fma", &[self.value_ty(t)], &[a, b, c])?;
+                    let v = self.ftz(d, v)?;
                     return self.write(st, &ops[0], v, false, scope);
                 }
                 let mode = d.get(G::Mode);
@@ -944,13 +1157,25 @@ impl<'ctx> Lowerer<'ctx> {
             "neg" | "abs" | "not" => {
                 let t = need_ty()?;
                 let a = self.read(st, &ops[1], t, scope)?;
+                let a = self.ftz(d, a)?;
                 let v: BasicValueEnum = match (name, a) {
                     ("neg", BasicValueEnum::FloatValue(f)) => self.b.build_float_neg(f, "neg")?.into(),
-                    ("abs", BasicValueEnum::FloatValue(_)) => self.call_intrinsic("llvm.fabs", &[self.value_ty(t)], &[a])?,
+                    ("abs", BasicValueEnum::FloatValue(_)) => {
+                        self.call_intrinsic("llvm.fabs", &[self.value_ty(t)], &[a])?
+                    }
                     ("neg", BasicValueEnum::IntValue(x)) => self.b.build_int_neg(x, "neg")?.into(),
-                    ("abs", BasicValueEnum::IntValue(_)) => self.call_intrinsic("llvm.abs", &[self.value_ty(t)], &[a, self.ctx.bool_type().const_zero().into()])?,
+                    ("abs", BasicValueEnum::IntValue(_)) => self.call_intrinsic(
+                        "llvm.abs",
+                        &[self.value_ty(t)],
+                        &[a, self.ctx.bool_type().const_zero().into()],
+                    )?,
                     ("not", BasicValueEnum::IntValue(x)) => self.b.build_not(x, "not")?.into(),
-                    _ => return Err(unsupported(i.span, format!("`{name}` of this type is not supported yet"))),
+                    _ => {
+                        return Err(unsupported(
+                            i.span,
+                            format!("`{name}` of this type is not supported yet"),
+                        ))
+                    }
                 };
                 self.write(st, &ops[0], v, t.is_signed(), scope)
             }
@@ -981,7 +1206,9 @@ impl<'ctx> Lowerer<'ctx> {
                             self.b.build_int_add(a, base, "cvta")?
                         }
                     }
-                    (Flavour::Host, Space::Param) => return Err(unsupported(i.span, "`cvta.param` is not supported yet")),
+                    (Flavour::Host, Space::Param) => {
+                        return Err(unsupported(i.span, "`cvta.param` is not supported yet"))
+                    }
                     (Flavour::Host, _) => a,
                     (Flavour::Nvvm, s) => {
                         let from_sp = if to { 0 } else { self.llvm_space(s) };
@@ -1007,12 +1234,19 @@ impl<'ctx> Lowerer<'ctx> {
                     if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
                         return Err(unsupported(i.span, "only `bar.sync a` is supported yet"));
                     }
-                    let f = if name == "bar" { "llvm.nvvm.barrier.cta.sync.aligned.all" } else { "llvm.nvvm.barrier.cta.sync.all" };
+                    let f = if name == "bar" {
+                        "llvm.nvvm.barrier.cta.sync.aligned.all"
+                    } else {
+                        "llvm.nvvm.barrier.cta.sync.all"
+                    };
                     self.call_intrinsic_void(f, &[id])
                 }
                 Flavour::Host => {
                     if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(i.span, "only `bar.sync a` (all threads of the CTA) is supported yet"));
+                        return Err(unsupported(
+                            i.span,
+                            "only `bar.sync a` (all threads of the CTA) is supported yet",
+                        ));
                     }
                     // env->barrier(env->sync): the runtime suspends this thread's fiber until the CTA arrives.
                     let env_ty = self.env_ty();
@@ -1037,22 +1271,58 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(())
     }
 
+    /// `.ftz`: f32 subnormals become zero of the same sign (inputs and results, as the manual says).
+    fn ftz(&self, d: &Decoded, v: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let BasicValueEnum::FloatValue(f) = v else { return Ok(v) };
+        if !d.has(".ftz") || f.get_type() != self.ctx.f32_type() {
+            return Ok(v);
+        }
+        let abs = self
+            .call_intrinsic("llvm.fabs", &[f.get_type().into()], &[v])?
+            .into_float_value();
+        let tiny = self.b.build_float_compare(
+            FloatPredicate::OLT,
+            abs,
+            f.get_type().const_float(f32::MIN_POSITIVE as f64),
+            "tiny",
+        )?;
+        let zero = self.call_intrinsic(
+            "llvm.copysign",
+            &[f.get_type().into()],
+            &[f.get_type().const_zero().into(), v],
+        )?;
+        Ok(self.b.build_select(tiny, zero, v, "ftz")?)
+    }
+
     fn rounding_supported(&self, d: &Decoded, span: Span) -> R<()> {
         match d.get(G::Round) {
             None | Some(".rn") => Ok(()),
-            Some(r) => Err(unsupported(span, format!("float rounding mode `{r}` is not supported yet (only `.rn`)"))),
+            Some(r) => Err(unsupported(
+                span,
+                format!("float rounding mode `{r}` is not supported yet (only `.rn`)"),
+            )),
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn binary(&self, name: &str, d: &Decoded, t: Type, mode: Option<&str>, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>, span: Span) -> R<BasicValueEnum<'ctx>> {
+    fn binary(
+        &self,
+        name: &str,
+        d: &Decoded,
+        t: Type,
+        mode: Option<&str>,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+        span: Span,
+    ) -> R<BasicValueEnum<'ctx>> {
         if t.is_float() {
             self.rounding_supported(d, span)?;
             if d.has(".sat") {
                 return Err(unsupported(span, "`.sat` on floats is not supported yet"));
             }
+            let (a, b) = (self.ftz(d, a)?, self.ftz(d, b)?);
             let (x, y) = (a.into_float_value(), b.into_float_value());
-            return Ok(match name {
+            let r: BasicValueEnum = match name {
                 "add" => self.b.build_float_add(x, y, "add")?.into(),
                 "sub" => self.b.build_float_sub(x, y, "sub")?.into(),
                 "mul" => self.b.build_float_mul(x, y, "mul")?.into(),
@@ -1060,13 +1330,17 @@ impl<'ctx> Lowerer<'ctx> {
                 "min" => self.call_intrinsic("llvm.minnum", &[x.get_type().into()], &[a, b])?,
                 "max" => self.call_intrinsic("llvm.maxnum", &[x.get_type().into()], &[a, b])?,
                 _ => return Err(unsupported(span, format!("`{name}` of a float type is not supported"))),
-            });
+            };
+            return self.ftz(d, r);
         }
         let (x, y) = (a.into_int_value(), b.into_int_value());
         let signed = t.is_signed();
         let bits = t.bits();
         if d.has(".cc") || (d.has(".sat") && !(bits == 32 && signed && matches!(name, "add" | "sub"))) {
-            return Err(unsupported(span, format!("`{name}` with these modifiers is not supported yet")));
+            return Err(unsupported(
+                span,
+                format!("`{name}` with these modifiers is not supported yet"),
+            ));
         }
         Ok(match name {
             "add" if d.has(".sat") => self.call_intrinsic("llvm.sadd.sat", &[x.get_type().into()], &[a, b])?,
@@ -1078,15 +1352,23 @@ impl<'ctx> Lowerer<'ctx> {
                 Some(m) => {
                     let wt = self.int(bits * 2);
                     let (xw, yw) = if signed {
-                        (self.b.build_int_s_extend(x, wt, "x")?, self.b.build_int_s_extend(y, wt, "y")?)
+                        (
+                            self.b.build_int_s_extend(x, wt, "x")?,
+                            self.b.build_int_s_extend(y, wt, "y")?,
+                        )
                     } else {
-                        (self.b.build_int_z_extend(x, wt, "x")?, self.b.build_int_z_extend(y, wt, "y")?)
+                        (
+                            self.b.build_int_z_extend(x, wt, "x")?,
+                            self.b.build_int_z_extend(y, wt, "y")?,
+                        )
                     };
                     let p = self.b.build_int_mul(xw, yw, "wide")?;
                     if m == ".wide" {
                         p.into()
                     } else {
-                        let hi = self.b.build_right_shift(p, wt.const_int(bits as u64, false), false, "hi")?;
+                        let hi = self
+                            .b
+                            .build_right_shift(p, wt.const_int(bits as u64, false), false, "hi")?;
                         self.b.build_int_truncate(hi, self.int(bits), "hi")?.into()
                     }
                 }
@@ -1100,11 +1382,16 @@ impl<'ctx> Lowerer<'ctx> {
                 if signed {
                     let min = it.const_int(1u64 << (bits - 1), false);
                     let m1 = self.b.build_int_compare(IntPredicate::EQ, x, min, "min")?;
-                    let n1 = self.b.build_int_compare(IntPredicate::EQ, y, it.const_all_ones(), "n1")?;
+                    let n1 = self
+                        .b
+                        .build_int_compare(IntPredicate::EQ, y, it.const_all_ones(), "n1")?;
                     let ovf = self.b.build_and(m1, n1, "ovf")?;
                     bad = self.b.build_or(zero, ovf, "bad")?;
                 }
-                let safe = self.b.build_select(bad, it.const_int(1, false), y, "safe")?.into_int_value();
+                let safe = self
+                    .b
+                    .build_select(bad, it.const_int(1, false), y, "safe")?
+                    .into_int_value();
                 let q = match (name, signed) {
                     ("div", true) => self.b.build_int_signed_div(x, safe, "q")?,
                     ("div", false) => self.b.build_int_unsigned_div(x, safe, "q")?,
@@ -1114,7 +1401,9 @@ impl<'ctx> Lowerer<'ctx> {
                 // MIN / -1 wraps to MIN (what `x / 1 * -1` gives) and MIN % -1 is 0.
                 let special = if name == "div" {
                     let ovf_val = self.b.build_int_neg(x, "wrap")?;
-                    self.b.build_select(zero, it.const_all_ones(), ovf_val, "sp")?.into_int_value()
+                    self.b
+                        .build_select(zero, it.const_all_ones(), ovf_val, "sp")?
+                        .into_int_value()
                 } else {
                     self.b.build_select(zero, x, it.const_zero(), "sp")?.into_int_value()
                 };
@@ -1155,11 +1444,19 @@ impl<'ctx> Lowerer<'ctx> {
         })
     }
 
-    fn setp<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) -> R<()> {
+    fn setp<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
         let t = d.ty().expect("setp has a type");
         let ops = &i.operands;
         let a = self.read(st, &ops[1], t, scope)?;
+        let a = self.ftz(d, a)?;
         let b = self.read(st, &ops[2], t, scope)?;
+        let b = self.ftz(d, b)?;
         let cmp = d.get(G::Cmp).expect("setp has a comparison");
         let r = if t.is_float() {
             use FloatPredicate::*;
@@ -1180,7 +1477,8 @@ impl<'ctx> Lowerer<'ctx> {
                 ".nan" => UNO,
                 other => return Err(unsupported(i.span, format!("`{other}` does not apply to floats"))),
             };
-            self.b.build_float_compare(p, a.into_float_value(), b.into_float_value(), "cmp")?
+            self.b
+                .build_float_compare(p, a.into_float_value(), b.into_float_value(), "cmp")?
         } else {
             use IntPredicate::*;
             let s = t.is_signed();
@@ -1197,7 +1495,8 @@ impl<'ctx> Lowerer<'ctx> {
                 ".ge" | ".hs" => UGE,
                 other => return Err(unsupported(i.span, format!("`{other}` does not apply to integers"))),
             };
-            self.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "cmp")?
+            self.b
+                .build_int_compare(p, a.into_int_value(), b.into_int_value(), "cmp")?
         };
         let (p, q) = match (d.get(G::BoolOp), ops.get(3)) {
             (Some(op), Some(c)) => {
@@ -1224,10 +1523,17 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
-    fn cvt<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) -> R<()> {
+    fn cvt<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
         let mut ts = d.types();
         let (dt, s) = (ts.next().expect("cvt dtype"), ts.next().expect("cvt atype"));
         let a = self.read(st, &i.operands[1], s, scope)?;
+        let a = self.ftz(d, a)?;
         let rnd = d.get(G::Round);
         if d.has(".sat") && dt.is_float() {
             return Err(unsupported(i.span, "`cvt.sat` to a float type is not supported yet"));
@@ -1238,17 +1544,24 @@ impl<'ctx> Lowerer<'ctx> {
                 if d.has(".sat") && (dt.bits() < s.bits() || dt.is_signed() != s.is_signed()) {
                     return Err(unsupported(i.span, "saturating integer `cvt` is not supported yet"));
                 }
-                self.b.build_int_cast_sign_flag(x, self.int(dt.bits()), s.is_signed(), "cvt")?.into()
+                self.b
+                    .build_int_cast_sign_flag(x, self.int(dt.bits()), s.is_signed(), "cvt")?
+                    .into()
             }
             (true, false) => {
                 if !matches!(rnd, None | Some(".rn")) {
-                    return Err(unsupported(i.span, "int-to-float rounding other than `.rn` is not supported yet"));
+                    return Err(unsupported(
+                        i.span,
+                        "int-to-float rounding other than `.rn` is not supported yet",
+                    ));
                 }
                 let ft = self.value_ty(dt).into_float_type();
                 if s.is_signed() {
                     self.b.build_signed_int_to_float(a.into_int_value(), ft, "cvt")?.into()
                 } else {
-                    self.b.build_unsigned_int_to_float(a.into_int_value(), ft, "cvt")?.into()
+                    self.b
+                        .build_unsigned_int_to_float(a.into_int_value(), ft, "cvt")?
+                        .into()
                 }
             }
             (false, true) => {
@@ -1258,13 +1571,22 @@ impl<'ctx> Lowerer<'ctx> {
                     Some(".rmi") => Some("llvm.floor"),
                     Some(".rpi") => Some("llvm.ceil"),
                     Some(".rzi") | None => None,
-                    Some(other) => return Err(unsupported(i.span, format!("`{other}` is not valid for float-to-int cvt"))),
+                    Some(other) => {
+                        return Err(unsupported(
+                            i.span,
+                            format!("`{other}` is not valid for float-to-int cvt"),
+                        ))
+                    }
                 };
                 let x = match r {
                     Some(f) => self.call_intrinsic(f, &[a.get_type()], &[a])?,
                     None => a,
                 };
-                let f = if dt.is_signed() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                let f = if dt.is_signed() {
+                    "llvm.fptosi.sat"
+                } else {
+                    "llvm.fptoui.sat"
+                };
                 self.call_intrinsic(f, &[self.int(dt.bits()).into(), x.get_type()], &[x])?
             }
             (true, true) => {
@@ -1274,7 +1596,10 @@ impl<'ctx> Lowerer<'ctx> {
                     std::cmp::Ordering::Greater => self.b.build_float_ext(x, ft, "ext")?.into(),
                     std::cmp::Ordering::Less => {
                         if !matches!(rnd, None | Some(".rn")) {
-                            return Err(unsupported(i.span, "narrowing float rounding other than `.rn` is not supported yet"));
+                            return Err(unsupported(
+                                i.span,
+                                "narrowing float rounding other than `.rn` is not supported yet",
+                            ));
                         }
                         self.b.build_float_trunc(x, ft, "trunc")?.into()
                     }
@@ -1289,18 +1614,31 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         };
+        let v = self.ftz(d, v)?;
         self.write(st, &i.operands[0], v, dt.is_signed(), scope)
     }
 
-    fn memory<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) -> R<()> {
+    fn memory<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
         let t = d.ty().expect("ld/st type");
         let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
         if t == Type::B128 {
             return Err(unsupported(i.span, "128-bit loads and stores are not supported yet"));
         }
         let is_ld = d.spec.name == "ld";
-        let (data, addr) = if is_ld { (&i.operands[0], &i.operands[1]) } else { (&i.operands[1], &i.operands[0]) };
-        let Operand::Addr(a) = addr else { return Err(unsupported(addr.span(), "expected an address")) };
+        let (data, addr) = if is_ld {
+            (&i.operands[0], &i.operands[1])
+        } else {
+            (&i.operands[1], &i.operands[0])
+        };
+        let Operand::Addr(a) = addr else {
+            return Err(unsupported(addr.span(), "expected an address"));
+        };
         let base = self.address(st, a, space, scope)?;
         let elems: Vec<&Operand<'a>> = match data {
             Operand::Vector(v, _) => v.iter().collect(),
@@ -1312,7 +1650,14 @@ impl<'ctx> Lowerer<'ctx> {
             let p = if k == 0 {
                 base
             } else {
-                unsafe { self.b.build_in_bounds_gep(self.ctx.i8_type(), base, &[self.i64().const_int((k as u32 * t.bytes()) as u64, false)], "e")? }
+                unsafe {
+                    self.b.build_in_bounds_gep(
+                        self.ctx.i8_type(),
+                        base,
+                        &[self.i64().const_int((k as u32 * t.bytes()) as u64, false)],
+                        "e",
+                    )?
+                }
             };
             let a = if k == 0 { align } else { t.bytes() };
             if is_ld {
@@ -1338,15 +1683,29 @@ impl<'ctx> Lowerer<'ctx> {
             [f] => (&[], f, &[]),
             _ => return Err(unsupported(i.span, "this form of `call` is not supported yet")),
         };
-        let Operand::Sym { name: fname, .. } = callee else { return Err(unsupported(callee.span(), "indirect calls are not supported yet")) };
-        let Some(fv) = self.funcs.get(fname.text).copied() else { return Err(unsupported(fname.span, "unknown function")) };
-        let Some(Entry::Func(fdecl)) = scope.lookup(fname.text) else { return Err(unsupported(fname.span, "unknown function")) };
+        let Operand::Sym { name: fname, .. } = callee else {
+            return Err(unsupported(callee.span(), "indirect calls are not supported yet"));
+        };
+        let Some(fv) = self.funcs.get(fname.text).copied() else {
+            return Err(unsupported(fname.span, "unknown function"));
+        };
+        let Some(Entry::Func(fdecl)) = scope.lookup(fname.text) else {
+            return Err(unsupported(fname.span, "unknown function"));
+        };
         let mut vals: Vec<BasicMetadataValueEnum> = vec![];
         if let Some(env) = st.env {
             vals.push(env.into());
         }
         if args.len() != fdecl.params.len() || rets.len() != fdecl.returns.len() {
-            return Err(unsupported(i.span, format!("`{}` takes {} arguments and {} results", fname.text, fdecl.params.len(), fdecl.returns.len())));
+            return Err(unsupported(
+                i.span,
+                format!(
+                    "`{}` takes {} arguments and {} results",
+                    fname.text,
+                    fdecl.params.len(),
+                    fdecl.returns.len()
+                ),
+            ));
         }
         for (arg, p) in args.iter().zip(&fdecl.params) {
             let ty = self.param_ty(p)?;
@@ -1357,7 +1716,11 @@ impl<'ctx> Lowerer<'ctx> {
                         self.b.build_load(ty, slot, "arg")?
                     }
                     Some(Entry::Reg { .. }) => {
-                        let t = if p.dims.is_empty() { p.ty } else { return Err(unsupported(arg.span(), "array argument from a register")) };
+                        let t = if p.dims.is_empty() {
+                            p.ty
+                        } else {
+                            return Err(unsupported(arg.span(), "array argument from a register"));
+                        };
                         let v = self.reg_load(st, name, t, scope)?;
                         self.to_bits(v, ty.into_int_type().get_bit_width(), false)?.into()
                     }
@@ -1424,4 +1787,3 @@ fn const_eval(e: &Expr<'_>, t: Type) -> Option<u64> {
         _ => None,
     }
 }
-
