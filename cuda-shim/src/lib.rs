@@ -692,15 +692,17 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
                     eprint!("{}", d.render("module.ptx", text, false));
                 }
             }
-            // Valid PTX we cannot run yet is "not supported"; broken PTX is "invalid PTX".
-            let ours = diags
+            // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
+            // beyond what the ISA table and the backend know yet (an opcode, modifier or type form),
+            // so it is reported as "not supported" rather than blamed on the module.
+            use ptx_jit::Code::*;
+            let broken = diags
                 .iter()
-                .filter(|d| d.is_error())
-                .all(|d| matches!(d.code, ptx_jit::Code::P0401 | ptx_jit::Code::P0101));
-            Err(if ours {
-                CUDA_ERROR_NOT_SUPPORTED
-            } else {
+                .any(|d| d.is_error() && matches!(d.code, P0001 | P0002 | P0201 | P0202 | P0203 | P0302));
+            Err(if broken {
                 CUDA_ERROR_INVALID_PTX
+            } else {
+                CUDA_ERROR_NOT_SUPPORTED
             })
         }
     }

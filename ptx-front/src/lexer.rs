@@ -6,8 +6,10 @@ use logos::Logos;
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[logos(skip r"[ \t\r\n\f]+")]
 #[logos(skip r"//[^\n]*")]
-#[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Tok<'a> {
+    /// `/* … */`, skipped; an unterminated one is an error token.
+    #[token("/*", block_comment)]
+    BlockComment,
     /// `.u32`, `.shared::cta`, `.entry`: directives and modifiers share one shape.
     #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z_][A-Za-z0-9_$]*)*")]
     Dot(&'a str),
@@ -107,8 +109,22 @@ impl std::fmt::Display for Tok<'_> {
             Tok::Caret => "^",
             Tok::Question => "?",
             Tok::Error => "<invalid character>",
+            Tok::BlockComment => "/* */",
         };
         f.write_str(s)
+    }
+}
+
+fn block_comment<'a>(lex: &mut logos::Lexer<'a, Tok<'a>>) -> logos::FilterResult<(), ()> {
+    match lex.remainder().find("*/") {
+        Some(end) => {
+            lex.bump(end + 2);
+            logos::FilterResult::Skip
+        }
+        None => {
+            lex.bump(lex.remainder().len());
+            logos::FilterResult::Error(())
+        }
     }
 }
 
@@ -174,6 +190,15 @@ mod tests {
                 Tok::Dot(".shared::cta"),
             ]
         );
+    }
+
+    #[test]
+    fn block_comments() {
+        assert_eq!(
+            toks("a /*x*/ b /* * ** / */ c /**/"),
+            vec![Tok::Ident("a"), Tok::Ident("b"), Tok::Ident("c")]
+        );
+        assert_eq!(toks("a /* never closed"), vec![Tok::Ident("a"), Tok::Error]);
     }
 
     #[test]

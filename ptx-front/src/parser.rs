@@ -38,10 +38,19 @@ pub fn parse_module(src: &str) -> (Option<Module<'_>>, Vec<Diagnostic>) {
     for (t, s) in &tokens {
         if *t == Tok::Error {
             let text = &src[s.start..s.end];
-            diags.push(
+            let d = if text.starts_with("/*") {
+                Diagnostic::error(
+                    Code::P0001,
+                    sp(SimpleSpan::from(s.start..s.start + 2)),
+                    "unterminated block comment",
+                )
+                .label("this comment never ends")
+                .help("close it with `*/`")
+            } else {
                 Diagnostic::error(Code::P0001, sp(*s), format!("unexpected character `{text}`"))
-                    .label("not valid in PTX"),
-            );
+                    .label("not valid in PTX")
+            };
+            diags.push(d);
         }
     }
     let eoi = SimpleSpan::from(src.len()..src.len());
