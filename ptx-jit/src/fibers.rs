@@ -44,7 +44,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
                     let mut env = unsafe { *(base_addr as *const Env) };
                     env.tid = [x, y, z];
                     env.sync = yielder as *const Yielder<(), ()> as *mut c_void;
-                    unsafe { entry(&env) };
+                    unsafe { entry(&env, env.params) };
                 }));
             }
         }

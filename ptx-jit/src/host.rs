@@ -62,7 +62,8 @@ static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 /// before this lock on each module's own context.
 static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
-pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env);
+/// `kernel(env, params)`: the block entry (or, for fiber kernels, one thread's entry).
+pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
 
 pub struct HostKernel {
     pub info: KernelInfo,

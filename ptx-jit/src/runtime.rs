@@ -129,7 +129,7 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let run = |shared: &mut Vec<u64>, cta: u64| {
         let env = Env::for_cta(l, cta, shared, no_barrier);
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
-        unsafe { entry(&env) };
+        unsafe { entry(&env, env.params) };
     };
     let words = shared_words(k, l);
     if total == 1 {

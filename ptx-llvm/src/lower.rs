@@ -403,8 +403,19 @@ impl<'ctx> Lowerer<'ctx> {
     fn declare_function(&mut self, f: &Function<'_>) -> R<FunctionValue<'ctx>> {
         let fv = match (f.kind, self.flavour) {
             (FnKind::Entry, Flavour::Host) => {
-                let ty = self.ctx.void_type().fn_type(&[self.ptr(0).into()], false);
-                self.module.add_function(f.name.text, ty, None)
+                // `void kernel(Env*, const u8* params)`: the argument buffer is its own parameter so LLVM
+                // knows it is read-only, unaliased and dereferenceable, and can hoist parameter loads.
+                let ty = self.ctx.void_type().fn_type(&[self.ptr(0).into(), self.ptr(0).into()], false);
+                let fv = self.module.add_function(f.name.text, ty, None);
+                let bytes = self.kernel_info(f).param_bytes;
+                for (attr, v) in [("noalias", 0), ("readonly", 0), ("align", 8), ("dereferenceable", bytes)] {
+                    if attr == "dereferenceable" && v == 0 {
+                        continue;
+                    }
+                    let a = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id(attr), v);
+                    fv.add_attribute(AttributeLoc::Param(1), a);
+                }
+                fv
             }
             (FnKind::Entry, Flavour::Nvvm) => {
                 let mut args = vec![];
@@ -596,15 +607,18 @@ impl<'ctx> Lowerer<'ctx> {
         let entry = self.ctx.append_basic_block(block_fn, "entry");
         self.b.position_at_end(entry);
         let src = block_fn.get_nth_param(0).expect("env").into_pointer_value();
-        if self.barriers {
-            // One thread per call; the runtime gives each thread a fiber and its own environment.
-            self.b.build_call(thread_fn, &[src.into()], "")?;
-            self.b.build_return(None)?;
-            return Ok(());
-        }
+        let params = block_fn.get_nth_param(1).expect("params").into_pointer_value();
         let env = self.b.build_alloca(env_ty, "env")?;
         let whole = self.b.build_load(env_ty, src, "env.in")?;
         self.b.build_store(env, whole)?;
+        let pp = self.b.build_struct_gep(env_ty, env, 0, "params")?;
+        self.b.build_store(pp, params)?;
+        if self.barriers {
+            // One thread per call; the runtime gives each thread a fiber and its own environment.
+            self.b.build_call(thread_fn, &[env.into()], "")?;
+            self.b.build_return(None)?;
+            return Ok(());
+        }
         let field = |b: &Builder<'ctx>, f: u32, d: u32| -> R<PointerValue<'ctx>> {
             let p = b.build_struct_gep(env_ty, env, f, "f")?;
             Ok(unsafe {
@@ -1089,6 +1103,8 @@ impl<'ctx> Lowerer<'ctx> {
                 let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
                 Ok(unsafe { self.b.build_in_bounds_gep(i8t, base, &[addr], "p")? })
             }
+            // inttoptr, not `null + address`: LLVM gives a GEP on null no provenance, so accesses
+            // through it are undefined even under "null-pointer-is-valid" (it turned stores into poison).
             _ => Ok(self.b.build_int_to_ptr(addr, p, "p")?),
         }
     }
