@@ -1,3 +1,5 @@
+//! Corpus scan for development: parses and checks every .ptx file in the given directories and prints
+//! the most frequent error kinds. `cargo run --release -p ptx-front --example scan -- DIR…`
 fn main() {
     let mut files = 0;
     let mut bad = 0;
