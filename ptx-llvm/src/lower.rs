@@ -405,14 +405,24 @@ impl<'ctx> Lowerer<'ctx> {
             (FnKind::Entry, Flavour::Host) => {
                 // `void kernel(Env*, const u8* params)`: the argument buffer is its own parameter so LLVM
                 // knows it is read-only, unaliased and dereferenceable, and can hoist parameter loads.
-                let ty = self.ctx.void_type().fn_type(&[self.ptr(0).into(), self.ptr(0).into()], false);
+                let ty = self
+                    .ctx
+                    .void_type()
+                    .fn_type(&[self.ptr(0).into(), self.ptr(0).into()], false);
                 let fv = self.module.add_function(f.name.text, ty, None);
                 let bytes = self.kernel_info(f).param_bytes;
-                for (attr, v) in [("noalias", 0), ("readonly", 0), ("align", 8), ("dereferenceable", bytes)] {
+                for (attr, v) in [
+                    ("noalias", 0),
+                    ("readonly", 0),
+                    ("align", 8),
+                    ("dereferenceable", bytes),
+                ] {
                     if attr == "dereferenceable" && v == 0 {
                         continue;
                     }
-                    let a = self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id(attr), v);
+                    let a = self
+                        .ctx
+                        .create_enum_attribute(Attribute::get_named_enum_kind_id(attr), v);
                     fv.add_attribute(AttributeLoc::Param(1), a);
                 }
                 fv
@@ -817,21 +827,20 @@ impl<'ctx> Lowerer<'ctx> {
         self.from_bits(raw, want, ty.is_signed())
     }
 
+    /// Truncates or extends an integer to `bits` (sign-extending when `signed`).
+    fn resize(&self, i: IntValue<'ctx>, bits: u32, signed: bool) -> R<IntValue<'ctx>> {
+        let have = i.get_type().get_bit_width();
+        Ok(match have.cmp(&bits) {
+            std::cmp::Ordering::Greater => self.b.build_int_truncate(i, self.int(bits), "tr")?,
+            std::cmp::Ordering::Less if signed => self.b.build_int_s_extend(i, self.int(bits), "sx")?,
+            std::cmp::Ordering::Less => self.b.build_int_z_extend(i, self.int(bits), "zx")?,
+            std::cmp::Ordering::Equal => i,
+        })
+    }
+
     /// Converts raw register bits to a value of type `want`.
     fn from_bits(&self, raw: IntValue<'ctx>, want: Type, signed: bool) -> R<BasicValueEnum<'ctx>> {
-        let bits = want.bits();
-        let have = raw.get_type().get_bit_width();
-        let v = if have > bits {
-            self.b.build_int_truncate(raw, self.int(bits), "tr")?
-        } else if have < bits {
-            if signed {
-                self.b.build_int_s_extend(raw, self.int(bits), "sx")?
-            } else {
-                self.b.build_int_z_extend(raw, self.int(bits), "zx")?
-            }
-        } else {
-            raw
-        };
+        let v = self.resize(raw, want.bits(), signed)?;
         Ok(match want {
             Type::F32 | Type::F64 => self.b.build_bit_cast(v, self.value_ty(want), "f")?,
             _ => v.into(),
@@ -846,20 +855,14 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_bit_cast(f, self.int(w), "b")?.into_int_value()
             }
             BasicValueEnum::IntValue(i) => i,
-            _ => unreachable!("PTX values are ints or floats"),
-        };
-        let have = i.get_type().get_bit_width();
-        Ok(if have > bits {
-            self.b.build_int_truncate(i, self.int(bits), "tr")?
-        } else if have < bits {
-            if signed {
-                self.b.build_int_s_extend(i, self.int(bits), "sx")?
-            } else {
-                self.b.build_int_z_extend(i, self.int(bits), "zx")?
+            other => {
+                return Err(unsupported(
+                    Span::default(),
+                    format!("internal error: unexpected value {other:?}"),
+                ))
             }
-        } else {
-            i
-        })
+        };
+        self.resize(i, bits, signed)
     }
 
     fn write<'m, 'a>(
