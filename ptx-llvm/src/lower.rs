@@ -1129,6 +1129,18 @@ impl<'ctx> Lowerer<'ctx> {
                 let v = self.read(st, &ops[1], t, scope)?;
                 self.write(st, &ops[0], v, false, scope)
             }
+            "popc" | "clz" | "brev" => {
+                let t = need_ty()?;
+                let a = self.read(st, &ops[1], t, scope)?;
+                let ty = self.value_ty(t);
+                let v = match name {
+                    "popc" => self.call_intrinsic("llvm.ctpop", &[ty], &[a])?,
+                    "clz" => self.call_intrinsic("llvm.ctlz", &[ty], &[a, self.ctx.bool_type().const_zero().into()])?,
+                    _ => self.call_intrinsic("llvm.bitreverse", &[ty], &[a])?,
+                };
+                self.write(st, &ops[0], v, false, scope)
+            }
+            "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" => self.float_unary(st, i, d, scope),
             "copysign" => {
                 let t = need_ty()?;
                 let a = self.read(st, &ops[1], t, scope)?;
@@ -1281,6 +1293,52 @@ impl<'ctx> Lowerer<'ctx> {
             },
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
+    }
+
+    /// sqrt, rcp, rsqrt and the `.approx` transcendental functions. Correctly rounded results stand in for
+    /// `.approx` ones on the host (they are within the manual's bounds); NVPTX gets the approx intrinsics.
+    fn float_unary<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let name = d.spec.name;
+        let t = d.ty().expect("typed");
+        self.rounding_supported(d, i.span)?;
+        let a = self.read(st, &i.operands[1], t, scope)?;
+        let a = self.ftz(d, a)?;
+        let ty = self.value_ty(t);
+        let one = ty.into_float_type().const_float(1.0);
+        let nvvm = self.flavour == Flavour::Nvvm;
+        let ftz = if d.has(".ftz") { "ftz." } else { "" };
+        let v: BasicValueEnum = match name {
+            "sqrt" => self.call_intrinsic("llvm.sqrt", &[ty], &[a])?,
+            "rcp" => self.b.build_float_div(one, a.into_float_value(), "rcp")?.into(),
+            "rsqrt" if nvvm => {
+                let suffix = if t == Type::F64 { "d" } else { "f" };
+                self.call_intrinsic(&format!("llvm.nvvm.rsqrt.approx.{ftz}{suffix}"), &[], &[a])?
+            }
+            "rsqrt" => {
+                let s = self.call_intrinsic("llvm.sqrt", &[ty], &[a])?;
+                self.b.build_float_div(one, s.into_float_value(), "rsqrt")?.into()
+            }
+            "ex2" if nvvm => self.call_intrinsic(
+                &format!("llvm.nvvm.ex2.approx{}", if ftz.is_empty() { "" } else { ".ftz" }),
+                &[ty],
+                &[a],
+            )?,
+            "sin" | "cos" | "lg2" if nvvm => {
+                self.call_intrinsic(&format!("llvm.nvvm.{name}.approx.{ftz}f"), &[], &[a])?
+            }
+            "ex2" => self.call_intrinsic("llvm.exp2", &[ty], &[a])?,
+            "lg2" => self.call_intrinsic("llvm.log2", &[ty], &[a])?,
+            "sin" => self.call_intrinsic("llvm.sin", &[ty], &[a])?,
+            _ => self.call_intrinsic("llvm.cos", &[ty], &[a])?,
+        };
+        let v = self.ftz(d, v)?;
+        self.write(st, &i.operands[0], v, false, scope)
     }
 
     fn call_intrinsic_void(&self, name: &str, args: &[BasicValueEnum<'ctx>]) -> R<()> {
