@@ -350,7 +350,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Addr(a) => {
-                if !matches!(name, "ld" | "st") || (name == "ld" && k != 1) || (name == "st" && k != 0) {
+                let at = match name {
+                    "ld" | "atom" => Some(1),
+                    "st" | "red" => Some(0),
+                    _ => None,
+                };
+                if at != Some(k) {
                     self.diags.push(
                         Diagnostic::error(
                             Code::P0105,
@@ -405,7 +410,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                                 );
                             }
                         }
-                        if name == "st" && v.space == Space::Const {
+                        if matches!(name, "st" | "atom" | "red") && v.space == Space::Const {
                             self.diags.push(
                                 Diagnostic::error(Code::P0205, base.span, "`.const` memory is read-only")
                                     .label("store to a constant")
@@ -598,6 +603,8 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         "cvta" => vec![t, t],
         "ld" => vec![t, None],
         "st" => vec![None, t],
+        "atom" => vec![t, None, t, t],
+        "red" => vec![None, t],
         _ => vec![],
     }
 }

@@ -23,6 +23,8 @@ pub enum G {
     To,
     Sem,
     Scope,
+    /// The operation of `atom`/`red`.
+    Op,
     /// `.sync`/`.arrive`/`.aligned` of barriers.
     Sync,
     Cc,
@@ -68,6 +70,10 @@ const MEMTY: &[&str] = &[
 ];
 const CVTTY: &[&str] = &[
     ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32", ".f64",
+];
+const ATOMTY: &[&str] = &[".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32", ".f64"];
+const ATOMOP: &[&str] = &[
+    ".and", ".or", ".xor", ".cas", ".exch", ".add", ".inc", ".dec", ".min", ".max",
 ];
 const ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp"];
 const CVT_ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"];
@@ -162,6 +168,12 @@ pub static TABLE: &[OpSpec] = &[
         [g!(Type, &[".f32"], required), g!(Approx, &[".approx"], required), g!(Ftz, &[".ftz"])]),
     op!("ex2", "9.7.3.17", "Base-2 exponential (approximate).", "ex2.approx{.ftz}.f32 d, a;", (2, 2), ptx (1, 0), sm 10, types 1,
         [g!(Type, &[".f32"], required), g!(Approx, &[".approx"], required), g!(Ftz, &[".ftz"])]),
+    op!("atom", "9.7.13.5", "Atomic read-modify-write; d receives the old value.", "atom{.sem}{.scope}{.space}.op.type d, [a], b{, c};", (3, 4), ptx (1, 1), sm 11, types 1,
+        [g!(Type, ATOMTY, required), g!(Op, ATOMOP, required), g!(Space, &[".global", ".shared", ".shared::cta"]),
+         g!(Sem, &[".relaxed", ".acquire", ".release", ".acq_rel"]), g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"])]),
+    op!("red", "9.7.13.6", "Atomic reduction into memory, without a result.", "red{.sem}{.scope}{.space}.op.type [a], b;", (2, 2), ptx (1, 2), sm 11, types 1,
+        [g!(Type, ATOMTY, required), g!(Op, ATOMOP, required), g!(Space, &[".global", ".shared", ".shared::cta"]),
+         g!(Sem, &[".relaxed", ".release"]), g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"])]),
     op!("mov", "9.7.9.1", "Copy a register, immediate, special register or the address of a variable.", "mov.type d, a;", (2, 2), ptx (1, 0), sm 10, types 1,
         [g!(Type, ANY, required)]),
     op!("ld", "9.7.9.8", "Load from a state space.", "ld{.weak,.volatile}{.ss}{.cop}{.vec}.type d, [a];", (2, 2), ptx (1, 0), sm 10, types 1,
