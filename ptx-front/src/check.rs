@@ -604,6 +604,10 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         "ld" => vec![t, None],
         "st" => vec![None, t],
         "atom" => vec![t, None, t, t],
+        "shf" => vec![t, t, t, Some(Type::U32)],
+        "lop3" => vec![t, t, t, t, Some(Type::B32)],
+        "bfe" => vec![t, t, Some(Type::U32), Some(Type::U32)],
+        "bfi" => vec![t, t, t, Some(Type::U32), Some(Type::U32)],
         "red" => vec![None, t],
         _ => vec![],
     }

@@ -23,6 +23,9 @@ pub enum G {
     To,
     Sem,
     Scope,
+    /// `.l`/`.r` direction and `.clamp`/`.wrap` mode of `shf`.
+    Dir,
+    Mode2,
     /// The operation of `atom`/`red`.
     Op,
     /// `.sync`/`.arrive`/`.aligned` of barriers.
@@ -174,6 +177,18 @@ pub static TABLE: &[OpSpec] = &[
     op!("red", "9.7.13.6", "Atomic reduction into memory, without a result.", "red{.sem}{.scope}{.space}.op.type [a], b;", (2, 2), ptx (1, 2), sm 11, types 1,
         [g!(Type, ATOMTY, required), g!(Op, ATOMOP, required), g!(Space, &[".global", ".shared", ".shared::cta"]),
          g!(Sem, &[".relaxed", ".release"]), g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"])]),
+    op!("shf", "9.7.8.10", "Funnel shift of the 64-bit pair b:a.", "shf.{l,r}{.clamp,.wrap}.b32 d, a, b, c;", (4, 4), ptx (3, 1), sm 32, types 1,
+        [g!(Type, &[".b32"], required), g!(Dir, &[".l", ".r"], required), g!(Mode2, &[".clamp", ".wrap"], required)]),
+    op!("lop3", "9.7.8.6", "Any logic function of three inputs, given as a truth table.", "lop3.b32 d, a, b, c, immLut;", (5, 5), ptx (4, 3), sm 50, types 1,
+        [g!(Type, &[".b32"], required)]),
+    op!("bfe", "9.7.8.16", "Extract a bit field (sign-extended for signed types).", "bfe.type d, a, b, c;", (4, 4), ptx (2, 0), sm 20, types 1,
+        [g!(Type, &[".u32", ".u64", ".s32", ".s64"], required)]),
+    op!("bfi", "9.7.8.17", "Insert a bit field.", "bfi.type f, a, b, c, d;", (5, 5), ptx (2, 0), sm 20, types 1,
+        [g!(Type, &[".b32", ".b64"], required)]),
+    op!("membar", "9.7.13.4", "Memory barrier at a scope.", "membar.{cta,gl,sys};", (0, 0), ptx (1, 4), sm 10, types 0,
+        [g!(Scope, &[".cta", ".gl", ".sys"], required)]),
+    op!("fence", "9.7.13.4", "Memory fence with the given semantics and scope.", "fence{.sem}.scope;", (0, 0), ptx (6, 0), sm 70, types 0,
+        [g!(Sem, &[".sc", ".acq_rel"]), g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"], required)]),
     op!("mov", "9.7.9.1", "Copy a register, immediate, special register or the address of a variable.", "mov.type d, a;", (2, 2), ptx (1, 0), sm 10, types 1,
         [g!(Type, ANY, required)]),
     op!("ld", "9.7.9.8", "Load from a state space.", "ld{.weak,.volatile}{.ss}{.cop}{.vec}.type d, [a];", (2, 2), ptx (1, 0), sm 10, types 1,

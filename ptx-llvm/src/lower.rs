@@ -1141,6 +1141,13 @@ impl<'ctx> Lowerer<'ctx> {
                 self.write(st, &ops[0], v, false, scope)
             }
             "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" => self.float_unary(st, i, d, scope),
+            "shf" | "lop3" | "bfe" | "bfi" => self.bit_field(st, i, d, scope),
+            "membar" | "fence" => {
+                // Every PTX fence is at least as strong as the host needs; seq_cst covers them all.
+                self.b
+                    .build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;
+                Ok(())
+            }
             "copysign" => {
                 let t = need_ty()?;
                 let a = self.read(st, &ops[1], t, scope)?;
@@ -1751,6 +1758,151 @@ impl<'ctx> Lowerer<'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// shf, lop3, bfe and bfi, with the manual's clamping of positions and lengths.
+    fn bit_field<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let t = d.ty().expect("typed");
+        let ops = &i.operands;
+        let it = self.int(t.bits());
+        let w = t.bits() as u64;
+        let int = |v: BasicValueEnum<'ctx>| v.into_int_value();
+        let a = int(self.read(st, &ops[1], t, scope)?);
+        let u32t = self.i32();
+        let v: IntValue = match d.spec.name {
+            "shf" => {
+                let b = int(self.read(st, &ops[2], t, scope)?);
+                let c = int(self.read(st, &ops[3], Type::U32, scope)?);
+                let left = d.get(G::Dir) == Some(".l");
+                let f = if left { "llvm.fshl" } else { "llvm.fshr" };
+                // The intrinsics shift by c mod 32 (the .wrap mode); .clamp saturates at 32, where the
+                // result is the other word whole.
+                let shifted = int(self.call_intrinsic(f, &[it.into()], &[b.into(), a.into(), c.into()])?);
+                if d.get(G::Mode2) == Some(".clamp") {
+                    let full = self
+                        .b
+                        .build_int_compare(IntPredicate::UGE, c, u32t.const_int(32, false), "full")?;
+                    self.b
+                        .build_select(full, if left { a } else { b }, shifted, "shf")?
+                        .into_int_value()
+                } else {
+                    shifted
+                }
+            }
+            "lop3" => {
+                let b = int(self.read(st, &ops[2], t, scope)?);
+                let c = int(self.read(st, &ops[3], t, scope)?);
+                let Operand::Imm(Imm::Int(lut), _) = &ops[4] else {
+                    return Err(unsupported(ops[4].span(), "`lop3` needs an immediate truth table"));
+                };
+                // Bit k of the table is the result for a = k>>2 & 1, b = k>>1 & 1, c = k & 1.
+                let mut acc = it.const_zero();
+                for k in 0..8 {
+                    if lut >> k & 1 == 0 {
+                        continue;
+                    }
+                    let pick = |x: IntValue<'ctx>, bit: i32| -> R<IntValue<'ctx>> {
+                        Ok(if k >> bit & 1 == 1 {
+                            x
+                        } else {
+                            self.b.build_not(x, "n")?
+                        })
+                    };
+                    let term = self.b.build_and(pick(a, 2)?, pick(b, 1)?, "t")?;
+                    let term = self.b.build_and(term, pick(c, 0)?, "t")?;
+                    acc = self.b.build_or(acc, term, "lop3")?;
+                }
+                acc
+            }
+            "bfe" => {
+                let pos = int(self.read(st, &ops[2], Type::U32, scope)?);
+                let len = int(self.read(st, &ops[3], Type::U32, scope)?);
+                let m = u32t.const_int(0xff, false);
+                let pos = self.b.build_and(pos, m, "pos")?;
+                let len = self.b.build_and(len, m, "len")?;
+                let signed = t.is_signed();
+                let wv = u32t.const_int(w, false);
+                let out = self.b.build_int_compare(IntPredicate::UGE, pos, wv, "out")?;
+                let p = self.b.build_int_z_extend_or_bit_cast(
+                    self.b
+                        .build_select(out, u32t.const_int(w - 1, false), pos, "p")?
+                        .into_int_value(),
+                    it,
+                    "p",
+                )?;
+                let x = self.b.build_right_shift(a, p, signed, "x")?;
+                // Past the top, unsigned fields read zeros (signed ones keep the replicated sign bit).
+                let x = if signed {
+                    x
+                } else {
+                    self.b.build_select(out, it.const_zero(), x, "x")?.into_int_value()
+                };
+                let short = self.b.build_int_compare(IntPredicate::ULT, len, wv, "short")?;
+                let keep = self
+                    .b
+                    .build_int_z_extend_or_bit_cast(self.b.build_int_sub(wv, len, "k")?, it, "k")?;
+                let keep = self.b.build_select(short, keep, it.const_zero(), "k")?.into_int_value();
+                let up = self.b.build_left_shift(x, keep, "up")?;
+                let field = self.b.build_right_shift(up, keep, signed, "field")?;
+                let zero = self
+                    .b
+                    .build_int_compare(IntPredicate::EQ, len, u32t.const_zero(), "zero")?;
+                self.b
+                    .build_select(zero, it.const_zero(), field, "bfe")?
+                    .into_int_value()
+            }
+            _ => {
+                let b = int(self.read(st, &ops[2], t, scope)?);
+                let pos = int(self.read(st, &ops[3], Type::U32, scope)?);
+                let len = int(self.read(st, &ops[4], Type::U32, scope)?);
+                let m = u32t.const_int(0xff, false);
+                let pos = self.b.build_and(pos, m, "pos")?;
+                let len = self.b.build_and(len, m, "len")?;
+                let wv = u32t.const_int(w, false);
+                let nothing = self.b.build_or(
+                    self.b
+                        .build_int_compare(IntPredicate::EQ, len, u32t.const_zero(), "z")?,
+                    self.b.build_int_compare(IntPredicate::UGE, pos, wv, "o")?,
+                    "nothing",
+                )?;
+                let short = self.b.build_int_compare(IntPredicate::ULT, len, wv, "short")?;
+                let l = self.b.build_int_z_extend_or_bit_cast(
+                    self.b
+                        .build_select(short, len, u32t.const_zero(), "l")?
+                        .into_int_value(),
+                    it,
+                    "l",
+                )?;
+                let ones = self.b.build_int_sub(
+                    self.b.build_left_shift(it.const_int(1, false), l, "b")?,
+                    it.const_int(1, false),
+                    "ones",
+                )?;
+                let ones = self
+                    .b
+                    .build_select(short, ones, it.const_all_ones(), "ones")?
+                    .into_int_value();
+                let p = self.b.build_int_z_extend_or_bit_cast(
+                    self.b
+                        .build_select(nothing, u32t.const_zero(), pos, "p")?
+                        .into_int_value(),
+                    it,
+                    "p",
+                )?;
+                let mask = self.b.build_left_shift(ones, p, "mask")?;
+                let ins = self.b.build_and(self.b.build_left_shift(a, p, "ins")?, mask, "ins")?;
+                let kept = self.b.build_and(b, self.b.build_not(mask, "nm")?, "kept")?;
+                let f = self.b.build_or(kept, ins, "bfi")?;
+                self.b.build_select(nothing, b, f, "bfi")?.into_int_value()
+            }
+        };
+        self.write(st, &ops[0], v.into(), t.is_signed(), scope)
     }
 
     /// `atom`/`red` as LLVM atomics: they are real host atomics, since CTAs run in parallel.
