@@ -586,7 +586,10 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         })
     };
     match d.spec.name {
-        "add" | "sub" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "copysign" => vec![t, t, t],
+        "add" | "sub" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "copysign" | "addc" | "subc" => {
+            vec![t, t, t]
+        }
+        "madc" => vec![t, t, t, t],
         "mul" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t],
         "mad" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t, wide(t)],
         "mul" => vec![t, t, t],

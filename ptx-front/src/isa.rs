@@ -78,6 +78,7 @@ const ATOMTY: &[&str] = &[".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32"
 const ATOMOP: &[&str] = &[
     ".and", ".or", ".xor", ".cas", ".exch", ".add", ".inc", ".dec", ".min", ".max",
 ];
+const CARRYTY: &[&str] = &[".u32", ".s32", ".u64", ".s64"];
 const ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp"];
 const CVT_ROUND: &[&str] = &[".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi"];
 const CMP: &[&str] = &[
@@ -126,7 +127,13 @@ pub static TABLE: &[OpSpec] = &[
     op!("mul", "9.7.1.5", "Multiply two values; integers keep the low, high or whole (wide) product.", "mul{.hi,.lo,.wide}{.rnd}{.ftz}{.sat}.type d, a, b;", (3, 3), ptx (1, 0), sm 10, types 1,
         [g!(Type, ARITH, required), g!(Mode, &[".lo", ".hi", ".wide"]), g!(Round, ROUND), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])]),
     op!("mad", "9.7.1.6", "Multiply two values and add a third.", "mad{.hi,.lo,.wide}{.rnd}{.ftz}{.sat}.type d, a, b, c;", (4, 4), ptx (1, 0), sm 10, types 1,
-        [g!(Type, ARITH, required), g!(Mode, &[".lo", ".hi", ".wide"]), g!(Round, ROUND), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])]),
+        [g!(Type, ARITH, required), g!(Mode, &[".lo", ".hi", ".wide"]), g!(Round, ROUND), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"]), g!(Cc, &[".cc"])]),
+    op!("addc", "9.7.2.2", "Add with carry-in (and optional carry-out).", "addc{.cc}.type d, a, b;", (3, 3), ptx (1, 2), sm 10, types 1,
+        [g!(Type, CARRYTY, required), g!(Cc, &[".cc"])]),
+    op!("subc", "9.7.2.4", "Subtract with borrow-in (and optional borrow-out).", "subc{.cc}.type d, a, b;", (3, 3), ptx (1, 2), sm 10, types 1,
+        [g!(Type, CARRYTY, required), g!(Cc, &[".cc"])]),
+    op!("madc", "9.7.2.6", "Multiply, then add with carry-in (and optional carry-out).", "madc{.hi,.lo}{.cc}.type d, a, b, c;", (4, 4), ptx (3, 0), sm 20, types 1,
+        [g!(Type, CARRYTY, required), g!(Mode, &[".lo", ".hi"]), g!(Cc, &[".cc"])]),
     op!("fma", "9.7.3.6", "Fused multiply-add with a single rounding.", "fma.rnd{.ftz}{.sat}.type d, a, b, c;", (4, 4), ptx (1, 4), sm 20, types 1,
         [g!(Type, FLOAT, required), g!(Round, ROUND, required), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])]),
     op!("copysign", "9.7.3.2", "Copy the sign bit of a into b.", "copysign.type d, a, b;", (3, 3), ptx (2, 0), sm 20, types 1,

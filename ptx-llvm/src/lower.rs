@@ -188,6 +188,8 @@ struct Fn<'ctx, 'm, 'a> {
     blocks: HashMap<&'a str, BasicBlock<'ctx>>,
     is_kernel: bool,
     ret: Option<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// The condition-code carry flag (CC.CF) of `.cc` arithmetic, made on first use.
+    carry: Option<PointerValue<'ctx>>,
     alloca_at: Builder<'ctx>,
     _m: std::marker::PhantomData<&'m ()>,
 }
@@ -512,6 +514,7 @@ impl<'ctx> Lowerer<'ctx> {
             blocks: HashMap::new(),
             is_kernel,
             ret: None,
+            carry: None,
             alloca_at,
             _m: std::marker::PhantomData,
         };
@@ -1156,6 +1159,8 @@ impl<'ctx> Lowerer<'ctx> {
                 let v = self.call_intrinsic("llvm.copysign", &[self.value_ty(t)], &[b, a])?;
                 self.write(st, &ops[0], v, false, scope)
             }
+            "add" | "sub" | "mad" if d.has(".cc") => self.carry_arith(st, i, d, scope),
+            "addc" | "subc" | "madc" => self.carry_arith(st, i, d, scope),
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" => {
                 let t = need_ty()?;
                 let mode = d.get(G::Mode);
@@ -1758,6 +1763,85 @@ impl<'ctx> Lowerer<'ctx> {
             }
         }
         Ok(())
+    }
+
+    /// Extended-precision arithmetic through the carry flag: `add.cc`, `addc`, `sub.cc`, `subc`,
+    /// `mad.cc`, `madc`. Sums are formed at twice the width so the carry (or borrow) is the bit above.
+    fn carry_arith<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let name = d.spec.name;
+        let t = d.ty().expect("typed");
+        let ops = &i.operands;
+        let bits = t.bits();
+        let (it, wt) = (self.int(bits), self.int(bits * 2));
+        let flag = match st.carry {
+            Some(p) => p,
+            None => {
+                let p = st.alloca_at.build_alloca(self.ctx.bool_type(), "cc.cf")?;
+                st.alloca_at.build_store(p, self.ctx.bool_type().const_zero())?;
+                st.carry = Some(p);
+                p
+            }
+        };
+        let a = self.read(st, &ops[1], t, scope)?.into_int_value();
+        let b = self.read(st, &ops[2], t, scope)?.into_int_value();
+        let carry_in = if matches!(name, "addc" | "subc" | "madc") {
+            let c = self.b.build_load(self.ctx.bool_type(), flag, "cf")?.into_int_value();
+            self.b.build_int_z_extend(c, wt, "cin")?
+        } else {
+            wt.const_zero()
+        };
+        let (x, y) = if matches!(name, "mad" | "madc") {
+            // The product's low or high half, then the addend.
+            let mode = d.get(G::Mode).unwrap_or(".lo");
+            if mode == ".wide" {
+                return Err(unsupported(i.span, "`mad.wide.cc` is not valid PTX"));
+            }
+            let ext = |v: IntValue<'ctx>| {
+                if t.is_signed() {
+                    self.b.build_int_s_extend(v, wt, "e")
+                } else {
+                    self.b.build_int_z_extend(v, wt, "e")
+                }
+            };
+            let full = self.b.build_int_mul(ext(a)?, ext(b)?, "prod")?;
+            let half = if mode == ".hi" {
+                self.b
+                    .build_right_shift(full, wt.const_int(bits as u64, false), false, "hi")?
+            } else {
+                full
+            };
+            let p = self.b.build_int_truncate(half, it, "p")?;
+            let c = self.read(st, &ops[3], t, scope)?.into_int_value();
+            (p, c)
+        } else {
+            (a, b)
+        };
+        let (xw, yw) = (
+            self.b.build_int_z_extend(x, wt, "x")?,
+            self.b.build_int_z_extend(y, wt, "y")?,
+        );
+        let wide = if matches!(name, "sub" | "subc") {
+            let s = self.b.build_int_sub(xw, yw, "s")?;
+            self.b.build_int_sub(s, carry_in, "s")?
+        } else {
+            let s = self.b.build_int_add(xw, yw, "s")?;
+            self.b.build_int_add(s, carry_in, "s")?
+        };
+        let result = self.b.build_int_truncate(wide, it, "r")?;
+        if d.has(".cc") {
+            let top = self
+                .b
+                .build_right_shift(wide, wt.const_int(bits as u64, false), false, "top")?;
+            let out = self.b.build_int_truncate(top, self.ctx.bool_type(), "cout")?;
+            self.b.build_store(flag, out)?;
+        }
+        self.write(st, &ops[0], result.into(), t.is_signed(), scope)
     }
 
     /// shf, lop3, bfe and bfi, with the manual's clamping of positions and lengths.
