@@ -435,6 +435,7 @@ api! {
             match e {
                 ptx_jit::LaunchError::InvalidConfig(_) | ptx_jit::LaunchError::InvalidArgs(_) => CUDA_ERROR_INVALID_VALUE,
                 ptx_jit::LaunchError::OutOfResources(_) => CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                ptx_jit::LaunchError::Failed(_) => CUDA_ERROR_LAUNCH_FAILED,
             }
         })
     }

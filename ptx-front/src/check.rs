@@ -469,7 +469,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             }
             Operand::Neg(x, _) => self.operand(i, d, k, x, want, scope),
             Operand::Pair(a, b, _) => {
-                self.operand(i, d, k, a, Some(Type::Pred), scope);
+                // `p|q` of setp (both predicates) or `d|p` of shfl (a value and its predicate).
+                self.operand(i, d, k, a, want, scope);
                 self.operand(i, d, k, b, Some(Type::Pred), scope);
             }
             Operand::List(v, _) => {
@@ -608,6 +609,8 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         "st" => vec![None, t],
         "atom" => vec![t, None, t, t],
         "shf" => vec![t, t, t, Some(Type::U32)],
+        "shfl" => vec![t, t, Some(Type::B32), Some(Type::B32), Some(Type::B32)],
+        "vote" => vec![t, Some(Type::Pred), Some(Type::B32)],
         "lop3" => vec![t, t, t, t, Some(Type::B32)],
         "bfe" => vec![t, t, Some(Type::U32), Some(Type::U32)],
         "bfi" => vec![t, t, t, Some(Type::U32), Some(Type::U32)],

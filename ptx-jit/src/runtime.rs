@@ -14,16 +14,19 @@ pub struct Env {
     pub ntid: [u32; 3],
     pub ctaid: [u32; 3],
     pub nctaid: [u32; 3],
-    /// Passed to `barrier`: the calling thread's fiber.
+    /// Passed to `collective`: the calling thread's fiber.
     pub sync: *mut c_void,
-    pub barrier: unsafe extern "C" fn(*mut c_void),
+    /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that run as fibers.
+    pub collective: Collective,
 }
+
+pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32) -> u64;
 
 use std::ffi::c_void;
 
 impl Env {
     /// The environment of thread (0, 0, 0) of CTA number `cta` (x fastest), with its shared window.
-    pub fn for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], barrier: unsafe extern "C" fn(*mut c_void)) -> Env {
+    pub fn for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Collective) -> Env {
         Env {
             params: l.params.as_ptr(),
             shared: shared.as_mut_ptr() as *mut u8,
@@ -32,7 +35,7 @@ impl Env {
             ctaid: cta_index(cta, l.grid),
             nctaid: l.grid,
             sync: std::ptr::null_mut(),
-            barrier,
+            collective,
         }
     }
 }
@@ -57,6 +60,8 @@ pub enum LaunchError {
     InvalidArgs(String),
     #[error("out of resources: {0}")]
     OutOfResources(String),
+    #[error("launch failed: {0}")]
+    Failed(String),
 }
 
 pub struct Launch<'p> {
@@ -114,9 +119,11 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// Called by kernels without barriers if they ever reach one: they cannot (the lowering makes every
-/// kernel of a module with a barrier a fiber kernel), so this is never executed.
-unsafe extern "C" fn no_barrier(_: *mut c_void) {}
+/// The loop path's `collective`: never called, since the lowering makes every kernel of a module with
+/// a barrier or warp collective a fiber kernel.
+unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32) -> u64 {
+    0
+}
 
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
@@ -127,7 +134,7 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let entry = k.entry;
     let run = |shared: &mut Vec<u64>, cta: u64| {
-        let env = Env::for_cta(l, cta, shared, no_barrier);
+        let env = Env::for_cta(l, cta, shared, no_collective);
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env, env.params) };
     };

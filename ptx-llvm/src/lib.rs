@@ -7,6 +7,17 @@ mod lower;
 
 pub use lower::{lower, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
 
+/// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c)`.
+/// These are the operations that need other threads: CTA barriers and warp collectives.
+pub mod collective {
+    pub const BAR_SYNC: u32 = 0;
+    pub const WARP_SYNC: u32 = 1;
+    /// `shfl` modes: `SHFL + 0..4` for up, down, bfly, idx; the result is `value | valid << 32`.
+    pub const SHFL: u32 = 2;
+    /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
+    pub const VOTE: u32 = 6;
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavour {
     Nvvm,

@@ -22,9 +22,19 @@ use ptx_front::Target;
 use std::collections::HashMap;
 
 /// Field order of the host environment struct
-/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, barrier }`; ptx-jit's runtime mirrors
-/// it with a `#[repr(C)]` struct. `barrier(sync)` is called at `bar.sync` in kernels that run as fibers.
-pub const HOST_ENV_FIELDS: [&str; 8] = ["params", "shared", "tid", "ntid", "ctaid", "nctaid", "sync", "barrier"];
+/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective }`; ptx-jit's runtime mirrors
+/// it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
+/// kernels that run as fibers, at barriers and warp collectives.
+pub const HOST_ENV_FIELDS: [&str; 8] = [
+    "params",
+    "shared",
+    "tid",
+    "ntid",
+    "ctaid",
+    "nctaid",
+    "sync",
+    "collective",
+];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamInfo {
@@ -42,8 +52,9 @@ pub struct KernelInfo {
     pub param_bytes: u64,
     /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset, aligned to 16.
     pub static_shared: u64,
-    /// Host flavour: the kernel synchronises its CTA, so its entry runs one thread (on a fiber) and
-    /// calls the environment's barrier; otherwise the entry loops over all threads of the CTA.
+    /// Host flavour: the kernel synchronises threads (CTA barriers or warp collectives), so its entry
+    /// runs one thread (on a fiber) and calls the environment's `collective`; otherwise the entry loops
+    /// over all threads of the CTA.
     pub barriers: bool,
 }
 
@@ -159,7 +170,7 @@ struct Lowerer<'ctx> {
 
 fn has_barrier(body: &[Statement<'_>]) -> bool {
     body.iter().any(|s| match s {
-        Statement::Inst(i) => matches!(i.opcode.text, "bar" | "barrier"),
+        Statement::Inst(i) => matches!(i.opcode.text, "bar" | "barrier" | "shfl" | "vote"),
         Statement::Block(b, _) => has_barrier(b),
         _ => false,
     })
@@ -1273,6 +1284,10 @@ impl<'ctx> Lowerer<'ctx> {
             "ret" | "exit" => self.emit_return(st),
             "call" => self.call(st, i, scope),
             "bar" | "barrier" => match self.flavour {
+                Flavour::Nvvm if d.has(".warp") => {
+                    let mask = self.read(st, &ops[0], Type::B32, scope)?;
+                    self.call_intrinsic_void("llvm.nvvm.bar.warp.sync", &[mask])
+                }
                 Flavour::Nvvm => {
                     let id = self.read(st, &ops[0], Type::U32, scope)?;
                     if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
@@ -1286,24 +1301,21 @@ impl<'ctx> Lowerer<'ctx> {
                     self.call_intrinsic_void(f, &[id])
                 }
                 Flavour::Host => {
+                    if d.has(".warp") {
+                        self.collective(st, crate::collective::WARP_SYNC, [None; 3])?;
+                        return Ok(());
+                    }
                     if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
                         return Err(unsupported(
                             i.span,
                             "only `bar.sync a` (all threads of the CTA) is supported yet",
                         ));
                     }
-                    // env->barrier(env->sync): the runtime suspends this thread's fiber until the CTA arrives.
-                    let env_ty = self.env_ty();
-                    let env = st.env.expect("env");
-                    let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
-                    let sync = self.b.build_load(self.ptr(0), sp, "sync")?;
-                    let fp = self.b.build_struct_gep(env_ty, env, 7, "barrier")?;
-                    let f = self.b.build_load(self.ptr(0), fp, "barrier")?.into_pointer_value();
-                    let fty = self.ctx.void_type().fn_type(&[self.ptr(0).into()], false);
-                    self.b.build_indirect_call(fty, f, &[sync.into()], "")?;
+                    self.collective(st, crate::collective::BAR_SYNC, [None; 3])?;
                     Ok(())
                 }
             },
+            "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
     }
@@ -1352,6 +1364,130 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let v = self.ftz(d, v)?;
         self.write(st, &i.operands[0], v, false, scope)
+    }
+
+    /// `env->collective(env->sync, kind, a, b, c)`; the result is an i64.
+    fn collective(&mut self, st: &Fn<'ctx, '_, '_>, kind: u32, args: [Option<IntValue<'ctx>>; 3]) -> R<IntValue<'ctx>> {
+        let env_ty = self.env_ty();
+        let env = st.env.expect("env");
+        let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
+        let sync = self.b.build_load(self.ptr(0), sp, "sync")?;
+        let fp = self.b.build_struct_gep(env_ty, env, 7, "collective")?;
+        let f = self.b.build_load(self.ptr(0), fp, "collective")?.into_pointer_value();
+        let i32t = self.i32();
+        let fty = self.i64().fn_type(
+            &[self.ptr(0).into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
+            false,
+        );
+        let mut call_args: Vec<BasicMetadataValueEnum> = vec![sync.into(), i32t.const_int(kind as u64, false).into()];
+        call_args.extend(
+            args.iter()
+                .map(|a| BasicMetadataValueEnum::from(a.unwrap_or(i32t.const_zero()))),
+        );
+        let r = self.b.build_indirect_call(fty, f, &call_args, "coll")?;
+        match r.try_as_basic_value() {
+            inkwell::values::ValueKind::Basic(v) => Ok(v.into_int_value()),
+            _ => Err(unsupported(Span::default(), "internal error: collective result")),
+        }
+    }
+
+    /// `shfl` and `vote`. On the host they go through the runtime, which exchanges values between the
+    /// fibers of a warp; NVPTX gets the native instructions.
+    fn warp_collective<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let ops = &i.operands;
+        let i32t = self.i32();
+        let mode = d.get(G::Dir).expect("mode");
+        if self.flavour == Flavour::Nvvm {
+            return self.nvvm_warp_collective(st, i, d, mode, scope);
+        }
+        if d.spec.name == "shfl" {
+            let kind = crate::collective::SHFL
+                + [".up", ".down", ".bfly", ".idx"]
+                    .iter()
+                    .position(|m| *m == mode)
+                    .expect("shfl mode") as u32;
+            let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
+            let b = self.read(st, &ops[2], Type::B32, scope)?.into_int_value();
+            let c = self.read(st, &ops[3], Type::B32, scope)?.into_int_value();
+            let r = self.collective(st, kind, [Some(a), Some(b), Some(c)])?;
+            let v = self.b.build_int_truncate(r, i32t, "shfl")?;
+            let top = self
+                .b
+                .build_right_shift(r, self.i64().const_int(32, false), false, "p")?;
+            let p = self.b.build_int_truncate(top, self.ctx.bool_type(), "p")?;
+            return match &ops[0] {
+                Operand::Pair(dv, dp, _) => {
+                    self.write(st, dv, v.into(), false, scope)?;
+                    self.write(st, dp, p.into(), false, scope)
+                }
+                dst => self.write(st, dst, v.into(), false, scope),
+            };
+        }
+        let kind = crate::collective::VOTE
+            + [".all", ".any", ".uni", ".ballot"]
+                .iter()
+                .position(|m| *m == mode)
+                .expect("vote mode") as u32;
+        let p = self.read(st, &ops[1], Type::Pred, scope)?.into_int_value();
+        let p = self.b.build_int_z_extend(p, i32t, "p")?;
+        let r = self.collective(st, kind, [Some(p), None, None])?;
+        let v = self.b.build_int_truncate(r, i32t, "vote")?;
+        if mode == ".ballot" {
+            self.write(st, &ops[0], v.into(), false, scope)
+        } else {
+            let b = self
+                .b
+                .build_int_compare(IntPredicate::NE, v, i32t.const_zero(), "vote")?;
+            self.write(st, &ops[0], b.into(), false, scope)
+        }
+    }
+
+    /// The `.sync` NVVM intrinsics; the legacy forms without a member mask use the full warp.
+    fn nvvm_warp_collective<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        mode: &str,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let ops = &i.operands;
+        let i32t = self.i32();
+        let m = &mode[1..];
+        if d.spec.name == "shfl" {
+            let mask = match ops.get(4) {
+                Some(o) => self.read(st, o, Type::B32, scope)?,
+                None => i32t.const_all_ones().into(),
+            };
+            let a = self.read(st, &ops[1], Type::B32, scope)?;
+            let b = self.read(st, &ops[2], Type::B32, scope)?;
+            let c = self.read(st, &ops[3], Type::B32, scope)?;
+            let r = self
+                .call_intrinsic(&format!("llvm.nvvm.shfl.sync.{m}.i32p"), &[], &[mask, a, b, c])?
+                .into_struct_value();
+            let v = self.b.build_extract_value(r, 0, "v")?;
+            let p = self.b.build_extract_value(r, 1, "p")?;
+            return match &ops[0] {
+                Operand::Pair(dv, dp, _) => {
+                    self.write(st, dv, v, false, scope)?;
+                    self.write(st, dp, p, false, scope)
+                }
+                dst => self.write(st, dst, v, false, scope),
+            };
+        }
+        let mask = match ops.get(2) {
+            Some(o) => self.read(st, o, Type::B32, scope)?,
+            None => i32t.const_all_ones().into(),
+        };
+        let p = self.read(st, &ops[1], Type::Pred, scope)?;
+        let v = self.call_intrinsic(&format!("llvm.nvvm.vote.{m}.sync"), &[], &[mask, p])?;
+        self.write(st, &ops[0], v, false, scope)
     }
 
     fn call_intrinsic_void(&self, name: &str, args: &[BasicValueEnum<'ctx>]) -> R<()> {
