@@ -599,6 +599,12 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         "popc" | "clz" => vec![Some(Type::U32), t],
         "shl" | "shr" => vec![t, t, Some(Type::U32)],
         "setp" => vec![Some(Type::Pred), t, t, Some(Type::Pred)],
+        "set" => {
+            let mut ts = d.types();
+            let (dt, st) = (ts.next(), ts.next());
+            vec![dt, st, st, Some(Type::Pred)]
+        }
+        "prmt" => vec![t, t, t, t],
         "selp" => vec![t, t, t, Some(Type::Pred)],
         "cvt" => {
             let mut ts = d.types();

@@ -19,9 +19,96 @@ pub enum Emit {
     Llvm,
 }
 
+/// What LLVM's instruction selection needs beyond the ISA table's minimum sm: the `.sync` warp
+/// intrinsics are only selectable from PTX 6.0. LLVM aborts the process when it cannot select, so
+/// every instruction is checked against the target before LLVM sees the module.
+fn nvptx_min_ptx(i: &ptx_front::ast::Instruction<'_>) -> u32 {
+    let warp_sync = matches!(i.opcode.text, "shfl" | "vote" | "barrier") || i.mods.iter().any(|m| m.text == ".warp");
+    if warp_sync {
+        60
+    } else {
+        0
+    }
+}
+
+/// The PTX version (×10) the module needs from the backend, or a diagnostic per instruction that the
+/// target cannot run.
+fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
+    fn walk<'a>(body: &[ptx_front::ast::Statement<'a>], out: &mut Vec<ptx_front::ast::Instruction<'a>>) {
+        for s in body {
+            match s {
+                ptx_front::ast::Statement::Inst(i) => out.push(i.clone()),
+                ptx_front::ast::Statement::Block(b, _) => walk(b, out),
+                _ => {}
+            }
+        }
+    }
+    let mut insts = vec![];
+    for item in &m.items {
+        if let ptx_front::ast::Item::Function(f) = item {
+            if let Some(b) = &f.body {
+                walk(b, &mut insts);
+            }
+        }
+    }
+    let mut need = 0;
+    let mut diags = vec![];
+    for i in &insts {
+        let sm = ptx_front::isa::lookup(i.opcode.text).map_or(0, |s| s.sm);
+        let ptx = nvptx_min_ptx(i);
+        if arch.sm < sm || arch.sm < 30 && ptx >= 60 {
+            diags.push(
+                Diagnostic::error(
+                    ptx_front::Code::P0402,
+                    i.opcode.span,
+                    format!(
+                        "`{}` needs sm_{} or later; the requested target is {}",
+                        i.opcode.text,
+                        sm.max(if ptx >= 60 { 30 } else { 0 }),
+                        arch.cpu()
+                    ),
+                )
+                .label("not available on the requested target"),
+            );
+        }
+        if let Some(v) = arch.ptx {
+            if v < ptx {
+                diags.push(
+                    Diagnostic::error(
+                        ptx_front::Code::P0402,
+                        i.opcode.span,
+                        format!(
+                            "`{}` needs PTX {}.{} or later; PTX {}.{} was requested",
+                            i.opcode.text,
+                            ptx / 10,
+                            ptx % 10,
+                            v / 10,
+                            v % 10
+                        ),
+                    )
+                    .label("not available in the requested PTX version"),
+                );
+            }
+        }
+        need = need.max(ptx);
+    }
+    if diags.is_empty() {
+        Ok(need)
+    } else {
+        Err(diags)
+    }
+}
+
 /// Lowers a checked module for NVPTX and prints it as PTX (or as LLVM IR).
 pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, Vec<Diagnostic>> {
     init();
+    let need = requirements(m, arch)?;
+    let mut arch = arch.clone();
+    if arch.ptx.is_none() && need > arch.min_ptx() {
+        // Raise the output version just enough for what the module uses.
+        arch.ptx = crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need);
+    }
+    let arch = &arch;
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, ptx_llvm::Flavour::Nvvm, "ptx-jit")?;
     let module = lowered.module;

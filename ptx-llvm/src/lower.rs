@@ -1233,7 +1233,76 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 self.write(st, &ops[0], v, t.is_signed(), scope)
             }
-            "setp" => self.setp(st, i, d, scope),
+            "setp" | "set" => self.setp(st, i, d, scope),
+            "griddepcontrol" => match self.flavour {
+                // Launches complete in order on the CPU, so there is never a prerequisite grid to wait for.
+                Flavour::Host => Ok(()),
+                // LLVM aborts if it cannot select the intrinsic for the requested target, and lowering
+                // does not know that target yet; refuse rather than risk it.
+                Flavour::Nvvm => Err(unsupported(
+                    i.span,
+                    "`griddepcontrol` is not supported for NVPTX output yet",
+                )),
+            },
+            "prmt" => {
+                let t = need_ty()?;
+                if d.get(G::Dir).is_some() {
+                    return Err(unsupported(
+                        i.span,
+                        "`prmt` modes other than the default are not supported yet",
+                    ));
+                }
+                let a = self.read(st, &ops[1], t, scope)?.into_int_value();
+                let b = self.read(st, &ops[2], t, scope)?.into_int_value();
+                let c = self.read(st, &ops[3], t, scope)?.into_int_value();
+                // Result byte k is byte (c >> 4k) & 7 of b:a, or that byte's sign replicated when bit 3 is set.
+                let i64t = self.i64();
+                let lo = self.b.build_int_z_extend(a, i64t, "lo")?;
+                let hi = self.b.build_left_shift(
+                    self.b.build_int_z_extend(b, i64t, "hi")?,
+                    i64t.const_int(32, false),
+                    "hi",
+                )?;
+                let x = self.b.build_or(lo, hi, "x")?;
+                let c64 = self.b.build_int_z_extend(c, i64t, "c")?;
+                let mut acc = i64t.const_zero();
+                for k in 0..4u64 {
+                    let sel = self
+                        .b
+                        .build_right_shift(c64, i64t.const_int(4 * k, false), false, "sel")?;
+                    let idx = self.b.build_and(sel, i64t.const_int(7, false), "idx")?;
+                    let sh = self.b.build_int_mul(idx, i64t.const_int(8, false), "sh")?;
+                    let byte = self.b.build_and(
+                        self.b.build_right_shift(x, sh, false, "b")?,
+                        i64t.const_int(0xff, false),
+                        "byte",
+                    )?;
+                    let msb = self.b.build_int_compare(
+                        IntPredicate::NE,
+                        self.b.build_and(byte, i64t.const_int(0x80, false), "m")?,
+                        i64t.const_zero(),
+                        "msb",
+                    )?;
+                    let rep = self
+                        .b
+                        .build_select(msb, i64t.const_int(0xff, false), i64t.const_zero(), "rep")?
+                        .into_int_value();
+                    let signed = self.b.build_int_compare(
+                        IntPredicate::NE,
+                        self.b.build_and(sel, i64t.const_int(8, false), "s")?,
+                        i64t.const_zero(),
+                        "signed",
+                    )?;
+                    let byte = self.b.build_select(signed, rep, byte, "byte")?.into_int_value();
+                    acc = self.b.build_or(
+                        acc,
+                        self.b.build_left_shift(byte, i64t.const_int(8 * k, false), "pos")?,
+                        "prmt",
+                    )?;
+                }
+                let v = self.b.build_int_truncate(acc, self.i32(), "prmt")?;
+                self.write(st, &ops[0], v.into(), false, scope)
+            }
             "selp" => {
                 let t = need_ty()?;
                 let a = self.read(st, &ops[1], t, scope)?;
@@ -1677,7 +1746,8 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        let t = d.ty().expect("setp has a type");
+        // setp.cmp.type; set.cmp.dtype.stype compares in its second (source) type.
+        let t = d.types().last().expect("setp has a type");
         let ops = &i.operands;
         let a = self.read(st, &ops[1], t, scope)?;
         let a = self.ftz(d, a)?;
@@ -1740,6 +1810,19 @@ impl<'ctx> Lowerer<'ctx> {
             (None, None) => (r, self.b.build_not(r, "nr")?),
             _ => return Err(unsupported(i.span, "a boolean operation needs a predicate operand `c`")),
         };
+        if d.spec.name == "set" {
+            // All ones for integer destinations, 1.0f for f32; 0 otherwise.
+            let dt = d.ty().expect("set has a destination type");
+            let yes = if dt == Type::F32 {
+                1f32.to_bits() as u64
+            } else {
+                u32::MAX as u64
+            };
+            let v = self
+                .b
+                .build_select(p, self.i32().const_int(yes, false), self.i32().const_zero(), "set")?;
+            return self.write(st, &ops[0], v, false, scope);
+        }
         match &ops[0] {
             Operand::Pair(dp, dq, _) => {
                 self.write(st, dp, p.into(), false, scope)?;
