@@ -607,8 +607,10 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
         "prmt" => vec![t, t, t, t],
         "selp" => vec![t, t, t, Some(Type::Pred)],
         "cvt" => {
+            // The packed form `cvt.rn.f16x2.f32 d, a, b` takes two sources.
             let mut ts = d.types();
-            vec![ts.next(), ts.next()]
+            let (dt, st) = (ts.next(), ts.next());
+            vec![dt, st, st]
         }
         "cvta" => vec![t, t],
         "ld" => vec![t, None],

@@ -72,7 +72,7 @@ const MEMTY: &[&str] = &[
     ".f64",
 ];
 const CVTTY: &[&str] = &[
-    ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f32", ".f64",
+    ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f16", ".bf16", ".f16x2", ".bf16x2", ".f32", ".f64",
 ];
 const ATOMTY: &[&str] = &[".b32", ".b64", ".u32", ".u64", ".s32", ".s64", ".f32", ".f64"];
 const ATOMOP: &[&str] = &[
@@ -205,7 +205,7 @@ pub static TABLE: &[OpSpec] = &[
     op!("st", "9.7.9.10", "Store to a state space.", "st{.weak,.volatile}{.ss}{.cop}{.vec}.type [a], b;", (2, 2), ptx (1, 0), sm 10, types 1,
         [g!(Type, MEMTY, required), g!(Space, SPACES), g!(Sem, &[".weak", ".volatile", ".relaxed", ".release"]),
          g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"]), g!(Cache, &[".wb", ".cg", ".cs", ".wt"]), g!(Vec, &[".v2", ".v4"])]),
-    op!("cvt", "9.7.9.21", "Convert between types, with rounding and saturation.", "cvt{.irnd,.frnd}{.ftz}{.sat}.dtype.atype d, a;", (2, 2), ptx (1, 0), sm 10, types 2,
+    op!("cvt", "9.7.9.21", "Convert between types, with rounding and saturation.", "cvt{.irnd,.frnd}{.ftz}{.sat}.dtype.atype d, a; cvt.frnd.f16x2.f32 d, a, b;", (2, 3), ptx (1, 0), sm 10, types 2,
         [g!(Type, CVTTY, required), g!(Round, CVT_ROUND), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])]),
     op!("cvta", "9.7.9.19", "Convert between a state-space address and a generic address.", "cvta{.to}.space.size d, a;", (2, 2), ptx (2, 0), sm 20, types 0,
         [g!(To, &[".to"]), g!(Space, &[".global", ".shared", ".shared::cta", ".local", ".const", ".param", ".param::entry"], required),

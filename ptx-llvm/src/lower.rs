@@ -1841,6 +1841,10 @@ impl<'ctx> Lowerer<'ctx> {
     ) -> R<()> {
         let mut ts = d.types();
         let (dt, s) = (ts.next().expect("cvt dtype"), ts.next().expect("cvt atype"));
+        let small = |t: Type| matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2 | Type::Tf32);
+        if small(dt) || small(s) || i.operands.len() != 2 {
+            return self.cvt_half(st, i, d, dt, s, scope);
+        }
         let a = self.read(st, &i.operands[1], s, scope)?;
         let a = self.ftz(d, a)?;
         let rnd = d.get(G::Round);
@@ -1925,6 +1929,87 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let v = self.ftz(d, v)?;
         self.write(st, &i.operands[0], v, dt.is_signed(), scope)
+    }
+
+    /// Conversions between f32 and the 16-bit float types. f16 uses LLVM's `half` (round to nearest
+    /// even); bf16 is done on the bits, so neither flavour depends on a runtime routine or on sm_80.
+    fn cvt_half<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        dt: Type,
+        s: Type,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let (i16t, i32t, f32t) = (self.ctx.i16_type(), self.i32(), self.ctx.f32_type());
+        let narrowing = s == Type::F32;
+        if i.operands.len() != 2
+            || !(narrowing && matches!(dt, Type::F16 | Type::Bf16)
+                || dt == Type::F32 && matches!(s, Type::F16 | Type::Bf16))
+            || (narrowing && d.get(G::Round) != Some(".rn"))
+            || d.has(".sat")
+            || d.has(".relu")
+        {
+            return Err(unsupported(
+                i.span,
+                format!(
+                    "`cvt{}{}` with these modifiers is not supported yet",
+                    dt.name(),
+                    s.name()
+                ),
+            ));
+        }
+        let a = self.read(st, &i.operands[1], s, scope)?;
+        let a = self.ftz(d, a)?;
+        let v: BasicValueEnum = match (dt, s) {
+            (Type::F32, Type::F16) => {
+                let h = self.b.build_bit_cast(a, self.ctx.f16_type(), "h")?.into_float_value();
+                self.b.build_float_ext(h, f32t, "f")?.into()
+            }
+            (Type::F16, _) => {
+                let h = self
+                    .b
+                    .build_float_trunc(a.into_float_value(), self.ctx.f16_type(), "h")?;
+                self.b.build_bit_cast(h, i16t, "h")?
+            }
+            (Type::F32, _) => {
+                let w = self.b.build_int_z_extend(a.into_int_value(), i32t, "w")?;
+                let w = self.b.build_left_shift(w, i32t.const_int(16, false), "w")?;
+                self.b.build_bit_cast(w, f32t, "f")?
+            }
+            _ => {
+                // Round to nearest even on the upper half; NaN stays a quiet NaN of the same sign.
+                let bits = self.b.build_bit_cast(a, i32t, "bits")?.into_int_value();
+                let odd = self.b.build_and(
+                    self.b.build_right_shift(bits, i32t.const_int(16, false), false, "u")?,
+                    i32t.const_int(1, false),
+                    "odd",
+                )?;
+                let bias = self.b.build_int_add(odd, i32t.const_int(0x7fff, false), "bias")?;
+                let rounded = self.b.build_right_shift(
+                    self.b.build_int_add(bits, bias, "r")?,
+                    i32t.const_int(16, false),
+                    false,
+                    "r",
+                )?;
+                let nan = self.b.build_float_compare(
+                    FloatPredicate::UNO,
+                    a.into_float_value(),
+                    a.into_float_value(),
+                    "nan",
+                )?;
+                let quiet = self.b.build_or(
+                    self.b.build_right_shift(bits, i32t.const_int(16, false), false, "q")?,
+                    i32t.const_int(0x40, false),
+                    "q",
+                )?;
+                let r = self.b.build_select(nan, quiet, rounded, "bf16")?.into_int_value();
+                self.b.build_int_truncate(r, i16t, "bf16")?.into()
+            }
+        };
+        let v = self.ftz(d, v)?;
+        self.write(st, &i.operands[0], v, false, scope)
     }
 
     fn memory<'m, 'a>(
