@@ -270,7 +270,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Extended-precision arithmetic through the carry flag: `add.cc`, `addc`, `sub.cc`, `subc`,
-    /// `mad.cc`, `madc`. Sums are formed at twice the width so the carry (or borrow) is the bit above.
+    /// `mad.cc`, `madc`. Sums are formed at twice the width so the carry is the bit above.
     pub(super) fn carry_arith<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
@@ -292,11 +292,22 @@ impl<'ctx> Lowerer<'ctx> {
                 p
             }
         };
+        if t.is_float() {
+            return Err(unsupported(
+                i.span,
+                "carry-chain arithmetic is defined for integer types only",
+            ));
+        }
         let a = self.read(st, &ops[1], t, scope)?.into_int_value();
         let b = self.read(st, &ops[2], t, scope)?.into_int_value();
+        // Subtraction is a + ~b + carry, as the hardware does it: sub.cc carries in 1, and CC.CF
+        // afterwards is the carry out, i.e. 1 when there was no borrow (ZLUDA's GPU-recorded
+        // subc_cc_s32 case shows CF = 0 after a borrowing sub.cc).
         let carry_in = if matches!(name, "addc" | "subc" | "madc") {
             let c = self.b.build_load(self.ctx.bool_type(), flag, "cf")?.into_int_value();
             self.b.build_int_z_extend(c, wt, "cin")?
+        } else if name == "sub" {
+            wt.const_int(1, false)
         } else {
             wt.const_zero()
         };
@@ -326,17 +337,17 @@ impl<'ctx> Lowerer<'ctx> {
         } else {
             (a, b)
         };
+        let y = if matches!(name, "sub" | "subc") {
+            self.b.build_not(y, "nb")?
+        } else {
+            y
+        };
         let (xw, yw) = (
             self.b.build_int_z_extend(x, wt, "x")?,
             self.b.build_int_z_extend(y, wt, "y")?,
         );
-        let wide = if matches!(name, "sub" | "subc") {
-            let s = self.b.build_int_sub(xw, yw, "s")?;
-            self.b.build_int_sub(s, carry_in, "s")?
-        } else {
-            let s = self.b.build_int_add(xw, yw, "s")?;
-            self.b.build_int_add(s, carry_in, "s")?
-        };
+        let s = self.b.build_int_add(xw, yw, "s")?;
+        let wide = self.b.build_int_add(s, carry_in, "s")?;
         let result = self.b.build_int_truncate(wide, it, "r")?;
         if d.has(".cc") {
             let top = self

@@ -828,8 +828,46 @@ impl<'ctx> Lowerer<'ctx> {
         match name {
             "mov" => {
                 let t = need_ty()?;
-                let v = self.read(st, &ops[1], t, scope)?;
-                self.write(st, &ops[0], v, false, scope)
+                match (&ops[0], &ops[1]) {
+                    // Pack `mov.b64 %rd, {%r1, %r2}` and unpack `mov.b64 {%r1, %r2}, %rd`: the first
+                    // element is the lowest part.
+                    (dst, Operand::Vector(parts, _)) => {
+                        let n = parts.len() as u32;
+                        let (w, part_t) = (t.bits(), bits_type(t.bits() / n.max(1)));
+                        let wt = self.int(w);
+                        let mut acc = wt.const_zero();
+                        for (k, p) in parts.iter().enumerate() {
+                            let v = self.read(st, p, part_t, scope)?.into_int_value();
+                            let v = self.b.build_int_z_extend(v, wt, "part")?;
+                            let v =
+                                self.b
+                                    .build_left_shift(v, wt.const_int(k as u64 * (w / n) as u64, false), "part")?;
+                            acc = self.b.build_or(acc, v, "pack")?;
+                        }
+                        self.write(st, dst, acc.into(), false, scope)
+                    }
+                    (Operand::Vector(parts, _), src) => {
+                        let n = parts.len() as u32;
+                        let w = t.bits();
+                        let wt = self.int(w);
+                        let whole = self.read(st, src, bits_type(w), scope)?.into_int_value();
+                        for (k, p) in parts.iter().enumerate() {
+                            let v = self.b.build_right_shift(
+                                whole,
+                                wt.const_int(k as u64 * (w / n) as u64, false),
+                                false,
+                                "part",
+                            )?;
+                            let v = self.b.build_int_truncate(v, self.int(w / n), "part")?;
+                            self.write(st, p, v.into(), false, scope)?;
+                        }
+                        Ok(())
+                    }
+                    (dst, src) => {
+                        let v = self.read(st, src, t, scope)?;
+                        self.write(st, dst, v, false, scope)
+                    }
+                }
             }
             "popc" | "clz" | "brev" => {
                 let t = need_ty()?;
@@ -1075,6 +1113,17 @@ impl<'ctx> Lowerer<'ctx> {
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
+    }
+}
+
+/// The bit-size type of a width (for the parts of a packed `mov`).
+fn bits_type(bits: u32) -> Type {
+    match bits {
+        8 => Type::B8,
+        16 => Type::B16,
+        32 => Type::B32,
+        64 => Type::B64,
+        _ => Type::B128,
     }
 }
 
