@@ -150,7 +150,7 @@ fn every_table_form_lowers_or_explains() {
             let mut decls = String::from(".reg .b64 %addr;\n");
             let mut ops = vec![];
             for k in 0..spec.operands.1 as usize {
-                let address = matches!((spec.name, k), ("ld" | "atom", 1) | ("st" | "red", 0));
+                let address = isa::address_operand(spec.name) == Some(k);
                 if address {
                     ops.push("[%addr]".to_string());
                 } else if spec.name == "lop3" && k == 4 {

@@ -114,6 +114,17 @@ pub enum Statement<'a> {
     },
 }
 
+/// Calls `f` on every statement of a body in source order, descending into `{ }` blocks (the blocks
+/// themselves are not passed).
+pub fn visit<'m, 'a>(body: &'m [Statement<'a>], f: &mut impl FnMut(&'m Statement<'a>)) {
+    for s in body {
+        match s {
+            Statement::Block(b, _) => visit(b, f),
+            other => f(other),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Guard<'a> {
     pub negated: bool,

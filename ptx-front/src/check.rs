@@ -322,22 +322,19 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 match scope.lookup(n.text) {
                     Some(Entry::Reg { .. }) => self.expect_reg(n, Some(i), want, scope),
                     Some(Entry::Var(_)) | Some(Entry::Func(_)) if k > 0 && matches!(name, "mov" | "cvta") => {}
-                    Some(Entry::Var(v)) if name == "mov" || name == "cvta" || k > 0 => {
-                        let _ = v;
-                        self.diags.push(
-                            Diagnostic::error(
-                                Code::P0105,
-                                n.span,
-                                format!("`{}` is a variable, not a register", n.text),
-                            )
-                            .label("variable used as a value")
-                            .help(format!(
-                                "load it with `ld{}` and a `[{}]` address",
-                                v.space.name(),
-                                n.text
-                            )),
+                    Some(Entry::Var(v)) if name == "mov" || name == "cvta" || k > 0 => self.diags.push(
+                        Diagnostic::error(
+                            Code::P0105,
+                            n.span,
+                            format!("`{}` is a variable, not a register", n.text),
                         )
-                    }
+                        .label("variable used as a value")
+                        .help(format!(
+                            "load it with `ld{}` and a `[{}]` address",
+                            v.space.name(),
+                            n.text
+                        )),
+                    ),
                     Some(_) => self.diags.push(
                         Diagnostic::error(
                             Code::P0105,
@@ -350,12 +347,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Addr(a) => {
-                let at = match name {
-                    "ld" | "atom" => Some(1),
-                    "st" | "red" => Some(0),
-                    _ => None,
-                };
-                if at != Some(k) {
+                if isa::address_operand(name) != Some(k) {
                     self.diags.push(
                         Diagnostic::error(
                             Code::P0105,

@@ -239,6 +239,15 @@ pub static TABLE: &[OpSpec] = &[
         [g!(Sync, &[".sync", ".arrive", ".red"], required), g!(Scope, &[".cta"]), g!(Uni, &[".aligned"])]),
 ];
 
+/// Which operand of a memory instruction is its `[address]`.
+pub fn address_operand(opcode: &str) -> Option<usize> {
+    match opcode {
+        "ld" | "atom" => Some(1),
+        "st" | "red" => Some(0),
+        _ => None,
+    }
+}
+
 pub fn lookup(opcode: &str) -> Option<&'static OpSpec> {
     TABLE.iter().find(|s| s.name == opcode)
 }

@@ -190,26 +190,20 @@ pub fn labels<'m, 'a>(
     out: &mut HashMap<&'a str, &'m Name<'a>>,
     dups: &mut Vec<(&'m Name<'a>, &'m Name<'a>)>,
 ) {
-    for s in body {
-        match s {
-            Statement::Label(n) => {
-                if let Some(prev) = out.insert(n.text, n) {
-                    dups.push((n, prev));
-                }
+    visit(body, &mut |s| {
+        if let Statement::Label(n) = s {
+            if let Some(prev) = out.insert(n.text, n) {
+                dups.push((n, prev));
             }
-            Statement::Block(b, _) => labels(b, out, dups),
-            _ => {}
         }
-    }
+    });
 }
 
 /// Label names in source order (for deterministic output).
 pub fn label_order<'a>(body: &[Statement<'a>], out: &mut Vec<&'a str>) {
-    for s in body {
-        match s {
-            Statement::Label(n) => out.push(n.text),
-            Statement::Block(b, _) => label_order(b, out),
-            _ => {}
+    visit(body, &mut |s| {
+        if let Statement::Label(n) = s {
+            out.push(n.text);
         }
-    }
+    });
 }

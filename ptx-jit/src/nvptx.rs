@@ -34,26 +34,21 @@ fn nvptx_min_ptx(i: &ptx_front::ast::Instruction<'_>) -> u32 {
 /// The PTX version (×10) the module needs from the backend, or a diagnostic per instruction that the
 /// target cannot run.
 fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
-    fn walk<'a>(body: &[ptx_front::ast::Statement<'a>], out: &mut Vec<ptx_front::ast::Instruction<'a>>) {
-        for s in body {
-            match s {
-                ptx_front::ast::Statement::Inst(i) => out.push(i.clone()),
-                ptx_front::ast::Statement::Block(b, _) => walk(b, out),
-                _ => {}
-            }
-        }
-    }
     let mut insts = vec![];
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
             if let Some(b) = &f.body {
-                walk(b, &mut insts);
+                ptx_front::ast::visit(b, &mut |s| {
+                    if let ptx_front::ast::Statement::Inst(i) = s {
+                        insts.push(i);
+                    }
+                });
             }
         }
     }
     let mut need = 0;
     let mut diags = vec![];
-    for i in &insts {
+    for i in insts {
         let sm = ptx_front::isa::lookup(i.opcode.text).map_or(0, |s| s.sm);
         let ptx = nvptx_min_ptx(i);
         if arch.sm < sm || arch.sm < 30 && ptx >= 60 {

@@ -128,7 +128,7 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
-    if k.info.barriers {
+    if k.info.fibers {
         return crate::fibers::launch(k, l);
     }
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();

@@ -157,7 +157,6 @@ impl<'ctx> Lowerer<'ctx> {
                 // Shift amounts past the width saturate in PTX (LLVM would make them poison).
                 let it = x.get_type();
                 let amt = self.b.build_int_z_extend_or_bit_cast(y, self.i32(), "amt")?;
-                let amt = if bits < 32 { amt } else { amt };
                 let maxs = self.i32().const_int(bits as u64 - 1, false);
                 let over = self.b.build_int_compare(IntPredicate::UGT, amt, maxs, "over")?;
                 let clamped = self.b.build_select(over, maxs, amt, "c")?.into_int_value();

@@ -16,11 +16,8 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(i.span, "128-bit loads and stores are not supported yet"));
         }
         let is_ld = d.spec.name == "ld";
-        let (data, addr) = if is_ld {
-            (&i.operands[0], &i.operands[1])
-        } else {
-            (&i.operands[1], &i.operands[0])
-        };
+        let at = isa::address_operand(d.spec.name).expect("ld and st take an address");
+        let (data, addr) = (&i.operands[1 - at], &i.operands[at]);
         let Operand::Addr(a) = addr else {
             return Err(unsupported(addr.span(), "expected an address"));
         };
@@ -75,11 +72,12 @@ impl<'ctx> Lowerer<'ctx> {
         let is_atom = d.spec.name == "atom";
         let ops = &i.operands;
         let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
-        let Operand::Addr(a) = &ops[usize::from(is_atom)] else {
+        let at = isa::address_operand(d.spec.name).expect("atom and red take an address");
+        let Operand::Addr(a) = &ops[at] else {
             return Err(unsupported(i.span, "expected an address"));
         };
         let ptr = self.address(st, a, space, scope)?;
-        let b = self.read(st, &ops[usize::from(is_atom) + 1], t, scope)?;
+        let b = self.read(st, &ops[at + 1], t, scope)?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
             _ => O::LLVMAtomicOrderingAcquireRelease,

@@ -63,7 +63,7 @@ pub struct KernelInfo {
     /// Host flavour: the kernel synchronises threads (CTA barriers or warp collectives), so its entry
     /// runs one thread (on a fiber) and calls the environment's `collective`; otherwise the entry loops
     /// over all threads of the CTA.
-    pub barriers: bool,
+    pub fibers: bool,
 }
 
 pub struct Lowered<'ctx> {
@@ -116,10 +116,10 @@ pub fn lower<'ctx>(
         funcs: HashMap::new(),
         diags: vec![],
         env_ty: None,
-        barriers: m
+        fibers: m
             .items
             .iter()
-            .any(|i| matches!(i, Item::Function(f) if f.body.as_deref().is_some_and(has_barrier))),
+            .any(|i| matches!(i, Item::Function(f) if f.body.as_deref().is_some_and(needs_fibers))),
     };
     let (scope, _) = Scope::module(m);
     if let Err(e) = l.declare_module(m) {
@@ -173,15 +173,16 @@ struct Lowerer<'ctx> {
     diags: Vec<Diagnostic>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
     /// Some function of the module synchronises a CTA (conservative: any function, called or not).
-    barriers: bool,
+    fibers: bool,
 }
 
-fn has_barrier(body: &[Statement<'_>]) -> bool {
-    body.iter().any(|s| match s {
-        Statement::Inst(i) => matches!(i.opcode.text, "bar" | "barrier" | "shfl" | "vote"),
-        Statement::Block(b, _) => has_barrier(b),
-        _ => false,
-    })
+/// Whether a body synchronises threads (barriers or warp collectives), so its kernels run as fibers.
+fn needs_fibers(body: &[Statement<'_>]) -> bool {
+    let mut found = false;
+    ast::visit(body, &mut |s| {
+        found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "bar" | "barrier" | "shfl" | "vote"));
+    });
+    found
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -290,15 +291,6 @@ impl<'ctx> Lowerer<'ctx> {
     fn declare_module(&mut self, m: &ast::Module<'_>) -> R<()> {
         // Shared variables anywhere in the module get one layout (host) or one addrspace(3) global (nvvm).
         let mut shared: Vec<&VarDecl<'_>> = vec![];
-        fn walk<'m, 'a>(b: &'m [Statement<'a>], out: &mut Vec<&'m VarDecl<'a>>) {
-            for s in b {
-                match s {
-                    Statement::Var(v) if v.space == Space::Shared => out.push(v),
-                    Statement::Block(b, _) => walk(b, out),
-                    _ => {}
-                }
-            }
-        }
         for item in &m.items {
             match item {
                 Item::Var(v) if v.space == Space::Shared => shared.push(v),
@@ -311,7 +303,13 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 Item::Function(f) => {
                     if let Some(b) = &f.body {
-                        walk(b, &mut shared);
+                        ast::visit(b, &mut |s| {
+                            if let Statement::Var(v) = s {
+                                if v.space == Space::Shared {
+                                    shared.push(v);
+                                }
+                            }
+                        });
                     }
                 }
                 Item::Other { .. } => {}
@@ -628,7 +626,7 @@ impl<'ctx> Lowerer<'ctx> {
             params,
             param_bytes: off,
             static_shared: self.shared_size,
-            barriers: self.barriers && self.flavour == Flavour::Host,
+            fibers: self.fibers && self.flavour == Flavour::Host,
         }
     }
 
@@ -645,7 +643,7 @@ impl<'ctx> Lowerer<'ctx> {
         self.b.build_store(env, whole)?;
         let pp = self.b.build_struct_gep(env_ty, env, 0, "params")?;
         self.b.build_store(pp, params)?;
-        if self.barriers {
+        if self.fibers {
             // One thread per call; the runtime gives each thread a fiber and its own environment.
             self.b.build_call(thread_fn, &[env.into()], "")?;
             self.b.build_return(None)?;
