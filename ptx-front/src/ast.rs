@@ -26,10 +26,87 @@ pub enum ModuleDirective<'a> {
 pub enum Item<'a> {
     Function(Function<'a>),
     Var(VarDecl<'a>),
-    /// `.file`, `.section`, `.pragma` at module level: kept for printing, no semantics yet.
-    Other {
+    Directive(Directive<'a>),
+    /// Only in fragment mode: an instruction, label or block outside any function.
+    Statement(Statement<'a>),
+}
+
+/// Directives that carry no semantics for execution: debug information, pragmas, aliases, and the
+/// target lists and prototypes of indirect branches and calls.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Directive<'a> {
+    /// `.file 1 "a.cu", 1700000000, 1234`
+    File {
+        index: u32,
+        /// The string literal with its quotes, as written.
+        path: &'a str,
+        extra: Vec<u64>,
         span: Span,
     },
+    /// `.loc 1 12 3` optionally followed by `, function_name L {+ n}, inlined_at 1 4 5`.
+    Loc {
+        file: u32,
+        line: u32,
+        column: Option<u32>,
+        inlined: Option<InlinedAt<'a>>,
+        span: Span,
+    },
+    /// `.section .debug_info { .b32 12 .b8 1, 2 … }`
+    Section {
+        name: Name<'a>,
+        entries: Vec<SectionEntry<'a>>,
+        span: Span,
+    },
+    /// `@@DWARF …`, one line, verbatim.
+    Dwarf(&'a str, Span),
+    /// `.pragma "nounroll";`
+    Pragma(Vec<&'a str>, Span),
+    /// `.alias alias, aliasee;`
+    Alias { alias: Name<'a>, aliasee: Name<'a>, span: Span },
+    /// `.branchtargets L1, L2;` or `.calltargets f, g;` (after a label that names the list).
+    Targets {
+        kind: Name<'a>,
+        targets: Vec<Name<'a>>,
+        span: Span,
+    },
+    /// `.callprototype (.param .b32 _) _ (.param .b64 _);` (after a label that names it).
+    Prototype {
+        returns: Vec<VarDecl<'a>>,
+        params: Vec<VarDecl<'a>>,
+        noreturn: bool,
+        span: Span,
+    },
+}
+
+impl Directive<'_> {
+    pub fn span(&self) -> Span {
+        match self {
+            Directive::File { span, .. }
+            | Directive::Loc { span, .. }
+            | Directive::Section { span, .. }
+            | Directive::Dwarf(_, span)
+            | Directive::Pragma(_, span)
+            | Directive::Alias { span, .. }
+            | Directive::Targets { span, .. }
+            | Directive::Prototype { span, .. } => *span,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlinedAt<'a> {
+    pub function: Name<'a>,
+    pub offset: Option<u64>,
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SectionEntry<'a> {
+    /// `.b8 1, 2, 3` / `.b64 $L__func_begin0` / `.b32 .debug_abbrev+12`
+    Data { width: Name<'a>, values: Vec<Expr<'a>> },
+    Label(Name<'a>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,16 +130,17 @@ pub struct Function<'a> {
     pub name: Name<'a>,
     pub returns: Vec<VarDecl<'a>>,
     pub params: Vec<VarDecl<'a>>,
-    /// `.maxntid 128, 1, 1` and friends, in source order.
+    /// `.maxntid 128, 1, 1`, `.pragma`, `.noreturn` and friends, in source order.
     pub perf: Vec<PerfDirective<'a>>,
     pub body: Option<Vec<Statement<'a>>>,
     pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct PerfDirective<'a> {
-    pub name: Name<'a>,
-    pub values: Vec<u64>,
+pub enum PerfDirective<'a> {
+    /// `.maxntid 256, 1, 1`, `.maxnreg 32`, `.noreturn`, `.explicitcluster`
+    Value { name: Name<'a>, values: Vec<u64> },
+    Pragma(Vec<&'a str>, Span),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +148,10 @@ pub struct VarDecl<'a> {
     pub linkage: Option<Linkage>,
     pub space: Space,
     pub align: Option<u32>,
+    /// `.attribute(.managed)`
+    pub managed: bool,
+    /// `.ptr {.space} {.align N}` on a kernel parameter.
+    pub ptr: Option<PtrAttr>,
     /// `.v2`/`.v4` element count.
     pub vector: Option<u32>,
     pub ty: Type,
@@ -96,10 +178,18 @@ impl VarDecl<'_> {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PtrAttr {
+    pub space: Option<Space>,
+    pub align: Option<u32>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Init<'a> {
     Scalar(Expr<'a>),
     List(Vec<Init<'a>>),
+    /// `filter_mode = nearest` in a `.samplerref` initializer.
+    Field(Name<'a>, Expr<'a>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -108,10 +198,7 @@ pub enum Statement<'a> {
     Label(Name<'a>),
     Inst(Instruction<'a>),
     Block(Vec<Statement<'a>>, Span),
-    /// A directive inside a body that has no semantics yet (`.loc`, `.pragma`).
-    Other {
-        span: Span,
-    },
+    Directive(Directive<'a>),
 }
 
 /// Calls `f` on every statement of a body in source order, descending into `{ }` blocks (the blocks
@@ -158,8 +245,12 @@ pub enum Operand<'a> {
     Pair(Box<Operand<'a>>, Box<Operand<'a>>, Span),
     /// `(a, b)` argument and return lists of `call`.
     List(Vec<Operand<'a>>, Span),
+    /// `[tex, sampler, {x, y}]`: the bracketed operand lists of texture and surface instructions.
+    Bracket(Vec<Operand<'a>>, Span),
     /// `_`
     Sink(Span),
+    /// `var+4` outside brackets: the address of a variable plus a byte offset (`mov.u64 %rd1, arr+8;`).
+    Offset(Name<'a>, i64, Span),
 }
 
 impl Operand<'_> {
@@ -172,7 +263,9 @@ impl Operand<'_> {
             | Operand::Neg(_, s)
             | Operand::Pair(_, _, s)
             | Operand::List(_, s)
-            | Operand::Sink(s) => *s,
+            | Operand::Bracket(_, s)
+            | Operand::Sink(s)
+            | Operand::Offset(_, _, s) => *s,
             Operand::Addr(a) => a.span,
         }
     }
@@ -193,13 +286,105 @@ pub enum Imm {
     F64(u64),
 }
 
-/// Constant expressions in initializers.
+/// Constant expressions (initializers, address offsets, section data), with the manual's operators.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr<'a> {
     Imm(Imm, Span),
     Sym(Name<'a>),
-    Neg(Box<Expr<'a>>, Span),
-    Add(Box<Expr<'a>>, Box<Expr<'a>>, Span),
-    Sub(Box<Expr<'a>>, Box<Expr<'a>>, Span),
-    Mul(Box<Expr<'a>>, Box<Expr<'a>>, Span),
+    Unary(UnOp, Box<Expr<'a>>, Span),
+    Binary(BinOp, Box<Expr<'a>>, Box<Expr<'a>>, Span),
+    Cond(Box<Expr<'a>>, Box<Expr<'a>>, Box<Expr<'a>>, Span),
+    /// `(.u64) e`, `(.s64) e`; an integer literal with a `U` suffix parses as a `.u64` cast.
+    Cast(Type, Box<Expr<'a>>, Span),
+    /// `generic(var)`: the generic address of a variable.
+    Generic(Name<'a>, Span),
+    /// `0xff00(e)`: bytes of `e` selected by a mask.
+    Mask(u64, Box<Expr<'a>>, Span),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Xor,
+    Or,
+    LogAnd,
+    LogOr,
+}
+
+impl BinOp {
+    /// Binding strength, C's order: higher binds tighter.
+    pub fn precedence(self) -> u8 {
+        use BinOp::*;
+        match self {
+            Mul | Div | Rem => 10,
+            Add | Sub => 9,
+            Shl | Shr => 8,
+            Lt | Gt | Le | Ge => 7,
+            Eq | Ne => 6,
+            And => 5,
+            Xor => 4,
+            Or => 3,
+            LogAnd => 2,
+            LogOr => 1,
+        }
+    }
+    pub fn text(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Add => "+",
+            Sub => "-",
+            Shl => "<<",
+            Shr => ">>",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            And => "&",
+            Xor => "^",
+            Or => "|",
+            LogAnd => "&&",
+            LogOr => "||",
+        }
+    }
+}
+
+impl Expr<'_> {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Sym(n) => n.span,
+            Expr::Imm(_, s)
+            | Expr::Unary(_, _, s)
+            | Expr::Binary(_, _, _, s)
+            | Expr::Cond(_, _, _, s)
+            | Expr::Cast(_, _, s)
+            | Expr::Generic(_, s)
+            | Expr::Mask(_, _, s) => *s,
+        }
+    }
 }

@@ -11,12 +11,41 @@ use crate::types::{Space, Type};
 use std::collections::HashMap;
 
 pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
+    check_module(m, false)
+}
+
+/// Fragment mode: instructions may stand outside functions and names are not resolved, so isolated
+/// examples get their opcodes, modifiers, operand counts and operand kinds checked.
+pub fn check_fragment(m: &Module<'_>) -> Vec<Diagnostic> {
+    check_module(m, true)
+}
+
+fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
     let mut diags = vec![];
     let target = Target::of(m);
-    header(m, &mut diags);
+    if !fragment {
+        header(m, &mut diags);
+    }
     let (mut scope, dups) = Scope::module(m);
     for (name, prev) in dups {
         diags.push(duplicate(name, prev));
+    }
+    if fragment {
+        let mut c = FnChecker {
+            target: &target,
+            diags: &mut diags,
+            labels: HashMap::new(),
+            function: "the fragment",
+            fragment: true,
+            reported: Default::default(),
+        };
+        scope.push();
+        for item in &m.items {
+            if let Item::Statement(s) = item {
+                c.block(std::slice::from_ref(s), &mut scope);
+            }
+        }
+        scope.pop();
     }
     for item in &m.items {
         if let Item::Function(f) = item {
@@ -25,7 +54,8 @@ pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
                     target: &target,
                     diags: &mut diags,
                     labels: HashMap::new(),
-                    f,
+                    function: f.name.text,
+                    fragment,
                     reported: Default::default(),
                 };
                 let mut label_dups = vec![];
@@ -120,7 +150,8 @@ struct FnChecker<'c, 'm, 'a> {
     target: &'c Target,
     diags: &'c mut Vec<Diagnostic>,
     labels: HashMap<&'a str, &'m Name<'a>>,
-    f: &'m Function<'a>,
+    function: &'a str,
+    fragment: bool,
     /// Undefined names already reported: one report per name and function, not one per use.
     reported: std::collections::HashSet<&'a str>,
 }
@@ -140,7 +171,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     scope.pop();
                 }
                 Statement::Inst(i) => self.instruction(i, scope),
-                Statement::Label(_) | Statement::Other { .. } => {}
+                Statement::Label(_) | Statement::Directive(_) => {}
             }
         }
     }
@@ -347,7 +378,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Addr(a) => {
-                if isa::address_operand(name) != Some(k) {
+                // Instructions whose syntax shows no `[…]` never take an address; ld/st/atom/red take
+                // exactly one, at a known position.
+                let misplaced = match isa::address_operand(name) {
+                    Some(at) => at != k,
+                    None => !d.spec.syntax.contains('['),
+                };
+                if misplaced {
                     self.diags.push(
                         Diagnostic::error(
                             Code::P0105,
@@ -465,7 +502,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 self.operand(i, d, k, a, want, scope);
                 self.operand(i, d, k, b, Some(Type::Pred), scope);
             }
-            Operand::List(v, _) => {
+            Operand::List(v, _) | Operand::Bracket(v, _) => {
                 for x in v {
                     if let Operand::Sym { name: n, .. } = x {
                         if scope.lookup(n.text).is_none() {
@@ -483,17 +520,29 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Sink(_) => {}
+            Operand::Offset(n, _, s) => match scope.lookup(n.text) {
+                Some(Entry::Var(_)) => {}
+                Some(_) => self.diags.push(
+                    Diagnostic::error(Code::P0105, *s, format!("`{}` is not a variable, so it has no address", n.text))
+                        .label("address arithmetic on a non-variable")
+                        .help("add the offset with `add` instead"),
+                ),
+                None => self.undefined(n, scope),
+            },
         }
     }
 
     fn label_or_func(&mut self, opcode: &str, n: &Name<'a>, scope: &Scope<'m, 'a>) {
+        if self.fragment {
+            return;
+        }
         if opcode == "bra" {
             if !self.labels.contains_key(n.text) {
                 let s = nearest(n.text, self.labels.keys().copied());
                 let d = Diagnostic::error(
                     Code::P0203,
                     n.span,
-                    format!("label `{}` is not defined in `{}`", n.text, self.f.name.text),
+                    format!("label `{}` is not defined in `{}`", n.text, self.function),
                 )
                 .label("undefined label");
                 self.diags.push(match s {
@@ -507,7 +556,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
     }
 
     fn undefined(&mut self, n: &Name<'a>, scope: &Scope<'m, 'a>) {
-        if !self.reported.insert(n.text) {
+        if self.fragment || !self.reported.insert(n.text) {
             return;
         }
         let mut d = Diagnostic::error(Code::P0201, n.span, format!("`{}` is not declared", n.text)).label("undefined");

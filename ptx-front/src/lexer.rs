@@ -11,9 +11,15 @@ pub enum Tok<'a> {
     #[token("/*", block_comment)]
     BlockComment,
     /// `.u32`, `.shared::cta`, `.entry`: directives and modifiers share one shape.
-    #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z_][A-Za-z0-9_$]*)*")]
+    /// `.1d`…`.5d` and `.2dms` are texture and tensor dimensions.
+    #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z0-9_$]+)*")]
+    #[regex(r"\.[1-5]d(ms)?")]
     Dot(&'a str),
-    #[regex(r"[A-Za-z_$%][A-Za-z0-9_$]*")]
+    /// `@@DWARF …`: a line of debug data in pre-DWARF-section nvcc output, kept verbatim.
+    #[regex(r"@@DWARF[^\n]*")]
+    Dwarf(&'a str),
+    #[regex(r"[A-Za-z_$][A-Za-z0-9_$]*")]
+    #[regex(r"%[A-Za-z0-9_$]+")]
     Ident(&'a str),
     #[regex(r"0[fF][0-9A-Fa-f]{8}")]
     HexF32(&'a str),
@@ -42,6 +48,24 @@ pub enum Tok<'a> {
     LBracket,
     #[token("]")]
     RBracket,
+    #[token("<<")]
+    Shl,
+    #[token(">>")]
+    Shr,
+    #[token("<=")]
+    Le,
+    #[token(">=")]
+    Ge,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    Ne,
+    #[token("&&")]
+    AndAnd,
+    #[token("||")]
+    OrOr,
+    #[token("%")]
+    Percent,
     #[token("<")]
     Lt,
     #[token(">")]
@@ -78,12 +102,14 @@ pub enum Tok<'a> {
     Question,
     /// Anything the lexer does not know; the parser reports it with its span.
     Error,
+    /// Appended once after the last token so the parser never runs off the end.
+    Eof,
 }
 
 impl std::fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = match self {
-            Tok::Dot(s) | Tok::Ident(s) | Tok::HexF32(s) | Tok::HexF64(s) | Tok::Int(s) => s,
+            Tok::Dot(s) | Tok::Ident(s) | Tok::HexF32(s) | Tok::HexF64(s) | Tok::Int(s) | Tok::Dwarf(s) => s,
             Tok::Float(s) | Tok::Str(s) => s,
             Tok::LBrace => "{",
             Tok::RBrace => "}",
@@ -91,6 +117,15 @@ impl std::fmt::Display for Tok<'_> {
             Tok::RParen => ")",
             Tok::LBracket => "[",
             Tok::RBracket => "]",
+            Tok::Shl => "<<",
+            Tok::Shr => ">>",
+            Tok::Le => "<=",
+            Tok::Ge => ">=",
+            Tok::EqEq => "==",
+            Tok::Ne => "!=",
+            Tok::AndAnd => "&&",
+            Tok::OrOr => "||",
+            Tok::Percent => "%",
             Tok::Lt => "<",
             Tok::Gt => ">",
             Tok::Comma => ",",
@@ -110,6 +145,7 @@ impl std::fmt::Display for Tok<'_> {
             Tok::Question => "?",
             Tok::Error => "<invalid character>",
             Tok::BlockComment => "/* */",
+            Tok::Eof => "end of input",
         };
         f.write_str(s)
     }
@@ -128,7 +164,8 @@ fn block_comment<'a>(lex: &mut logos::Lexer<'a, Tok<'a>>) -> logos::FilterResult
     }
 }
 
-/// Lexes the whole text. Unknown characters become `Tok::Error` so the parser can report them in place.
+/// Lexes the whole text, ending with one `Tok::Eof`. Unknown characters become `Tok::Error` so the
+/// parser can report them in place.
 pub fn lex(src: &str) -> Vec<(Tok<'_>, Span)> {
     let mut out = Vec::with_capacity(src.len() / 4);
     let mut lx = Tok::lexer(src);
@@ -136,6 +173,7 @@ pub fn lex(src: &str) -> Vec<(Tok<'_>, Span)> {
         let r = lx.span();
         out.push((t.unwrap_or(Tok::Error), Span::new(r.start, r.end)));
     }
+    out.push((Tok::Eof, Span::new(src.len(), src.len())));
     out
 }
 
@@ -144,7 +182,7 @@ mod tests {
     use super::*;
 
     fn toks(s: &str) -> Vec<Tok<'_>> {
-        lex(s).into_iter().map(|(t, _)| t).collect()
+        lex(s).into_iter().map(|(t, _)| t).filter(|t| *t != Tok::Eof).collect()
     }
 
     #[test]

@@ -2,32 +2,44 @@
 
 pub mod ast;
 pub mod check;
+pub mod consteval;
 pub mod diag;
 pub mod isa;
 pub mod lexer;
 pub mod parser;
+pub mod printer;
 pub mod scope;
 pub mod span;
 pub mod target;
 pub mod types;
 
 pub use diag::{Code, Diagnostic, Severity};
-pub use parser::parse;
+pub use parser::{parse, parse_fragment};
+pub use printer::print;
 pub use target::Target;
 
 /// Parses and checks. The module is returned even with errors so callers can show all diagnostics.
 pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
-    let (m, mut diags) = parser::parse_module(src);
-    let m = match m {
-        Some(m) => {
-            diags.extend(check::check(&m));
-            m
-        }
-        None => ast::Module {
-            directives: vec![],
-            items: vec![],
-        },
-    };
+    let (m, diags) = parser::parse(src);
+    finish(m, diags, check::check)
+}
+
+/// Fragment mode (`ptx-jit lint --fragment`): statements may stand outside functions and names are not
+/// resolved.
+pub fn parse_and_check_fragment(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
+    let (m, diags) = parser::parse_fragment(src);
+    finish(m, diags, check::check_fragment)
+}
+
+fn finish<'a>(
+    m: ast::Module<'a>,
+    mut diags: Vec<Diagnostic>,
+    check: fn(&ast::Module<'a>) -> Vec<Diagnostic>,
+) -> (ast::Module<'a>, Vec<Diagnostic>) {
+    // When nothing parsed, module-level checks would only pile onto the syntax errors.
+    if !(diags.iter().any(Diagnostic::is_error) && m.items.is_empty() && m.directives.is_empty()) {
+        diags.extend(check(&m));
+    }
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     (m, diags)
 }

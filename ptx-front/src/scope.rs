@@ -66,7 +66,7 @@ impl<'m, 'a> Scope<'m, 'a> {
             let (name, e) = match item {
                 Item::Var(v) => (&v.name, Entry::Var(v)),
                 Item::Function(f) => (&f.name, Entry::Func(f)),
-                Item::Other { .. } => continue,
+                Item::Directive(_) | Item::Statement(_) => continue,
             };
             // A declaration (prototype) followed by its definition is one function.
             let prev = s.levels[0].names.insert(name.text, e);

@@ -1,8 +1,15 @@
 /// A byte range in the source text. `u32` keeps AST nodes small; PTX files over 4 GiB are not a use case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
+}
+
+/// `@12..15`: short, and easy to strip when comparing trees regardless of position.
+impl std::fmt::Debug for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "@{}..{}", self.start, self.end)
+    }
 }
 
 impl Span {

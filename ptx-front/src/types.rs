@@ -23,6 +23,10 @@ pub enum Type {
     Tf32,
     F32,
     F64,
+    /// Opaque texture, sampler and surface handles (`.texref`, `.samplerref`, `.surfref`).
+    Texref,
+    Samplerref,
+    Surfref,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,10 +36,11 @@ pub enum Kind {
     Unsigned,
     Signed,
     Float,
+    Opaque,
 }
 
 impl Type {
-    pub const ALL: [(&'static str, Type); 21] = [
+    pub const ALL: [(&'static str, Type); 24] = [
         (".pred", Type::Pred),
         (".b8", Type::B8),
         (".b16", Type::B16),
@@ -57,6 +62,9 @@ impl Type {
         (".tf32", Type::Tf32),
         (".f32", Type::F32),
         (".f64", Type::F64),
+        (".texref", Type::Texref),
+        (".samplerref", Type::Samplerref),
+        (".surfref", Type::Surfref),
     ];
 
     pub fn from_dot(s: &str) -> Option<Type> {
@@ -79,7 +87,7 @@ impl Type {
             B8 | U8 | S8 => 8,
             B16 | U16 | S16 | F16 | Bf16 => 16,
             B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 => 32,
-            B64 | U64 | S64 | F64 => 64,
+            B64 | U64 | S64 | F64 | Texref | Samplerref | Surfref => 64,
             B128 => 128,
         }
     }
@@ -96,6 +104,7 @@ impl Type {
             U8 | U16 | U32 | U64 => Kind::Unsigned,
             S8 | S16 | S32 | S64 => Kind::Signed,
             F16 | F16x2 | Bf16 | Bf16x2 | Tf32 | F32 | F64 => Kind::Float,
+            Texref | Samplerref | Surfref => Kind::Opaque,
         }
     }
 

@@ -312,7 +312,7 @@ impl<'ctx> Lowerer<'ctx> {
                         });
                     }
                 }
-                Item::Other { .. } => {}
+                Item::Directive(_) | Item::Statement(_) => {}
             }
         }
         let mut dynamic = vec![];
@@ -399,15 +399,19 @@ impl<'ctx> Lowerer<'ctx> {
     fn init_bytes(&self, v: &VarDecl<'_>) -> R<Vec<u8>> {
         let size = v.size_bytes() as usize;
         let mut out = Vec::with_capacity(size);
-        fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) {
+        fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) -> bool {
             match i {
                 Init::Scalar(e) => out.push(e),
-                Init::List(l) => l.iter().for_each(|x| flat(x, out)),
+                Init::List(l) => return l.iter().all(|x| flat(x, out)),
+                Init::Field(..) => return false,
             }
+            true
         }
         let mut elems = vec![];
         if let Some(i) = &v.init {
-            flat(i, &mut elems);
+            if !flat(i, &mut elems) {
+                return Err(unsupported(v.span, "texture and sampler initializers are not supported yet"));
+            }
         }
         let eb = v.ty.bytes() as usize;
         for e in elems {
@@ -740,7 +744,7 @@ impl<'ctx> Lowerer<'ctx> {
                     scope.pop();
                 }
                 Statement::Inst(i) => self.guarded(st, i, scope)?,
-                Statement::Other { .. } => {}
+                Statement::Directive(_) => {}
             }
         }
         Ok(())
@@ -1138,24 +1142,19 @@ fn widen(t: Type) -> Type {
 
 /// Evaluates an initializer element to the bits of type `t`.
 fn const_eval(e: &Expr<'_>, t: Type) -> Option<u64> {
-    fn int(e: &Expr<'_>) -> Option<i64> {
-        match e {
-            Expr::Imm(Imm::Int(i), _) => Some(*i),
-            Expr::Neg(x, _) => int(x).map(i64::wrapping_neg),
-            Expr::Add(a, b, _) => Some(int(a)?.wrapping_add(int(b)?)),
-            Expr::Sub(a, b, _) => Some(int(a)?.wrapping_sub(int(b)?)),
-            Expr::Mul(a, b, _) => Some(int(a)?.wrapping_mul(int(b)?)),
-            _ => None,
-        }
+    use ptx_front::consteval::{eval, Const};
+    // A `0f` literal keeps its exact single-precision value.
+    if let (Expr::Imm(Imm::F32(b), _), Type::F32) = (e, t) {
+        return Some(*b as u64);
     }
-    match (e, t) {
-        (Expr::Imm(Imm::F32(b), _), Type::F32) => Some(*b as u64),
-        (Expr::Imm(Imm::F64(b), _), Type::F64) => Some(*b),
-        (Expr::Imm(Imm::F64(b), _), Type::F32) => Some((f64::from_bits(*b) as f32).to_bits() as u64),
-        (Expr::Imm(Imm::F32(b), _), Type::F64) => Some((f32::from_bits(*b) as f64).to_bits()),
-        (e, Type::F32) => int(e).map(|i| (i as f32).to_bits() as u64),
-        (e, Type::F64) => int(e).map(|i| (i as f64).to_bits()),
-        (e, t) if t.kind() != Kind::Float => int(e).map(|i| i as u64),
+    match (eval(e).ok()?, t) {
+        (Const::Float(f), Type::F32) => Some((f as f32).to_bits() as u64),
+        (Const::Float(f), Type::F64) => Some(f.to_bits()),
+        (Const::Int(v, true), Type::F32) => Some((v as f32).to_bits() as u64),
+        (Const::Int(v, false), Type::F32) => Some((v as i64 as f32).to_bits() as u64),
+        (Const::Int(v, true), Type::F64) => Some((v as f64).to_bits()),
+        (Const::Int(v, false), Type::F64) => Some((v as i64 as f64).to_bits()),
+        (Const::Int(v, _), t) if t.kind() != Kind::Float => Some(v),
         _ => None,
     }
 }
