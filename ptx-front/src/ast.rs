@@ -251,6 +251,8 @@ pub enum Operand<'a> {
     Sink(Span),
     /// `var+4` outside brackets: the address of a variable plus a byte offset (`mov.u64 %rd1, arr+8;`).
     Offset(Name<'a>, i64, Span),
+    /// `A[5]` outside brackets: the address of an array element (`mov.u32 ptr, A[5];`).
+    Element(Name<'a>, u64, Span),
 }
 
 impl Operand<'_> {
@@ -265,7 +267,8 @@ impl Operand<'_> {
             | Operand::List(_, s)
             | Operand::Bracket(_, s)
             | Operand::Sink(s)
-            | Operand::Offset(_, _, s) => *s,
+            | Operand::Offset(_, _, s)
+            | Operand::Element(_, _, s) => *s,
             Operand::Addr(a) => a.span,
         }
     }

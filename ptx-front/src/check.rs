@@ -8,7 +8,7 @@ use crate::scope::{labels, special_register, Entry, Scope};
 use crate::span::Span;
 use crate::target::{parse_sm, Target};
 use crate::types::{Space, Type};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
     check_module(m, false)
@@ -26,6 +26,7 @@ fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
     if !fragment {
         header(m, &mut diags);
     }
+    repeated_directives(m, &mut diags);
     let (mut scope, dups) = Scope::module(m);
     for (name, prev) in dups {
         diags.push(duplicate(name, prev));
@@ -34,7 +35,7 @@ fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
         let mut c = FnChecker {
             target: &target,
             diags: &mut diags,
-            labels: HashMap::new(),
+            labels: HashMap::default(),
             function: "the fragment",
             fragment: true,
             reported: Default::default(),
@@ -53,7 +54,7 @@ fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
                 let mut c = FnChecker {
                     target: &target,
                     diags: &mut diags,
-                    labels: HashMap::new(),
+                    labels: HashMap::default(),
                     function: f.name.text,
                     fragment,
                     reported: Default::default(),
@@ -97,6 +98,27 @@ fn duplicate(name: &Name<'_>, prev: Entry<'_, '_>) -> Diagnostic {
     .label("declared again here")
     .secondary(decl_span(prev), "first declared here")
     .help("rename one of them, or remove the second declaration")
+}
+
+/// A module has one `.version`, one `.target` and at most one `.address_size`.
+fn repeated_directives(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
+    let mut first: [Option<Span>; 3] = [None; 3];
+    for d in &m.directives {
+        let (k, span, what) = match d {
+            ModuleDirective::Version { span, .. } => (0, *span, ".version"),
+            ModuleDirective::Target { span, .. } => (1, *span, ".target"),
+            ModuleDirective::AddressSize { span, .. } => (2, *span, ".address_size"),
+        };
+        match first[k] {
+            None => first[k] = Some(span),
+            Some(prev) => diags.push(
+                Diagnostic::error(Code::P0302, span, format!("a module has one `{what}` directive"))
+                    .label("second one")
+                    .secondary(prev, "first one here")
+                    .help("keep one of them"),
+            ),
+        }
+    }
 }
 
 fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
@@ -153,7 +175,7 @@ struct FnChecker<'c, 'm, 'a> {
     function: &'a str,
     fragment: bool,
     /// Undefined names already reported: one report per name and function, not one per use.
-    reported: std::collections::HashSet<&'a str>,
+    reported: rustc_hash::FxHashSet<&'a str>,
 }
 
 impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
@@ -319,24 +341,32 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 if (name == "bra" && k == 0) || (name == "call" && k <= 1) {
                     return self.label_or_func(name, n, scope);
                 }
-                if let Some(takes) = special_register(n.text) {
-                    if takes != component.is_some() {
+                if let Some(sreg) = special_register(n.text) {
+                    let whole = d.get(G::Vec).is_some();
+                    let bad = match (sreg.vector, component) {
+                        (true, None) => (!whole).then_some("needs a component .x, .y or .z (or a `.v4` move)"),
+                        (true, Some(c)) => (!matches!(c.text, ".x" | ".y" | ".z" | ".w")).then_some("has only the components .x, .y, .z and .w"),
+                        (false, Some(_)) => Some("takes no component"),
+                        (false, None) => None,
+                    };
+                    if let Some(why) = bad {
                         self.diags.push(
-                            Diagnostic::error(
-                                Code::P0105,
-                                n.span,
-                                format!(
-                                    "special register `{}` {}",
-                                    n.text,
-                                    if takes {
-                                        "needs a component .x, .y or .z"
-                                    } else {
-                                        "takes no component"
-                                    }
-                                ),
-                            )
-                            .label("special register"),
+                            Diagnostic::error(Code::P0105, op.span(), format!("special register `{}` {why}", n.text))
+                                .label("special register"),
                         );
+                    } else if let Some(w) = want.filter(|_| !whole) {
+                        let low_bits = sreg.narrow && matches!(name, "mov" | "cvt") && w.bits() < sreg.ty.bits() && !w.is_float();
+                        if !sreg.ty.compatible_with(w) && !low_bits {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    Code::P0204,
+                                    op.span(),
+                                    format!("`{}` has type `{}`, but `{}` needs `{}` here", n.text, sreg.ty.name(), name, w.name()),
+                                )
+                                .label(format!("`{}` special register", sreg.ty.name()))
+                                .help(format!("use `{}{}`", name, sreg.ty.name())),
+                            );
+                        }
                     }
                     if k == 0 && !matches!(name, "st") {
                         self.diags.push(
@@ -520,7 +550,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Sink(_) => {}
-            Operand::Offset(n, _, s) => match scope.lookup(n.text) {
+            Operand::Offset(n, _, s) | Operand::Element(n, _, s) => match scope.lookup(n.text) {
                 Some(Entry::Var(_)) => {}
                 Some(_) => self.diags.push(
                     Diagnostic::error(Code::P0105, *s, format!("`{}` is not a variable, so it has no address", n.text))

@@ -923,6 +923,13 @@ impl<'a> Parser<'a> {
                     Tok::Dot(c) => Some(Name { text: c, span: self.bump().1 }),
                     _ => None,
                 };
+                // `A[5]` as a value: the address of an array element.
+                if component.is_none() && self.peek() == Tok::LBracket {
+                    self.bump();
+                    let index = self.uint()?;
+                    self.expect(Tok::RBracket, "`]`")?;
+                    return Ok(Operand::Element(name, index, self.since(start)));
+                }
                 // `var+4` as a value: the address of a variable plus a byte offset.
                 if component.is_none() && matches!(self.peek(), Tok::Plus | Tok::Minus) {
                     let offset = self.offset()?;

@@ -285,12 +285,11 @@ impl Printer {
                 ..
             } => {
                 self.out.push_str(".callprototype ");
-                if returns.is_empty() {
-                    self.out.push('_');
-                } else {
+                if !returns.is_empty() {
                     self.params(returns);
+                    self.out.push(' ');
                 }
-                self.out.push_str(" _ ");
+                self.out.push_str("_ ");
                 self.params(params);
                 if *noreturn {
                     self.out.push_str(" .noreturn");
@@ -357,6 +356,7 @@ fn operand(o: &mut String, x: &Operand<'_>) {
         }
         Operand::Sink(_) => o.push('_'),
         Operand::Offset(n, off, _) => write!(o, "{}{off:+}", n.text).expect("write"),
+        Operand::Element(n, i, _) => write!(o, "{}[{i}]", n.text).expect("write"),
     }
 }
 

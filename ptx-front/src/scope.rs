@@ -3,7 +3,7 @@
 
 use crate::ast::*;
 use crate::types::Type;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Entry<'m, 'a> {
@@ -43,14 +43,49 @@ pub fn split_indexed(name: &str) -> Option<(&str, u32)> {
     Some((p, n.parse().ok()?))
 }
 
-/// Special registers and the components they take. `None` means no component.
-pub fn special_register(name: &str) -> Option<bool> {
+/// A special register (PTX ISA chapter 10): its type, and whether it is a vector read through `.x`,
+/// `.y`, `.z` (or whole by `mov.v4`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sreg {
+    pub ty: Type,
+    pub vector: bool,
+    /// Legacy code may read the low bits with a narrower `mov` or `cvt` (the manual allows it for
+    /// `%tid`, `%ntid`, `%ctaid`, `%nctaid` and `%gridid`).
+    pub narrow: bool,
+}
+
+pub fn special_register(name: &str) -> Option<Sreg> {
+    use Type::*;
+    let scalar = |ty| Some(Sreg { ty, vector: false, narrow: false });
     match name {
-        "%tid" | "%ntid" | "%ctaid" | "%nctaid" => Some(true),
-        "%laneid" | "%warpid" | "%nwarpid" | "%smid" | "%nsmid" | "%gridid" | "%clock" | "%clock64"
-        | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%globaltimer"
-        | "%dynamic_smem_size" | "WARP_SZ" => Some(false),
-        _ => None,
+        "%tid" | "%ntid" | "%ctaid" | "%nctaid" => Some(Sreg { ty: U32, vector: true, narrow: true }),
+        "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid" => {
+            Some(Sreg { ty: U32, vector: true, narrow: false })
+        }
+        "%gridid" => Some(Sreg { ty: U64, vector: false, narrow: true }),
+        "%laneid" | "%warpid" | "%nwarpid" | "%smid" | "%nsmid" | "%cluster_ctarank" | "%cluster_nctarank"
+        | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%clock"
+        | "%clock_hi" | "%globaltimer_lo" | "%globaltimer_hi" | "%total_smem_size" | "%aggr_smem_size"
+        | "%dynamic_smem_size" => scalar(U32),
+        "%clock64" | "%globaltimer" | "%current_graph_exec" => scalar(U64),
+        "%is_explicit_cluster" => scalar(Pred),
+        "%reserved_smem_offset_begin" | "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" => scalar(B32),
+        "WARP_SZ" => scalar(U32),
+        _ => {
+            // Numbered families: %pm0–%pm7, %pm0_64–%pm7_64, %envreg0–%envreg31, %reserved_smem_offset_0/1.
+            let pm64 = name.strip_suffix("_64").and_then(split_indexed).filter(|(p, _)| *p == "%pm");
+            let (prefix, n) = match pm64 {
+                Some((_, n)) => ("%pm_64", n),
+                None => split_indexed(name)?,
+            };
+            match (prefix, n) {
+                ("%pm", 0..=7) => scalar(U32),
+                ("%pm_64", 0..=7) => scalar(U64),
+                ("%envreg", 0..=31) => scalar(B32),
+                ("%reserved_smem_offset_", 0..=1) => scalar(B32),
+                _ => None,
+            }
+        }
     }
 }
 
@@ -64,6 +99,22 @@ impl<'m, 'a> Scope<'m, 'a> {
         let mut dups = vec![];
         for item in &m.items {
             let (name, e) = match item {
+                // Only fragments have module-level registers.
+                Item::Var(v) if v.space == crate::types::Space::Reg => {
+                    let id = s.next_id;
+                    s.next_id += v.range.unwrap_or(1);
+                    let e = Entry::Reg {
+                        ty: v.ty,
+                        vector: v.vector,
+                        id,
+                        decl: v,
+                    };
+                    if let Some(n) = v.range {
+                        s.levels[0].ranges.insert(v.name.text, (n, e));
+                        continue;
+                    }
+                    (&v.name, e)
+                }
                 Item::Var(v) => (&v.name, Entry::Var(v)),
                 Item::Function(f) => (&f.name, Entry::Func(f)),
                 Item::Directive(_) | Item::Statement(_) => continue,

@@ -20,6 +20,10 @@ enum Cmd {
     Lint {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Accept instructions and directives outside any function and skip name resolution, for
+        /// checking isolated examples.
+        #[arg(long)]
+        fragment: bool,
     },
     /// Re-emit PTX through LLVM's NVPTX backend for a target (or print the LLVM IR).
     Compile {
@@ -110,11 +114,15 @@ fn main() -> ExitCode {
 
 fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
     match cmd {
-        Cmd::Lint { files } => {
+        Cmd::Lint { files, fragment } => {
             let (mut errors, mut warnings) = (0, 0);
             for f in &files {
                 let src = read(f)?;
-                let (_, diags) = ptx_front::parse_and_check(&src);
+                let (_, diags) = if fragment {
+                    ptx_front::parse_and_check_fragment(&src)
+                } else {
+                    ptx_front::parse_and_check(&src)
+                };
                 print_diags(&diags, &f.display().to_string(), &src);
                 errors += diags.iter().filter(|d| d.is_error()).count();
                 warnings += diags.len() - diags.iter().filter(|d| d.is_error()).count();

@@ -1,0 +1,105 @@
+//! The shared corpora (`../shared/corpus`, see its README): every file parses and checks without an
+//! error and round-trips through the printer, and every example of the PTX ISA manual is judged as the
+//! corpus marks it. Each test skips with a message when the corpus is absent.
+
+use ptx_front::printer::shape;
+use std::path::{Path, PathBuf};
+
+fn corpus(dir: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(dir);
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+fn ptx_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("readable corpus directory")
+        .map(|e| e.expect("directory entry").path())
+        .flat_map(|p| if p.is_dir() { ptx_files(&p) } else { vec![p] })
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Parses, checks and round-trips every file; returns one line per failure.
+fn sweep(dir: &str) -> Option<(usize, Vec<String>)> {
+    let root = corpus(dir)?;
+    let files = ptx_files(&root);
+    let mut failures = vec![];
+    for f in &files {
+        let bytes = std::fs::read(f).expect("readable file");
+        let src = String::from_utf8_lossy(&bytes);
+        let name = f.strip_prefix(&root).unwrap_or(f).display().to_string();
+        let (m, diags) = ptx_front::parse_and_check(&src);
+        if let Some(e) = diags.iter().find(|d| d.is_error()) {
+            failures.push(e.one_line(&name, &src));
+            continue;
+        }
+        let printed = ptx_front::print(&m);
+        let (again, d2) = ptx_front::parse(&printed);
+        if let Some(e) = d2.first() {
+            failures.push(format!("{name}: printed text does not parse: {}", e.one_line("printed", &printed)));
+        } else if shape(&again) != shape(&m) {
+            failures.push(format!("{name}: printed text parses to a different tree"));
+        }
+    }
+    Some((files.len(), failures))
+}
+
+fn assert_clean(dir: &str, min_files: usize) {
+    let Some((n, failures)) = sweep(dir) else { return };
+    assert!(n >= min_files, "only {n} files in {dir}");
+    assert!(failures.is_empty(), "{} of {n} files in {dir} fail:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn nvcc_corpus_parses_checks_and_round_trips() {
+    assert_clean("nvcc", 500);
+}
+
+#[test]
+fn ocelot_corpus_parses_checks_and_round_trips() {
+    assert_clean("ocelot", 100);
+}
+
+#[test]
+fn zluda_corpus_parses_checks_and_round_trips() {
+    assert_clean("zluda-run", 140);
+}
+
+/// The manual's examples in fragment mode: the ones the corpus marks suspect (typos, elisions, invalid
+/// forms) must get an error, all others none.
+#[test]
+fn isa_manual_examples_in_fragment_mode() {
+    let Some(dir) = corpus("isa-examples") else { return };
+    let text = std::fs::read_to_string(dir.join("examples.json")).expect("examples.json");
+    let examples: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let examples = examples.as_array().expect("an array of records");
+    assert!(examples.len() >= 200);
+    let (mut wrong_errors, mut missed) = (vec![], vec![]);
+    for ex in examples {
+        let id = ex["id"].as_str().expect("id");
+        let code = ex["code"].as_str().expect("code");
+        let suspect = ex["suspect"].as_str();
+        let (_, diags) = ptx_front::parse_and_check_fragment(code);
+        let first = diags.iter().find(|d| d.is_error());
+        match (suspect, first) {
+            (None, Some(e)) => wrong_errors.push(format!("{id} ({}): {}", ex["section"], e.one_line(id, code))),
+            (Some(why), None) => missed.push(format!("{id} ({}): no error, but suspect: {why}", ex["section"])),
+            _ => {}
+        }
+    }
+    assert!(
+        wrong_errors.is_empty() && missed.is_empty(),
+        "{} valid examples rejected:\n{}\n{} suspect examples accepted:\n{}",
+        wrong_errors.len(),
+        wrong_errors.join("\n"),
+        missed.len(),
+        missed.join("\n")
+    );
+}
