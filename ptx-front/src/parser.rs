@@ -188,6 +188,10 @@ impl<'a> Parser<'a> {
     /// `;` ends a statement. When it is missing and the next token starts a new line, the error points
     /// just after the statement and parsing carries on as if it were there.
     fn semi(&mut self) -> R<()> {
+        self.semi_or("`;`")
+    }
+    /// `semi`, naming what else could have come (`` `,` or `;` `` after an operand).
+    fn semi_or(&mut self, expected: &str) -> R<()> {
         if self.eat(Tok::Semi) {
             return Ok(());
         }
@@ -204,7 +208,7 @@ impl<'a> Parser<'a> {
             );
             return Ok(());
         }
-        self.unexpected("`;`")
+        self.unexpected(expected)
     }
 
     fn name(&mut self, what: &str) -> R<Name<'a>> {
@@ -879,7 +883,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.semi()?;
+        self.semi_or(if operands.is_empty() { "an operand or `;`" } else { "`,` or `;`" })?;
         Ok(Instruction {
             guard,
             opcode,
