@@ -76,6 +76,8 @@ test: build venv build/client
 	grep -q "ALL VERIFIED" build/client.out
 	@echo; echo "== cuda-bindings + NVRTC client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
+	@echo; echo "== fresh PTX from numba-cuda and NVRTC: lint clean, canonical form round-trips"
+	$(PY) tests/python/fresh_ptx.py $(REL)/ptx-jit
 	@echo; echo "== CLI"
 	tests/cli.sh $(REL)/ptx-jit
 	@echo; echo "all tests passed"

@@ -25,6 +25,13 @@ enum Cmd {
         #[arg(long)]
         fragment: bool,
     },
+    /// Print PTX in canonical form (one statement per line, exact float literals); parsing the output
+    /// gives the same syntax tree.
+    Fmt {
+        file: PathBuf,
+        #[arg(long)]
+        fragment: bool,
+    },
     /// Re-emit PTX through LLVM's NVPTX backend for a target (or print the LLVM IR).
     Compile {
         file: PathBuf,
@@ -131,6 +138,21 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", files.len());
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
+        }
+        Cmd::Fmt { file, fragment } => {
+            let src = read(&file)?;
+            let (m, diags) = if fragment {
+                ptx_front::parse_fragment(&src)
+            } else {
+                ptx_front::parse(&src)
+            };
+            if !diags.is_empty() {
+                // Printing a partly parsed file would silently drop the broken statements.
+                print_diags(&diags, &file.display().to_string(), &src);
+                return Err(ExitCode::from(1));
+            }
+            print!("{}", ptx_front::print(&m));
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Compile {
             file,
