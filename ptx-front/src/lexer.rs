@@ -15,8 +15,9 @@ pub enum Tok<'a> {
     #[regex(r"\.[A-Za-z_][A-Za-z0-9_$]*(::[A-Za-z0-9_$]+)*")]
     #[regex(r"\.[1-5]d(ms)?")]
     Dot(&'a str),
-    /// `@@DWARF …`: a line of debug data in pre-DWARF-section nvcc output, kept verbatim.
-    #[regex(r"@@DWARF[^\n]*")]
+    /// `@@DWARF …` (and other `@@` lines such as `@@debug_info`): a line of debug data in old nvcc
+    /// output, kept verbatim.
+    #[regex(r"@@[A-Za-z_][^\n]*")]
     Dwarf(&'a str),
     #[regex(r"[A-Za-z_$][A-Za-z0-9_$]*")]
     #[regex(r"%[A-Za-z0-9_$]+")]

@@ -743,6 +743,13 @@ impl<'a> Parser<'a> {
             self.expect(Tok::RBrace, "`,` or `}`")?;
             return Ok(Init::List(v));
         }
+        // Fast path for the long integer tables of constant data.
+        if let (Tok::Int(text), Tok::Comma | Tok::RBrace) = (self.peek(), self.peek_at(1)) {
+            if let Some(v) = parse_int(text).filter(|&v| v <= i64::MAX as u64 && !text.ends_with('U')) {
+                let span = self.bump().1;
+                return Ok(Init::Scalar(Expr::Imm(Imm::Int(v as i64), span)));
+            }
+        }
         if let (Tok::Ident(_), Tok::Eq) = (self.peek(), self.peek_at(1)) {
             let n = self.name("a field")?;
             self.bump();

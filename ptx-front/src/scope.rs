@@ -184,12 +184,17 @@ impl<'m, 'a> Scope<'m, 'a> {
     }
 
     pub fn lookup(&self, name: &str) -> Option<Entry<'m, 'a>> {
-        let split = split_indexed(name);
+        // Splitting `%r12` is only needed when the plain name misses, which is the common case for
+        // `%r<N>` ranges but not for named registers and variables.
+        let mut split = None;
         for lvl in self.levels.iter().rev() {
             if let Some(e) = lvl.names.get(name) {
                 return Some(*e);
             }
-            if let Some((prefix, i)) = split {
+            if lvl.ranges.is_empty() {
+                continue;
+            }
+            if let Some((prefix, i)) = *split.get_or_insert_with(|| split_indexed(name)) {
                 if let Some(&(n, e)) = lvl.ranges.get(prefix) {
                     if i < n {
                         return Some(match e {
