@@ -435,3 +435,73 @@ fn sub(o: &mut String, e: &Expr<'_>) {
         o.push(')');
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = r#".version 8.5
+.target sm_90
+.address_size 64
+.global .align 4 .u32 tab[2][2] = {{1, 2}, {3, 0x10U}};
+.global .u64 p = generic(tab)+8;
+.visible .entry k(.param .u64 .ptr .global .align 16 a) .maxntid 128, 1, 1
+{
+  .reg .b32 %r<4>; .reg .pred %p;
+  .loc 1 7 2
+  @!%p ld.global.v2.f32 {%r1, _}, [a+-4];
+  setp.lt.s32 %p|%p, %r1, -1;
+  add.f32 %r2, %r1, 1.5;
+$L1:
+  { mov.u32 %r3, %tid.x; }
+  @%p bra $L1;
+  ret;
+}
+"#;
+
+    #[test]
+    fn canonical_text() {
+        let (m, d) = crate::parse(SRC);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(
+            print(&m),
+            r#".version 8.5
+.target sm_90
+.address_size 64
+.global .align 4 .u32 tab[2][2] = {{1, 2}, {3, (.u64)16}};
+.global .u64 p = generic(tab) + 8;
+.visible .entry k(.param .u64 .ptr .global .align 16 a)
+.maxntid 128, 1, 1
+{
+	.reg .b32 %r<4>;
+	.reg .pred %p;
+	.loc 1 7 2
+	@!%p ld.global.v2.f32 {%r1, _}, [a-4];
+	setp.lt.s32 %p|%p, %r1, -1;
+	add.f32 %r2, %r1, 0d3FF8000000000000;
+$L1:
+	{
+		mov.u32 %r3, %tid.x;
+	}
+	@%p bra $L1;
+	ret;
+}
+"#
+        );
+    }
+
+    #[test]
+    fn shape_ignores_positions_only() {
+        let (a, _) = crate::parse(SRC);
+        let spaced = SRC.replace(", ", " ,   ");
+        let (b, _) = crate::parse(&spaced);
+        assert_eq!(shape(&a), shape(&b));
+        let changed = SRC.replace("1.5", "2.5");
+        let (c, _) = crate::parse(&changed);
+        assert_ne!(shape(&a), shape(&c));
+        let printed = print(&a);
+        let (again, d) = crate::parse(&printed);
+        assert!(d.is_empty());
+        assert_eq!(shape(&again), shape(&a));
+    }
+}
