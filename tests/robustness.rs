@@ -126,20 +126,30 @@ fn every_table_form_lowers_or_explains() {
         if matches!(spec.name, "bra" | "call" | "ret" | "exit") {
             continue;
         }
-        let base: Vec<&str> = spec.groups.iter().filter(|g| g.required).map(|g| g.values[0]).collect();
-        let mut variants = vec![base.clone()];
-        for g in spec.groups {
-            for v in g.values.iter().copied() {
-                let mut m: Vec<&str> = spec
-                    .groups
-                    .iter()
-                    .filter(|h| h.required && h.kind != g.kind)
-                    .map(|h| h.values[0])
-                    .collect();
-                m.push(v);
-                if g.kind == G::Type && spec.types == 2 {
-                    m.push(v);
+        // The sub-instruction prefix, then the first value of each required group (the `Type` group as
+        // often as the entry needs types).
+        let need = |k: usize| {
+            let g = &spec.groups[k];
+            if g.kind == G::Type {
+                spec.types.0.max(1) as usize
+            } else {
+                usize::from(g.required)
+            }
+        };
+        let with = |skip: Option<usize>| -> Vec<&str> {
+            let mut m: Vec<&str> = spec.sub.to_vec();
+            for (k, g) in spec.groups.iter().enumerate() {
+                if Some(k) != skip {
+                    m.extend(std::iter::repeat_n(g.values[0], need(k)));
                 }
+            }
+            m
+        };
+        let mut variants = vec![with(None)];
+        for (k, g) in spec.groups.iter().enumerate() {
+            for v in g.values.iter().copied() {
+                let mut m = with(Some(k));
+                m.extend(std::iter::repeat_n(v, need(k).max(1)));
                 variants.push(m);
             }
         }
@@ -149,8 +159,9 @@ fn every_table_form_lowers_or_explains() {
             let types = ptx_front::check::operand_types(&d);
             let mut decls = String::from(".reg .b64 %addr;\n");
             let mut ops = vec![];
-            for k in 0..spec.operands.1 as usize {
-                let address = isa::address_operand(spec.name) == Some(k);
+            let addresses = isa::address_operands(d.spec);
+            for k in 0..d.spec.operands.1 as usize {
+                let address = addresses.contains(&k);
                 if address {
                     ops.push("[%addr]".to_string());
                 } else if spec.name == "lop3" && k == 4 {

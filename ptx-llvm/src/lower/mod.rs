@@ -762,6 +762,12 @@ impl<'ctx> Lowerer<'ctx> {
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
         let d = isa::decode(i.opcode.text, &mods)
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
+        // The lowering implements the forms of each opcode's primary ISA-table entry; the other entries
+        // (half precision, sub-instructions such as st.async, new modifiers) are recognised, not lowered.
+        if !d.is_primary() {
+            let form = format!("{}{}", i.opcode.text, mods.concat());
+            return Err(unsupported(i.span, format!("`{form}` is not supported yet")));
+        }
         let Some(g) = &i.guard else {
             return self.inst(st, i, &d, scope);
         };
