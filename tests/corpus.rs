@@ -26,6 +26,15 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Files that parse and round-trip but break a rule of the manual, with the error the checker must
+/// report for them (file, code, line).
+const INVALID: &[(&str, &str, usize)] = &[
+    // `sust.b.3d` needs PTX 3.0 (manual, sust: PTX ISA notes); the file declares 2.1.
+    ("ptx__synthetic__texture.ptx", "P0301", 37),
+    // Calls through Ocelot's intrinsic prototypes: the callee is a prototype label, not a function.
+    ("ptx__synthetic__register-calling-convention.ptx", "P0201", 37),
+];
+
 /// Parses, checks and round-trips every file; returns one line per failure.
 fn sweep(dir: &str) -> Option<(usize, Vec<String>)> {
     let root = corpus(dir)?;
@@ -36,9 +45,19 @@ fn sweep(dir: &str) -> Option<(usize, Vec<String>)> {
         let src = String::from_utf8_lossy(&bytes);
         let name = f.strip_prefix(&root).unwrap_or(f).display().to_string();
         let (m, diags) = ptx_front::parse_and_check(&src);
-        if let Some(e) = diags.iter().find(|d| d.is_error()) {
-            failures.push(e.one_line(&name, &src));
-            continue;
+        let syntax = diags.iter().find(|d| matches!(d.code, ptx_front::Code::P0001 | ptx_front::Code::P0002));
+        let first = diags.iter().find(|d| d.is_error());
+        match (INVALID.iter().find(|x| name.ends_with(x.0)), syntax.or(first)) {
+            (_, Some(e)) if syntax.is_some() => failures.push(e.one_line(&name, &src)),
+            (Some(&(_, code, line)), Some(e)) => {
+                let at = ptx_front::span::line_col(&src, e.span.start).0;
+                if e.code.as_str() != code || at != line {
+                    failures.push(format!("{name}: expected {code} on line {line}, got {}", e.one_line(&name, &src)));
+                }
+            }
+            (Some(&(_, code, line)), None) => failures.push(format!("{name}: expected {code} on line {line}, got none")),
+            (None, Some(e)) => failures.push(e.one_line(&name, &src)),
+            (None, None) => {}
         }
         let printed = ptx_front::print(&m);
         let (again, d2) = ptx_front::parse(&printed);

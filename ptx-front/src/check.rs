@@ -28,8 +28,12 @@ fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
     }
     repeated_directives(m, &mut diags);
     let (mut scope, dups) = Scope::module(m);
+    // Fragments are collections of examples that may each declare the same registers; module
+    // variables and functions are still one per name.
     for (name, prev) in dups {
-        diags.push(duplicate(name, prev));
+        if !fragment || !matches!(prev, Entry::Reg { .. }) {
+            diags.push(duplicate(name, prev));
+        }
     }
     if fragment {
         let mut c = FnChecker {
@@ -184,7 +188,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             match s {
                 Statement::Var(v) => {
                     if let Err(prev) = scope.declare(v) {
-                        self.diags.push(duplicate(&v.name, prev));
+                        if !self.fragment {
+                            self.diags.push(duplicate(&v.name, prev));
+                        }
                     }
                 }
                 Statement::Block(b, _) => {
@@ -235,29 +241,40 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         // Without a `.version` (already reported) there is nothing to gate against; without a
         // `.target`, only the version is checked.
         let known = self.target.version != (0, 0);
-        let sm_low = self.target.sm != 0 && self.target.sm < spec.sm;
-        if known && (self.target.version < spec.ptx || sm_low) {
-            let (v, sm) = (self.target.version.max(spec.ptx), self.target.sm.max(spec.sm));
+        let (ptx, sm) = d.requires();
+        let sm_low = self.target.sm != 0 && self.target.sm < sm;
+        let form = if spec.sub.is_empty() { spec.name.to_string() } else { spec.form() };
+        if known && (self.target.version < ptx || sm_low) {
+            let (v, to) = (self.target.version.max(ptx), self.target.sm.max(sm));
             self.diags.push(
                 Diagnostic::error(
                     Code::P0301,
                     i.opcode.span,
                     format!(
-                        "`{}` requires sm_{} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
-                        spec.name,
-                        spec.sm,
-                        spec.ptx.0,
-                        spec.ptx.1,
-                        self.target.sm,
-                        self.target.version.0,
-                        self.target.version.1
+                        "`{form}` requires sm_{sm} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
+                        ptx.0, ptx.1, self.target.sm, self.target.version.0, self.target.version.1
                     ),
                 )
                 .label("not available for this target")
                 .help(format!(
-                    "raise the module header to `.version {}.{}` and `.target sm_{sm}` or later",
-                    v.0, v.1
+                    "raise the module header to `.version {}.{}` and `.target sm_{to}{}` or later",
+                    v.0,
+                    v.1,
+                    if spec.arch { "a" } else { "" }
                 )),
+            );
+        } else if known && spec.arch && self.target.sm != 0 && self.target.suffix != Some('a') {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0301,
+                    i.opcode.span,
+                    format!(
+                        "`{form}` needs an architecture-specific target such as `sm_{}a`; this module targets sm_{}",
+                        self.target.sm, self.target.sm
+                    ),
+                )
+                .label("only on `sm_XXa` targets")
+                .help(format!("use `.target sm_{}a`", self.target.sm)),
             );
         }
         let expect = operand_types(&d);
@@ -338,6 +355,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let name = d.spec.name;
         match op {
             Operand::Sym { name: n, component } => {
+                if n.text == "WARP_SZ" {
+                    return; // a predefined integer constant: an immediate of any integer type
+                }
                 if (name == "bra" && k == 0) || (name == "call" && k <= 1) {
                     return self.label_or_func(name, n, scope);
                 }
@@ -368,7 +388,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                             );
                         }
                     }
-                    if k == 0 && !matches!(name, "st") {
+                    if k == 0 && isa::first_operand_is_destination(d.spec) {
                         self.diags.push(
                             Diagnostic::error(
                                 Code::P0105,
@@ -380,7 +400,30 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     }
                     return;
                 }
+                if name == "call" && k >= 2 && k + 1 == i.operands.len() {
+                    return self.target_list(n); // the prototype or `.calltargets` of an indirect call
+                }
                 match scope.lookup(n.text) {
+                    Some(Entry::Reg { vector: Some(len), ty, decl, .. }) if component.is_none() => {
+                        // A whole vector register: element by element in a `.v2`/`.v4` instruction,
+                        // else one packed value (`mov.b32 r, v2b16`).
+                        let bits = ty.bits() * len;
+                        let fits = |w: Type| match d.get(G::Vec) {
+                            Some(v) => v[2..].parse() == Ok(len) && ty.compatible_with(w),
+                            None => w.bits() == bits,
+                        };
+                        if let Some(w) = want.filter(|&w| !fits(w)) {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    Code::P0204,
+                                    n.span,
+                                    format!("`{}` is a {bits}-bit vector register, but `{name}` needs `{}` here", n.text, w.name()),
+                                )
+                                .label(format!("`.v{len} {}` register", ty.name()))
+                                .secondary(decl.span, "declared here"),
+                            );
+                        }
+                    }
                     Some(Entry::Reg { .. }) => self.expect_reg(n, Some(i), want, scope),
                     Some(Entry::Var(_)) | Some(Entry::Func(_)) if k > 0 && matches!(name, "mov" | "cvta") => {}
                     Some(Entry::Var(v)) if name == "mov" || name == "cvta" || k > 0 => self.diags.push(
@@ -408,12 +451,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Addr(a) => {
-                // Instructions whose syntax shows no `[…]` never take an address; ld/st/atom/red take
-                // exactly one, at a known position.
-                let misplaced = match isa::address_operand(name) {
-                    Some(at) => at != k,
-                    None => !d.spec.syntax.contains('['),
-                };
+                // The entry's syntax shows which operands are written in brackets.
+                let misplaced = !isa::address_operands(d.spec).contains(&k);
                 if misplaced {
                     self.diags.push(
                         Diagnostic::error(
@@ -492,6 +531,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 let need = match d.get(G::Vec) {
                     Some(".v2") => 2,
                     Some(".v4") => 4,
+                    Some(".v8") => 8,
                     _ => 0,
                 };
                 if need != v.len() && matches!(name, "ld" | "st") {
@@ -542,7 +582,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Imm(_, s) => {
-                if k == 0 && !matches!(name, "st" | "bar" | "barrier") {
+                if k == 0 && isa::first_operand_is_destination(d.spec) {
                     self.diags.push(
                         Diagnostic::error(Code::P0105, *s, "the destination cannot be an immediate")
                             .label("needs a register"),
@@ -560,6 +600,21 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 None => self.undefined(n, scope),
             },
         }
+    }
+
+    fn target_list(&mut self, n: &Name<'a>) {
+        if self.fragment || self.labels.contains_key(n.text) {
+            return;
+        }
+        self.diags.push(
+            Diagnostic::error(
+                Code::P0203,
+                n.span,
+                format!("`{}` is not a `.callprototype` or `.calltargets` label of `{}`", n.text, self.function),
+            )
+            .label("undefined prototype")
+            .help("declare it in the function: `proto: .callprototype (.param .b32 _) _ (.param .b32 _);`"),
+        );
     }
 
     fn label_or_func(&mut self, opcode: &str, n: &Name<'a>, scope: &Scope<'m, 'a>) {

@@ -177,10 +177,7 @@ impl OpSpec {
 
     /// Whether this is the first entry of its opcode (the one [`lookup`] returns).
     pub fn is_primary(&self) -> bool {
-        TABLE
-            .iter()
-            .find(|s| s.name == self.name)
-            .is_some_and(|s| std::ptr::eq(s, self))
+        entries(self.name).first().is_some_and(|s| std::ptr::eq(*s, self))
     }
 }
 
@@ -766,18 +763,18 @@ pub static TABLE: &[OpSpec] = &[
     op!("ld", "9.7.10.8", "Load from a state space.", "ld{.weak,.volatile}{.ss}{.cop}{.vec}.type d, [a];", (2, 2), ptx (1, 0), sm 10, types 1,
         [g!(Type, MEMTY, required), g!(Space, SPACES), g!(Sem, &[".weak", ".volatile", ".relaxed", ".acquire"]),
          g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"]), g!(Cache, &[".ca", ".cg", ".cs", ".lu", ".cv", ".nc"]),
-         g!(Vec, &[".v2", ".v4"])],
+         g!(Vec, &[".v2", ".v4", ".v8"])],
         reqs &[r!(".f64", 1, 0, 13), r!(".volatile", 1, 1, 10), r!(".weak", 6, 0, 70), r!(".relaxed", 6, 0, 70), r!(".acquire", 6, 0, 70),
                r!(".cta", 6, 0, 70), r!(".gpu", 6, 0, 70), r!(".sys", 6, 0, 70), r!(".cluster", 7, 8, 90), r!(".ca", 2, 0, 20),
                r!(".cg", 2, 0, 20), r!(".cs", 2, 0, 20), r!(".lu", 2, 0, 20), r!(".cv", 2, 0, 20), r!(".nc", 3, 1, 32),
-               r!(".shared::cta", 7, 8, 30), r!(".param::entry", 8, 3, 10), r!(".param::func", 8, 3, 10), r!(".b128", 8, 3, 70)]),
+               r!(".shared::cta", 7, 8, 30), r!(".param::entry", 8, 3, 10), r!(".param::func", 8, 3, 10), r!(".b128", 8, 3, 70), r!(".v8", 8, 8, 100)]),
     op!("st", "9.7.10.11", "Store to a state space.", "st{.weak,.volatile}{.ss}{.cop}{.vec}.type [a], b;", (2, 2), ptx (1, 0), sm 10, types 1,
         [g!(Type, MEMTY, required), g!(Space, SPACES), g!(Sem, &[".weak", ".volatile", ".relaxed", ".release"]),
-         g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"]), g!(Cache, &[".wb", ".cg", ".cs", ".wt"]), g!(Vec, &[".v2", ".v4"])],
+         g!(Scope, &[".cta", ".cluster", ".gpu", ".sys"]), g!(Cache, &[".wb", ".cg", ".cs", ".wt"]), g!(Vec, &[".v2", ".v4", ".v8"])],
         reqs &[r!(".f64", 1, 0, 13), r!(".volatile", 1, 1, 10), r!(".weak", 6, 0, 70), r!(".relaxed", 6, 0, 70), r!(".release", 6, 0, 70),
                r!(".cta", 6, 0, 70), r!(".gpu", 6, 0, 70), r!(".sys", 6, 0, 70), r!(".cluster", 7, 8, 90), r!(".wb", 2, 0, 20),
                r!(".cg", 2, 0, 20), r!(".cs", 2, 0, 20), r!(".wt", 2, 0, 20), r!(".shared::cta", 7, 8, 30),
-               r!(".param::func", 8, 3, 10), r!(".b128", 8, 3, 70)]),
+               r!(".param::func", 8, 3, 10), r!(".b128", 8, 3, 70), r!(".v8", 8, 8, 100)]),
     op!("cvt", "9.7.10.20", "Convert between types, with rounding and saturation.", "cvt{.irnd,.frnd}{.ftz}{.sat}.dtype.atype d, a; cvt.frnd.f16x2.f32 d, a, b;", (2, 3), ptx (1, 0), sm 10, types 2,
         [g!(Type, CVTTY, required), g!(Round, CVT_ROUND), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])],
         reqs &[r!(".f64", 1, 0, 13), r!(".f16x2", 7, 0, 80), r!(".bf16", 7, 0, 80), r!(".bf16x2", 7, 0, 80)]),
@@ -1321,7 +1318,33 @@ const SUBS: &[(&str, &[&str])] = &[
 
 /// The positions of an entry's `[address]` operands, read from its syntax: the operands written in
 /// brackets, optional ones included (`st.async [a], b, [mbar]` gives 0 and 2).
-pub fn address_operands(spec: &OpSpec) -> Vec<usize> {
+pub fn address_operands(spec: &'static OpSpec) -> &'static [usize] {
+    static CACHE: std::sync::OnceLock<Vec<Vec<usize>>> = std::sync::OnceLock::new();
+    let all = CACHE.get_or_init(|| TABLE.iter().map(bracketed_operands).collect());
+    &all[index_of(spec)]
+}
+
+/// The position of an entry in [`TABLE`].
+fn index_of(spec: &'static OpSpec) -> usize {
+    (spec as *const OpSpec as usize - TABLE.as_ptr() as usize) / std::mem::size_of::<OpSpec>()
+}
+
+/// The entries of an opcode token, in table order (primary first), from an index built once: the
+/// checker decodes every instruction, so this must not scan the table.
+pub fn entries(opcode: &str) -> &'static [&'static OpSpec] {
+    static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, Vec<&'static OpSpec>>> =
+        std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut m = rustc_hash::FxHashMap::<&'static str, Vec<&'static OpSpec>>::default();
+        for s in TABLE {
+            m.entry(s.name).or_default().push(s);
+        }
+        m
+    });
+    index.get(opcode).map_or(&[], Vec::as_slice)
+}
+
+fn bracketed_operands(spec: &OpSpec) -> Vec<usize> {
     let mut out = vec![];
     for stmt in spec.syntax.split(';') {
         let mut words = stmt.split_whitespace().skip_while(|w| w.starts_with('@'));
@@ -1367,7 +1390,7 @@ pub fn address_operands(spec: &OpSpec) -> Vec<usize> {
 /// Which operand of a memory instruction is its `[address]`: the first address operand of the opcode's
 /// primary entry.
 pub fn address_operand(opcode: &str) -> Option<usize> {
-    let spec = TABLE.iter().find(|s| s.name == opcode)?;
+    let spec = entries(opcode).first()?;
     address_operands(spec).first().copied()
 }
 
@@ -1398,7 +1421,7 @@ pub fn first_operand_is_destination(spec: &OpSpec) -> bool {
 /// of them.
 pub fn lookup(opcode: &str) -> Option<&'static OpSpec> {
     let Some((name, rest)) = opcode.split_once('.') else {
-        return TABLE.iter().find(|s| s.name == opcode);
+        return entries(opcode).first().copied();
     };
     if let Some(sec) = SECTIONS
         .iter()
@@ -1433,7 +1456,7 @@ pub fn lookup(opcode: &str) -> Option<&'static OpSpec> {
 
 /// Every entry of an opcode token, in table order (the primary entry first).
 pub fn lookup_all(opcode: &str) -> impl Iterator<Item = &'static OpSpec> + '_ {
-    TABLE.iter().filter(move |s| s.name == opcode)
+    entries(opcode).iter().copied()
 }
 
 /// An instruction's modifiers, each placed in its group.
@@ -1521,7 +1544,7 @@ impl DecodeError<'_> {
 pub fn decode<'m>(opcode: &str, mods: &[&'m str]) -> Result<Decoded, DecodeError<'m>> {
     let mut cands: [Option<&'static OpSpec>; 32] = [None; 32];
     let (mut n, mut any) = (0, false);
-    for s in TABLE.iter().filter(|s| s.name == opcode) {
+    for &s in entries(opcode) {
         any = true;
         if s.sub.len() <= mods.len() && s.sub.iter().zip(mods).all(|(a, b)| a == b) && n < cands.len() {
             // Insertion keeps table order among equal prefix lengths.
@@ -1567,7 +1590,7 @@ pub fn decode<'m>(opcode: &str, mods: &[&'m str]) -> Result<Decoded, DecodeError
 
 /// No entry's `sub` prefix matches: report the first modifier where the sub-instruction goes wrong.
 fn sub_error<'m>(opcode: &str, mods: &[&'m str]) -> DecodeError<'m> {
-    let all = || TABLE.iter().filter(|s| s.name == opcode);
+    let all = || entries(opcode).iter().copied();
     let depth = |s: &OpSpec| s.sub.iter().zip(mods).take_while(|(a, b)| a == b).count();
     let k = all().map(depth).max().unwrap_or(0);
     let next = all().filter(|s| s.sub.len() > k && depth(s) >= k);

@@ -70,7 +70,6 @@ pub fn special_register(name: &str) -> Option<Sreg> {
         "%clock64" | "%globaltimer" | "%current_graph_exec" => scalar(U64),
         "%is_explicit_cluster" => scalar(Pred),
         "%reserved_smem_offset_begin" | "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" => scalar(B32),
-        "WARP_SZ" => scalar(U32),
         _ => {
             // Numbered families: %pm0–%pm7, %pm0_64–%pm7_64, %envreg0–%envreg31, %reserved_smem_offset_0/1.
             let pm64 = name.strip_suffix("_64").and_then(split_indexed).filter(|(p, _)| *p == "%pm");
