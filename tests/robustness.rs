@@ -111,82 +111,37 @@ fn mutated_ptx_never_panics() {
     assert!(lowered > 100, "only {lowered} mutants still checked cleanly");
 }
 
-/// Every opcode of the ISA table with each value of each modifier group, operands declared with the
-/// types the checker expects: whatever checks cleanly must lower for the host and for NVPTX without
-/// a panic (an unsupported form is a diagnostic).
+/// Every form of the ISA table (`ptx_jit::coverage::forms`: each value of each modifier group, operands
+/// declared with the types the checker expects): each parses, and whatever checks cleanly must lower
+/// for the host and generate NVPTX code for four targets without a panic or an LLVM abort (an
+/// unsupported form is a diagnostic). Every manual section has a form that checks.
 #[test]
 fn every_table_form_lowers_or_explains() {
-    use ptx_front::isa::{self, G};
     let archs: Vec<_> = ["sm_30", "sm_50", "sm_70", "sm_90"]
         .iter()
         .map(|a| ptx_jit::arch::validate(a, None).unwrap())
         .collect();
-    let (mut forms, mut lowered) = (0, 0);
-    for spec in isa::TABLE {
-        if matches!(spec.name, "bra" | "call" | "ret" | "exit") {
-            continue;
+    let forms = ptx_jit::coverage::forms();
+    let mut checked_sections = std::collections::HashSet::new();
+    let mut lowered = 0;
+    for f in &forms {
+        let (_, d) = ptx_front::parse(&f.kernel);
+        assert!(d.is_empty(), "{}: {:?}", f.kernel, d);
+        let Ok((m, _)) = ptx_jit::front(&f.kernel) else { continue };
+        checked_sections.insert(f.section);
+        let _ = ptx_jit::host::host_ir(&m, false);
+        // Full code generation: LLVM aborts on forms it cannot select, so this proves there are none.
+        for arch in &archs {
+            let _ = ptx_jit::nvptx::emit(&m, arch, 0, ptx_jit::nvptx::Emit::Ptx);
         }
-        // The sub-instruction prefix, then the first value of each required group (the `Type` group as
-        // often as the entry needs types).
-        let need = |k: usize| {
-            let g = &spec.groups[k];
-            if g.kind == G::Type {
-                spec.types.0.max(1) as usize
-            } else {
-                usize::from(g.required)
-            }
-        };
-        let with = |skip: Option<usize>| -> Vec<&str> {
-            let mut m: Vec<&str> = spec.sub.to_vec();
-            for (k, g) in spec.groups.iter().enumerate() {
-                if Some(k) != skip {
-                    m.extend(std::iter::repeat_n(g.values[0], need(k)));
-                }
-            }
-            m
-        };
-        let mut variants = vec![with(None)];
-        for (k, g) in spec.groups.iter().enumerate() {
-            for v in g.values.iter().copied() {
-                let mut m = with(Some(k));
-                m.extend(std::iter::repeat_n(v, need(k).max(1)));
-                variants.push(m);
-            }
-        }
-        for mods in variants {
-            let Ok(d) = isa::decode(spec.name, &mods) else { continue };
-            forms += 1;
-            let types = ptx_front::check::operand_types(&d);
-            let mut decls = String::from(".reg .b64 %addr;\n");
-            let mut ops = vec![];
-            let addresses = isa::address_operands(d.spec);
-            for k in 0..d.spec.operands.1 as usize {
-                let address = addresses.contains(&k);
-                if address {
-                    ops.push("[%addr]".to_string());
-                } else if spec.name == "lop3" && k == 4 {
-                    ops.push("0x96".to_string());
-                } else {
-                    let t = types.get(k).copied().flatten().unwrap_or(ptx_front::types::Type::B32);
-                    decls.push_str(&format!(".reg {} %o{k};\n", t.name()));
-                    ops.push(format!("%o{k}"));
-                }
-            }
-            let src = format!(
-                ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n{decls}ld.param.u64 %addr, [p];\n{}{} {};\nret;\n}}\n",
-                spec.name,
-                mods.concat(),
-                ops.join(", ")
-            );
-            let Ok((m, _)) = ptx_jit::front(&src) else { continue };
-            let _ = ptx_jit::host::host_ir(&m, false);
-            // Full code generation: LLVM aborts on forms it cannot select, so this proves there are none.
-            for arch in &archs {
-                let _ = ptx_jit::nvptx::emit(&m, arch, 0, ptx_jit::nvptx::Emit::Ptx);
-            }
-            lowered += 1;
-        }
+        lowered += 1;
     }
-    assert!(forms > 300, "only {forms} forms");
-    assert!(lowered > 150, "only {lowered} forms checked cleanly");
+    assert!(forms.len() > 1500, "only {} forms", forms.len());
+    assert!(lowered > 1500, "only {lowered} forms checked cleanly");
+    let missing: Vec<_> = ptx_front::isa::SECTIONS
+        .iter()
+        .filter(|s| !checked_sections.contains(s.number))
+        .map(|s| s.number)
+        .collect();
+    assert!(missing.is_empty(), "sections without a checked form: {missing:?}");
 }

@@ -72,6 +72,13 @@ enum Cmd {
         #[command(subcommand)]
         what: BenchCmd,
     },
+    /// For every instruction section of the PTX ISA 8.5 manual: how many forms of the ISA table parse,
+    /// check, lower for the host and lower for NVPTX (measured by compiling each form).
+    Coverage {
+        /// Print only the summary line.
+        #[arg(long)]
+        summary: bool,
+    },
     /// Explain a diagnostic code (P0201) or describe an instruction (add).
     Explain { what: String },
 }
@@ -138,6 +145,35 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", files.len());
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
+        }
+        Cmd::Coverage { summary } => {
+            let rows = ptx_jit::coverage::report();
+            let mut total = ptx_jit::coverage::Row::default();
+            let (mut s_checked, mut s_host, mut s_nvptx) = (0, 0, 0);
+            if !summary {
+                println!("{:<12} {:<50} {:>6} {:>6} {:>7} {:>6} {:>6}", "section", "instruction", "forms", "parsed", "checked", "host", "nvptx");
+            }
+            for r in &rows {
+                if !summary {
+                    println!(
+                        "{:<12} {:<50} {:>6} {:>6} {:>7} {:>6} {:>6}",
+                        r.number, r.title, r.forms, r.parsed, r.checked, r.host, r.nvptx
+                    );
+                }
+                total.forms += r.forms;
+                total.parsed += r.parsed;
+                total.checked += r.checked;
+                total.host += r.host;
+                total.nvptx += r.nvptx;
+                s_checked += usize::from(r.checked > 0);
+                s_host += usize::from(r.host > 0);
+                s_nvptx += usize::from(r.nvptx > 0);
+            }
+            println!(
+                "{} sections, {} forms: {} parsed, {} checked, {} lowered for the host, {} for NVPTX; sections with at least one form checked {s_checked}, host {s_host}, NVPTX {s_nvptx}",
+                rows.len(), total.forms, total.parsed, total.checked, total.host, total.nvptx
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Fmt { file, fragment } => {
             let src = read(&file)?;

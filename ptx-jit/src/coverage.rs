@@ -1,0 +1,183 @@
+//! What the toolchain covers, measured rather than declared: every form the ISA table allows (each
+//! modifier value on top of the required ones) is written out as a small kernel and pushed through
+//! the checker, the host lowering and NVPTX code generation. `ptx-jit coverage` prints the counts per
+//! instruction section of the manual; the robustness tests use the same forms.
+
+use crate::arch::Arch;
+use ptx_front::isa::{self, OpSpec, G};
+use ptx_front::types::Type;
+
+/// One instruction form as a complete kernel.
+pub struct Form {
+    pub spec: &'static OpSpec,
+    /// The manual section that documents this form.
+    pub section: &'static str,
+    pub mods: Vec<&'static str>,
+    pub kernel: String,
+}
+
+/// The modifier lists of an entry: its sub-instruction prefix, then the first value of each required
+/// group (the `Type` group as often as the entry needs types); then each value of each group in turn
+/// on top of that.
+fn variants(spec: &'static OpSpec) -> Vec<Vec<&'static str>> {
+    let need = |k: usize| {
+        let g = &spec.groups[k];
+        if g.kind == G::Type {
+            spec.types.0.max(1) as usize
+        } else {
+            usize::from(g.required)
+        }
+    };
+    let with = |skip: Option<usize>| -> Vec<&'static str> {
+        let mut m: Vec<&'static str> = spec.sub.to_vec();
+        for (k, g) in spec.groups.iter().enumerate() {
+            if Some(k) != skip {
+                m.extend(std::iter::repeat_n(g.values[0], need(k)));
+            }
+        }
+        m
+    };
+    let mut out = vec![with(None)];
+    for (k, g) in spec.groups.iter().enumerate() {
+        for &v in g.values {
+            let mut m = with(Some(k));
+            m.extend(std::iter::repeat_n(v, need(k).max(1)));
+            out.push(m);
+        }
+    }
+    // The combination a section title names (`rcp.approx.ftz.f64`), on top of the required groups it
+    // does not mention.
+    for s in isa::SECTIONS.iter().filter(|s| s.opcodes.iter().any(|o| o.split('.').next() == Some(spec.name))) {
+        let title = isa::title_modifiers(s.title);
+        let named: Vec<&'static str> = spec
+            .groups
+            .iter()
+            .flat_map(|g| g.values.iter().copied())
+            .filter(|v| title.iter().any(|t| t == v) && !spec.sub.contains(v))
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        let mut m: Vec<&'static str> = spec.sub.to_vec();
+        for (k, g) in spec.groups.iter().enumerate() {
+            match g.values.iter().find(|v| named.contains(v)) {
+                Some(&v) => m.extend(std::iter::repeat_n(v, need(k).max(1))),
+                None => m.extend(std::iter::repeat_n(g.values[0], need(k))),
+            }
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// Every form of every table entry that decodes, as a kernel for sm_90 (sm_90a where the entry needs
+/// it) / PTX 8.5, with registers of the types the checker expects and brackets where the syntax has
+/// them. Forms decode to the entry that accepts them, which is not always the one they came from.
+pub fn forms() -> Vec<Form> {
+    let mut out = vec![];
+    let mut seen = std::collections::HashSet::new();
+    for spec in isa::TABLE {
+        for mods in variants(spec) {
+            let Ok(d) = isa::decode(spec.name, &mods) else { continue };
+            if !seen.insert((spec.name, mods.clone())) {
+                continue;
+            }
+            let types = ptx_front::check::operand_types(&d);
+            let addresses = isa::address_operands(d.spec);
+            let mut decls = String::from(".reg .b64 %addr;\n");
+            let mut ops = vec![];
+            let mut prelude = "";
+            match spec.name {
+                "bra" => ops.push("L".to_string()),
+                "call" => {
+                    prelude = ".func callee()\n{\nret;\n}\n";
+                    ops.push("callee".to_string());
+                }
+                _ => {
+                    for k in 0..d.spec.operands.1 as usize {
+                        if addresses.contains(&k) {
+                            ops.push("[%addr]".to_string());
+                        } else if spec.name == "lop3" && k == 4 {
+                            ops.push("0x96".to_string());
+                        } else {
+                            let t = types.get(k).copied().flatten().unwrap_or(Type::B32);
+                            decls.push_str(&format!(".reg {} %o{k};\n", t.name()));
+                            ops.push(format!("%o{k}"));
+                        }
+                    }
+                }
+            }
+            let target = if d.spec.arch { "sm_90a" } else { "sm_90" };
+            let kernel = format!(
+                ".version 8.5\n.target {target}\n.address_size 64\n{prelude}.visible .entry k(.param .u64 p)\n{{\n{decls}ld.param.u64 %addr, [p];\nL:\n{}{} {};\nret;\n}}\n",
+                spec.name,
+                mods.concat(),
+                ops.join(", ")
+            );
+            out.push(Form {
+                spec: d.spec,
+                section: isa::section_of(&d),
+                mods,
+                kernel,
+            });
+        }
+    }
+    out
+}
+
+/// What happened to one form.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub parsed: bool,
+    pub checked: bool,
+    pub host: bool,
+    pub nvptx: bool,
+}
+
+/// Runs a form through the checker, the host lowering and NVPTX code generation for `arch`.
+pub fn try_form(f: &Form, arch: &Arch) -> Outcome {
+    let parsed = ptx_front::parse(&f.kernel).1.is_empty();
+    let Ok((m, _)) = crate::front(&f.kernel) else { return Outcome { parsed, ..Outcome::default() } };
+    Outcome {
+        parsed,
+        checked: true,
+        host: crate::host::host_ir(&m, false).is_ok(),
+        nvptx: crate::nvptx::emit(&m, arch, 0, crate::nvptx::Emit::Ptx).is_ok(),
+    }
+}
+
+/// Counts for one manual section.
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    pub number: &'static str,
+    pub title: &'static str,
+    pub forms: usize,
+    pub parsed: usize,
+    pub checked: usize,
+    pub host: usize,
+    pub nvptx: usize,
+}
+
+/// Coverage of every instruction section of the manual, in the manual's order.
+pub fn report() -> Vec<Row> {
+    let arch = crate::arch::validate("sm_90", None).expect("sm_90 is a valid target");
+    let mut rows: Vec<Row> = isa::SECTIONS
+        .iter()
+        .map(|s| Row {
+            number: s.number,
+            title: s.title,
+            ..Row::default()
+        })
+        .collect();
+    for f in forms() {
+        let o = try_form(&f, &arch);
+        if let Some(r) = rows.iter_mut().find(|r| r.number == f.section) {
+            r.forms += 1;
+            r.parsed += o.parsed as usize;
+            r.checked += o.checked as usize;
+            r.host += o.host as usize;
+            r.nvptx += o.nvptx as usize;
+        }
+    }
+    rows
+}
