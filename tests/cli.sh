@@ -39,4 +39,18 @@ expect 0 "explain a code" -- "$bin" explain P0201
 contains "Wrong:" "explain shows a wrong and a right example"
 expect 0 "explain an instruction" -- "$bin" explain fma
 contains "requires: PTX 1.4, sm_20" "explain shows requirements from the ISA table"
+expect 0 "explain a dotted form" -- "$bin" explain cp.async.bulk.tensor
+contains "9.7.10.24.9" "explain names the manual section of a sub-instruction"
+printf 'add.s32 r1, r2, 3;\nmbarrier.try_wait.parity.shared::cta.b64 p, [a], 0;\n' >/tmp/ptx-jit-frag.ptx
+expect 0 "lint --fragment accepts bare instructions" -- "$bin" lint --fragment /tmp/ptx-jit-frag.ptx
+expect 1 "without --fragment they are errors" -- "$bin" lint /tmp/ptx-jit-frag.ptx
+printf 'add.s23 r1, r2, 3;\n' >/tmp/ptx-jit-frag.ptx
+expect 1 "lint --fragment still checks modifiers" -- "$bin" lint --fragment /tmp/ptx-jit-frag.ptx
+contains "did you mean \`.s32\`?" "fragment mode suggests the nearest modifier"
+expect 0 "fmt prints canonical PTX" -- "$bin" fmt "$dir"/ptx/saxpy.ptx
+contains "fma.rn.f32" "fmt keeps the instructions"
+printf '.version 8.5\n.target sm_90\n.entry k { add.s32 %%r1 %%r2; }\n' >/tmp/ptx-jit-frag.ptx
+expect 1 "fmt refuses a file with syntax errors" -- "$bin" fmt /tmp/ptx-jit-frag.ptx
+expect 0 "coverage" -- "$bin" coverage
+contains "176 sections" "coverage reports every instruction section of the 8.5 manual"
 exit $fail
