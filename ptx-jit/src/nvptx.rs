@@ -49,8 +49,24 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
     let mut need = 0;
     let mut diags = vec![];
     for i in insts {
-        let sm = ptx_front::isa::lookup(i.opcode.text).map_or(0, |s| s.sm);
+        // The base requirement of the entry this form decodes to. Modifier-level requirements do not
+        // bind the output: LLVM emulates what the target lacks where it can (bf16 conversions on
+        // sm_75), and what it cannot select is caught by `nvptx_min_ptx`.
+        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+        let decoded = ptx_front::isa::decode(i.opcode.text, &mods).ok();
+        let sm = decoded.as_ref().map_or(0, |d| d.spec.sm);
         let ptx = nvptx_min_ptx(i);
+        if decoded.is_some_and(|d| d.spec.arch) && arch.suffix != Some('a') {
+            diags.push(
+                Diagnostic::error(
+                    ptx_front::Code::P0402,
+                    i.opcode.span,
+                    format!("`{}` needs an architecture-specific target such as sm_{}a; the requested target is {}", i.opcode.text, arch.sm.max(sm), arch.cpu()),
+                )
+                .label("not available on the requested target"),
+            );
+            continue;
+        }
         if arch.sm < sm || arch.sm < 30 && ptx >= 60 {
             diags.push(
                 Diagnostic::error(
