@@ -52,18 +52,73 @@ NUMBA = [
 
 CUDA_SRC = rb"""
 #include <cuda_fp16.h>
-extern "C" __global__ void mix(const float* __restrict__ a, float* b, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  __shared__ float s[256];
-  s[threadIdx.x] = i < n ? a[i] : 0.f;
-  __syncthreads();
-  float v = s[threadIdx.x ^ 1];
-  v += __shfl_down_sync(0xffffffff, v, 16);
-  if (__any_sync(0xffffffff, v > 0.f) && i < n) atomicAdd(b + (i & 7), __half2float(__float2half(v)));
-}
-extern "C" __global__ void fp16(__half2* x, const __half2* y) {
+#include <cuda_bf16.h>
+#include <mma.h>
+#include <cuda_pipeline_primitives.h>
+using namespace nvcuda;
+
+extern "C" __global__ void intrinsics(unsigned* u, int* s, float* f, double* d, unsigned long long* l) {
   int i = threadIdx.x;
-  x[i] = __hfma2(x[i], y[i], __float2half2_rn(1.0f));
+  u[i] = __brev(u[i]) + __popc(u[i]) + __clz(s[i]) + __ffs(s[i]) + __byte_perm(u[i], u[i+1], 0x5410);
+  u[i] += __funnelshift_l(u[i], u[i+1], 7) + __umulhi(u[i], 3u) + __mul24(s[i], 5) + __sad(s[i], s[i+1], 2u);
+  s[i] = __dp4a(s[i], s[i+1], s[i+2]) + __vadd4(u[i], u[i+1]) + __vabsdiffu4(u[i], 3) + __vsetgtu2(u[i], 9);
+  f[i] = __fmaf_rz(f[i], f[i+1], 1.f) + __fdiv_rn(f[i], 3.f) + __frsqrt_rn(f[i]) + __expf(f[i]) + __sinf(f[i]) + __saturatef(f[i]) + tanhf(f[i]) + __fsqrt_rd(f[i]);
+  d[i] = __dadd_rz(d[i], 1.0) + __drcp_rn(d[i]) + sqrt(d[i]) + __ddiv_ru(d[i], 3.0) + fma(d[i], d[i], 1.0);
+  l[i] = clock64() + __ldg(l + i) + __popcll(l[i]) + __brevll(l[i]);
+  __stcs(f + i + 32, f[i]);
+  __nanosleep(100);
+  u[i] += __activemask() + __match_any_sync(0xffffffff, u[i]) + __reduce_add_sync(0xffffffff, u[i]) + __reduce_max_sync(0xffffffff, s[i]);
+  atomicCAS((unsigned short*)u, 1, 2);
+  atomicAdd(d, 1.0);
+  atomicMax(l, 3ull);
+  atomicExch(f, 1.f);
+  __syncwarp();
+  printf("%d %f\n", i, f[i]);
+  assert(i < 1024);
+}
+
+extern "C" __global__ void halves(__half2* h, __nv_bfloat162* b, __half* x, __nv_bfloat16* y, float* f) {
+  int i = threadIdx.x;
+  h[i] = __hfma2(h[i], h[i+1], __hmax2_nan(h[i], h[i+1])) + h2exp(h[i]) + __habs2(h[i]) + __hneg2(h[i]);
+  b[i] = __hfma2(b[i], b[i+1], b[i]) + __hmin2(b[i], b[i+1]);
+  x[i] = __hadd(x[i], x[i+1]) * hsqrt(x[i]) + hrcp(x[i]);
+  y[i] = __hmul(y[i], y[i+1]) + __float2bfloat16_rz(f[i]);
+  f[i] = __half2float(x[i]) + __bfloat162float(y[i]) + (__hlt(x[i], x[i+1]) ? 1.f : 0.f);
+  atomicAdd(h + i, h[i+1]);
+  atomicAdd(y + i, y[i+1]);
+}
+
+extern "C" __global__ void tensor(const half* a, const half* b, float* c) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
+}
+
+extern "C" __global__ void tensor_tf32(const float* a, const float* b, float* c) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
+}
+
+extern "C" __global__ void groups(const float* in, float* out) {
+  __shared__ float s[256];
+  __pipeline_memcpy_async(&s[threadIdx.x], &in[threadIdx.x], sizeof(float));
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  float v = s[threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, v);
 }
 """
 
@@ -71,7 +126,7 @@ extern "C" __global__ void fp16(__half2* x, const __half2* y) {
 def nvrtc_ptx(arch):
     inc = os.path.join(os.path.dirname(nvrtc.__file__), "..", "..", "nvidia", "cu13", "include")
     err, prog = nvrtc.nvrtcCreateProgram(CUDA_SRC, b"fresh.cu", 0, [], [])
-    opts = [f"--gpu-architecture={arch}".encode(), b"-I" + os.path.abspath(inc).encode()]
+    opts = [f"--gpu-architecture={arch}".encode(), b"-I" + os.path.abspath(inc).encode(), b"-std=c++17"]
     (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         _, n = nvrtc.nvrtcGetProgramLogSize(prog)
@@ -94,7 +149,7 @@ def main():
         for cc in [(7, 5), (9, 0)]:
             ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
             files[f"numba_{name}_sm{cc[0]}{cc[1]}.ptx"] = ptx
-    for arch in ["compute_75", "compute_90"]:
+    for arch in ["compute_80", "compute_90a", "compute_100", "compute_120"]:
         files[f"nvrtc_{arch}.ptx"] = nvrtc_ptx(arch)
     failures = 0
     with tempfile.TemporaryDirectory() as d:
