@@ -10,19 +10,49 @@ use crate::target::{parse_sm, Target};
 use crate::types::{Space, Type};
 use rustc_hash::FxHashMap as HashMap;
 
+/// How to check a module.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Fragment mode: instructions may stand outside functions and names are not resolved, so isolated
+    /// examples get their opcodes, modifiers, operand counts and operand kinds checked.
+    pub fragment: bool,
+    /// Check against this `sm_XX` (and suffix) instead of the module's `.target`: "would this run on
+    /// sm_75?".
+    pub sm: Option<(u32, Option<char>)>,
+    /// Check against this PTX version instead of the module's `.version`.
+    pub version: Option<(u32, u32)>,
+}
+
 pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
-    check_module(m, false)
+    check_with(m, &Options::default())
 }
 
-/// Fragment mode: instructions may stand outside functions and names are not resolved, so isolated
-/// examples get their opcodes, modifiers, operand counts and operand kinds checked.
 pub fn check_fragment(m: &Module<'_>) -> Vec<Diagnostic> {
-    check_module(m, true)
+    check_with(
+        m,
+        &Options {
+            fragment: true,
+            ..Options::default()
+        },
+    )
 }
 
-fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
+pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
+    let fragment = opts.fragment;
     let mut diags = vec![];
-    let target = Target::of(m);
+    let mut target = Target::of(m);
+    if let Some((sm, suffix)) = opts.sm {
+        target.sm = sm;
+        target.suffix = suffix;
+    }
+    if let Some(v) = opts.version {
+        target.version = v;
+    }
+    let against = if opts.sm.is_some() || opts.version.is_some() {
+        "checking against"
+    } else {
+        "this module targets"
+    };
     if !fragment {
         header(m, &mut diags);
     }
@@ -42,6 +72,7 @@ fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
             labels: HashMap::default(),
             function: "the fragment",
             fragment: true,
+            against,
             reported: Default::default(),
         };
         scope.push();
@@ -61,6 +92,7 @@ fn check_module(m: &Module<'_>, fragment: bool) -> Vec<Diagnostic> {
                     labels: HashMap::default(),
                     function: f.name.text,
                     fragment,
+                    against,
                     reported: Default::default(),
                 };
                 let mut label_dups = vec![];
@@ -178,6 +210,8 @@ struct FnChecker<'c, 'm, 'a> {
     labels: HashMap<&'a str, &'m Name<'a>>,
     function: &'a str,
     fragment: bool,
+    /// "this module targets", or "checking against" when the target comes from the command line.
+    against: &'static str,
     /// Undefined names already reported: one report per name and function, not one per use.
     reported: rustc_hash::FxHashSet<&'a str>,
 }
@@ -251,8 +285,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Code::P0301,
                     i.opcode.span,
                     format!(
-                        "`{form}` requires sm_{sm} and PTX {}.{}; this module targets sm_{} / PTX {}.{}",
-                        ptx.0, ptx.1, self.target.sm, self.target.version.0, self.target.version.1
+                        "`{form}` requires sm_{sm} and PTX {}.{}; {} sm_{} / PTX {}.{}",
+                        ptx.0,
+                        ptx.1,
+                        self.against,
+                        self.target.sm,
+                        self.target.version.0,
+                        self.target.version.1
                     ),
                 )
                 .label("not available for this target")
@@ -269,8 +308,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Code::P0301,
                     i.opcode.span,
                     format!(
-                        "`{form}` needs an architecture-specific target such as `sm_{}a`; this module targets sm_{}",
-                        self.target.sm, self.target.sm
+                        "`{form}` needs an architecture-specific target such as `sm_{}a`; {} sm_{}",
+                        self.target.sm, self.against, self.target.sm
                     ),
                 )
                 .label("only on `sm_XXa` targets")

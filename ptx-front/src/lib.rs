@@ -8,6 +8,7 @@ pub mod isa;
 pub mod lexer;
 pub mod parser;
 pub mod printer;
+pub mod report;
 pub mod scope;
 pub mod span;
 pub mod target;
@@ -20,25 +21,26 @@ pub use target::Target;
 
 /// Parses and checks. The module is returned even with errors so callers can show all diagnostics.
 pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
-    let (m, diags) = parser::parse(src);
-    finish(m, diags, check::check)
+    parse_and_check_with(src, &check::Options::default())
 }
 
 /// Fragment mode (`ptx-jit lint --fragment`): statements may stand outside functions and names are not
 /// resolved.
 pub fn parse_and_check_fragment(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
-    let (m, diags) = parser::parse_fragment(src);
-    finish(m, diags, check::check_fragment)
+    parse_and_check_with(
+        src,
+        &check::Options {
+            fragment: true,
+            ..check::Options::default()
+        },
+    )
 }
 
-fn finish<'a>(
-    m: ast::Module<'a>,
-    mut diags: Vec<Diagnostic>,
-    check: fn(&ast::Module<'a>) -> Vec<Diagnostic>,
-) -> (ast::Module<'a>, Vec<Diagnostic>) {
+pub fn parse_and_check_with<'a>(src: &'a str, opts: &check::Options) -> (ast::Module<'a>, Vec<Diagnostic>) {
+    let (m, mut diags) = if opts.fragment { parser::parse_fragment(src) } else { parser::parse(src) };
     // When nothing parsed, module-level checks would only pile onto the syntax errors.
     if !(diags.iter().any(Diagnostic::is_error) && m.items.is_empty() && m.directives.is_empty()) {
-        diags.extend(check(&m));
+        diags.extend(check::check_with(&m, opts));
     }
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     (m, diags)

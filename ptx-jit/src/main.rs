@@ -24,6 +24,24 @@ enum Cmd {
         /// checking isolated examples.
         #[arg(long)]
         fragment: bool,
+        /// human (rustc-style), json (one object per diagnostic per line) or sarif (SARIF 2.1.0).
+        #[arg(long, value_parser = ["human", "json", "sarif"], default_value = "human")]
+        format: String,
+        /// Check against this target instead of the module's `.target` (e.g. sm_75).
+        #[arg(long)]
+        arch: Option<String>,
+        /// Check against this PTX version instead of the module's `.version` (e.g. 6.5).
+        #[arg(long = "ptx-version")]
+        ptx_version: Option<String>,
+        /// Report a warning code (after -A).
+        #[arg(short = 'W', value_name = "CODE")]
+        warn: Vec<String>,
+        /// Turn a warning code into an error; `-D warnings` turns every warning into an error.
+        #[arg(short = 'D', value_name = "CODE")]
+        deny: Vec<String>,
+        /// Silence a warning code.
+        #[arg(short = 'A', value_name = "CODE")]
+        allow: Vec<String>,
     },
     /// Print PTX in canonical form (one statement per line, exact float literals); parsing the output
     /// gives the same syntax tree.
@@ -120,6 +138,11 @@ fn dims(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, stop quietly when the reader of our output goes away (`| head`).
+    // SAFETY: restoring the default disposition of a signal at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli.cmd) {
         Ok(c) | Err(c) => c,
@@ -128,20 +151,71 @@ fn main() -> ExitCode {
 
 fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
     match cmd {
-        Cmd::Lint { files, fragment } => {
+        Cmd::Lint {
+            files,
+            fragment,
+            format,
+            arch,
+            ptx_version,
+            warn,
+            deny,
+            allow,
+        } => {
+            let usage = |m: String| {
+                eprintln!("error: {m}");
+                ExitCode::from(2)
+            };
+            let code = |c: &String| {
+                ptx_front::Code::from_str(c).ok_or_else(|| usage(format!("`{c}` is not a diagnostic code (see `ptx-jit explain P0201`)")))
+            };
+            let deny_all = deny.iter().any(|d| d == "warnings");
+            let deny: Vec<_> = deny.iter().filter(|d| *d != "warnings").map(code).collect::<Result<_, _>>()?;
+            let warn: Vec<_> = warn.iter().map(code).collect::<Result<_, _>>()?;
+            let allow: Vec<_> = allow.iter().map(code).collect::<Result<_, _>>()?;
+            let mut opts = ptx_front::check::Options {
+                fragment,
+                ..Default::default()
+            };
+            if let Some(a) = &arch {
+                opts.sm = Some(ptx_front::target::parse_sm(a).ok_or_else(|| usage(format!("`{a}` is not a target such as sm_75")))?);
+            }
+            if let Some(v) = &ptx_version {
+                let parsed = v.split_once('.').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                opts.version = Some(parsed.ok_or_else(|| usage(format!("`{v}` is not a PTX version such as 7.8")))?);
+            }
             let (mut errors, mut warnings) = (0, 0);
+            let mut all = vec![];
             for f in &files {
                 let src = read(f)?;
-                let (_, diags) = if fragment {
-                    ptx_front::parse_and_check_fragment(&src)
-                } else {
-                    ptx_front::parse_and_check(&src)
-                };
-                print_diags(&diags, &f.display().to_string(), &src);
+                let (_, diags) = ptx_front::parse_and_check_with(&src, &opts);
+                let diags: Vec<Diagnostic> = diags
+                    .into_iter()
+                    .filter(|d| d.is_error() || !allow.contains(&d.code) || warn.contains(&d.code))
+                    .map(|mut d| {
+                        if !d.is_error() && (deny_all || deny.contains(&d.code)) {
+                            d.severity = ptx_front::Severity::Error;
+                        }
+                        d
+                    })
+                    .collect();
+                let name = f.display().to_string();
+                match format.as_str() {
+                    "json" => {
+                        for d in &diags {
+                            println!("{}", ptx_front::report::json(d, &name, &src));
+                        }
+                    }
+                    "sarif" => {}
+                    _ => print_diags(&diags, &name, &src),
+                }
                 errors += diags.iter().filter(|d| d.is_error()).count();
-                warnings += diags.len() - diags.iter().filter(|d| d.is_error()).count();
+                warnings += diags.iter().filter(|d| !d.is_error()).count();
+                all.push((name, src, diags));
             }
-            if errors + warnings > 0 {
+            if format == "sarif" {
+                println!("{:#}", ptx_front::report::sarif(&all));
+            }
+            if format == "human" && errors + warnings > 0 {
                 eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", files.len());
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
