@@ -21,6 +21,8 @@ pub struct Options {
     pub sm: Option<(u32, Option<char>)>,
     /// Check against this PTX version instead of the module's `.version`.
     pub version: Option<(u32, u32)>,
+    /// Skip the warnings of [`crate::lints`] (errors only).
+    pub no_lints: bool,
 }
 
 pub fn check(m: &Module<'_>) -> Vec<Diagnostic> {
@@ -114,6 +116,9 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
                 scope.pop();
             }
         }
+    }
+    if !fragment && !opts.no_lints {
+        diags.extend(crate::lints::lint(m));
     }
     diags
 }
@@ -242,7 +247,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         if let Some(g) = &i.guard {
             self.expect_reg(&g.pred, None, Some(Type::Pred), scope);
         }
-        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+        let mods: smallvec::SmallVec<[&str; 8]> = i.mods.iter().map(|m| m.text).collect();
         let d = match isa::decode(i.opcode.text, &mods) {
             Ok(d) => d,
             Err(e) => return self.decode_error(i, e),

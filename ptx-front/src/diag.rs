@@ -55,6 +55,18 @@ codes! {
     "The instruction or one of its modifiers needs a higher `.version` or `.target` than the module declares.\n\nWrong:\n    .version 6.0\n    .target sm_50\n    fma.rn.bf16 %h1, %h2, %h3, %h4;\nRight:\n    .version 7.8\n    .target sm_90\n    fma.rn.bf16 %h1, %h2, %h3, %h4;";
     P0302 => "bad module header",
     "`.version` must come first and `.target` must follow it; both are required, and `.address_size` may only be 32 or 64.\n\nWrong:\n    .target sm_90\nRight:\n    .version 8.5\n    .target sm_90\n    .address_size 64";
+    P0501 => "unused register",
+    "A register is declared but no instruction reads or writes it (for a `%r<N>` range: none of its registers). Warning.\n\nWrong:\n    .reg .b32 %tmp;\n    ret;\nRight:\n    ret;";
+    P0502 => "unused label",
+    "No branch, branch-target list or debug section refers to the label. Warning.\n\nWrong:\nSKIP:\n    ret;\nRight:\n    ret;";
+    P0503 => "unreachable code",
+    "No path from the function's entry reaches the instruction: it follows an unconditional `bra`, `ret` or `exit` and no label leads to it. Warning.\n\nWrong:\n    ret;\n    add.s32 %r1, %r1, 1;\nRight:\n    add.s32 %r1, %r1, 1;\n    ret;";
+    P0504 => "register read before it is written",
+    "No path from the function's entry writes the register before this read, so its value is undefined. Warning.\n\nWrong:\n    .reg .b32 %r<3>;\n    add.s32 %r2, %r1, 1;\nRight:\n    .reg .b32 %r<3>;\n    mov.u32 %r1, 0;\n    add.s32 %r2, %r1, 1;";
+    P0505 => "barrier under thread-dependent control flow",
+    "A CTA barrier (`bar.sync`, `barrier.sync`, `bar.red`) sits under a branch or guard whose predicate depends on `%tid`, `%laneid` or another per-thread value. Threads that take the other path never arrive, so the others wait forever (or the behaviour is undefined). Warning.\n\nWrong:\n    mov.u32 %r1, %tid.x;\n    setp.lt.u32 %p1, %r1, 32;\n    @%p1 bar.sync 0;\nRight:\n    bar.sync 0;";
+    P0506 => "member mask differs between threads",
+    "The member mask of a warp collective (`shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`, `bar.warp.sync`) is computed from a per-thread value. Every thread named in the mask must execute the instruction with the same mask. Warning.\n\nWrong:\n    mov.u32 %r1, %laneid;\n    shl.b32 %r2, 1, %r1;\n    vote.sync.any.pred %p2, %p1, %r2;\nRight:\n    vote.sync.any.pred %p2, %p1, 0xffffffff;";
     P0401 => "not supported by this backend yet",
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
     P0402 => "invalid target or PTX version",

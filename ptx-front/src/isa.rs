@@ -1463,7 +1463,8 @@ pub fn lookup_all(opcode: &str) -> impl Iterator<Item = &'static OpSpec> + '_ {
 #[derive(Clone, Debug)]
 pub struct Decoded {
     pub spec: &'static OpSpec,
-    pub mods: Vec<(G, &'static str)>,
+    /// Inline for the usual handful of modifiers: decoding every instruction must not allocate.
+    pub mods: smallvec::SmallVec<[(G, &'static str); 8]>,
 }
 
 impl Decoded {
@@ -1608,17 +1609,41 @@ fn sub_error<'m>(opcode: &str, mods: &[&'m str]) -> DecodeError<'m> {
     DecodeError::Missing { group: G::Sub, values }
 }
 
+/// The groups of an entry that list a modifier, in group order, from an index built once (decoding
+/// every instruction of a large file must not compare each modifier with every value of every group).
+fn groups_of(spec: &'static OpSpec, m: &str) -> &'static [u8] {
+    type Index = Vec<rustc_hash::FxHashMap<&'static str, Vec<u8>>>;
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        TABLE
+            .iter()
+            .map(|s| {
+                let mut map = rustc_hash::FxHashMap::<&'static str, Vec<u8>>::default();
+                for (k, g) in s.groups.iter().enumerate() {
+                    for &v in g.values {
+                        let e = map.entry(v).or_default();
+                        if e.last() != Some(&(k as u8)) {
+                            e.push(k as u8);
+                        }
+                    }
+                }
+                map
+            })
+            .collect()
+    });
+    index[index_of(spec)].get(m).map_or(&[], Vec::as_slice)
+}
+
 fn decode_with<'m>(spec: &'static OpSpec, mods: &[&'m str]) -> Result<Decoded, DecodeError<'m>> {
-    let mut out: Vec<(G, &'static str)> = Vec::with_capacity(mods.len());
+    let mut out: smallvec::SmallVec<[(G, &'static str); 8]> = smallvec::SmallVec::new();
     out.extend(spec.sub.iter().map(|&v| (G::Sub, v)));
     let (mut filled, mut types) = (0u64, 0u8);
     for (index, &m) in mods.iter().enumerate().skip(spec.sub.len()) {
         let mut seen = false;
         let mut placed = None;
-        for (k, g) in spec.groups.iter().enumerate() {
-            let Some(&v) = g.values.iter().find(|&&v| v == m) else {
-                continue;
-            };
+        for &k in groups_of(spec, m) {
+            let (k, g) = (k as usize, &spec.groups[k as usize]);
+            let v = *g.values.iter().find(|&&v| v == m).expect("indexed value");
             seen = true;
             if g.kind == G::Type {
                 if types < spec.types.1 {

@@ -432,18 +432,26 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             let parse_only = |s: &str| {
                 std::hint::black_box(ptx_front::parse(s));
             };
+            let errors_only = ptx_front::check::Options {
+                no_lints: true,
+                ..Default::default()
+            };
             let parse_check = |s: &str| {
+                std::hint::black_box(ptx_front::parse_and_check_with(s, &errors_only));
+            };
+            let lint = |s: &str| {
                 std::hint::black_box(ptx_front::parse_and_check(s));
             };
-            let (parse, check) = (time(&parse_only), time(&parse_check));
-            let (parse_med, check_med) = (median(&parse_only), median(&parse_check));
+            let (parse, check, linted) = (time(&parse_only), time(&parse_check), time(&lint));
+            let (parse_med, check_med, lint_med) = (median(&parse_only), median(&parse_check), median(&lint));
             let rejected = |f: &dyn Fn(&str) -> bool| texts.iter().filter(|s| f(s)).count();
             let syntax = rejected(&|s| !ptx_front::parse(s).1.is_empty());
             let any = rejected(&|s| ptx_front::parse_and_check(s).1.iter().any(|d| d.is_error()));
             println!("{} files, {:.1} MB; best of {iters}, single thread", files.len(), bytes as f64 / 1e6);
             println!("                  all files   median file");
             println!("parse:           {parse:7.1} MB/s  {parse_med:7.1} MB/s");
-            println!("parse + check:   {check:7.1} MB/s  {check_med:7.1} MB/s");
+            println!("parse + check:   {check:7.1} MB/s  {check_med:7.1} MB/s   (errors)");
+            println!("lint:            {linted:7.1} MB/s  {lint_med:7.1} MB/s   (errors and warnings, as `ptx-jit lint`)");
             println!("rejected: {syntax} with syntax errors, {any} with any error");
             Ok(ExitCode::SUCCESS)
         }

@@ -1,0 +1,26 @@
+//! Development timing of the front end's phases over a directory: parse, check, lints.
+fn main() {
+    let mut srcs = vec![];
+    for e in std::fs::read_dir(std::env::args().nth(1).unwrap()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "ptx") {
+            srcs.push(std::fs::read_to_string(&p).unwrap());
+        }
+    }
+    let mb: f64 = srcs.iter().map(|s| s.len()).sum::<usize>() as f64 / 1e6;
+    let mods: Vec<_> = srcs.iter().map(|s| ptx_front::parse(s).0).collect();
+    let time = |name: &str, f: &dyn Fn()| {
+        let mut dt = f64::MAX;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            f();
+            dt = dt.min(t.elapsed().as_secs_f64());
+        }
+        println!("{name:8} {:6.3} s  {:7.1} MB/s", dt, mb / dt);
+    };
+    time("parse", &|| srcs.iter().for_each(|s| drop(std::hint::black_box(ptx_front::parse(s)))));
+    time("check", &|| {
+        mods.iter().for_each(|m| drop(std::hint::black_box(ptx_front::check::check(m))))
+    });
+    time("lints", &|| mods.iter().for_each(|m| drop(std::hint::black_box(ptx_front::lints::lint(m)))));
+}

@@ -1,0 +1,742 @@
+//! Warnings beyond what ptxas reports, from a control-flow graph of each function: unused registers
+//! and labels, unreachable code, reads of registers no path has written, CTA barriers under
+//! thread-dependent control flow, and warp collectives whose member mask differs between threads.
+
+use crate::ast::*;
+use crate::diag::{Code, Diagnostic};
+use crate::isa::{self, Decoded, G};
+use crate::scope::split_indexed;
+use crate::span::Span;
+use rustc_hash::FxHashMap;
+
+pub fn lint(m: &Module<'_>) -> Vec<Diagnostic> {
+    // Labels named by debug sections (`.b64 $L__tmp3`) count as used.
+    let mut section_refs = rustc_hash::FxHashSet::default();
+    for item in &m.items {
+        if let Item::Directive(Directive::Section { entries, .. }) = item {
+            for e in entries {
+                if let SectionEntry::Data { values, .. } = e {
+                    values.iter().for_each(|v| expr_names(v, &mut section_refs));
+                }
+            }
+        }
+    }
+    // With debug information, labels are anchors for the debugger (`$L__tmp0`, Open64's `$LDWbegin`)
+    // whether or not anything in the text refers to them.
+    let debug = m.items.iter().any(|i| match i {
+        Item::Directive(Directive::Section { .. } | Directive::Loc { .. } | Directive::File { .. }) => true,
+        Item::Function(f) => f.body.as_ref().is_some_and(|b| b.iter().any(|s| matches!(s, Statement::Directive(Directive::Loc { .. })))),
+        _ => false,
+    });
+    let mut out = vec![];
+    for item in &m.items {
+        if let Item::Function(f) = item {
+            if let Some(body) = &f.body {
+                Func::build(f, body).run(&section_refs, debug, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn expr_names<'a>(e: &Expr<'a>, out: &mut rustc_hash::FxHashSet<&'a str>) {
+    match e {
+        Expr::Sym(n) | Expr::Generic(n, _) => {
+            out.insert(n.text);
+        }
+        Expr::Unary(_, x, _) | Expr::Cast(_, x, _) | Expr::Mask(_, x, _) => expr_names(x, out),
+        Expr::Binary(_, a, b, _) => {
+            expr_names(a, out);
+            expr_names(b, out);
+        }
+        Expr::Cond(a, b, c, _) => {
+            expr_names(a, out);
+            expr_names(b, out);
+            expr_names(c, out);
+        }
+        Expr::Imm(..) => {}
+    }
+}
+
+/// Registers of one function, numbered densely; `%r<N>` takes N numbers.
+#[derive(Default)]
+struct Regs<'a> {
+    names: FxHashMap<&'a str, u32>,
+    ranges: FxHashMap<&'a str, (u32, u32)>,
+    /// Per declaration: its span, first number, count, and whether it is a parameter.
+    decls: Vec<(Name<'a>, Span, u32, u32, bool)>,
+    count: u32,
+}
+
+impl<'a> Regs<'a> {
+    fn declare(&mut self, v: &VarDecl<'a>, param: bool) {
+        let n = v.range.unwrap_or(1);
+        let first = self.count;
+        self.count += n;
+        if v.range.is_some() {
+            self.ranges.insert(v.name.text, (first, n));
+        } else {
+            self.names.insert(v.name.text, first);
+        }
+        self.decls.push((v.name, v.span, first, n, param));
+    }
+    fn get(&self, name: &str) -> Option<u32> {
+        // Compiler output names nearly every register from a `%r<N>` range, so try that first.
+        if let Some((prefix, i)) = split_indexed(name) {
+            if let Some(&(first, n)) = self.ranges.get(prefix) {
+                if i < n {
+                    return Some(first + i);
+                }
+            }
+        }
+        self.names.get(name).copied()
+    }
+}
+
+/// Where a thread-dependent value comes from, for the warnings' secondary labels.
+#[derive(Clone, Copy)]
+struct Origin(Span);
+
+struct Inst<'m, 'a> {
+    i: &'m Instruction<'a>,
+    d: Option<Decoded>,
+    reads: smallvec::SmallVec<[(u32, Span); 4]>,
+    writes: smallvec::SmallVec<[u32; 2]>,
+    /// Reads `%tid`, `%laneid` or a lane mask directly.
+    thread_special: Option<Span>,
+    /// Computes a warp-wide result, the same in every lane (`vote`, `redux`, `activemask`, …).
+    uniform: bool,
+    /// Returns a per-thread value from memory that other threads race on (`atom`).
+    atomic: bool,
+}
+
+struct Func<'m, 'a> {
+    regs: Regs<'a>,
+    insts: Vec<Inst<'m, 'a>>,
+    /// Label name → index of the first instruction after it.
+    labels: FxHashMap<&'a str, usize>,
+    label_list: Vec<(Name<'a>, usize)>,
+    /// `.branchtargets` lists by their label.
+    targets: FxHashMap<&'a str, Vec<&'a str>>,
+    /// Names used as operands (labels, functions, prototypes).
+    referenced: rustc_hash::FxHashSet<&'a str>,
+    /// Start offsets of declarations inside nested blocks.
+    nested: rustc_hash::FxHashSet<u32>,
+}
+
+fn is_cta_barrier(d: &Decoded) -> bool {
+    matches!(d.spec.name, "bar" | "barrier")
+        && matches!(d.get(G::Sync), Some(".sync") | Some(".red"))
+        && d.get(G::Scope) != Some(".warp")
+        && !d.has(".cluster")
+}
+
+/// The member-mask operand of a warp collective.
+fn mask_operand(d: &Decoded, n: usize) -> Option<usize> {
+    match d.spec.name {
+        "shfl" | "vote" | "match" | "redux" if d.has(".sync") && n > 0 => Some(n - 1),
+        "bar" if d.get(G::Scope) == Some(".warp") => Some(0),
+        _ => None,
+    }
+}
+
+impl<'m, 'a> Func<'m, 'a> {
+    fn build(f: &'m Function<'a>, body: &'m [Statement<'a>]) -> Self {
+        let mut regs = Regs::default();
+        for p in f.params.iter().chain(&f.returns) {
+            if p.space == crate::types::Space::Reg {
+                regs.declare(p, true);
+            }
+        }
+        let mut fun = Func {
+            regs,
+            insts: vec![],
+            labels: FxHashMap::default(),
+            label_list: vec![],
+            targets: FxHashMap::default(),
+            referenced: Default::default(),
+            nested: Default::default(),
+        };
+        // Registers declared in nested blocks are left out of the unused check: nvcc's call sequences
+        // declare `temp_param_reg` there whether or not they use it.
+        for s in body {
+            if let Statement::Block(b, _) = s {
+                visit(b, &mut |s| {
+                    if let Statement::Var(v) = s {
+                        fun.nested.insert(v.span.start);
+                    }
+                });
+            }
+        }
+        let mut pending_label: Option<&'a str> = None;
+        visit(body, &mut |s| match s {
+            Statement::Var(v) if v.space == crate::types::Space::Reg => fun.regs.declare(v, false),
+            Statement::Label(n) => {
+                fun.labels.insert(n.text, fun.insts.len());
+                fun.label_list.push((*n, fun.insts.len()));
+                pending_label = Some(n.text);
+            }
+            Statement::Directive(Directive::Targets { kind, targets, .. }) => {
+                if let (Some(l), ".branchtargets") = (pending_label, kind.text) {
+                    fun.targets.insert(l, targets.iter().map(|t| t.text).collect());
+                }
+                fun.referenced.extend(targets.iter().map(|t| t.text));
+            }
+            Statement::Inst(i) => {
+                pending_label = None;
+                fun.insts.push(Inst {
+                    i,
+                    d: None,
+                    reads: Default::default(),
+                    writes: Default::default(),
+                    thread_special: None,
+                    uniform: matches!(i.opcode.text, "vote" | "redux" | "activemask" | "bar" | "barrier" | "elect"),
+                    atomic: i.opcode.text == "atom",
+                });
+            }
+            _ => {}
+        });
+        for k in 0..fun.insts.len() {
+            fun.resolve(k);
+        }
+        fun
+    }
+
+    fn resolve(&mut self, k: usize) {
+        let i = self.insts[k].i;
+        let mods: smallvec::SmallVec<[&str; 8]> = i.mods.iter().map(|m| m.text).collect();
+        let d = isa::decode(i.opcode.text, &mods).ok();
+        let (mut reads, mut writes, mut special) = (smallvec::SmallVec::new(), smallvec::SmallVec::new(), None);
+        if let Some(g) = &i.guard {
+            if let Some(r) = self.regs.get(g.pred.text) {
+                reads.push((r, g.pred.span));
+            }
+        }
+        let dest = d.as_ref().is_some_and(|d| isa::first_operand_is_destination(d.spec))
+            || matches!(i.opcode.text, "wgmma" | "mma" | "wmma");
+        let call_with_results = i.opcode.text == "call" && i.operands.len() >= 2 && matches!(i.operands[0], Operand::List(..));
+        for (n, op) in i.operands.iter().enumerate() {
+            let written = n == 0 && (dest || call_with_results);
+            self.collect(op, written, &mut reads, &mut writes, &mut special);
+        }
+        let inst = &mut self.insts[k];
+        inst.d = d;
+        inst.reads = reads;
+        inst.writes = writes;
+        inst.thread_special = special;
+    }
+
+    fn collect(
+        &mut self,
+        op: &Operand<'a>,
+        written: bool,
+        reads: &mut smallvec::SmallVec<[(u32, Span); 4]>,
+        writes: &mut smallvec::SmallVec<[u32; 2]>,
+        special: &mut Option<Span>,
+    ) {
+        match op {
+            Operand::Sym { name, .. } => {
+                if let Some(r) = self.regs.get(name.text) {
+                    if written {
+                        writes.push(r);
+                    } else {
+                        reads.push((r, name.span));
+                    }
+                } else if matches!(name.text, "%tid" | "%laneid") || name.text.starts_with("%lanemask_") {
+                    special.get_or_insert(name.span);
+                } else {
+                    self.referenced.insert(name.text);
+                }
+            }
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => {
+                for x in v {
+                    self.collect(x, written, reads, writes, special);
+                }
+            }
+            Operand::Pair(a, b, _) => {
+                self.collect(a, written, reads, writes, special);
+                self.collect(b, written, reads, writes, special);
+            }
+            Operand::Not(x, _) | Operand::Neg(x, _) => self.collect(x, written, reads, writes, special),
+            Operand::Addr(a) => {
+                if let Some(b) = &a.base {
+                    match self.regs.get(b.text) {
+                        Some(r) => reads.push((r, b.span)),
+                        None => {
+                            self.referenced.insert(b.text);
+                        }
+                    }
+                }
+            }
+            Operand::Offset(n, ..) | Operand::Element(n, ..) => {
+                self.referenced.insert(n.text);
+            }
+            Operand::Imm(..) | Operand::Sink(_) => {}
+        }
+    }
+
+    // ---- control flow ------------------------------------------------------------------------------
+
+    /// Basic blocks as instruction ranges, and each block's successors. Block `n` (one past the last)
+    /// is the exit.
+    fn blocks(&self) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+        let n = self.insts.len();
+        let mut starts = vec![false; n + 1];
+        starts[0] = true;
+        for &(_, at) in &self.label_list {
+            starts[at] = true;
+        }
+        for (k, inst) in self.insts.iter().enumerate() {
+            if matches!(inst.i.opcode.text, "bra" | "brx" | "ret" | "exit") {
+                starts[k + 1] = true;
+            }
+        }
+        let mut blocks = vec![];
+        let mut begin = 0;
+        for k in 1..=n {
+            if starts[k] {
+                if k > begin {
+                    blocks.push((begin, k));
+                }
+                begin = k;
+            }
+        }
+        let block_of = |inst: usize| blocks.partition_point(|&(s, _)| s <= inst).saturating_sub(1);
+        let exit = blocks.len();
+        let target_block = |label: &str| -> usize {
+            match self.labels.get(label) {
+                Some(&at) if at < n => block_of(at),
+                _ => exit,
+            }
+        };
+        let mut succ = vec![vec![]; blocks.len()];
+        for (b, &(_, end)) in blocks.iter().enumerate() {
+            let last = &self.insts[end - 1];
+            let guarded = last.i.guard.is_some();
+            let fall = if end < n { block_of(end) } else { exit };
+            match last.i.opcode.text {
+                "bra" => {
+                    if let Some(Operand::Sym { name, .. }) = last.i.operands.first() {
+                        succ[b].push(target_block(name.text));
+                    }
+                    if guarded {
+                        succ[b].push(fall);
+                    }
+                }
+                "brx" => {
+                    if let Some(Operand::Sym { name, .. }) = last.i.operands.get(1) {
+                        for t in self.targets.get(name.text).into_iter().flatten() {
+                            succ[b].push(target_block(t));
+                        }
+                    }
+                    if guarded {
+                        succ[b].push(fall);
+                    }
+                }
+                "ret" | "exit" => {
+                    succ[b].push(exit);
+                    if guarded {
+                        succ[b].push(fall);
+                    }
+                }
+                _ => succ[b].push(fall),
+            }
+            succ[b].dedup();
+        }
+        (blocks, succ)
+    }
+
+    fn run(&self, section_refs: &rustc_hash::FxHashSet<&'a str>, debug: bool, out: &mut Vec<Diagnostic>) {
+        self.unused(section_refs, debug, out);
+        if self.insts.is_empty() {
+            return;
+        }
+        let (blocks, succ) = self.blocks();
+        let reachable = reach(&succ, blocks.len());
+        self.unreachable(&blocks, &reachable, out);
+        self.uninitialised(&blocks, &succ, &reachable, out);
+        self.divergence(&blocks, &succ, out);
+    }
+
+    fn unused(&self, section_refs: &rustc_hash::FxHashSet<&'a str>, debug: bool, out: &mut Vec<Diagnostic>) {
+        let mut used = vec![false; self.regs.count as usize];
+        for inst in &self.insts {
+            for &(r, _) in &inst.reads {
+                used[r as usize] = true;
+            }
+            for &r in &inst.writes {
+                used[r as usize] = true;
+            }
+        }
+        for &(name, span, first, n, param) in &self.regs.decls {
+            let nested = self.nested.contains(&span.start);
+            if !param && !nested && !used[first as usize..(first + n) as usize].iter().any(|&u| u) {
+                out.push(
+                    Diagnostic::warning(Code::P0501, name.span, format!("register `{}` is never used", name.text))
+                        .label(if n > 1 { "none of these registers is used" } else { "declared here, never used" })
+                        .secondary(span, "declaration")
+                        .help("remove the declaration"),
+                );
+            }
+        }
+        for &(label, _) in self.label_list.iter().filter(|_| !debug) {
+            if !self.referenced.contains(label.text) && !section_refs.contains(label.text) {
+                out.push(
+                    Diagnostic::warning(Code::P0502, label.span, format!("label `{}` is never used", label.text))
+                        .label("no branch targets this label")
+                        .help("remove the label, or branch to it"),
+                );
+            }
+        }
+    }
+
+    fn unreachable(&self, blocks: &[(usize, usize)], reachable: &[bool], out: &mut Vec<Diagnostic>) {
+        for (b, &(start, _)) in blocks.iter().enumerate() {
+            // One warning per unreachable stretch: at its first block.
+            if reachable[b] || (b > 0 && !reachable[b - 1]) {
+                continue;
+            }
+            let i = self.insts[start].i;
+            let prev = self.insts[start - 1].i;
+            out.push(
+                Diagnostic::warning(Code::P0503, i.span, "unreachable instruction")
+                    .label("no path reaches this")
+                    .secondary(prev.span, "control never falls through this")
+                    .help("remove the dead code, or add a label and branch to it"),
+            );
+        }
+    }
+
+    /// A may-analysis of written registers: a read is reported when no path from the entry writes the
+    /// register first.
+    fn uninitialised(&self, blocks: &[(usize, usize)], succ: &[Vec<usize>], reachable: &[bool], out: &mut Vec<Diagnostic>) {
+        let words = (self.regs.count as usize).div_ceil(64);
+        if words == 0 {
+            return;
+        }
+        let mut entry = vec![0u64; words];
+        for &(_, _, first, n, param) in &self.regs.decls {
+            if param {
+                for r in first..first + n {
+                    set(&mut entry, r);
+                }
+            }
+        }
+        let inn = forward(blocks, succ, &entry, |b, bits| {
+            for inst in &self.insts[blocks[b].0..blocks[b].1] {
+                for &r in &inst.writes {
+                    set(bits, r);
+                }
+            }
+        });
+        let mut reported = vec![false; self.regs.count as usize];
+        for (b, &(s, e)) in blocks.iter().enumerate() {
+            if !reachable[b] {
+                continue;
+            }
+            let mut live = inn[b].clone();
+            for inst in &self.insts[s..e] {
+                for &(r, span) in &inst.reads {
+                    if !get(&live, r) && !reported[r as usize] {
+                        reported[r as usize] = true;
+                        let decl = self.regs.decls.iter().find(|d| d.2 <= r && r < d.2 + d.3).map(|d| d.1);
+                        let mut d = Diagnostic::warning(
+                            Code::P0504,
+                            span,
+                            format!("`{}` is read before any path writes it", &self.src_text(span)),
+                        )
+                        .label("its value is undefined here")
+                        .help("initialise the register first (e.g. `mov` a value into it)");
+                        if let Some(decl) = decl {
+                            d = d.secondary(decl, "declared here");
+                        }
+                        out.push(d);
+                    }
+                }
+                for &r in &inst.writes {
+                    set(&mut live, r);
+                }
+            }
+        }
+    }
+
+    fn src_text(&self, span: Span) -> String {
+        // Operand names are stored in the instructions; find the one with this span.
+        for inst in &self.insts {
+            if let Some(g) = &inst.i.guard {
+                if g.pred.span == span {
+                    return g.pred.text.to_string();
+                }
+            }
+            let mut found = None;
+            for op in &inst.i.operands {
+                find_name(op, span, &mut found);
+            }
+            if let Some(n) = found {
+                return n.to_string();
+            }
+        }
+        "register".to_string()
+    }
+
+    /// Thread-dependent values (from `%tid`, `%laneid`, lane masks, atomics' results) flow through data
+    /// dependences; a branch on one makes the code up to its join point divergent.
+    fn divergence(&self, blocks: &[(usize, usize)], succ: &[Vec<usize>], out: &mut Vec<Diagnostic>) {
+        // Where each register's thread dependence comes from (first found), for the labels.
+        let mut origin: Vec<Option<Origin>> = vec![None; self.regs.count as usize];
+        let words = (self.regs.count as usize).div_ceil(64);
+        // Flow-sensitive: a register is thread-dependent after an instruction that computes it from a
+        // thread-dependent source, and uniform again after one that does not.
+        let step = |inst: &Inst<'_, '_>, bits: &mut Vec<u64>, origin: &mut Vec<Option<Origin>>| {
+            let src = if inst.uniform {
+                None
+            } else {
+                inst.thread_special
+                    .map(Origin)
+                    .or_else(|| inst.reads.iter().find(|&&(r, _)| get(bits, r)).map(|&(r, span)| origin[r as usize].unwrap_or(Origin(span))))
+                    .or_else(|| inst.atomic.then_some(Origin(inst.i.opcode.span)))
+            };
+            for &w in &inst.writes {
+                match src {
+                    Some(o) => {
+                        set(bits, w);
+                        origin[w as usize].get_or_insert(o);
+                    }
+                    // A guarded write keeps the old value in some threads.
+                    None if inst.i.guard.is_none() => clear(bits, w),
+                    None => {}
+                }
+            }
+        };
+        let origin_cell = std::cell::RefCell::new(std::mem::take(&mut origin));
+        let inn = forward(blocks, succ, &vec![0u64; words], |b, bits| {
+            let mut o = origin_cell.borrow_mut();
+            for inst in &self.insts[blocks[b].0..blocks[b].1] {
+                step(inst, bits, &mut o);
+            }
+        });
+        let mut origin = origin_cell.into_inner();
+        // Per instruction: whether its guard, and its member mask, are thread-dependent.
+        let n = self.insts.len();
+        let mut guard_dep: Vec<Option<(Span, Origin)>> = vec![None; n];
+        let mut mask_dep: Vec<Option<(Span, Origin)>> = vec![None; n];
+        for (b, &(s, e)) in blocks.iter().enumerate() {
+            let mut bits = inn[b].clone();
+            for (k, inst) in self.insts[s..e].iter().enumerate().map(|(j, x)| (s + j, x)) {
+                let dependent = |name: &Name<'_>| {
+                    let r = self.regs.get(name.text)?;
+                    get(&bits, r).then(|| origin[r as usize]).flatten().map(|o| (name.span, o))
+                };
+                guard_dep[k] = inst.i.guard.as_ref().and_then(|g| dependent(&g.pred));
+                let mask = inst.d.as_ref().and_then(|d| mask_operand(d, inst.i.operands.len()));
+                if let Some(Operand::Sym { name, .. }) = mask.and_then(|m| inst.i.operands.get(m)) {
+                    mask_dep[k] = dependent(name);
+                }
+                step(inst, &mut bits, &mut origin);
+            }
+        }
+        let pred_origin = |k: usize| guard_dep[k];
+        // Blocks under a thread-dependent branch, with the branch that made them so.
+        let nb = blocks.len();
+        let ipdom = post_dominators(succ, nb);
+        let mut under: Vec<Option<(Span, Origin)>> = vec![None; nb];
+        // Visit marks stamped with the branch being explored, so one array serves every branch.
+        let mut seen = vec![usize::MAX; nb];
+        for (b, &(_, e)) in blocks.iter().enumerate() {
+            let last = &self.insts[e - 1];
+            if !matches!(last.i.opcode.text, "bra" | "brx" | "ret" | "exit") {
+                continue;
+            }
+            let Some((at, o)) = pred_origin(e - 1) else { continue };
+            let join = ipdom[b];
+            let mut stack: Vec<usize> = succ[b].iter().copied().filter(|&s| s < nb && s != join).collect();
+            while let Some(x) = stack.pop() {
+                if seen[x] == b {
+                    continue;
+                }
+                seen[x] = b;
+                under[x].get_or_insert((at, o));
+                stack.extend(succ[x].iter().copied().filter(|&s| s < nb && s != join));
+            }
+        }
+        for (b, &(s, e)) in blocks.iter().enumerate() {
+            for (k, inst) in self.insts[s..e].iter().enumerate().map(|(j, x)| (s + j, x)) {
+                let Some(d) = &inst.d else { continue };
+                if is_cta_barrier(d) {
+                    let cause = pred_origin(k).or(under[b]);
+                    if let Some((at, Origin(src))) = cause {
+                        out.push(
+                            Diagnostic::warning(
+                                Code::P0505,
+                                inst.i.span,
+                                format!("`{}` may be reached by only some threads of the CTA", inst.i.opcode.text),
+                            )
+                            .label("barrier under thread-dependent control flow")
+                            .secondary(at, "this predicate differs between threads")
+                            .secondary(src, "because it is computed from this")
+                            .note("threads that skip the barrier leave the others waiting: a deadlock or undefined behaviour")
+                            .help("move the barrier out of the conditional code so every thread of the CTA reaches it"),
+                        );
+                    }
+                }
+                if let Some((at, Origin(src))) = mask_dep[k] {
+                    out.push(
+                        Diagnostic::warning(
+                            Code::P0506,
+                            at,
+                            format!("the member mask of `{}` differs between threads", inst.i.opcode.text),
+                        )
+                        .label("thread-dependent member mask")
+                        .secondary(src, "it is computed from this")
+                        .note("every thread named in the mask must execute the instruction with the same mask; masks that split the warp into disjoint groups (tiled partitions) are fine")
+                        .help("use a mask that is the same in every participating lane, e.g. from `activemask` or a constant"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn find_name<'a>(op: &Operand<'a>, span: Span, out: &mut Option<&'a str>) {
+    match op {
+        Operand::Sym { name, .. } if name.span == span => *out = Some(name.text),
+        Operand::Addr(Address { base: Some(b), .. }) if b.span == span => *out = Some(b.text),
+        Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => v.iter().for_each(|x| find_name(x, span, out)),
+        Operand::Pair(a, b, _) => {
+            find_name(a, span, out);
+            find_name(b, span, out);
+        }
+        Operand::Not(x, _) | Operand::Neg(x, _) => find_name(x, span, out),
+        _ => {}
+    }
+}
+
+fn get(bits: &[u64], r: u32) -> bool {
+    bits[r as usize / 64] & (1 << (r % 64)) != 0
+}
+fn set(bits: &mut [u64], r: u32) {
+    bits[r as usize / 64] |= 1 << (r % 64);
+}
+fn clear(bits: &mut [u64], r: u32) {
+    bits[r as usize / 64] &= !(1 << (r % 64));
+}
+
+/// A forward "may" analysis over the blocks: what holds on entry to each block is the union of what
+/// holds at the end of its predecessors (`entry` for the first block), and `transfer` turns a block's
+/// entry set into its exit set. Returns the entry sets.
+fn forward(blocks: &[(usize, usize)], succ: &[Vec<usize>], entry: &[u64], mut transfer: impl FnMut(usize, &mut Vec<u64>)) -> Vec<Vec<u64>> {
+    let nb = blocks.len();
+    let mut preds = vec![vec![]; nb];
+    for (b, ss) in succ.iter().enumerate() {
+        for &s in ss.iter().filter(|&&s| s < nb) {
+            preds[s].push(b);
+        }
+    }
+    let mut inn = vec![vec![0u64; entry.len()]; nb];
+    let mut outs = vec![vec![0u64; entry.len()]; nb];
+    let mut v = vec![0u64; entry.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in 0..nb {
+            if b == 0 {
+                v.copy_from_slice(entry);
+            } else {
+                v.fill(0);
+            }
+            for &p in &preds[b] {
+                for (x, y) in v.iter_mut().zip(&outs[p]) {
+                    *x |= y;
+                }
+            }
+            inn[b].copy_from_slice(&v);
+            transfer(b, &mut v);
+            if v != outs[b] {
+                outs[b].copy_from_slice(&v);
+                changed = true;
+            }
+        }
+    }
+    inn
+}
+
+fn reach(succ: &[Vec<usize>], nb: usize) -> Vec<bool> {
+    let mut seen = vec![false; nb];
+    let mut stack = vec![0];
+    while let Some(b) = stack.pop() {
+        if b >= nb || seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        stack.extend(&succ[b]);
+    }
+    seen
+}
+
+/// Immediate post-dominators (Cooper, Harvey and Kennedy's iterative algorithm on the reversed graph);
+/// node `nb` is the exit. Blocks that cannot reach the exit (infinite loops) get the exit.
+fn post_dominators(succ: &[Vec<usize>], nb: usize) -> Vec<usize> {
+    let exit = nb;
+    let mut preds = vec![vec![]; nb + 1]; // predecessors in the reversed graph = successors
+    for (b, ss) in succ.iter().enumerate() {
+        for &s in ss {
+            preds[s].push(b);
+        }
+    }
+    // Reverse post-order of the reversed graph from the exit.
+    let mut order = vec![];
+    let mut seen = vec![false; nb + 1];
+    let mut stack = vec![(exit, 0usize)];
+    seen[exit] = true;
+    while let Some((x, k)) = stack.pop() {
+        if k < preds[x].len() {
+            stack.push((x, k + 1));
+            let y = preds[x][k];
+            if !seen[y] {
+                seen[y] = true;
+                stack.push((y, 0));
+            }
+        } else {
+            order.push(x);
+        }
+    }
+    order.reverse();
+    let mut rank = vec![usize::MAX; nb + 1];
+    for (i, &x) in order.iter().enumerate() {
+        rank[x] = i;
+    }
+    let mut idom = vec![usize::MAX; nb + 1];
+    idom[exit] = exit;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().skip(1) {
+            let mut new = usize::MAX;
+            for &s in &succ[b] {
+                if idom[s] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    s
+                } else {
+                    let (mut x, mut y) = (new, s);
+                    while x != y {
+                        while rank[x] > rank[y] {
+                            x = idom[x];
+                        }
+                        while rank[y] > rank[x] {
+                            y = idom[y];
+                        }
+                    }
+                    x
+                };
+            }
+            if new != usize::MAX && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom.truncate(nb);
+    idom.into_iter().map(|d| if d == usize::MAX { exit } else { d }).collect()
+}
