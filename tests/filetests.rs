@@ -7,25 +7,32 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
     let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let d = directives(&src)?;
     let (_, diags) = ptx_front::parse_and_check(&src);
-    let errors: Vec<(String, usize)> = diags
-        .iter()
-        .filter(|x| x.is_error())
-        .map(|x| (x.code.as_str().to_string(), line_of(&src, x.span.start)))
-        .collect();
-    let mut want = d.errors.clone();
-    want.sort();
-    let mut got = errors.clone();
-    got.sort();
-    got.dedup();
-    if got != want {
-        return Err(format!(
-            "diagnostics {got:?}, expected {want:?}\n{}",
-            ptx_jit::one_line(&diags, "f", &src)
-        ));
-    }
+    let found = |errors: bool| {
+        let mut v: Vec<(String, usize)> = diags
+            .iter()
+            .filter(|x| x.is_error() == errors)
+            .map(|x| (x.code.as_str().to_string(), line_of(&src, x.span.start)))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
     let mut what = vec![];
-    if !want.is_empty() {
-        what.push(format!("{} error(s) as expected", want.len()));
+    for (kind, mut want, check) in [("error", d.errors.clone(), true), ("warning", d.warnings.clone(), !d.warnings.is_empty())] {
+        if !check {
+            continue;
+        }
+        want.sort();
+        let got = found(kind == "error");
+        if got != want {
+            return Err(format!(
+                "{kind}s {got:?}, expected {want:?}\n{}",
+                ptx_jit::one_line(&diags, "f", &src)
+            ));
+        }
+        if !want.is_empty() {
+            what.push(format!("{} {kind}(s) as expected", want.len()));
+        }
     }
     if let Some(r) = &d.run {
         if d.outs.is_empty() {

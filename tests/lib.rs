@@ -4,7 +4,8 @@
 //! - `// run: kernel=NAME grid=X[,Y,Z] block=X[,Y,Z] [shared=BYTES] args=A;B;…` launches the kernel on
 //!   the CPU backend with arguments in `ptx_jit::args` syntax;
 //! - `// out: argN=TYPE[v,…]` is the expected content of buffer argument N after the run;
-//! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others).
+//! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others);
+//! - `// warning: CODE line=L` likewise for warnings (files without one do not check warnings).
 
 use ptx_jit::args::{Arg, Elem, ElemExt};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ pub struct Directives {
     pub run: Option<Run>,
     pub outs: Vec<(usize, Elem, Vec<u8>)>,
     pub errors: Vec<(String, usize)>,
+    pub warnings: Vec<(String, usize)>,
 }
 
 #[derive(Debug)]
@@ -71,15 +73,19 @@ pub fn directives(src: &str) -> Result<Directives, String> {
                 Arg::Buffer(e, b) => d.outs.push((n, e, b)),
                 Arg::Scalar(..) => return Err("`out:` takes a buffer".into()),
             }
-        } else if let Some(e) = c.strip_prefix("error:") {
+        } else if let Some((kind, e)) = c.split_once(':').filter(|(k, _)| matches!(*k, "error" | "warning")) {
             let mut it = e.split_whitespace();
-            let code = it.next().ok_or("error: needs a code")?.to_string();
+            let code = it.next().ok_or("error:/warning: needs a code")?.to_string();
             let line = it
                 .next()
                 .and_then(|l| l.strip_prefix("line="))
                 .and_then(|l| l.parse().ok())
-                .ok_or("error: needs line=N")?;
-            d.errors.push((code, line));
+                .ok_or("error:/warning: needs line=N")?;
+            if kind == "error" {
+                d.errors.push((code, line));
+            } else {
+                d.warnings.push((code, line));
+            }
         }
     }
     Ok(d)

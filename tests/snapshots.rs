@@ -95,3 +95,36 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The backend's diagnostics, rendered: P0402 for an instruction the requested target cannot run, and
+/// P0401 for valid PTX the host backend does not lower yet.
+#[test]
+fn backend_diagnostics() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(dir.join("ptx/warp_collectives.ptx")).unwrap();
+    let arch = ptx_jit::arch::validate("sm_20", None).unwrap();
+    let diags = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_err();
+    let mut text: String = diags.iter().take(1).map(|d| d.render("warp_collectives.ptx", &src, false)).collect();
+    let unsupported = ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tmov.u32 %r1, 0;\n\tmul24.lo.s32 %r2, %r1, %r1;\n\tret;\n}\n";
+    let (m, _) = ptx_jit::front(unsupported).unwrap();
+    let diags = ptx_jit::host::host_ir(&m, false).unwrap_err();
+    text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));
+    insta::assert_snapshot!("backend__diagnostics", text);
+}
+
+/// Every diagnostic code has a rendered example among the snapshots.
+#[test]
+fn every_code_has_a_snapshot() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots");
+    let all: String = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("diagnostics"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let missing: Vec<_> = ptx_front::Code::ALL
+        .iter()
+        .filter(|c| !all.contains(&format!("[{}]", c.as_str())))
+        .collect();
+    assert!(missing.is_empty(), "codes without a rendered snapshot: {missing:?}");
+}

@@ -447,6 +447,14 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 if name == "call" && k >= 2 && k + 1 == i.operands.len() {
                     return self.target_list(n); // the prototype or `.calltargets` of an indirect call
                 }
+                if isa::address_operand(name) == Some(k) && d.is_primary() {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, n.span, format!("`{name}` needs an address in brackets here"))
+                            .label("not an address")
+                            .help(format!("write `[{}]`", n.text)),
+                    );
+                    return;
+                }
                 match scope.lookup(n.text) {
                     Some(Entry::Reg { vector: Some(len), ty, decl, .. }) if component.is_none() => {
                         // A whole vector register: element by element in a `.v2`/`.v4` instruction,

@@ -294,7 +294,7 @@ impl<'m, 'a> Func<'m, 'a> {
         let mut blocks = vec![];
         let mut begin = 0;
         for k in 1..=n {
-            if starts[k] {
+            if starts[k] || k == n {
                 if k > begin {
                     blocks.push((begin, k));
                 }
@@ -374,7 +374,6 @@ impl<'m, 'a> Func<'m, 'a> {
                 out.push(
                     Diagnostic::warning(Code::P0501, name.span, format!("register `{}` is never used", name.text))
                         .label(if n > 1 { "none of these registers is used" } else { "declared here, never used" })
-                        .secondary(span, "declaration")
                         .help("remove the declaration"),
                 );
             }
@@ -539,6 +538,24 @@ impl<'m, 'a> Func<'m, 'a> {
         // Blocks under a thread-dependent branch, with the branch that made them so.
         let nb = blocks.len();
         let ipdom = post_dominators(succ, nb);
+        // Whether a CTA barrier can still be reached from each block. Threads that skip a barrier and
+        // then only exit do not hold the others up (exited threads count as arrived); threads that skip
+        // it and meet another barrier later do.
+        let has_barrier: Vec<bool> = blocks
+            .iter()
+            .map(|&(s, e)| self.insts[s..e].iter().any(|i| i.d.as_ref().is_some_and(is_cta_barrier)))
+            .collect();
+        let mut barrier_ahead = has_barrier.clone();
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for b in (0..nb).rev() {
+                if !barrier_ahead[b] && succ[b].iter().any(|&x| x < nb && barrier_ahead[x]) {
+                    barrier_ahead[b] = true;
+                    grew = true;
+                }
+            }
+        }
         let mut under: Vec<Option<(Span, Origin)>> = vec![None; nb];
         // Visit marks stamped with the branch being explored, so one array serves every branch.
         let mut seen = vec![usize::MAX; nb];
@@ -549,6 +566,9 @@ impl<'m, 'a> Func<'m, 'a> {
             }
             let Some((at, o)) = pred_origin(e - 1) else { continue };
             let join = ipdom[b];
+            if join >= nb || !barrier_ahead[join] {
+                continue;
+            }
             let mut stack: Vec<usize> = succ[b].iter().copied().filter(|&s| s < nb && s != join).collect();
             while let Some(x) = stack.pop() {
                 if seen[x] == b {
@@ -569,7 +589,7 @@ impl<'m, 'a> Func<'m, 'a> {
                             Diagnostic::warning(
                                 Code::P0505,
                                 inst.i.span,
-                                format!("`{}` may be reached by only some threads of the CTA", inst.i.opcode.text),
+                                format!("`{}` may be reached by only some threads of the CTA", spelled(inst.i)),
                             )
                             .label("barrier under thread-dependent control flow")
                             .secondary(at, "this predicate differs between threads")
@@ -584,7 +604,7 @@ impl<'m, 'a> Func<'m, 'a> {
                         Diagnostic::warning(
                             Code::P0506,
                             at,
-                            format!("the member mask of `{}` differs between threads", inst.i.opcode.text),
+                            format!("the member mask of `{}` differs between threads", spelled(inst.i)),
                         )
                         .label("thread-dependent member mask")
                         .secondary(src, "it is computed from this")
@@ -595,6 +615,13 @@ impl<'m, 'a> Func<'m, 'a> {
             }
         }
     }
+}
+
+/// `bar.sync`, `vote.sync.any.pred`: the opcode with its modifiers, as written.
+fn spelled(i: &Instruction<'_>) -> String {
+    let mut s = i.opcode.text.to_string();
+    i.mods.iter().for_each(|m| s.push_str(m.text));
+    s
 }
 
 fn find_name<'a>(op: &Operand<'a>, span: Span, out: &mut Option<&'a str>) {
