@@ -161,3 +161,17 @@ pub fn ptx_files(dir: &str) -> Vec<PathBuf> {
 pub fn line_of(src: &str, offset: u32) -> usize {
     ptx_front::span::line_col(src, offset).0
 }
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}

@@ -2,21 +2,7 @@
 //! deletions, insertions of PTX punctuation and non-ASCII text, truncations) go through parse, check,
 //! diagnostics rendering and, when they still check cleanly, both lowerings.
 
-use ptx_jit_tests::ptx_files;
-
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use ptx_jit_tests::{ptx_files, Rng};
 
 const INSERTS: &[&str] = &[
     "{",

@@ -321,6 +321,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 .help(format!("use `.target sm_{}a`", self.target.sm)),
             );
         }
+        if spec.name == "cvt" && d.is_primary() {
+            self.cvt_rounding(i, &d);
+        }
         let expect = operand_types(&d);
         for (k, op) in i.operands.iter().enumerate() {
             let want = expect.get(k).copied().flatten();
@@ -651,6 +654,37 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 ),
                 None => self.undefined(n, scope),
             },
+        }
+    }
+
+    /// `cvt` must say how to round when the value can change: to a narrower float, from an integer to a
+    /// float (`.rn` …), and from a float to an integer (`.rni` …).
+    fn cvt_rounding(&mut self, i: &Instruction<'a>, d: &Decoded) {
+        let types: Vec<Type> = d.types().collect();
+        let [dst, src] = types[..] else { return };
+        let round = d.get(G::Round);
+        let float_round = matches!(round, Some(".rn" | ".rz" | ".rm" | ".rp"));
+        let int_round = matches!(round, Some(".rni" | ".rzi" | ".rmi" | ".rpi"));
+        let need = match (dst.is_float(), src.is_float()) {
+            (true, true) if dst.bits() < src.bits() && !float_round => Some(".rn, .rz, .rm or .rp"),
+            (true, false) if !float_round => Some(".rn, .rz, .rm or .rp"),
+            (false, true) if !int_round => Some(".rni, .rzi, .rmi or .rpi"),
+            _ => None,
+        };
+        // Packed and tf32/fp8 conversions have their own rounding rules (`.rna`, `.satfinite`).
+        if matches!(dst, Type::F16x2 | Type::Bf16x2 | Type::Tf32) || d.has(".rna") || d.has(".relu") {
+            return;
+        }
+        if let Some(options) = need {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0103,
+                    i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
+                    format!("`cvt{}{}` needs a rounding modifier", dst.name(), src.name()),
+                )
+                .label(if round.is_some() { "this rounding does not apply to the conversion" } else { "rounding modifier missing" })
+                .help(format!("add one of {options}")),
+            );
         }
     }
 
