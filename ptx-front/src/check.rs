@@ -324,6 +324,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         if spec.name == "cvt" && d.is_primary() {
             self.cvt_rounding(i, &d);
         }
+        self.form_rules(i, &d, scope);
         let expect = operand_types(&d);
         for (k, op) in i.operands.iter().enumerate() {
             let want = expect.get(k).copied().flatten();
@@ -403,7 +404,14 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         match op {
             Operand::Sym { name: n, component } => {
                 if n.text == "WARP_SZ" {
-                    return; // a predefined integer constant: an immediate of any integer type
+                    // A predefined integer constant: an immediate of any integer type.
+                    if k == 0 && isa::first_operand_is_destination(d.spec) {
+                        self.diags.push(
+                            Diagnostic::error(Code::P0105, n.span, "`WARP_SZ` is a constant, not a destination")
+                                .label("needs a register"),
+                        );
+                    }
+                    return;
                 }
                 if (name == "bra" && k == 0) || (name == "call" && k <= 1) {
                     return self.label_or_func(name, n, scope);
@@ -636,12 +644,43 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     }
                 }
             }
-            Operand::Imm(_, s) => {
+            Operand::Imm(imm, s) => {
                 if k == 0 && isa::first_operand_is_destination(d.spec) {
                     self.diags.push(
                         Diagnostic::error(Code::P0105, *s, "the destination cannot be an immediate")
                             .label("needs a register"),
                     );
+                } else if name == "cvt" && d.is_primary() {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, *s, "`cvt` converts a register, not an immediate")
+                            .label("immediate source")
+                            .help("`mov` the constant, already converted, into the destination"),
+                    );
+                } else if let Some(w) = want {
+                    // Float literals only for floating-point (or bit-size) operands, integer literals only
+                    // for integer (or bit-size, or predicate) ones.
+                    let float_literal = !matches!(imm, Imm::Int(_));
+                    let bad = match w.kind() {
+                        crate::types::Kind::Float => !float_literal,
+                        crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Pred => float_literal,
+                        _ => false,
+                    };
+                    if bad {
+                        let (what, fix) = if float_literal {
+                            ("a floating-point literal", "write an integer")
+                        } else {
+                            ("an integer literal", "write a floating-point literal such as `1.0` or `0f3F800000`")
+                        };
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0204,
+                                *s,
+                                format!("{what} cannot be a `{}` operand of `{name}`", w.name()),
+                            )
+                            .label(format!("needs a `{}` value", w.name()))
+                            .help(fix),
+                        );
+                    }
                 }
             }
             Operand::Sink(_) => {}
@@ -657,6 +696,186 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         }
     }
 
+    /// Rules between an instruction's modifiers and operands that the table's groups cannot express.
+    fn form_rules(&mut self, i: &Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) {
+        let name = d.spec.name;
+        // (Not in fragments: the manual's own examples write `mad.u32` without a mode once.)
+        if matches!(name, "mul" | "mad") && d.is_primary() && !self.fragment {
+            if let Some(t) = d.ty().filter(|t| !t.is_float()) {
+                if d.get(G::Mode).is_none() {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0103, i.opcode.span, format!("integer `{name}{}` needs `.lo`, `.hi` or `.wide`", t.name()))
+                            .label("which half of the product?")
+                            .help(format!("write `{name}.lo{}` for the low half", t.name())),
+                    );
+                }
+            }
+        }
+        let modifier = |text: &str| i.mods.iter().find(|m| m.text == text).map(|m| m.span);
+        let bad = |diags: &mut Vec<Diagnostic>, span: Span, msg: String, help: &str| {
+            diags.push(Diagnostic::error(Code::P0102, span, msg).label("not allowed here").help(help.to_string()));
+        };
+        let ty = d.ty();
+        // Arithmetic: rounding, flushing and approximation are for floats; high/low/wide halves and
+        // carries for integers; integers saturate only in add/sub.s32 and mad.hi.s32.
+        if name == "div" && d.is_primary() && d.ty().is_some_and(Type::is_float) && d.get(G::Round).is_none() && d.get(G::Approx).is_none() {
+            self.diags.push(
+                Diagnostic::error(Code::P0103, i.opcode.span, "floating-point `div` needs `.approx`, `.full` or a rounding modifier")
+                    .label("how should it divide?")
+                    .help("write `div.rn` for an IEEE division (or `div.approx` / `div.full` for `.f32`)"),
+            );
+        }
+        if name == "atom" && d.is_primary() && i.operands.len() == 4 && d.get(G::Op) != Some(".cas") {
+            self.diags.push(
+                Diagnostic::error(Code::P0104, i.operands[3].span(), "only `atom.cas` takes a fourth operand")
+                    .label("extra operand"),
+            );
+        }
+        if matches!(name, "setp" | "set" | "cvt") && d.is_primary() {
+            let any_f32 = d.types().any(|t| t == Type::F32);
+            if let Some(ftz) = modifier(".ftz").filter(|_| !any_f32) {
+                bad(self.diags, ftz, format!("`.ftz` does not apply to `{name}` without `.f32`"), "remove it: it flushes `.f32` subnormals");
+            }
+        }
+        if matches!(name, "add" | "sub" | "mul" | "mad" | "div" | "min" | "max" | "neg" | "abs") && d.is_primary() {
+            if let Some(t) = ty {
+                let float = t.is_float();
+                for m in &i.mods {
+                    let wrong = match m.text {
+                        ".rn" | ".rz" | ".rm" | ".rp" | ".ftz" | ".approx" | ".full" => !float,
+                        ".hi" | ".lo" | ".wide" | ".cc" => float,
+                        ".sat" => {
+                            !float
+                                && !(matches!(name, "add" | "sub") && t == Type::S32
+                                    || name == "mad" && t == Type::S32 && d.get(G::Mode) == Some(".hi"))
+                        }
+                        _ => false,
+                    };
+                    if wrong {
+                        bad(
+                            self.diags,
+                            m.span,
+                            format!("`{}` does not apply to `{name}{}`", m.text, t.name()),
+                            if float { "remove it: it applies to integer types" } else { "remove it: it applies to floating-point types" },
+                        );
+                    }
+                }
+            }
+        }
+        if matches!(name, "ld" | "st") {
+            let sem = d.get(G::Sem);
+            let scope_mod = d.get(G::Scope);
+            match (sem, scope_mod) {
+                (Some(".relaxed" | ".acquire" | ".release"), None) => bad(
+                    self.diags,
+                    modifier(sem.expect("sem")).expect("written"),
+                    format!("`{}` needs a scope", sem.expect("sem")),
+                    "add `.cta`, `.cluster`, `.gpu` or `.sys`",
+                ),
+                (None | Some(".weak" | ".volatile"), Some(sc)) => bad(
+                    self.diags,
+                    modifier(sc).expect("written"),
+                    format!("the scope `{sc}` needs a memory order{}", sem.map_or(String::new(), |s| format!(", not `{s}`"))),
+                    "add `.relaxed` (or `.acquire` for `ld`, `.release` for `st`)",
+                ),
+                _ => {}
+            }
+            // (A store into a `.const` variable by name is reported with the variable.)
+            let to_const_var = matches!(i.operands.first(), Some(Operand::Addr(Address { base: Some(b), .. }))
+                if matches!(scope.lookup(b.text), Some(Entry::Var(v)) if v.space == Space::Const));
+            if name == "st" && d.get(G::Space) == Some(".const") && !to_const_var {
+                bad(self.diags, modifier(".const").expect("written"), "`.const` memory is read-only".into(), "store to `.global` memory instead");
+            }
+            if let Some(nc) = modifier(".nc").filter(|_| d.get(G::Space) != Some(".global")) {
+                bad(self.diags, nc, "`.nc` loads only from `.global`".into(), "write `ld.global.nc`");
+            }
+        }
+        if matches!(name, "ld" | "st" | "mov") {
+            let data = i.operands.get(if name == "st" { 1 } else { 0 });
+            // A whole vector register (`.reg .v2 .u32 v`) is a vector operand too.
+            let vector_reg = |op: &Operand<'a>| match op {
+                Operand::Sym { name: n, component: None } => {
+                    matches!(scope.lookup(n.text), Some(Entry::Reg { vector: Some(_), .. }))
+                }
+                _ => false,
+            };
+            if let (Some(v), Some(op)) = (d.get(G::Vec), data) {
+                if !matches!(op, Operand::Vector(..)) && !vector_reg(op) {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, op.span(), format!("`{name}{v}` moves a vector, but this is one value"))
+                            .label("expected `{a, b, …}`")
+                            .help(format!("list the registers in braces, or remove `{v}`")),
+                    );
+                }
+            }
+        }
+        if matches!(name, "ld" | "st") {
+            // Immediate addresses exist only in `.local`; generic addresses of `.const` and `.param`
+            // variables do not exist.
+            if let Some(Operand::Addr(a)) = i.operands.get(if name == "ld" { 1 } else { 0 }) {
+                let space = d.get(G::Space);
+                match &a.base {
+                    None if space != Some(".local") => self.diags.push(
+                        Diagnostic::error(Code::P0205, a.span, "an immediate address is only valid in `.local`")
+                            .label("immediate address")
+                            .help("address the variable by name, or put the address in a register"),
+                    ),
+                    Some(b) if space.is_none() => {
+                        if let Some(Entry::Var(v)) = scope.lookup(b.text) {
+                            if matches!(v.space, Space::Const | Space::Param) {
+                                self.diags.push(
+                                    Diagnostic::error(
+                                        Code::P0205,
+                                        b.span,
+                                        format!("`{}` is in `{}`, which has no generic address", b.text, v.space.name()),
+                                    )
+                                    .label("generic access")
+                                    .secondary(v.span, "declared here")
+                                    .help(format!("use `{name}{}`", v.space.name())),
+                                );
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if name == "cvt" && d.is_primary() && i.operands.len() == 3 && !matches!(ty, Some(Type::F16x2 | Type::Bf16x2)) {
+            self.diags.push(
+                Diagnostic::error(Code::P0104, i.operands[2].span(), "`cvt` takes two sources only when it packs into `.f16x2` or `.bf16x2`")
+                    .label("extra operand"),
+            );
+        }
+        // `mov` packs or unpacks a vector whose parts add up to the instruction type.
+        if name == "mov" && d.is_primary() {
+            if let (Some(t), Some(Operand::Vector(v, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
+                if d.get(G::Vec).is_none() && t.kind() == crate::types::Kind::Bits {
+                    let part_bits: Option<u32> = v
+                        .iter()
+                        .map(|x| match x {
+                            Operand::Sym { name: n, .. } => match scope.lookup(n.text) {
+                                Some(Entry::Reg { ty, vector: None, .. }) => Some(ty.bits()),
+                                _ => None,
+                            },
+                            _ => None,
+                        })
+                        .sum();
+                    if part_bits.is_some_and(|b| b != t.bits()) || !matches!(v.len(), 2 | 4) {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0105,
+                                *span,
+                                format!("the parts of this vector do not make up a `{}` value", t.name()),
+                            )
+                            .label(format!("{} part(s)", v.len()))
+                            .help("give two or four registers whose sizes add up to the instruction type"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// `cvt` must say how to round when the value can change: to a narrower float, from an integer to a
     /// float (`.rn` …), and from a float to an integer (`.rni` …).
     fn cvt_rounding(&mut self, i: &Instruction<'a>, d: &Decoded) {
@@ -665,14 +884,47 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let round = d.get(G::Round);
         let float_round = matches!(round, Some(".rn" | ".rz" | ".rm" | ".rp"));
         let int_round = matches!(round, Some(".rni" | ".rzi" | ".rmi" | ".rpi"));
+        // Between two float formats of the same size (`.f16` and `.bf16`) the value can change too.
+        let narrowing = dst.bits() < src.bits() || (dst.bits() == src.bits() && dst != src);
         let need = match (dst.is_float(), src.is_float()) {
-            (true, true) if dst.bits() < src.bits() && !float_round => Some(".rn, .rz, .rm or .rp"),
+            (true, true) if narrowing && !float_round => Some(".rn, .rz, .rm or .rp"),
             (true, false) if !float_round => Some(".rn, .rz, .rm or .rp"),
             (false, true) if !int_round => Some(".rni, .rzi, .rmi or .rpi"),
             _ => None,
         };
         // Packed and tf32/fp8 conversions have their own rounding rules (`.rna`, `.satfinite`).
         if matches!(dst, Type::F16x2 | Type::Bf16x2 | Type::Tf32) || d.has(".rna") || d.has(".relu") {
+            return;
+        }
+        // A rounding modifier where the conversion cannot use it: between integers, when widening a
+        // float, or of the wrong kind (float rounding to an integer, integer rounding across floats of
+        // different sizes).
+        let illegal = round.is_some()
+            && match (dst.is_float(), src.is_float()) {
+                (false, false) => true,
+                (true, true) if dst.bits() > src.bits() => true,
+                (true, true) if dst == src => float_round,
+                (true, true) => int_round,
+                (false, true) => float_round,
+                (true, false) => int_round,
+            };
+        if illegal && need.is_none() {
+            let m = i.mods.iter().find(|m| Some(m.text) == round).expect("written");
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0102,
+                    m.span,
+                    format!("`{}` is not a rounding that `cvt{}{}` can use", m.text, dst.name(), src.name()),
+                )
+                .label("invalid rounding for this conversion")
+                .help(match (dst.is_float(), src.is_float()) {
+                    (false, false) => "remove it: integer conversions do not round",
+                    (true, true) if dst.bits() > src.bits() => "remove it: widening a float is exact",
+                    (true, true) => "use `.rni`, `.rzi`, `.rmi` or `.rpi` to round to an integral value",
+                    (false, true) => "use `.rni`, `.rzi`, `.rmi` or `.rpi`",
+                    _ => "use `.rn`, `.rz`, `.rm` or `.rp`",
+                }),
+            );
             return;
         }
         if let Some(options) = need {
@@ -764,7 +1016,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     // ld, st and cvt may use registers wider than the instruction type (PTX ISA, Operand Size).
                     let widened = i.is_some_and(|i| matches!(i.opcode.text, "ld" | "st" | "cvt"))
                         && ty.bits() > w.bits()
-                        && (ty.kind() == crate::types::Kind::Bits || (!ty.is_float() && !w.is_float()));
+                        && (ty.kind() == crate::types::Kind::Bits
+                            || w.kind() == crate::types::Kind::Bits
+                            || (!ty.is_float() && !w.is_float()));
                     if !ty.compatible_with(w) && !widened {
                         let what = i.map_or("guard".to_string(), |i| format!("`{}`", i.opcode.text));
                         self.diags.push(

@@ -675,8 +675,9 @@ pub static TABLE: &[OpSpec] = &[
     op!("subc", "9.7.2.4", "Subtract with borrow-in (and optional borrow-out).", "subc{.cc}.type d, a, b;", (3, 3), ptx (1, 2), sm 10, types 1,
         [g!(Type, CARRYTY, required), g!(Cc, &[".cc"])],
         reqs &[r!(".u64", 4, 3, 20), r!(".s64", 4, 3, 20)]),
+    // ptxas knows no `madc` without a half: `.lo` or `.hi` is required in practice.
     op!("madc", "9.7.2.6", "Multiply, then add with carry-in (and optional carry-out).", "madc{.hi,.lo}{.cc}.type d, a, b, c;", (4, 4), ptx (3, 0), sm 20, types 1,
-        [g!(Type, CARRYTY, required), g!(Mode, &[".lo", ".hi"]), g!(Cc, &[".cc"])],
+        [g!(Type, CARRYTY, required), g!(Mode, &[".lo", ".hi"], required), g!(Cc, &[".cc"])],
         reqs &[r!(".u64", 4, 3, 20), r!(".s64", 4, 3, 20)]),
     op!("fma", "9.7.3.6", "Fused multiply-add with a single rounding.", "fma.rnd{.ftz}{.sat}.type d, a, b, c;", (4, 4), ptx (1, 4), sm 20, types 1,
         [g!(Type, FLOAT, required), g!(Round, ROUND, required), g!(Ftz, &[".ftz"]), g!(Sat, &[".sat"])],

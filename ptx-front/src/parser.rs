@@ -1018,6 +1018,10 @@ impl<'a> Parser<'a> {
                     span: self.since(start),
                 }))
             }
+            (Tok::Float(_) | Tok::HexF32(_) | Tok::HexF64(_), _) => {
+                let s = self.span();
+                Err(self.custom(s, "an address must be an integer", "not an integer"))
+            }
             (Tok::Int(_) | Tok::LParen | Tok::Minus, _) => {
                 let e = self.expr()?;
                 let Imm::Int(offset) = self.fold(&e)? else {
