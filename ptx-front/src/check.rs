@@ -660,6 +660,18 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     // Float literals only for floating-point (or bit-size) operands, integer literals only
                     // for integer (or bit-size, or predicate) ones.
                     let float_literal = !matches!(imm, Imm::Int(_));
+                    if let (Imm::Int(v), true) = (imm, matches!(w.kind(), crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Bits) && w.bits() < 64) {
+                        // Either reading of the bits is fine: `-1` is a valid `.u16`, `0xFFFF` a valid `.s16`.
+                        let bits = w.bits();
+                        let fits = *v >= -(1i64 << (bits - 1)) && *v < (1i64 << bits);
+                        if !fits {
+                            self.diags.push(
+                                Diagnostic::error(Code::P0105, *s, format!("`{v}` does not fit in `{}`", w.name()))
+                                    .label(format!("more than {bits} bits"))
+                                    .help(format!("use a value between {} and {}", -(1i64 << (bits - 1)), (1i64 << bits) - 1)),
+                            );
+                        }
+                    }
                     let bad = match w.kind() {
                         crate::types::Kind::Float => !float_literal,
                         crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Pred => float_literal,
@@ -724,6 +736,68 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     .label("how should it divide?")
                     .help("write `div.rn` for an IEEE division (or `div.approx` / `div.full` for `.f32`)"),
             );
+        }
+        // Which comparisons a type has: bit types compare for equality only, the unsigned-only names
+        // (`.lo` …) and the unordered ones (`.equ` …) belong to unsigned and float types.
+        if matches!(name, "setp" | "set") && d.is_primary() {
+            if let (Some(cmp), Some(t)) = (d.get(G::Cmp), d.types().last()) {
+                let ok = match t.kind() {
+                    crate::types::Kind::Bits => matches!(cmp, ".eq" | ".ne"),
+                    crate::types::Kind::Signed => matches!(cmp, ".eq" | ".ne" | ".lt" | ".le" | ".gt" | ".ge"),
+                    crate::types::Kind::Unsigned => !matches!(cmp, ".equ" | ".neu" | ".ltu" | ".leu" | ".gtu" | ".geu" | ".num" | ".nan"),
+                    _ => !matches!(cmp, ".lo" | ".ls" | ".hi" | ".hs"),
+                };
+                if !ok {
+                    bad(
+                        self.diags,
+                        modifier(cmp).expect("written"),
+                        format!("`{cmp}` is not a comparison of `{}` values", t.name()),
+                        "bit types compare with .eq/.ne; use a signed, unsigned or float type to order",
+                    );
+                }
+            }
+        }
+        // The types each atomic operation takes.
+        if matches!(name, "atom" | "red") && d.is_primary() {
+            if let (Some(op), Some(t)) = (d.get(G::Op), d.ty()) {
+                use Type::*;
+                let ok = match op {
+                    ".add" => matches!(t, U32 | S32 | U64 | F32 | F64),
+                    ".inc" | ".dec" => t == U32,
+                    ".min" | ".max" => matches!(t, U32 | S32 | U64 | S64),
+                    ".and" | ".or" | ".xor" => matches!(t, B32 | B64),
+                    ".exch" | ".cas" => matches!(t, B32 | B64),
+                    _ => true,
+                };
+                if !ok {
+                    bad(
+                        self.diags,
+                        modifier(t.name()).unwrap_or(i.opcode.span),
+                        format!("`{name}{op}` does not take `{}`", t.name()),
+                        "add: .u32 .s32 .u64 .f32 .f64; inc/dec: .u32; min/max: .u32 .s32 .u64 .s64; and/or/xor/exch/cas: .b32 .b64",
+                    );
+                }
+            }
+        }
+        if matches!(name, "ld" | "st") && d.get(G::Sem) == Some(".volatile") && matches!(d.get(G::Space), Some(s) if s.starts_with(".param")) {
+            bad(self.diags, modifier(".volatile").expect("written"), "`.volatile` does not apply to `.param`".into(), "remove `.volatile`");
+        }
+        // Bit positions and lengths, and truth tables, are 8-bit immediates.
+        let byte_operands: &[usize] = match name {
+            "bfe" => &[2, 3],
+            "bfi" => &[3, 4],
+            "lop3" => &[4],
+            _ => &[],
+        };
+        for &k in byte_operands {
+            if let Some(Operand::Imm(Imm::Int(v), span)) = i.operands.get(k) {
+                if !(0..=255).contains(v) {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, *span, format!("`{v}` is out of range for this operand of `{name}`"))
+                            .label("expected 0 to 255"),
+                    );
+                }
+            }
         }
         if name == "atom" && d.is_primary() && i.operands.len() == 4 && d.get(G::Op) != Some(".cas") {
             self.diags.push(
