@@ -674,6 +674,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     }
                     let bad = match w.kind() {
                         crate::types::Kind::Float => !float_literal,
+                        // Bit-size operands take float literals of their own size only (`0f…` for 32 bits).
+                        crate::types::Kind::Bits => match imm {
+                            Imm::F32(_) => w.bits() != 32,
+                            Imm::F64(_) => w.bits() != 64,
+                            Imm::Int(_) => false,
+                        },
                         crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Pred => float_literal,
                         _ => false,
                     };
@@ -798,6 +804,20 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     );
                 }
             }
+        }
+        // The deprecated non-`.sync` warp shuffles and votes: NVIDIA's tools refuse them for sm_70 and
+        // later from PTX 6.4 on. ptx-jit still runs them with their pre-Volta meaning, so this warns.
+        if matches!(name, "shfl" | "vote") && !d.has(".sync") && self.target.sm >= 70 && self.target.version >= (6, 4) {
+            self.diags.push(
+                Diagnostic::warning(
+                    Code::P0507,
+                    i.opcode.span,
+                    format!("`{name}` without `.sync` is refused by ptxas for sm_70 and later (PTX 6.4 and later); {} sm_{}", self.against, self.target.sm),
+                )
+                .label("deprecated form")
+                .note("ptx-jit runs it on the CPU as if the whole warp were converged")
+                .help(format!("write `{name}.sync` and add a member mask operand such as `0xffffffff`")),
+            );
         }
         if name == "atom" && d.is_primary() && i.operands.len() == 4 && d.get(G::Op) != Some(".cas") {
             self.diags.push(

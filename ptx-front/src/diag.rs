@@ -67,6 +67,8 @@ codes! {
     "A CTA barrier (`bar.sync`, `barrier.sync`, `bar.red`) sits under a branch or guard whose predicate depends on `%tid`, `%laneid` or another per-thread value. Threads that take the other path never arrive, so the others wait forever (or the behaviour is undefined). Warning.\n\nWrong:\n    mov.u32 %r1, %tid.x;\n    setp.lt.u32 %p1, %r1, 32;\n    @%p1 bar.sync 0;\nRight:\n    bar.sync 0;";
     P0506 => "member mask differs between threads",
     "The member mask of a warp collective (`shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`, `bar.warp.sync`) is computed from a per-thread value. Every thread named in the mask must execute the instruction with the same mask. Warning.\n\nWrong:\n    mov.u32 %r1, %laneid;\n    shl.b32 %r2, 1, %r1;\n    vote.sync.any.pred %p2, %p1, %r2;\nRight:\n    vote.sync.any.pred %p2, %p1, 0xffffffff;";
+    P0507 => "deprecated form refused by NVIDIA's tools",
+    "The instruction is valid PTX of an older ISA, but NVIDIA's ptxas refuses it for the module's target and version: `shfl` and `vote` without `.sync` on sm_70 and later from PTX 6.4. ptx-jit still accepts and runs it. Warning.\n\nWrong:\n    .version 7.0\n    .target sm_70\n    vote.ballot.b32 %r1, %p1;\nRight:\n    vote.sync.ballot.b32 %r1, %p1, 0xffffffff;";
     P0401 => "not supported by this backend yet",
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
     P0402 => "invalid target or PTX version",
