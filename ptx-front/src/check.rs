@@ -57,6 +57,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
     };
     if !fragment {
         header(m, &mut diags);
+        version_fits_target(m, &mut diags);
     }
     repeated_directives(m, &mut diags);
     let (mut scope, dups) = Scope::module(m);
@@ -158,6 +159,33 @@ fn repeated_directives(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
                     .secondary(prev, "first one here")
                     .help("keep one of them"),
             ),
+        }
+    }
+}
+
+/// A target exists only from the PTX version that introduced it (`sm_90` needs `.version 7.8`).
+fn version_fits_target(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
+    let version = m.directives.iter().find_map(|d| match d {
+        ModuleDirective::Version { major, minor, span } => Some(((*major, *minor), *span)),
+        _ => None,
+    });
+    let Some((v, vspan)) = version else { return };
+    for d in &m.directives {
+        let ModuleDirective::Target { targets, .. } = d else { continue };
+        for t in targets {
+            let Some((sm, suffix)) = parse_sm(t.text) else { continue };
+            if let Some(need) = crate::target::min_ptx(sm, suffix).filter(|&need| v < need) {
+                diags.push(
+                    Diagnostic::error(
+                        Code::P0302,
+                        t.span,
+                        format!("`{}` needs PTX {}.{} or later, but the module declares `.version {}.{}`", t.text, need.0, need.1, v.0, v.1),
+                    )
+                    .label("target newer than the PTX version")
+                    .secondary(vspan, "declared here")
+                    .help(format!("raise it to `.version {}.{}`", need.0, need.1)),
+                );
+            }
         }
     }
 }
@@ -818,6 +846,41 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 .note("ptx-jit runs it on the CPU as if the whole warp were converged")
                 .help(format!("write `{name}.sync` and add a member mask operand such as `0xffffffff`")),
             );
+        }
+        // A direct call passes as many arguments, and takes as many results, as the callee declares.
+        if name == "call" {
+            let (rets, callee, args) = match i.operands.as_slice() {
+                [Operand::List(r, _), Operand::Sym { name: f, .. }, rest @ ..] => (Some(r), f, rest.first()),
+                [Operand::Sym { name: f, .. }, rest @ ..] => (None, f, rest.first()),
+                _ => return,
+            };
+            if let Some(Entry::Func(f)) = scope.lookup(callee.text) {
+                let nargs = match args {
+                    Some(Operand::List(a, _)) => a.len(),
+                    _ => 0,
+                };
+                let nrets = rets.map_or(0, |r| r.len());
+                for (what, got, want, span) in [
+                    ("arguments", nargs, f.params.len(), args.map_or(callee.span, |a| a.span())),
+                    ("results", nrets, f.returns.len(), i.operands[0].span()),
+                ] {
+                    if got != want {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0104,
+                                span,
+                                format!(
+                                    "`{}` takes {want} {}, but this call passes {got}",
+                                    callee.text,
+                                    if want == 1 { &what[..what.len() - 1] } else { what }
+                                ),
+                            )
+                            .label(format!("{got} {what}"))
+                            .secondary(f.name.span, "declared here"),
+                        );
+                    }
+                }
+            }
         }
         if name == "atom" && d.is_primary() && i.operands.len() == 4 && d.get(G::Op) != Some(".cas") {
             self.diags.push(

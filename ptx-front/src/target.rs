@@ -63,3 +63,50 @@ impl Target {
         t
     }
 }
+
+/// (sm, PTX version that introduced the target), from the `.target` directive's notes in the PTX ISA
+/// manuals (8.5 for sm_10 to sm_90a, later manuals for the newer targets).
+pub const SM_MIN_PTX: &[(u32, (u32, u32))] = &[
+    (10, (1, 0)),
+    (11, (1, 0)),
+    (12, (1, 2)),
+    (13, (1, 2)),
+    (20, (2, 0)),
+    (21, (2, 0)),
+    (30, (3, 0)),
+    (32, (4, 0)),
+    (35, (3, 1)),
+    (37, (4, 1)),
+    (50, (4, 0)),
+    (52, (4, 1)),
+    (53, (4, 2)),
+    (60, (5, 0)),
+    (61, (5, 0)),
+    (62, (5, 0)),
+    (70, (6, 0)),
+    (72, (6, 1)),
+    (75, (6, 3)),
+    (80, (7, 0)),
+    (86, (7, 1)),
+    (87, (7, 4)),
+    (88, (9, 0)),
+    (89, (7, 8)),
+    (90, (7, 8)),
+    (100, (8, 6)),
+    (101, (8, 6)),
+    (103, (8, 8)),
+    (110, (9, 0)),
+    (120, (8, 7)),
+    (121, (8, 8)),
+];
+
+/// The first PTX version with this target (`sm_90a` needs 8.0, the `f` family targets 8.8); `None` for
+/// a target the manuals do not name.
+pub fn min_ptx(sm: u32, suffix: Option<char>) -> Option<(u32, u32)> {
+    let base = SM_MIN_PTX.iter().find(|(s, _)| *s == sm).map(|&(_, v)| v)?;
+    Some(match (sm, suffix) {
+        (90, Some('a')) => (8, 0),
+        (_, Some('f')) => base.max((8, 8)),
+        _ => base,
+    })
+}

@@ -3,35 +3,10 @@
 
 use ptx_front::target::parse_sm;
 
-/// (sm, minimum PTX version ×10) for every processor LLVM 22 knows, from the PTX ISA's target table.
-const SM_MIN_PTX: &[(u32, u32)] = &[
-    (20, 32),
-    (21, 32),
-    (30, 32),
-    (32, 40),
-    (35, 32),
-    (37, 41),
-    (50, 40),
-    (52, 41),
-    (53, 42),
-    (60, 50),
-    (61, 50),
-    (62, 50),
-    (70, 60),
-    (72, 61),
-    (75, 63),
-    (80, 70),
-    (86, 71),
-    (87, 74),
-    (88, 90),
-    (89, 78),
-    (90, 78),
-    (100, 86),
-    (101, 86),
-    (103, 88),
-    (110, 90),
-    (120, 87),
-    (121, 88),
+/// The processors LLVM 22's NVPTX backend knows; their minimum PTX versions come from the ISA's target
+/// table (`ptx_front::target::min_ptx`), never below the 3.2 LLVM emits at least.
+const LLVM_SMS: &[u32] = &[
+    20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121,
 ];
 
 /// PTX versions LLVM 22 can emit, ×10.
@@ -56,20 +31,16 @@ impl Arch {
         self.ptx.map(|p| format!("+ptx{p}")).unwrap_or_default()
     }
     pub fn min_ptx(&self) -> u32 {
-        let base = SM_MIN_PTX.iter().find(|(s, _)| *s == self.sm).map_or(32, |&(_, p)| p);
-        match (self.sm, self.suffix) {
-            (90, Some('a')) => 80,
-            (_, Some('f')) => base.max(88),
-            _ => base,
-        }
+        let (major, minor) = ptx_front::target::min_ptx(self.sm, self.suffix).unwrap_or((3, 2));
+        (major * 10 + minor).max(32)
     }
 }
 
 /// Parses and validates `sm_XX[a|f]` with an optional `X.Y` PTX version.
 pub fn validate(arch: &str, ptx: Option<&str>) -> Result<Arch, String> {
     let (sm, suffix) = parse_sm(arch).ok_or_else(|| format!("`{arch}` is not a target name (expected e.g. sm_90)"))?;
-    if !SM_MIN_PTX.iter().any(|(s, _)| *s == sm) {
-        let known: Vec<String> = SM_MIN_PTX.iter().map(|(s, _)| format!("sm_{s}")).collect();
+    if !LLVM_SMS.contains(&sm) {
+        let known: Vec<String> = LLVM_SMS.iter().map(|s| format!("sm_{s}")).collect();
         return Err(format!(
             "LLVM's NVPTX backend does not know `{arch}`; known targets: {}",
             known.join(", ")
