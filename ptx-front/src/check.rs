@@ -59,6 +59,22 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         header(m, &mut diags);
         version_fits_target(m, &mut diags);
     }
+    for item in &m.items {
+        match item {
+            Item::Var(v) => declaration(v, &mut diags),
+            Item::Function(f) => {
+                f.params.iter().chain(&f.returns).for_each(|p| declaration(p, &mut diags));
+                if let Some(b) = &f.body {
+                    visit(b, &mut |s| {
+                        if let Statement::Var(v) = s {
+                            declaration(v, &mut diags);
+                        }
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
     repeated_directives(m, &mut diags);
     let (mut scope, dups) = Scope::module(m);
     // Fragments are collections of examples that may each declare the same registers; module
@@ -159,6 +175,36 @@ fn repeated_directives(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
                     .secondary(prev, "first one here")
                     .help("keep one of them"),
             ),
+        }
+    }
+}
+
+/// Rules of a single declaration: power-of-two alignment, vectors of at most 128 bits, initializers no
+/// longer than their arrays.
+fn declaration(v: &VarDecl<'_>, diags: &mut Vec<Diagnostic>) {
+    let err = |msg: String, label: &str, help: String| {
+        Diagnostic::error(Code::P0206, v.name.span, msg).label(label.to_string()).secondary(v.span, "declaration").help(help)
+    };
+    if let Some(a) = v.align.filter(|a| !a.is_power_of_two()) {
+        diags.push(err(format!("`.align {a}` is not a power of two"), "misaligned declaration", format!("use `.align {}`", a.next_power_of_two())));
+    }
+    if let Some(n) = v.vector {
+        let bits = v.ty.bits() * n;
+        if bits > 128 {
+            diags.push(err(
+                format!("`.v{n} {}` is {bits} bits; vectors hold at most 128", v.ty.name()),
+                "vector too wide",
+                "use fewer or narrower elements".into(),
+            ));
+        }
+    }
+    if let (Some(Some(len)), Some(Init::List(items))) = (v.dims.first(), &v.init) {
+        if items.len() as u64 > *len {
+            diags.push(err(
+                format!("`{}` has {len} elements but {} initializers", v.name.text, items.len()),
+                "initializer too long",
+                format!("declare `{}[{}]`, or drop initializers", v.name.text, items.len()),
+            ));
         }
     }
 }
@@ -694,8 +740,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         let fits = *v >= -(1i64 << (bits - 1)) && *v < (1i64 << bits);
                         if !fits {
                             self.diags.push(
-                                Diagnostic::error(Code::P0105, *s, format!("`{v}` does not fit in `{}`", w.name()))
-                                    .label(format!("more than {bits} bits"))
+                                Diagnostic::warning(Code::P0508, *s, format!("`{v}` does not fit in `{}`", w.name()))
+                                    .label(format!("more than {bits} bits; only the low {bits} are kept"))
                                     .help(format!("use a value between {} and {}", -(1i64 << (bits - 1)), (1i64 << bits) - 1)),
                             );
                         }
@@ -940,6 +986,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             // (A store into a `.const` variable by name is reported with the variable.)
             let to_const_var = matches!(i.operands.first(), Some(Operand::Addr(Address { base: Some(b), .. }))
                 if matches!(scope.lookup(b.text), Some(Entry::Var(v)) if v.space == Space::Const));
+            if name == "st" && d.get(G::Space) == Some(".param::entry") {
+                bad(self.diags, modifier(".param::entry").expect("written"), "kernel parameters are read-only".into(), "store to `.param` (a call's argument) or to memory instead");
+            }
             if name == "st" && d.get(G::Space) == Some(".const") && !to_const_var {
                 bad(self.diags, modifier(".const").expect("written"), "`.const` memory is read-only".into(), "store to `.global` memory instead");
             }

@@ -51,6 +51,8 @@ codes! {
     "A register's declared type is not compatible with the instruction type. Sizes must agree, and a float register can only meet a float or bit-size instruction type (PTX ISA, Operand Size).\n\nWrong:\n    .reg .f32 %f1;\n    add.s32 %r1, %f1, 1;\nRight:\n    .reg .f32 %f1;\n    add.f32 %f2, %f1, 0f3F800000;";
     P0205 => "state space mismatch",
     "A variable is accessed through an instruction of another state space.\n\nWrong:\n    .global .u32 g;\n    ld.shared.u32 %r1, [g];\nRight:\n    .global .u32 g;\n    ld.global.u32 %r1, [g];";
+    P0206 => "invalid declaration",
+    "A variable declaration breaks a rule of the state space or type: an alignment that is not a power of two, a vector wider than 128 bits, or an initializer with more elements than the array.\n\nWrong:\n    .global .align 3 .u32 x;\n    .global .u32 a[2] = {1, 2, 3};\nRight:\n    .global .align 4 .u32 x;\n    .global .u32 a[3] = {1, 2, 3};";
     P0301 => "needs a newer PTX version or target",
     "The instruction or one of its modifiers needs a higher `.version` or `.target` than the module declares.\n\nWrong:\n    .version 6.0\n    .target sm_50\n    fma.rn.bf16 %h1, %h2, %h3, %h4;\nRight:\n    .version 7.8\n    .target sm_90\n    fma.rn.bf16 %h1, %h2, %h3, %h4;";
     P0302 => "bad module header",
@@ -69,6 +71,8 @@ codes! {
     "The member mask of a warp collective (`shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`, `bar.warp.sync`) is computed from a per-thread value. Every thread named in the mask must execute the instruction with the same mask. Warning.\n\nWrong:\n    mov.u32 %r1, %laneid;\n    shl.b32 %r2, 1, %r1;\n    vote.sync.any.pred %p2, %p1, %r2;\nRight:\n    vote.sync.any.pred %p2, %p1, 0xffffffff;";
     P0507 => "deprecated form refused by NVIDIA's tools",
     "The instruction is valid PTX of an older ISA, but NVIDIA's ptxas refuses it for the module's target and version: `shfl` and `vote` without `.sync` on sm_70 and later from PTX 6.4. ptx-jit still accepts and runs it. Warning.\n\nWrong:\n    .version 7.0\n    .target sm_70\n    vote.ballot.b32 %r1, %p1;\nRight:\n    vote.sync.ballot.b32 %r1, %p1, 0xffffffff;";
+    P0508 => "immediate does not fit its operand",
+    "An integer immediate has more bits than the operand's type; ptxas keeps the low bits silently. Warning.\n\nWrong:\n    add.u16 %rs1, %rs2, 70000;\nRight:\n    add.u16 %rs1, %rs2, 4464;";
     P0401 => "not supported by this backend yet",
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
     P0402 => "invalid target or PTX version",
