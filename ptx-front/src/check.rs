@@ -93,6 +93,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
             fragment: true,
             against,
             reported: Default::default(),
+            prototypes: HashMap::default(),
         };
         scope.push();
         for item in &m.items {
@@ -113,9 +114,20 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
                     fragment,
                     against,
                     reported: Default::default(),
+            prototypes: HashMap::default(),
                 };
                 let mut label_dups = vec![];
                 labels(body, &mut c.labels, &mut label_dups);
+                let mut pending = None;
+                visit(body, &mut |s| match s {
+                    Statement::Label(n) => pending = Some(n.text),
+                    Statement::Directive(Directive::Prototype { returns, params, .. }) => {
+                        if let Some(l) = pending.take() {
+                            c.prototypes.insert(l, (returns.len(), params.len()));
+                        }
+                    }
+                    _ => pending = None,
+                });
                 for (n, prev) in label_dups {
                     c.diags.push(
                         Diagnostic::error(Code::P0202, n.span, format!("label `{}` is defined twice", n.text))
@@ -274,6 +286,11 @@ fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
                     }
                 }
             }
+            ModuleDirective::AddressSize { bits: 32, span } if Target::of(m).sm >= 90 => diags.push(
+                Diagnostic::error(Code::P0302, *span, "32-bit addressing is not supported on sm_90 and later")
+                    .label("32-bit addresses")
+                    .help("use `.address_size 64`"),
+            ),
             ModuleDirective::AddressSize { bits, span } if *bits != 32 && *bits != 64 => diags.push(
                 Diagnostic::error(Code::P0302, *span, format!("`.address_size {bits}` is not allowed"))
                     .help("use `.address_size 64` (or 32 for legacy code)"),
@@ -293,6 +310,8 @@ struct FnChecker<'c, 'm, 'a> {
     against: &'static str,
     /// Undefined names already reported: one report per name and function, not one per use.
     reported: rustc_hash::FxHashSet<&'a str>,
+    /// `.callprototype` labels: (results, arguments).
+    prototypes: HashMap<&'a str, (usize, usize)>,
 }
 
 impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
@@ -562,6 +581,29 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         }
                     }
                     Some(Entry::Reg { .. }) => self.expect_reg(n, Some(i), want, scope),
+                    Some(Entry::Var(v)) if k > 0 && name == "cvta" => {
+                        // `cvta.space` takes the address of a variable of that space; `cvta.to.space`
+                        // converts a generic address held in a register.
+                        let space = d.get(G::Space).and_then(Space::from_dot);
+                        if d.get(G::To).is_some() {
+                            self.diags.push(
+                                Diagnostic::error(Code::P0105, n.span, format!("`cvta.to` converts a generic address in a register, not the variable `{}`", n.text))
+                                    .label("variable")
+                                    .help(format!("use `cvta{}` to get the generic address of `{}`", space.map_or("", |s| s.name()), n.text)),
+                            );
+                        } else if space.is_some_and(|s| s != v.space) {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    Code::P0205,
+                                    n.span,
+                                    format!("`{}` is in `{}`, but `cvta{}` converts `{}` addresses", n.text, v.space.name(), space.map_or("", |s| s.name()), space.map_or("", |s| s.name())),
+                                )
+                                .label(format!("a {} variable", v.space.name()))
+                                .secondary(v.span, "declared here")
+                                .help(format!("use `cvta{}`", v.space.name())),
+                            );
+                        }
+                    }
                     Some(Entry::Var(_)) | Some(Entry::Func(_)) if k > 0 && matches!(name, "mov" | "cvta") => {}
                     Some(Entry::Var(v)) if name == "mov" || name == "cvta" || k > 0 => self.diags.push(
                         Diagnostic::error(
@@ -900,6 +942,27 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 [Operand::Sym { name: f, .. }, rest @ ..] => (None, f, rest.first()),
                 _ => return,
             };
+            // An indirect call through a register names its prototype last.
+            if let (Some(Entry::Reg { .. }), Some(Operand::Sym { name: proto, .. })) = (scope.lookup(callee.text), i.operands.last()) {
+                if let Some(&(want_rets, want_args)) = self.prototypes.get(proto.text) {
+                    let nargs = match args {
+                        Some(Operand::List(a, _)) => a.len(),
+                        _ => 0,
+                    };
+                    let nrets = rets.map_or(0, |r| r.len());
+                    if (nrets, nargs) != (want_rets, want_args) {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0104,
+                                callee.span,
+                                format!("prototype `{}` has {want_rets} result(s) and {want_args} argument(s); this call has {nrets} and {nargs}", proto.text),
+                            )
+                            .label("indirect call")
+                            .secondary(proto.span, "prototype"),
+                        );
+                    }
+                }
+            }
             if let Some(Entry::Func(f)) = scope.lookup(callee.text) {
                 let nargs = match args {
                     Some(Operand::List(a, _)) => a.len(),
