@@ -1078,10 +1078,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
-        if matches!(name, "ld" | "st") {
+        if matches!(name, "ld" | "st" | "atom" | "red") {
             // Immediate addresses exist only in `.local`; generic addresses of `.const` and `.param`
             // variables do not exist.
-            if let Some(Operand::Addr(a)) = i.operands.get(if name == "ld" { 1 } else { 0 }) {
+            if let Some(Operand::Addr(a)) = isa::address_operand(name).and_then(|k| i.operands.get(k)) {
                 let space = d.get(G::Space);
                 match &a.base {
                     None if space != Some(".local") => self.diags.push(
@@ -1115,7 +1115,35 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     .label("extra operand"),
             );
         }
+        // wmma fragments: A and B hold the multiplicands' types, C the accumulator's.
+        if name == "wmma" && d.has(".load") {
+            let (frag, ty) = (if d.has(".c") { "c" } else { "ab" }, d.ty());
+            let ok = ty.is_none_or(|t| match frag {
+                "c" => matches!(t, Type::F16 | Type::F32 | Type::S32 | Type::F64),
+                _ => !matches!(t, Type::F32 | Type::S32 | Type::U32 | Type::F64) || (t == Type::F64 && d.has(".m8n8k4")),
+            });
+            if !ok {
+                let t = ty.expect("typed");
+                bad(
+                    self.diags,
+                    modifier(t.name()).unwrap_or(i.opcode.span),
+                    format!("a wmma `{}` fragment does not hold `{}`", if frag == "c" { "c" } else { "a`/`b" }, t.name()),
+                    "a and b hold .f16 .bf16 .tf32 .s8 .u8 .s4 .u4 .b1 (or .f64); c holds .f16 .f32 .s32 (or .f64)",
+                );
+            }
+        }
         // `mov` packs or unpacks a vector whose parts add up to the instruction type.
+        if name == "mov" && d.is_primary() && d.get(G::Vec).is_none() {
+            if let (Some(t), Some(Operand::Vector(_, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
+                if t.kind() != crate::types::Kind::Bits {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, *span, format!("`mov{}` does not pack or unpack vectors", t.name()))
+                            .label("vector operand")
+                            .help(format!("use the bit-size type `mov.b{}`", t.bits())),
+                    );
+                }
+            }
+        }
         if name == "mov" && d.is_primary() {
             if let (Some(t), Some(Operand::Vector(v, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
                 if d.get(G::Vec).is_none() && t.kind() == crate::types::Kind::Bits {
