@@ -766,12 +766,6 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         Diagnostic::error(Code::P0105, *s, "the destination cannot be an immediate")
                             .label("needs a register"),
                     );
-                } else if name == "cvt" && d.is_primary() {
-                    self.diags.push(
-                        Diagnostic::error(Code::P0105, *s, "`cvt` converts a register, not an immediate")
-                            .label("immediate source")
-                            .help("`mov` the constant, already converted, into the destination"),
-                    );
                 } else if let Some(w) = want {
                     // Float literals only for floating-point (or bit-size) operands, integer literals only
                     // for integer (or bit-size, or predicate) ones.
