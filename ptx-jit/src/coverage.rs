@@ -45,6 +45,19 @@ fn variants(spec: &'static OpSpec) -> Vec<Vec<&'static str>> {
             out.push(m);
         }
     }
+    // Each type with the first rounding, and with the first mode: float `div` needs a rounding and
+    // integer `mad` a half, which single-group variants never give.
+    if let Some(tk) = spec.groups.iter().position(|g| g.kind == G::Type) {
+        for &t in spec.groups[tk].values {
+            for extra in [G::Round, G::Mode] {
+                let Some(ek) = spec.groups.iter().position(|g| g.kind == extra && !g.required) else { continue };
+                let mut m = with(Some(tk));
+                m.push(spec.groups[ek].values[0]);
+                m.extend(std::iter::repeat_n(t, need(tk).max(1)));
+                out.push(m);
+            }
+        }
+    }
     // The combination a section title names (`rcp.approx.ftz.f64`), on top of the required groups it
     // does not mention.
     for s in isa::SECTIONS.iter().filter(|s| s.opcodes.iter().any(|o| o.split('.').next() == Some(spec.name))) {
@@ -64,6 +77,12 @@ fn variants(spec: &'static OpSpec) -> Vec<Vec<&'static str>> {
                 Some(&v) => m.extend(std::iter::repeat_n(v, need(k).max(1))),
                 None => m.extend(std::iter::repeat_n(g.values[0], need(k))),
             }
+        }
+        // With a mode too (`mad.cc` is an integer `mad`, which needs `.lo` or `.hi`).
+        if let Some(g) = spec.groups.iter().find(|g| g.kind == G::Mode && !g.required) {
+            let mut with_mode = m.clone();
+            with_mode.insert(spec.sub.len(), g.values[0]);
+            out.push(with_mode);
         }
         out.push(m);
     }
