@@ -132,6 +132,17 @@ impl Diagnostic {
 
     /// Renders in rustc style. `color` should be true only when writing to a terminal.
     pub fn render(&self, file: &str, src: &str, color: bool) -> String {
+        self.render_in(file, src, &Source::from(src), color)
+    }
+
+    /// Renders many diagnostics of one file, indexing its lines once (rendering each with a fresh
+    /// index would be quadratic in a file with thousands of diagnostics).
+    pub fn render_all(diags: &[Diagnostic], file: &str, src: &str, color: bool) -> String {
+        let source = Source::from(src);
+        diags.iter().map(|d| d.render_in(file, src, &source, color)).collect()
+    }
+
+    fn render_in(&self, file: &str, src: &str, source: &Source<&str>, color: bool) -> String {
         let kind = match self.severity {
             Severity::Error => ReportKind::Error,
             Severity::Warning => ReportKind::Warning,
@@ -172,7 +183,7 @@ impl Diagnostic {
             r = r.with_help(h);
         }
         let mut out = Vec::new();
-        let _ = r.finish().write((file, Source::from(src)), &mut out);
+        let _ = r.finish().write((file, source), &mut out);
         String::from_utf8_lossy(&out).into_owned()
     }
 

@@ -100,7 +100,8 @@ struct Origin(Span);
 struct Inst<'m, 'a> {
     i: &'m Instruction<'a>,
     d: Option<Decoded>,
-    reads: smallvec::SmallVec<[(u32, Span); 4]>,
+    /// Registers read, with the name as written (for messages).
+    reads: smallvec::SmallVec<[(u32, Name<'a>); 4]>,
     writes: smallvec::SmallVec<[u32; 2]>,
     /// Reads `%tid`, `%laneid` or a lane mask directly.
     thread_special: Option<Span>,
@@ -209,7 +210,7 @@ impl<'m, 'a> Func<'m, 'a> {
         let (mut reads, mut writes, mut special) = (smallvec::SmallVec::new(), smallvec::SmallVec::new(), None);
         if let Some(g) = &i.guard {
             if let Some(r) = self.regs.get(g.pred.text) {
-                reads.push((r, g.pred.span));
+                reads.push((r, g.pred));
             }
         }
         let dest = d.as_ref().is_some_and(|d| isa::first_operand_is_destination(d.spec))
@@ -230,7 +231,7 @@ impl<'m, 'a> Func<'m, 'a> {
         &mut self,
         op: &Operand<'a>,
         written: bool,
-        reads: &mut smallvec::SmallVec<[(u32, Span); 4]>,
+        reads: &mut smallvec::SmallVec<[(u32, Name<'a>); 4]>,
         writes: &mut smallvec::SmallVec<[u32; 2]>,
         special: &mut Option<Span>,
     ) {
@@ -240,7 +241,7 @@ impl<'m, 'a> Func<'m, 'a> {
                     if written {
                         writes.push(r);
                     } else {
-                        reads.push((r, name.span));
+                        reads.push((r, *name));
                     }
                 } else if matches!(name.text, "%tid" | "%laneid") || name.text.starts_with("%lanemask_") {
                     special.get_or_insert(name.span);
@@ -261,7 +262,7 @@ impl<'m, 'a> Func<'m, 'a> {
             Operand::Addr(a) => {
                 if let Some(b) = &a.base {
                     match self.regs.get(b.text) {
-                        Some(r) => reads.push((r, b.span)),
+                        Some(r) => reads.push((r, *b)),
                         None => {
                             self.referenced.insert(b.text);
                         }
@@ -435,14 +436,14 @@ impl<'m, 'a> Func<'m, 'a> {
             }
             let mut live = inn[b].clone();
             for inst in &self.insts[s..e] {
-                for &(r, span) in &inst.reads {
+                for &(r, name) in &inst.reads {
                     if !get(&live, r) && !reported[r as usize] {
                         reported[r as usize] = true;
                         let decl = self.regs.decls.iter().find(|d| d.2 <= r && r < d.2 + d.3).map(|d| d.1);
                         let mut d = Diagnostic::warning(
                             Code::P0504,
-                            span,
-                            format!("`{}` is read before any path writes it", &self.src_text(span)),
+                            name.span,
+                            format!("`{}` is read before any path writes it", name.text),
                         )
                         .label("its value is undefined here")
                         .help("initialise the register first (e.g. `mov` a value into it)");
@@ -459,25 +460,6 @@ impl<'m, 'a> Func<'m, 'a> {
         }
     }
 
-    fn src_text(&self, span: Span) -> String {
-        // Operand names are stored in the instructions; find the one with this span.
-        for inst in &self.insts {
-            if let Some(g) = &inst.i.guard {
-                if g.pred.span == span {
-                    return g.pred.text.to_string();
-                }
-            }
-            let mut found = None;
-            for op in &inst.i.operands {
-                find_name(op, span, &mut found);
-            }
-            if let Some(n) = found {
-                return n.to_string();
-            }
-        }
-        "register".to_string()
-    }
-
     /// Thread-dependent values (from `%tid`, `%laneid`, lane masks, atomics' results) flow through data
     /// dependences; a branch on one makes the code up to its join point divergent.
     fn divergence(&self, blocks: &[(usize, usize)], succ: &[Vec<usize>], out: &mut Vec<Diagnostic>) {
@@ -492,7 +474,7 @@ impl<'m, 'a> Func<'m, 'a> {
             } else {
                 inst.thread_special
                     .map(Origin)
-                    .or_else(|| inst.reads.iter().find(|&&(r, _)| get(bits, r)).map(|&(r, span)| origin[r as usize].unwrap_or(Origin(span))))
+                    .or_else(|| inst.reads.iter().find(|&&(r, _)| get(bits, r)).map(|&(r, n)| origin[r as usize].unwrap_or(Origin(n.span))))
                     .or_else(|| inst.atomic.then_some(Origin(inst.i.opcode.span)))
             };
             for &w in &inst.writes {
@@ -622,20 +604,6 @@ fn spelled(i: &Instruction<'_>) -> String {
     let mut s = i.opcode.text.to_string();
     i.mods.iter().for_each(|m| s.push_str(m.text));
     s
-}
-
-fn find_name<'a>(op: &Operand<'a>, span: Span, out: &mut Option<&'a str>) {
-    match op {
-        Operand::Sym { name, .. } if name.span == span => *out = Some(name.text),
-        Operand::Addr(Address { base: Some(b), .. }) if b.span == span => *out = Some(b.text),
-        Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => v.iter().for_each(|x| find_name(x, span, out)),
-        Operand::Pair(a, b, _) => {
-            find_name(a, span, out);
-            find_name(b, span, out);
-        }
-        Operand::Not(x, _) | Operand::Neg(x, _) => find_name(x, span, out),
-        _ => {}
-    }
 }
 
 fn get(bits: &[u64], r: u32) -> bool {

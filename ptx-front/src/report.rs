@@ -2,12 +2,12 @@
 //! tools. Positions are 1-based lines and columns (columns count characters), end exclusive.
 
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::span::{line_col, Span};
+use crate::span::{LineIndex, Span};
 use serde_json::{json, Value};
 
-fn region(src: &str, s: Span) -> (usize, usize, usize, usize) {
-    let (l, c) = line_col(src, s.start);
-    let (el, ec) = line_col(src, s.end.max(s.start));
+fn region(idx: &LineIndex<'_>, s: Span) -> (usize, usize, usize, usize) {
+    let (l, c) = idx.line_col(s.start);
+    let (el, ec) = idx.line_col(s.end.max(s.start));
     (l, c, el, ec)
 }
 
@@ -19,11 +19,11 @@ fn severity(s: Severity) -> &'static str {
 }
 
 /// `{file, code, severity, message, line, column, end_line, end_column, labels, help, note}`; the
-/// primary label is first in `labels`.
-pub fn json(d: &Diagnostic, file: &str, src: &str) -> Value {
-    let (line, column, end_line, end_column) = region(src, d.span);
+/// primary label is first in `labels`. `idx` is the file's [`LineIndex`].
+pub fn json(d: &Diagnostic, file: &str, idx: &LineIndex<'_>) -> Value {
+    let (line, column, end_line, end_column) = region(idx, d.span);
     let label = |s: Span, m: &str, primary: bool| {
-        let (l, c, el, ec) = region(src, s);
+        let (l, c, el, ec) = region(idx, s);
         json!({"line": l, "column": c, "end_line": el, "end_column": ec, "message": m, "primary": primary})
     };
     let mut labels = vec![label(d.span, d.label.as_deref().unwrap_or(""), true)];
@@ -59,9 +59,10 @@ pub fn sarif(files: &[(String, String, Vec<Diagnostic>)]) -> Value {
         .collect();
     let mut results = vec![];
     for (file, src, diags) in files {
+        let idx = LineIndex::new(src);
         for d in diags {
             let loc = |s: Span, msg: Option<&str>| {
-                let (l, c, el, ec) = region(src, s);
+                let (l, c, el, ec) = region(&idx, s);
                 let mut v = json!({"physicalLocation": {
                     "artifactLocation": {"uri": file},
                     "region": {"startLine": l, "startColumn": c, "endLine": el, "endColumn": ec}
@@ -114,7 +115,7 @@ mod tests {
     #[test]
     fn json_fields() {
         let (_, d) = crate::parse_and_check(SRC);
-        let v = json(&d[0], "k.ptx", SRC);
+        let v = json(&d[0], "k.ptx", &LineIndex::new(SRC));
         assert_eq!(v["code"], "P0102");
         assert_eq!(v["severity"], "error");
         assert_eq!((v["line"].as_u64(), v["column"].as_u64()), (Some(5), Some(6)));

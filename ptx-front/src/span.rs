@@ -41,3 +41,49 @@ pub fn line_col(src: &str, offset: u32) -> (usize, usize) {
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
 }
+
+/// Line starts of a text, built once, for converting many offsets (a file's diagnostics) to lines and
+/// columns in logarithmic time instead of rescanning the text for each.
+pub struct LineIndex<'s> {
+    src: &'s str,
+    starts: Vec<u32>,
+    ascii: bool,
+}
+
+impl<'s> LineIndex<'s> {
+    pub fn new(src: &'s str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(k, _)| k as u32 + 1));
+        LineIndex {
+            src,
+            starts,
+            ascii: src.is_ascii(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, as [`line_col`] computes them.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let mut off = (offset as usize).min(self.src.len());
+        while !self.src.is_char_boundary(off) {
+            off -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s as usize <= off);
+        let start = self.starts[line - 1] as usize;
+        let col = if self.ascii { off - start } else { self.src[start..off].chars().count() };
+        (line, col + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_agrees_with_the_scan() {
+        let src = "ab\nçd\n\nxyz";
+        let idx = LineIndex::new(src);
+        for off in 0..=src.len() as u32 + 2 {
+            assert_eq!(idx.line_col(off), line_col(src, off), "offset {off}");
+        }
+    }
+}

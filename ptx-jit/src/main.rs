@@ -121,9 +121,7 @@ fn read(p: &PathBuf) -> Result<String, ExitCode> {
 
 fn print_diags(diags: &[Diagnostic], file: &str, src: &str) {
     let color = std::io::stderr().is_terminal();
-    for d in diags {
-        eprint!("{}", d.render(file, src, color));
-    }
+    eprint!("{}", Diagnostic::render_all(diags, file, src, color));
 }
 
 fn dims(s: &str) -> Result<[u32; 3], String> {
@@ -201,8 +199,9 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 let name = f.display().to_string();
                 match format.as_str() {
                     "json" => {
+                        let idx = ptx_front::span::LineIndex::new(&src);
                         for d in &diags {
-                            println!("{}", ptx_front::report::json(d, &name, &src));
+                            println!("{}", ptx_front::report::json(d, &name, &idx));
                         }
                     }
                     "sarif" => {}
