@@ -138,8 +138,18 @@ impl Diagnostic {
     /// Renders many diagnostics of one file, indexing its lines once (rendering each with a fresh
     /// index would be quadratic in a file with thousands of diagnostics).
     pub fn render_all(diags: &[Diagnostic], file: &str, src: &str, color: bool) -> String {
+        let mut out = String::new();
+        Self::render_each(diags, file, src, color, |r| out.push_str(r));
+        out
+    }
+
+    /// Like [`Diagnostic::render_all`], handing each rendering to `f` as it is made, so that printing
+    /// a huge number of diagnostics needs no memory for all of them.
+    pub fn render_each(diags: &[Diagnostic], file: &str, src: &str, color: bool, mut f: impl FnMut(&str)) {
         let source = Source::from(src);
-        diags.iter().map(|d| d.render_in(file, src, &source, color)).collect()
+        for d in diags {
+            f(&d.render_in(file, src, &source, color));
+        }
     }
 
     fn render_in(&self, file: &str, src: &str, source: &Source<&str>, color: bool) -> String {

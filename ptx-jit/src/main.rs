@@ -121,7 +121,7 @@ fn read(p: &PathBuf) -> Result<String, ExitCode> {
 
 fn print_diags(diags: &[Diagnostic], file: &str, src: &str) {
     let color = std::io::stderr().is_terminal();
-    eprint!("{}", Diagnostic::render_all(diags, file, src, color));
+    Diagnostic::render_each(diags, file, src, color, |r| eprint!("{r}"));
 }
 
 fn dims(s: &str) -> Result<[u32; 3], String> {
