@@ -205,7 +205,15 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                         }
                     }
                     "sarif" => {}
-                    _ => print_diags(&diags, &name, &src),
+                    _ => {
+                        // Past a few hundred, more rendered reports help nobody (and a long line is
+                        // repeated in each); the machine formats keep them all.
+                        const SHOWN: usize = 500;
+                        print_diags(&diags[..diags.len().min(SHOWN)], &name, &src);
+                        if diags.len() > SHOWN {
+                            eprintln!("… {} more diagnostics in {name} not shown; `--format json` lists them all", diags.len() - SHOWN);
+                        }
+                    }
                 }
                 errors += diags.iter().filter(|d| d.is_error()).count();
                 warnings += diags.iter().filter(|d| !d.is_error()).count();
