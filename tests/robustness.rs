@@ -131,3 +131,24 @@ fn every_table_form_lowers_or_explains() {
         .collect();
     assert!(missing.is_empty(), "sections without a checked form: {missing:?}");
 }
+
+/// Inputs built to exhaust the stack or memory get a diagnostic: deep blocks, parentheses, operators
+/// and negations, and register ranges in the billions.
+#[test]
+fn pathological_nesting_and_sizes_are_diagnostics() {
+    let head = ".version 8.5\n.target sm_90\n.address_size 64\n";
+    let n = 20_000;
+    let cases = [
+        format!("{head}.entry k {{{}ret;{}}}\n", "{".repeat(n), "}".repeat(n)),
+        format!("{head}.global .u64 x = {}1{};\n", "(".repeat(n), ")".repeat(n)),
+        format!("{head}.entry k {{ .reg .pred %p; not.pred %p, {}%p; }}\n", "!".repeat(n)),
+        format!("{head}.global .u64 x = {}1;\n", "1+".repeat(10 * n)),
+        format!("{head}.entry k {{ .reg .b32 %r; mov.u32 %r, {}1; }}\n", "-".repeat(5 * n)),
+        format!("{head}.global .u64 x = {{{}1{}}};\n", "{".repeat(n), "}".repeat(n)),
+        format!("{head}.entry k {{ .reg .b32 %r<4000000000>; .reg .b32 %q<4000000000>; ret; }}\n"),
+    ];
+    for src in &cases {
+        let (_, d) = ptx_front::parse_and_check(src);
+        assert!(d.iter().any(|d| d.is_error()), "no error for {}…", &src[head.len()..head.len() + 40]);
+    }
+}

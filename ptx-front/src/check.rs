@@ -1291,7 +1291,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     decl.name.text,
                     crate::scope::split_indexed(n.text).map_or(count, |(_, i)| i + 1)
                 ));
-        } else {
+        } else if self.reported.len() <= 100 {
+            // (Past a hundred undefined names a function is not a typo away from right, and each
+            // search is linear in the declared names.)
             let cands = scope.candidates();
             if let Some(s) = nearest(n.text, cands.iter().map(String::as_str)) {
                 d = d.help(format!("did you mean `{s}`?"));

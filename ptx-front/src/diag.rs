@@ -214,6 +214,8 @@ pub fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     let limit = (word.len() / 3).max(1);
     candidates
         .into_iter()
+        // The distance is at least the difference in length: skip the costly ones that cannot win.
+        .filter(|c| c.len().abs_diff(word.len()) <= limit)
         .map(|c| (edit_distance(word, c), c))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, c)| (d, c.len()))

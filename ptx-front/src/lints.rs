@@ -58,6 +58,9 @@ fn expr_names<'a>(e: &Expr<'a>, out: &mut rustc_hash::FxHashSet<&'a str>) {
     }
 }
 
+/// Registers a function may have for the flow analyses (their bit sets grow with registers × blocks).
+const MAX_REGS: u32 = 1 << 22;
+
 /// Registers of one function, numbered densely; `%r<N>` takes N numbers.
 #[derive(Default)]
 struct Regs<'a> {
@@ -72,7 +75,12 @@ impl<'a> Regs<'a> {
     fn declare(&mut self, v: &VarDecl<'a>, param: bool) {
         let n = v.range.unwrap_or(1);
         let first = self.count;
-        self.count += n;
+        // Past the limit, registers are not tracked (see `Func::run`).
+        let Some(next) = self.count.checked_add(n).filter(|&c| c <= MAX_REGS) else {
+            self.count = MAX_REGS + 1;
+            return;
+        };
+        self.count = next;
         if v.range.is_some() {
             self.ranges.insert(v.name.text, (first, n));
         } else {
@@ -213,7 +221,7 @@ impl<'m, 'a> Func<'m, 'a> {
                 reads.push((r, g.pred));
             }
         }
-        let dest = d.as_ref().is_some_and(|d| isa::first_operand_is_destination(d.spec))
+        let dest = (d.as_ref().is_some_and(|d| isa::first_operand_is_destination(d.spec)) && i.opcode.text != "call")
             || matches!(i.opcode.text, "wgmma" | "mma" | "wmma");
         let call_with_results = i.opcode.text == "call" && i.operands.len() >= 2 && matches!(i.operands[0], Operand::List(..));
         for (n, op) in i.operands.iter().enumerate() {
@@ -355,6 +363,12 @@ impl<'m, 'a> Func<'m, 'a> {
         let (blocks, succ) = self.blocks();
         let reachable = reach(&succ, blocks.len());
         self.unreachable(&blocks, &reachable, out);
+        // The flow analyses need decoded instructions (after errors they would only add noise) and
+        // bit sets of registers × blocks that fit in memory.
+        let words = (self.regs.count as u64).div_ceil(64);
+        if self.regs.count > MAX_REGS || words * blocks.len() as u64 > 1 << 24 || self.insts.iter().any(|i| i.d.is_none()) {
+            return;
+        }
         self.uninitialised(&blocks, &succ, &reachable, out);
         self.divergence(&blocks, &succ, out);
     }

@@ -88,7 +88,17 @@ struct Parser<'a> {
     fragment: bool,
     legacy: bool,
     in_prototype: bool,
+    /// How deep blocks, expressions and operands nest right now; bounded so that no input can
+    /// overflow the stack here or in the passes that walk the tree.
+    depth: u32,
 }
+
+/// Deeper nesting than any real PTX has; the parser reports it instead of recursing further.
+const MAX_DEPTH: u32 = 200;
+/// Binary operators in one constant expression (their left-deep tree is walked recursively later).
+const MAX_OPERATORS: usize = 1000;
+/// Registers one `%r<N>` declaration may make (compilers emit a few thousand at most).
+const MAX_RANGE: u32 = 1 << 20;
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str, fragment: bool) -> Self {
@@ -117,12 +127,25 @@ impl<'a> Parser<'a> {
             fragment,
             legacy,
             in_prototype: false,
+            depth: 0,
         }
     }
 
     /// The module declares `.version` 1.x to 3.x, whose compilers printed some forms later dropped.
     fn legacy_ptx(&self) -> bool {
         self.legacy
+    }
+
+    /// Runs `f` one nesting level deeper, or reports the nesting as too deep.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        if self.depth >= MAX_DEPTH {
+            let s = self.span();
+            return Err(self.custom(s, "nesting too deep", format!("more than {MAX_DEPTH} levels")));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
     }
 
     // ---- token access ------------------------------------------------------------------------------
@@ -224,7 +247,14 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Tok::Int(s) => {
                 let span = self.bump().1;
-                parse_int(s).ok_or_else(|| self.custom(span, format!("integer `{s}` does not fit in 64 bits"), "too large"))
+                parse_int(s).ok_or_else(|| {
+                    let octal = s.len() > 1 && s.starts_with('0') && s[1..].trim_end_matches('U').bytes().all(|b| b.is_ascii_digit());
+                    if octal && s.bytes().any(|b| b == b'8' || b == b'9') {
+                        self.custom(span, format!("`{s}` is not an octal number"), "a leading 0 makes it octal")
+                    } else {
+                        self.custom(span, format!("integer `{s}` does not fit in 64 bits"), "too large")
+                    }
+                })
             }
             _ => self.unexpected("an integer"),
         }
@@ -682,7 +712,11 @@ impl<'a> Parser<'a> {
                 ));
             };
             let range = if self.eat(Tok::Lt) {
+                let at = self.span();
                 let n = self.uint32()?;
+                if n > MAX_RANGE {
+                    return Err(self.custom(at, format!("`{}<{n}>` declares more registers than ptx-jit handles", name.text), format!("at most {MAX_RANGE}")));
+                }
                 self.expect(Tok::Gt, "`>`")?;
                 Some(n)
             } else {
@@ -732,6 +766,10 @@ impl<'a> Parser<'a> {
     }
 
     fn init(&mut self) -> R<Init<'a>> {
+        self.nested(|p| p.init_at())
+    }
+
+    fn init_at(&mut self) -> R<Init<'a>> {
         if self.eat(Tok::LBrace) {
             let mut v = vec![];
             while self.peek() != Tok::RBrace {
@@ -773,6 +811,10 @@ impl<'a> Parser<'a> {
     }
 
     fn statement(&mut self, out: &mut Vec<Statement<'a>>) -> R<()> {
+        self.nested(|p| p.statement_at(out))
+    }
+
+    fn statement_at(&mut self, out: &mut Vec<Statement<'a>>) -> R<()> {
         let start = self.span();
         match self.peek() {
             Tok::LBrace => {
@@ -925,6 +967,10 @@ impl<'a> Parser<'a> {
     }
 
     fn operand_atom(&mut self) -> R<Operand<'a>> {
+        self.nested(|p| p.operand_atom_at())
+    }
+
+    fn operand_atom_at(&mut self) -> R<Operand<'a>> {
         let start = self.span();
         match self.peek() {
             Tok::Ident("_") => Ok(Operand::Sink(self.bump().1)),
@@ -1059,6 +1105,10 @@ impl<'a> Parser<'a> {
     // ---- constant expressions ----------------------------------------------------------------------
 
     fn expr(&mut self) -> R<Expr<'a>> {
+        self.nested(|p| p.expr_at())
+    }
+
+    fn expr_at(&mut self) -> R<Expr<'a>> {
         let start = self.span();
         let c = self.unary()?;
         let c = self.binary_rest(c, 1)?;
@@ -1098,7 +1148,13 @@ impl<'a> Parser<'a> {
 
     /// Precedence climbing: folds operators binding at least `min` onto `lhs`.
     fn binary_rest(&mut self, mut lhs: Expr<'a>, min: u8) -> R<Expr<'a>> {
+        let mut count = 0;
         while let Some(op) = self.binop().filter(|op| op.precedence() >= min) {
+            count += 1;
+            if count > MAX_OPERATORS {
+                let s = self.span();
+                return Err(self.custom(s, "constant expression too long", format!("more than {MAX_OPERATORS} operators")));
+            }
             self.bump();
             let mut rhs = self.unary()?;
             while let Some(next) = self.binop().filter(|n| n.precedence() > op.precedence()) {
@@ -1111,6 +1167,10 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self) -> R<Expr<'a>> {
+        self.nested(|p| p.unary_at())
+    }
+
+    fn unary_at(&mut self) -> R<Expr<'a>> {
         let start = self.span();
         let op = match self.peek() {
             Tok::Minus => Some(UnOp::Neg),

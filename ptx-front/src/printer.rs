@@ -406,10 +406,14 @@ fn expr(o: &mut String, e: &Expr<'_>) {
             o.push_str(" : ");
             sub(o, b);
         }
-        Expr::Cast(t, x, _) => {
-            o.push_str(if *t == Type::U64 { "(.u64)" } else { "(.s64)" });
-            sub(o, x);
-        }
+        Expr::Cast(t, x, _) => match (t, &**x) {
+            // An unsigned literal, as written: `5U`, `0x8000000000000000` (which parses the same).
+            (Type::U64, Expr::Imm(Imm::Int(v), _)) => write!(o, "{}U", *v as u64).expect("write"),
+            _ => {
+                o.push_str(if *t == Type::U64 { "(.u64)" } else { "(.s64)" });
+                sub(o, x);
+            }
+        },
         Expr::Generic(n, _) => write!(o, "generic({})", n.text).expect("write"),
         Expr::Mask(m, x, _) => {
             write!(o, "{m:#x}(").expect("write");
@@ -468,7 +472,7 @@ $L1:
             r#".version 8.5
 .target sm_90
 .address_size 64
-.global .align 4 .u32 tab[2][2] = {{1, 2}, {3, (.u64)16}};
+.global .align 4 .u32 tab[2][2] = {{1, 2}, {3, 16U}};
 .global .u64 p = generic(tab) + 8;
 .visible .entry k(.param .u64 .ptr .global .align 16 a)
 .maxntid 128, 1, 1

@@ -101,7 +101,7 @@ impl<'m, 'a> Scope<'m, 'a> {
                 // Only fragments have module-level registers.
                 Item::Var(v) if v.space == crate::types::Space::Reg => {
                     let id = s.next_id;
-                    s.next_id += v.range.unwrap_or(1);
+                    s.next_id = s.next_id.saturating_add(v.range.unwrap_or(1));
                     let e = Entry::Reg {
                         ty: v.ty,
                         vector: v.vector,
@@ -158,7 +158,7 @@ impl<'m, 'a> Scope<'m, 'a> {
     pub fn declare(&mut self, d: &'m VarDecl<'a>) -> Result<Entry<'m, 'a>, Entry<'m, 'a>> {
         let e = if d.space == crate::types::Space::Reg {
             let id = self.next_id;
-            self.next_id += d.range.unwrap_or(1);
+            self.next_id = self.next_id.saturating_add(d.range.unwrap_or(1));
             Entry::Reg {
                 ty: d.ty,
                 vector: d.vector,
