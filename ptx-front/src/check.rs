@@ -358,7 +358,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 Diagnostic::error(
                     Code::P0104,
                     span,
-                    format!("`{}` takes {want} operands, found {n}", spec.name),
+                    format!("`{}` takes {want} operand{}, found {n}", spec.name, if want == "1" { "" } else { "s" }),
                 )
                 .label(if n < spec.operands.0 as usize {
                     "missing operands after this"
@@ -375,6 +375,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let known = self.target.version != (0, 0);
         let (ptx, sm) = d.requires();
         let sm_low = self.target.sm != 0 && self.target.sm < sm;
+        let targets = if self.target.sm == 0 { "no target".to_string() } else { format!("sm_{}", self.target.sm) };
         let form = if spec.sub.is_empty() { spec.name.to_string() } else { spec.form() };
         if known && (self.target.version < ptx || sm_low) {
             let (v, to) = (self.target.version.max(ptx), self.target.sm.max(sm));
@@ -383,11 +384,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Code::P0301,
                     i.opcode.span,
                     format!(
-                        "`{form}` requires sm_{sm} and PTX {}.{}; {} sm_{} / PTX {}.{}",
+                        "`{form}` requires sm_{sm} and PTX {}.{}; {} {targets} / PTX {}.{}",
                         ptx.0,
                         ptx.1,
                         self.against,
-                        self.target.sm,
                         self.target.version.0,
                         self.target.version.1
                     ),
@@ -472,9 +472,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Code::P0103,
                     i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
                     format!(
-                        "`{}` needs a {} modifier",
+                        "`{}` needs {}",
                         i.opcode.text,
-                        format!("{group:?}").to_lowercase()
+                        match group {
+                            G::Sub => "a sub-instruction (such as `.async`)".to_string(),
+                            G::Type => "a type modifier".to_string(),
+                            g => format!("a {} modifier", format!("{g:?}").to_lowercase()),
+                        }
                     ),
                 )
                 .label("modifier missing here")
@@ -751,15 +755,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 self.operand(i, d, k, a, want, scope);
                 self.operand(i, d, k, b, Some(Type::Pred), scope);
             }
-            Operand::List(v, _) | Operand::Bracket(v, _) => {
-                for x in v {
-                    if let Operand::Sym { name: n, .. } = x {
-                        if scope.lookup(n.text).is_none() {
-                            self.undefined(n, scope);
-                        }
-                    }
-                }
-            }
+            Operand::List(v, _) | Operand::Bracket(v, _) => v.iter().for_each(|x| self.resolve_names(x, scope)),
             Operand::Imm(imm, s) => {
                 if k == 0 && isa::first_operand_is_destination(d.spec) {
                     self.diags.push(
@@ -934,16 +930,24 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             let (rets, callee, args) = match i.operands.as_slice() {
                 [Operand::List(r, _), Operand::Sym { name: f, .. }, rest @ ..] => (Some(r), f, rest.first()),
                 [Operand::Sym { name: f, .. }, rest @ ..] => (None, f, rest.first()),
-                _ => return,
+                _ => {
+                    let span = i.operands.first().map_or(i.opcode.span, Operand::span);
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, span, "`call` needs the function (or a register holding its address) here")
+                            .label("expected a callee")
+                            .help("write `call (results), f, (arguments);`"),
+                    );
+                    return;
+                }
             };
+            let nargs = match args {
+                Some(Operand::List(a, _)) => a.len(),
+                _ => 0,
+            };
+            let nrets = rets.map_or(0, |r| r.len());
             // An indirect call through a register names its prototype last.
             if let (Some(Entry::Reg { .. }), Some(Operand::Sym { name: proto, .. })) = (scope.lookup(callee.text), i.operands.last()) {
                 if let Some(&(want_rets, want_args)) = self.prototypes.get(proto.text) {
-                    let nargs = match args {
-                        Some(Operand::List(a, _)) => a.len(),
-                        _ => 0,
-                    };
-                    let nrets = rets.map_or(0, |r| r.len());
                     if (nrets, nargs) != (want_rets, want_args) {
                         self.diags.push(
                             Diagnostic::error(
@@ -958,11 +962,6 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             if let Some(Entry::Func(f)) = scope.lookup(callee.text) {
-                let nargs = match args {
-                    Some(Operand::List(a, _)) => a.len(),
-                    _ => 0,
-                };
-                let nrets = rets.map_or(0, |r| r.len());
                 for (what, got, want, span) in [
                     ("arguments", nargs, f.params.len(), args.map_or(callee.span, |a| a.span())),
                     ("results", nrets, f.returns.len(), i.operands[0].span()),
@@ -1228,6 +1227,26 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 .label(if round.is_some() { "this rounding does not apply to the conversion" } else { "rounding modifier missing" })
                 .help(format!("add one of {options}")),
             );
+        }
+    }
+
+    /// Reports the undefined names anywhere inside a call's argument list or a texture operand.
+    fn resolve_names(&mut self, op: &Operand<'a>, scope: &Scope<'m, 'a>) {
+        match op {
+            Operand::Sym { name: n, .. } => {
+                if special_register(n.text).is_none() && n.text != "WARP_SZ" && scope.lookup(n.text).is_none() {
+                    self.undefined(n, scope);
+                }
+            }
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => {
+                v.iter().for_each(|x| self.resolve_names(x, scope))
+            }
+            Operand::Not(x, _) | Operand::Neg(x, _) => self.resolve_names(x, scope),
+            Operand::Pair(a, b, _) => {
+                self.resolve_names(a, scope);
+                self.resolve_names(b, scope);
+            }
+            _ => {}
         }
     }
 
