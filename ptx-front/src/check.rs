@@ -56,7 +56,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         "this module targets"
     };
     if !fragment {
-        header(m, &mut diags);
+        header(m, &target, &mut diags);
         version_fits_target(m, &mut diags);
     }
     for item in &m.items {
@@ -118,16 +118,29 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
                 };
                 let mut label_dups = vec![];
                 labels(body, &mut c.labels, &mut label_dups);
+                // Prototypes and target lists are named by the label right before them.
                 let mut pending = None;
+                let mut unnamed = vec![];
                 visit(body, &mut |s| match s {
                     Statement::Label(n) => pending = Some(n.text),
-                    Statement::Directive(Directive::Prototype { returns, params, .. }) => {
-                        if let Some(l) = pending.take() {
-                            c.prototypes.insert(l, (returns.len(), params.len()));
+                    Statement::Directive(d @ (Directive::Prototype { .. } | Directive::Targets { .. })) => {
+                        match (pending.take(), d) {
+                            (Some(l), Directive::Prototype { returns, params, .. }) => {
+                                c.prototypes.insert(l, (returns.len(), params.len()));
+                            }
+                            (Some(_), _) => {}
+                            (None, d) => unnamed.push(d.span()),
                         }
                     }
                     _ => pending = None,
                 });
+                for span in unnamed {
+                    c.diags.push(
+                        Diagnostic::error(Code::P0002, span, "this list has no label, so nothing can refer to it")
+                            .label("unnamed")
+                            .help("put a label before it: `proto: .callprototype …` or `targets: .branchtargets …`"),
+                    );
+                }
                 for (n, prev) in label_dups {
                     c.diags.push(
                         Diagnostic::error(Code::P0202, n.span, format!("label `{}` is defined twice", n.text))
@@ -248,7 +261,7 @@ fn version_fits_target(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
+fn header(m: &Module<'_>, target: &Target, diags: &mut Vec<Diagnostic>) {
     let first = m.directives.first();
     match first {
         Some(ModuleDirective::Version { .. }) => {}
@@ -286,7 +299,7 @@ fn header(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
                     }
                 }
             }
-            ModuleDirective::AddressSize { bits: 32, span } if Target::of(m).sm >= 90 => diags.push(
+            ModuleDirective::AddressSize { bits: 32, span } if target.sm >= 90 => diags.push(
                 Diagnostic::error(Code::P0302, *span, "32-bit addressing is not supported on sm_90 and later")
                     .label("32-bit addresses")
                     .help("use `.address_size 64`"),
