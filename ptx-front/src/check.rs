@@ -1138,21 +1138,16 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 );
             }
         }
-        // `mov` packs or unpacks a vector whose parts add up to the instruction type.
+        // `mov` packs or unpacks a vector (only with a bit-size type) whose parts add up to the type.
         if name == "mov" && d.is_primary() && d.get(G::Vec).is_none() {
-            if let (Some(t), Some(Operand::Vector(_, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
+            if let (Some(t), Some(Operand::Vector(v, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
                 if t.kind() != crate::types::Kind::Bits {
                     self.diags.push(
                         Diagnostic::error(Code::P0105, *span, format!("`mov{}` does not pack or unpack vectors", t.name()))
                             .label("vector operand")
                             .help(format!("use the bit-size type `mov.b{}`", t.bits())),
                     );
-                }
-            }
-        }
-        if name == "mov" && d.is_primary() {
-            if let (Some(t), Some(Operand::Vector(v, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
-                if d.get(G::Vec).is_none() && t.kind() == crate::types::Kind::Bits {
+                } else {
                     let part_bits: Option<u32> = v
                         .iter()
                         .map(|x| match x {

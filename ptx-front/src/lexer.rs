@@ -1,4 +1,4 @@
-//! Tokens of PTX text. Logos does the scanning; chumsky parses the token slice.
+//! Tokens of PTX text. Logos does the scanning; the recursive-descent parser reads the token vector.
 
 use crate::span::Span;
 use logos::Logos;

@@ -503,14 +503,11 @@ impl<'m, 'a> Func<'m, 'a> {
                 }
             }
         };
-        let origin_cell = std::cell::RefCell::new(std::mem::take(&mut origin));
         let inn = forward(blocks, succ, &vec![0u64; words], |b, bits| {
-            let mut o = origin_cell.borrow_mut();
             for inst in &self.insts[blocks[b].0..blocks[b].1] {
-                step(inst, bits, &mut o);
+                step(inst, bits, &mut origin);
             }
         });
-        let mut origin = origin_cell.into_inner();
         // Per instruction: whether its guard, and its member mask, are thread-dependent.
         let n = self.insts.len();
         let mut guard_dep: Vec<Option<(Span, Origin)>> = vec![None; n];
@@ -530,18 +527,16 @@ impl<'m, 'a> Func<'m, 'a> {
                 step(inst, &mut bits, &mut origin);
             }
         }
-        let pred_origin = |k: usize| guard_dep[k];
         // Blocks under a thread-dependent branch, with the branch that made them so.
         let nb = blocks.len();
         let ipdom = post_dominators(succ, nb);
         // Whether a CTA barrier can still be reached from each block. Threads that skip a barrier and
         // then only exit do not hold the others up (exited threads count as arrived); threads that skip
         // it and meet another barrier later do.
-        let has_barrier: Vec<bool> = blocks
+        let mut barrier_ahead: Vec<bool> = blocks
             .iter()
             .map(|&(s, e)| self.insts[s..e].iter().any(|i| i.d.as_ref().is_some_and(is_cta_barrier)))
             .collect();
-        let mut barrier_ahead = has_barrier.clone();
         let mut grew = true;
         while grew {
             grew = false;
@@ -560,7 +555,7 @@ impl<'m, 'a> Func<'m, 'a> {
             if !matches!(last.i.opcode.text, "bra" | "brx" | "ret" | "exit") {
                 continue;
             }
-            let Some((at, o)) = pred_origin(e - 1) else { continue };
+            let Some((at, o)) = guard_dep[e - 1] else { continue };
             let join = ipdom[b];
             if join >= nb || !barrier_ahead[join] {
                 continue;
@@ -579,7 +574,7 @@ impl<'m, 'a> Func<'m, 'a> {
             for (k, inst) in self.insts[s..e].iter().enumerate().map(|(j, x)| (s + j, x)) {
                 let Some(d) = &inst.d else { continue };
                 if is_cta_barrier(d) {
-                    let cause = pred_origin(k).or(under[b]);
+                    let cause = guard_dep[k].or(under[b]);
                     if let Some((at, Origin(src))) = cause {
                         out.push(
                             Diagnostic::warning(

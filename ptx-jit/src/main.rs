@@ -217,7 +217,10 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 }
                 errors += diags.iter().filter(|d| d.is_error()).count();
                 warnings += diags.iter().filter(|d| !d.is_error()).count();
-                all.push((name, src, diags));
+                // Only SARIF is one document for all files; the other formats are printed already.
+                if format == "sarif" {
+                    all.push((name, src, diags));
+                }
             }
             if format == "sarif" {
                 println!("{:#}", ptx_front::report::sarif(&all));
