@@ -3,6 +3,7 @@
 //! function structure and the instruction dispatch; the submodules hold one concern each.
 
 mod arith;
+mod builtin;
 mod calls;
 mod convert;
 mod memory;
@@ -762,12 +763,6 @@ impl<'ctx> Lowerer<'ctx> {
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
         let d = isa::decode(i.opcode.text, &mods)
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
-        // The lowering implements the forms of each opcode's primary ISA-table entry; the other entries
-        // (half precision, sub-instructions such as st.async, new modifiers) are recognised, not lowered.
-        if !d.is_primary() {
-            let form = format!("{}{}", i.opcode.text, mods.concat());
-            return Err(unsupported(i.span, format!("`{form}` is not supported yet")));
-        }
         let Some(g) = &i.guard else {
             return self.inst(st, i, &d, scope);
         };
@@ -829,6 +824,16 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
+        if self.try_builtin(st, i, d, scope)? {
+            return Ok(());
+        }
+        // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
+        // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
+        // unless a builtin took them above.
+        if !d.is_primary() {
+            let mods: String = i.mods.iter().map(|m| m.text).collect();
+            return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
+        }
         let ops = &i.operands;
         let name = d.spec.name;
         let t = d.ty();
