@@ -395,6 +395,13 @@ pub extern "C" fn ptxjit_fp(code: u32, a: u64, b: u64, c: u64) -> u64 {
     out
 }
 
+/// Called by JIT code (`ptx_llvm::builtin::GLOBALTIMER`).
+pub extern "C" fn ptxjit_globaltimer() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 /// `cvt` with packed operands: a packed destination takes `a` into its upper lane and `b` into its
 /// lower one; a packed source converts lane by lane into a packed destination.
 fn cvt_packed(d: u32, s: u32, a: u64, b: u64, rnd: u32, flags: u32) -> u64 {

@@ -59,7 +59,8 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
 /// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
 /// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
 unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
-    let fns: [(&str, u64); 2] = [
+    let fns: [(&str, u64); 3] = [
+        (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
         (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
         (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
     ];

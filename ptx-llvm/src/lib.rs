@@ -25,6 +25,8 @@ pub mod collective {
 pub mod builtin {
     pub const FP: &str = "ptxjit_fp";
     pub const INT: &str = "ptxjit_int";
+    /// `%globaltimer`: nanoseconds since the Unix epoch.
+    pub const GLOBALTIMER: &str = "ptxjit_globaltimer";
 
     /// `code = op | dty << 8 | sty << 13 | rnd << 18 | flags << 22`.
     pub const fn code(op: u32, dty: u32, sty: u32, rnd: u32, flags: u32) -> u32 {

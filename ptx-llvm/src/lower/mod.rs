@@ -31,10 +31,11 @@ use ptx_front::Target;
 use std::collections::HashMap;
 
 /// Field order of the host environment struct
-/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective }`; ptx-jit's runtime mirrors
-/// it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
+/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
+/// gridid }`;
+/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
 /// kernels that run as fibers, at barriers and warp collectives.
-pub const HOST_ENV_FIELDS: [&str; 8] = [
+pub const HOST_ENV_FIELDS: [&str; 12] = [
     "params",
     "shared",
     "tid",
@@ -43,6 +44,10 @@ pub const HOST_ENV_FIELDS: [&str; 8] = [
     "nctaid",
     "sync",
     "collective",
+    "dynamic_shared",
+    "smid",
+    "nsmid",
+    "gridid",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,6 +287,10 @@ impl<'ctx> Lowerer<'ctx> {
                 a3.into(),
                 p.into(),
                 p.into(),
+                self.i32().into(),
+                self.i32().into(),
+                self.i32().into(),
+                self.i64().into(),
             ],
             false,
         );
@@ -830,7 +839,8 @@ impl<'ctx> Lowerer<'ctx> {
         // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
         // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
         // unless a builtin took them above.
-        if !d.is_primary() {
+        let vector_mov = d.spec.name == "mov" && d.get(G::Vec).is_some();
+        if !d.is_primary() && !vector_mov {
             let mods: String = i.mods.iter().map(|m| m.text).collect();
             return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
         }
@@ -839,6 +849,24 @@ impl<'ctx> Lowerer<'ctx> {
         let t = d.ty();
         let need_ty = || t.ok_or_else(|| unsupported(i.span, "missing type"));
         match name {
+            "mov" if d.get(G::Vec).is_some() => {
+                // mov.v2/.v4: element by element between vector registers and brace lists.
+                let t = need_ty()?;
+                let parts = |op: &'m Operand<'a>, l: &Self| -> Vec<Operand<'a>> {
+                    match (op, l.expand_vector(op, scope)) {
+                        (_, Some(p)) => p,
+                        (Operand::Vector(v, _), None) => v.clone(),
+                        (o, None) => vec![o.clone()],
+                    }
+                };
+                let (dst, src) = (parts(&ops[0], self), parts(&ops[1], self));
+                // Read every source before writing, so `mov.v2 {a, b}, {b, a}` swaps.
+                let vals = src.iter().map(|o| self.read(st, o, t, scope)).collect::<R<Vec<_>>>()?;
+                for (o, v) in dst.iter().zip(vals) {
+                    self.write(st, o, v, t.is_signed(), scope)?;
+                }
+                Ok(())
+            }
             "mov" => {
                 let t = need_ty()?;
                 match (&ops[0], &ops[1]) {
