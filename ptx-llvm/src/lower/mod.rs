@@ -213,7 +213,10 @@ struct Fn<'ctx, 'm, 'a> {
     locals: HashMap<*const VarDecl<'a>, PointerValue<'ctx>>,
     blocks: HashMap<&'a str, BasicBlock<'ctx>>,
     is_kernel: bool,
-    ret: Option<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// Result slots of a device function.
+    ret: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// `.callprototype`s of the body by the label that names them: (results, parameters).
+    protos: HashMap<&'a str, (&'m [VarDecl<'a>], &'m [VarDecl<'a>])>,
     /// The condition-code carry flag (CC.CF) of `.cc` arithmetic, made on first use.
     carry: Option<PointerValue<'ctx>>,
     alloca_at: Builder<'ctx>,
@@ -301,10 +304,11 @@ impl<'ctx> Lowerer<'ctx> {
     fn declare_module(&mut self, m: &ast::Module<'_>) -> R<()> {
         // Shared variables anywhere in the module get one layout (host) or one addrspace(3) global (nvvm).
         let mut shared: Vec<&VarDecl<'_>> = vec![];
+        let mut vars: Vec<&VarDecl<'_>> = vec![];
         for item in &m.items {
             match item {
                 Item::Var(v) if v.space == Space::Shared => shared.push(v),
-                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => self.module_var(v)?,
+                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => vars.push(v),
                 Item::Var(v) => {
                     return Err(unsupported(
                         v.span,
@@ -362,7 +366,8 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
-        // Functions are declared before any body so calls may go forward.
+        // Functions are declared before any body so calls may go forward, and before variables, whose
+        // initializers may hold function addresses.
         for item in &m.items {
             if let Item::Function(f) = item {
                 if !self.funcs.contains_key(f.name.text) {
@@ -370,6 +375,27 @@ impl<'ctx> Lowerer<'ctx> {
                     self.funcs.insert(f.name.text.to_string(), fv);
                 }
             }
+        }
+        // All variables exist before any initializer refers to one.
+        for v in &vars {
+            self.module_var(v)?;
+        }
+        for v in &vars {
+            let init = self.initializer(v)?;
+            let old = self.globals[v.name.text];
+            if init.get_type() == old.get_value_type().into_array_type().into() {
+                old.set_initializer(&init);
+                continue;
+            }
+            // Address-holding initializers are structs: the variable is remade with that type.
+            old.as_pointer_value().set_name("");
+            let g = self.module.add_global(init.get_type(), Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
+            g.set_alignment(v.alignment() as u32);
+            g.set_linkage(old.get_linkage());
+            g.set_initializer(&init);
+            old.as_pointer_value().replace_all_uses_with(g.as_pointer_value());
+            unsafe { old.delete() };
+            self.globals.insert(v.name.text.to_string(), g);
         }
         Ok(())
     }
@@ -382,17 +408,11 @@ impl<'ctx> Lowerer<'ctx> {
                 "module variables without a size are not supported yet",
             ));
         }
-        let bytes = self.init_bytes(v)?;
         let ty = self.ctx.i8_type().array_type(size as u32);
         let g = self
             .module
             .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
         g.set_alignment(v.alignment() as u32);
-        let vals: Vec<_> = bytes
-            .iter()
-            .map(|&b| self.ctx.i8_type().const_int(b as u64, false))
-            .collect();
-        g.set_initializer(&self.ctx.i8_type().const_array(&vals));
         if v.linkage == Some(ast::Linkage::Extern) {
             return Err(unsupported(
                 v.span,
@@ -403,6 +423,62 @@ impl<'ctx> Lowerer<'ctx> {
         g.set_constant(false);
         self.globals.insert(v.name.text.to_string(), g);
         Ok(())
+    }
+
+    /// A variable's initial value: its bytes, or where elements are addresses of variables or
+    /// functions, a packed struct of the elements with those addresses as constant expressions.
+    fn initializer(&self, v: &VarDecl<'_>) -> R<inkwell::values::BasicValueEnum<'ctx>> {
+        let i8t = self.ctx.i8_type();
+        let bytes = match self.init_bytes(v) {
+            Ok(b) => b,
+            Err(e) => return self.symbolic_initializer(v).ok_or(e),
+        };
+        let vals: Vec<_> = bytes.iter().map(|&b| i8t.const_int(b as u64, false)).collect();
+        Ok(i8t.const_array(&vals).into())
+    }
+
+    fn symbolic_initializer(&self, v: &VarDecl<'_>) -> Option<inkwell::values::BasicValueEnum<'ctx>> {
+        let eb = v.ty.bytes();
+        let et = self.int(eb * 8);
+        let mut elems = vec![];
+        fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) {
+            match i {
+                Init::Scalar(e) => out.push(e),
+                Init::List(l) => l.iter().for_each(|x| flat(x, out)),
+                Init::Field(..) => {}
+            }
+        }
+        flat(v.init.as_ref()?, &mut elems);
+        let mut fields: Vec<BasicValueEnum> = vec![];
+        for e in &elems {
+            let (sym, off) = match e {
+                Expr::Sym(n) | Expr::Generic(n, _) => (Some(n.text), 0),
+                Expr::Binary(ast::BinOp::Add, l, r, _) => match (&**l, &**r) {
+                    (Expr::Sym(n) | Expr::Generic(n, _), Expr::Imm(Imm::Int(k), _)) => (Some(n.text), *k),
+                    _ => (None, 0),
+                },
+                _ => (None, 0),
+            };
+            let c = match sym {
+                Some(name) => {
+                    let p = match (self.globals.get(name), self.funcs.get(name)) {
+                        (Some(g), _) => g.as_pointer_value(),
+                        (None, Some(f)) => f.as_global_value().as_pointer_value(),
+                        _ => return None,
+                    };
+                    let a = p.const_to_int(et);
+                    a.const_add(et.const_int(off as u64, false))
+                }
+                None => et.const_int(const_eval(e, v.ty)?, false),
+            };
+            fields.push(c.into());
+        }
+        let used = elems.len() as u64 * eb as u64;
+        let pad = v.size_bytes().checked_sub(used)?;
+        if pad > 0 {
+            fields.push(self.ctx.i8_type().array_type(pad as u32).const_zero().into());
+        }
+        Some(self.ctx.const_struct(&fields, true).into())
     }
 
     /// Flattens an initializer into little-endian bytes.
@@ -471,23 +547,7 @@ impl<'ctx> Lowerer<'ctx> {
                 fv
             }
             (FnKind::Func, _) => {
-                let mut args: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
-                if self.flavour == Flavour::Host {
-                    args.push(self.ptr(0).into());
-                }
-                for p in &f.params {
-                    args.push(self.param_ty(p)?.into());
-                }
-                let ty = match f.returns.as_slice() {
-                    [] => self.ctx.void_type().fn_type(&args, false),
-                    [r] => self.param_ty(r)?.fn_type(&args, false),
-                    _ => {
-                        return Err(unsupported(
-                            f.name.span,
-                            "functions with several return values are not supported yet",
-                        ))
-                    }
-                };
+                let ty = self.func_type(&f.returns, &f.params)?;
                 let fv = self.module.add_function(f.name.text, ty, None);
                 if f.linkage != Some(ast::Linkage::Visible) && f.linkage != Some(ast::Linkage::Extern) {
                     fv.set_linkage(LlLinkage::Internal);
@@ -496,6 +556,26 @@ impl<'ctx> Lowerer<'ctx> {
             }
         };
         Ok(fv)
+    }
+
+    /// The LLVM type of a device function (or of a `.callprototype`): host functions take the
+    /// environment first; several results come back as a struct.
+    fn func_type(&self, returns: &[VarDecl<'_>], params: &[VarDecl<'_>]) -> R<inkwell::types::FunctionType<'ctx>> {
+        let mut args: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
+        if self.flavour == Flavour::Host {
+            args.push(self.ptr(0).into());
+        }
+        for p in params {
+            args.push(self.param_ty(p)?.into());
+        }
+        Ok(match returns {
+            [] => self.ctx.void_type().fn_type(&args, false),
+            [r] => self.param_ty(r)?.fn_type(&args, false),
+            many => {
+                let tys = many.iter().map(|r| self.param_ty(r)).collect::<R<Vec<_>>>()?;
+                self.ctx.struct_type(&tys, false).fn_type(&args, false)
+            }
+        })
     }
 
     fn param_ty(&self, p: &VarDecl<'_>) -> R<BasicTypeEnum<'ctx>> {
@@ -544,7 +624,8 @@ impl<'ctx> Lowerer<'ctx> {
             locals: HashMap::new(),
             blocks: HashMap::new(),
             is_kernel,
-            ret: None,
+            ret: vec![],
+            protos: HashMap::new(),
             carry: None,
             alloca_at,
             _m: std::marker::PhantomData,
@@ -580,14 +661,25 @@ impl<'ctx> Lowerer<'ctx> {
                 arg_index += 1;
                 st.params.insert(p.name.text, ParamHome::Slot(slot));
             }
-            if let [r] = f.returns.as_slice() {
+            for r in &f.returns {
                 let ty = self.param_ty(r)?;
                 let slot = st.alloca_at.build_alloca(ty, r.name.text)?;
                 self.b.build_store(slot, ty.const_zero())?;
                 st.params.insert(r.name.text, ParamHome::Slot(slot));
-                st.ret = Some((slot, ty));
+                st.ret.push((slot, ty));
             }
         }
+        // Prototypes are named by the label right before them.
+        let mut pending = None;
+        ast::visit(body, &mut |s| match s {
+            Statement::Label(n) => pending = Some(n.text),
+            Statement::Directive(ast::Directive::Prototype { returns, params, .. }) => {
+                if let Some(l) = pending.take() {
+                    st.protos.insert(l, (&returns[..], &params[..]));
+                }
+            }
+            _ => pending = None,
+        });
         // Labels become blocks, in source order so the output is deterministic.
         let mut lbls = vec![];
         label_order(body, &mut lbls);
@@ -812,15 +904,26 @@ impl<'ctx> Lowerer<'ctx> {
         if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_some() {
             return Ok(());
         }
-        match st.ret {
-            Some((slot, ty)) => {
-                let v = self.b.build_load(ty, slot, "ret")?;
-                self.b.build_return(Some(&v))?;
+        let vals = st
+            .ret
+            .iter()
+            .map(|(slot, ty)| self.b.build_load(*ty, *slot, "ret"))
+            .collect::<Result<Vec<_>, _>>()?;
+        match vals.as_slice() {
+            [] => self.b.build_return(None)?,
+            [v] => self.b.build_return(Some(v))?,
+            many => {
+                let tys: Vec<BasicTypeEnum> = many.iter().map(|v| v.get_type()).collect();
+                let mut agg = self.ctx.struct_type(&tys, false).get_undef();
+                for (k, v) in many.iter().enumerate() {
+                    agg = self
+                        .b
+                        .build_insert_value(agg, *v, k as u32, "ret")?
+                        .into_struct_value();
+                }
+                self.b.build_return(Some(&agg))?
             }
-            None => {
-                self.b.build_return(None)?;
-            }
-        }
+        };
         Ok(())
     }
 

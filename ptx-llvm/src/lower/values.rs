@@ -20,7 +20,14 @@ impl<'ctx> Lowerer<'ctx> {
                 st.regs.insert(id, p);
                 Ok((p, ty))
             }
-            Some(Entry::Reg { .. }) => Err(unsupported(n.span, "vector registers are not supported yet")),
+            Some(Entry::Reg {
+                ty, vector: Some(len), ..
+            }) => {
+                // A whole vector register read or written as one value (`mov.b64 %rd, %v2`): its
+                // elements are laid out like a packed integer, the first lowest.
+                let (slot, _, _) = self.vector_slot(st, n, &Name { text: ".x", span: n.span }, scope)?;
+                Ok((slot, super::bits_type(ty.bits() * len)))
+            }
             _ => Err(unsupported(n.span, format!("`{}` is not a register", n.text))),
         }
     }
@@ -143,7 +150,18 @@ impl<'ctx> Lowerer<'ctx> {
                         let a = self.var_address(st, name, scope)?;
                         self.from_bits(a, want, false)
                     }
-                    Some(Entry::Func(_)) => Err(unsupported(name.span, "function addresses are not supported yet")),
+                    Some(Entry::Func(_)) => {
+                        let f = *self
+                            .funcs
+                            .get(name.text)
+                            .ok_or_else(|| unsupported(name.span, "unknown function"))?;
+                        let a = self.b.build_ptr_to_int(
+                            f.as_global_value().as_pointer_value(),
+                            self.int(want.bits().max(8)),
+                            "fnaddr",
+                        )?;
+                        Ok(a.into())
+                    }
                 }
             }
             Operand::Imm(imm, span) => self.imm(*imm, want, *span),
