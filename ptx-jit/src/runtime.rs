@@ -34,7 +34,7 @@ pub fn sm_count() -> u32 {
 
 static GRIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32) -> u64;
+pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32, u32) -> u64;
 
 use std::ffi::c_void;
 
@@ -151,9 +151,9 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// The loop path's `collective`: never called, since the lowering makes every kernel of a module with
-/// a barrier or warp collective a fiber kernel.
-unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32) -> u64 {
+/// The loop path's `collective`: the lowering makes every kernel of a module with a barrier or warp
+/// collective a fiber kernel, so only `nanosleep`'s yield gets here, with no other thread to wait for.
+unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32, _: u32) -> u64 {
     0
 }
 

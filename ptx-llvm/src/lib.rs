@@ -7,15 +7,34 @@ mod lower;
 
 pub use lower::{lower, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
 
-/// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c)`.
-/// These are the operations that need other threads: CTA barriers and warp collectives.
+/// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
+/// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
+/// member mask of `.sync` warp collectives.
 pub mod collective {
+    /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
+    /// (`RED_*`), mask = the thread's predicate; the result is the reduction's.
     pub const BAR_SYNC: u32 = 0;
     pub const WARP_SYNC: u32 = 1;
     /// `shfl` modes: `SHFL + 0..4` for up, down, bfly, idx; the result is `value | valid << 32`.
     pub const SHFL: u32 = 2;
     /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
     pub const VOTE: u32 = 6;
+    /// `bar.arrive`: a = barrier, b = thread count.
+    pub const BAR_ARRIVE: u32 = 10;
+    /// `activemask`: the lanes that reach the same site (c) together.
+    pub const ACTIVEMASK: u32 = 11;
+    /// `redux.sync`: `REDUX + 0..6` for add, min, max, and, or, xor; b = 1 for signed min/max.
+    pub const REDUX: u32 = 12;
+    /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
+    pub const MATCH_ANY: u32 = 18;
+    pub const MATCH_ALL: u32 = 19;
+    /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
+    pub const YIELD: u32 = 20;
+
+    pub const RED_NONE: u32 = 0;
+    pub const RED_POPC: u32 = 1;
+    pub const RED_AND: u32 = 2;
+    pub const RED_OR: u32 = 3;
 }
 
 /// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed

@@ -186,7 +186,10 @@ struct Lowerer<'ctx> {
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
     ast::visit(body, &mut |s| {
-        found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "bar" | "barrier" | "shfl" | "vote"));
+        found |= matches!(s, Statement::Inst(i) if matches!(
+            i.opcode.text,
+            "bar" | "barrier" | "shfl" | "vote" | "activemask" | "redux" | "match" | "mbarrier"
+        ));
     });
     found
 }
@@ -943,7 +946,8 @@ impl<'ctx> Lowerer<'ctx> {
         // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
         // unless a builtin took them above.
         let vector_mov = d.spec.name == "mov" && d.get(G::Vec).is_some();
-        if !d.is_primary() && !vector_mov {
+        let bar_red = matches!(d.spec.name, "bar" | "barrier") && d.get(G::Sync) == Some(".red");
+        if !d.is_primary() && !vector_mov && !bar_red {
             let mods: String = i.mods.iter().map(|m| m.text).collect();
             return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
         }
@@ -1222,38 +1226,8 @@ impl<'ctx> Lowerer<'ctx> {
             }
             "ret" | "exit" => self.emit_return(st),
             "call" => self.call(st, i, scope),
-            "bar" | "barrier" => match self.flavour {
-                Flavour::Nvvm if d.has(".warp") => {
-                    let mask = self.read(st, &ops[0], Type::B32, scope)?;
-                    self.call_intrinsic_void("llvm.nvvm.bar.warp.sync", &[mask])
-                }
-                Flavour::Nvvm => {
-                    let id = self.read(st, &ops[0], Type::U32, scope)?;
-                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(i.span, "only `bar.sync a` is supported yet"));
-                    }
-                    let f = if name == "bar" {
-                        "llvm.nvvm.barrier.cta.sync.aligned.all"
-                    } else {
-                        "llvm.nvvm.barrier.cta.sync.all"
-                    };
-                    self.call_intrinsic_void(f, &[id])
-                }
-                Flavour::Host => {
-                    if d.has(".warp") {
-                        self.collective(st, crate::collective::WARP_SYNC, [None; 3])?;
-                        return Ok(());
-                    }
-                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(
-                            i.span,
-                            "only `bar.sync a` (all threads of the CTA) is supported yet",
-                        ));
-                    }
-                    self.collective(st, crate::collective::BAR_SYNC, [None; 3])?;
-                    Ok(())
-                }
-            },
+            "bar" | "barrier" => self.barrier(st, i, d, scope),
+            "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
