@@ -84,6 +84,10 @@ enum Cmd {
         /// Kernel arguments in order: `u32:7`, `f32[1,2,3]`, `f32*1024=1.5`, `u32*64=iota`.
         #[arg(long = "arg", allow_hyphen_values = true)]
         args: Vec<String>,
+        /// Bounds-check every global, shared and local access (also PTXJIT_CHECKED=1); an
+        /// out-of-bounds access fails the launch with the thread, block, PTX line and address.
+        #[arg(long)]
+        checked: bool,
     },
     /// Measure parse throughput.
     Bench {
@@ -326,6 +330,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             block,
             shared,
             args: raw,
+            checked,
         } => {
             let src = read(&file)?;
             let usage = |e: String| {
@@ -339,7 +344,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .collect::<Result<_, _>>()
                 .map_err(usage)?;
             let t0 = std::time::Instant::now();
-            let module = ptx_jit::load(&src).map_err(|d| {
+            let checked = checked || ptx_jit::checked_from_env();
+            let module = ptx_jit::load_with(&src, checked).map_err(|d| {
                 print_diags(&d, &file.display().to_string(), &src);
                 ExitCode::from(1)
             })?;
@@ -356,13 +362,15 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
                 .collect();
             let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
+            for b in &bufs {
+                ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
+            }
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
-            ptx_jit::launch(
-                k,
-                &ptx_jit::Launch::new(grid, block, shared, &params),
-            )
-            .map_err(|e| usage(e.to_string()))?;
+            ptx_jit::launch(k, &ptx_jit::Launch::new(grid, block, shared, &params)).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            })?;
             let dt = t.elapsed();
             for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
                 if let Arg::Buffer(e, _) = a {

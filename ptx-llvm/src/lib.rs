@@ -5,7 +5,7 @@
 
 mod lower;
 
-pub use lower::{lower, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
+pub use lower::{lower, lower_with, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
 
 /// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
 /// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
@@ -44,6 +44,15 @@ pub mod collective {
 pub mod builtin {
     pub const FP: &str = "ptxjit_fp";
     pub const INT: &str = "ptxjit_int";
+    /// Checked mode: `i32 ptxjit_check(env, addr, bytes, site, space)` is 0 when the access may go
+    /// ahead; otherwise the thread stops (the launch has faulted). `site` is the instruction's byte
+    /// offset in the PTX text; `space` is a `SPACE_*` code.
+    pub const CHECK: &str = "ptxjit_check";
+    pub const SPACE_GENERIC: u32 = 0;
+    pub const SPACE_GLOBAL: u32 = 1;
+    pub const SPACE_SHARED: u32 = 2;
+    pub const SPACE_LOCAL: u32 = 3;
+    pub const SPACE_CONST: u32 = 4;
     /// `%globaltimer`: nanoseconds since the Unix epoch.
     pub const GLOBALTIMER: &str = "ptxjit_globaltimer";
 

@@ -22,6 +22,12 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(addr.span(), "expected an address"));
         };
         let base = self.address(st, a, space, scope)?;
+        let count = match (data, self.expand_vector(data, scope)) {
+            (_, Some(p)) => p.len(),
+            (Operand::Vector(v, _), None) => v.len(),
+            _ => 1,
+        };
+        self.check_access(st, base, t.bytes() as u64 * count as u64, space, i.span)?;
         let expanded = self.expand_vector(data, scope);
         let elems: Vec<&Operand<'a>> = match (data, &expanded) {
             (_, Some(parts)) => parts.iter().collect(),
@@ -79,6 +85,7 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(i.span, "expected an address"));
         };
         let ptr = self.address(st, a, space, scope)?;
+        self.check_access(st, ptr, t.bytes() as u64, space, i.span)?;
         let b = self.read(st, &ops[at + 1], t, scope)?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
@@ -146,5 +153,83 @@ impl<'ctx> Lowerer<'ctx> {
             self.write(st, &ops[0], old, signed, scope)?;
         }
         Ok(())
+    }
+
+    /// Checked mode: asks the runtime whether `bytes` at `p` lie in memory of `space`; if not, the
+    /// thread stops here.
+    pub(super) fn check_access(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        p: PointerValue<'ctx>,
+        bytes: u64,
+        space: Space,
+        span: Span,
+    ) -> R<()> {
+        if !self.checked || matches!(space, Space::Param) {
+            return Ok(());
+        }
+        use crate::builtin as bi;
+        let code = match space {
+            Space::Global => bi::SPACE_GLOBAL,
+            Space::Shared => bi::SPACE_SHARED,
+            Space::Local => bi::SPACE_LOCAL,
+            Space::Const => bi::SPACE_CONST,
+            _ => bi::SPACE_GENERIC,
+        };
+        let r = self.call_check(st, p, bytes, span.start as u64, code)?;
+        self.stop_if_faulted(st, Some(r))
+    }
+
+    /// Returns from the current function when `status` (or, after a call, the launch's fault flag)
+    /// says the launch has faulted.
+    pub(super) fn stop_if_faulted(&mut self, st: &Fn<'ctx, '_, '_>, status: Option<IntValue<'ctx>>) -> R<()> {
+        if !self.checked {
+            return Ok(());
+        }
+        let status = match status {
+            Some(s) => s,
+            None => {
+                let null = self.ptr(0).const_null();
+                self.call_check(st, null, 0, 0, 0)?
+            }
+        };
+        let bad = self
+            .b
+            .build_int_compare(IntPredicate::NE, status, self.i32().const_zero(), "faulted")?;
+        let stop = self.ctx.append_basic_block(st.func, "fault");
+        let go = self.ctx.append_basic_block(st.func, "ok");
+        self.b.build_conditional_branch(bad, stop, go)?;
+        self.b.position_at_end(stop);
+        self.emit_return(st)?;
+        self.b.position_at_end(go);
+        Ok(())
+    }
+
+    /// `ptxjit_check(env, p, bytes, site, space)`; with a null `p` it only reports whether the launch
+    /// has faulted.
+    fn call_check(&mut self, st: &Fn<'ctx, '_, '_>, p: PointerValue<'ctx>, bytes: u64, site: u64, space: u32) -> R<IntValue<'ctx>> {
+        use crate::builtin as bi;
+        let (i32t, i64t, pt) = (self.i32(), self.i64(), self.ptr(0));
+        let f = self.module.get_function(bi::CHECK).unwrap_or_else(|| {
+            let ty = i32t.fn_type(&[pt.into(), pt.into(), i64t.into(), i32t.into(), i32t.into()], false);
+            self.module.add_function(bi::CHECK, ty, None)
+        });
+        Ok(self
+            .b
+            .build_call(
+                f,
+                &[
+                    st.env.expect("env").into(),
+                    p.into(),
+                    i64t.const_int(bytes, false).into(),
+                    i32t.const_int(site, false).into(),
+                    i32t.const_int(space as u64, false).into(),
+                ],
+                "check",
+            )?
+            .try_as_basic_value()
+            .basic()
+            .expect("check result")
+            .into_int_value())
     }
 }

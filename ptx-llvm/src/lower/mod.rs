@@ -33,9 +33,10 @@ use std::collections::HashMap;
 /// Field order of the host environment struct
 /// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
 /// gridid }`;
-/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
+/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. Checked mode adds `fault`, the launch's fault
+/// record, last. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
 /// kernels that run as fibers, at barriers and warp collectives.
-pub const HOST_ENV_FIELDS: [&str; 12] = [
+pub const HOST_ENV_FIELDS: [&str; 13] = [
     "params",
     "shared",
     "tid",
@@ -48,6 +49,7 @@ pub const HOST_ENV_FIELDS: [&str; 12] = [
     "smid",
     "nsmid",
     "gridid",
+    "fault",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +107,18 @@ pub fn lower<'ctx>(
     flavour: Flavour,
     name: &str,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+    lower_with(ctx, m, flavour, name, false)
+}
+
+/// [`lower`], optionally in checked mode (host flavour): every global, shared and local access first
+/// calls `ptx_llvm::builtin::CHECK`, and a thread whose access is out of bounds stops there.
+pub fn lower_with<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    name: &str,
+    checked: bool,
+) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
@@ -122,6 +136,7 @@ pub fn lower<'ctx>(
         funcs: HashMap::new(),
         diags: vec![],
         env_ty: None,
+        checked: checked && flavour == Flavour::Host,
         fibers: m
             .items
             .iter()
@@ -178,6 +193,8 @@ struct Lowerer<'ctx> {
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
+    /// Checked mode: bounds-check memory accesses.
+    checked: bool,
     /// Some function of the module synchronises a CTA (conservative: any function, called or not).
     fibers: bool,
 }
@@ -297,6 +314,7 @@ impl<'ctx> Lowerer<'ctx> {
                 self.i32().into(),
                 self.i32().into(),
                 self.i64().into(),
+                p.into(),
             ],
             false,
         );
@@ -1225,7 +1243,10 @@ impl<'ctx> Lowerer<'ctx> {
                 Ok(())
             }
             "ret" | "exit" => self.emit_return(st),
-            "call" => self.call(st, i, scope),
+            "call" => {
+                self.call(st, i, scope)?;
+                self.stop_if_faulted(st, None)
+            }
             "bar" | "barrier" => self.barrier(st, i, d, scope),
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
