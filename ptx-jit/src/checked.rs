@@ -7,7 +7,8 @@
 //!   though not an overrun from one local array into its neighbour;
 //! - generic: any of these.
 //! The first bad access of a launch is recorded with its thread, block, address and PTX line; every
-//! thread then stops at its next check, and the launch fails with an illegal-address error.
+//! thread then stops at its next check, and the launch fails with an illegal-address error. `trap`
+//! uses the same record in every mode.
 
 use crate::runtime::Env;
 use parking_lot::{Mutex, RwLock};
@@ -60,24 +61,42 @@ pub fn set_stack(low: u64, high: u64) {
     STACK.with(|s| s.set((low, high)));
 }
 
-/// The current OS thread's own stack, for kernels that run without fibers.
-pub fn use_thread_stack() {
-    // SAFETY: pthread_getattr_np fills `attr` for the calling thread, which is then destroyed.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
-            let (mut addr, mut size) = (std::ptr::null_mut(), 0usize);
-            if libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0 {
-                set_stack(addr as u64, addr as u64 + size as u64);
+thread_local! {
+    /// This OS thread's own stack, looked up once.
+    static OWN_STACK: (u64, u64) = {
+        let mut range = (0, 0);
+        // SAFETY: pthread_getattr_np fills `attr` for the calling thread, which is then destroyed.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
+                let (mut addr, mut size) = (std::ptr::null_mut(), 0usize);
+                if libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0 {
+                    range = (addr as u64, addr as u64 + size as u64);
+                }
+                libc::pthread_attr_destroy(&mut attr);
             }
-            libc::pthread_attr_destroy(&mut attr);
         }
-    }
+        range
+    };
 }
 
-/// The first bad access of a launch.
+/// The current OS thread's own stack, for kernels that run without fibers.
+pub fn use_thread_stack() {
+    let (lo, hi) = OWN_STACK.with(|r| *r);
+    set_stack(lo, hi);
+}
+
+/// Whether `addr` is on the running kernel thread's stack (its local memory).
+pub fn on_stack(addr: u64) -> bool {
+    let (lo, hi) = STACK.with(Cell::get);
+    addr >= lo && addr < hi
+}
+
+/// The first bad access (or `trap`) of a launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
+    /// A `trap` rather than a bad access.
+    pub trap: bool,
     /// Byte offset of the instruction in the PTX text.
     pub site: u32,
     pub addr: u64,
@@ -121,6 +140,13 @@ impl FaultCell {
     pub fn take(&self) -> Option<Fault> {
         self.first.lock().take()
     }
+    fn record(&self, f: Fault) {
+        let mut first = self.first.lock();
+        if first.is_none() {
+            *first = Some(f);
+        }
+        self.faulted.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Called by checked JIT code (`ptx_llvm::builtin::CHECK`): 0 lets the access go ahead.
@@ -150,19 +176,31 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     if ok {
         return 0;
     }
-    let mut first = cell.first.lock();
-    if first.is_none() {
-        *first = Some(Fault {
+    cell.record(Fault {
+        trap: false,
+        site,
+        addr,
+        bytes,
+        space,
+        tid: env.tid,
+        ctaid: env.ctaid,
+    });
+    1
+}
+
+/// `trap`: the launch fails; threads stop at their next check.
+pub fn trap(env: &Env, site: u32) {
+    if let Some(cell) = unsafe { (env.fault as *const FaultCell).as_ref() } {
+        cell.record(Fault {
+            trap: true,
             site,
-            addr,
-            bytes,
-            space,
+            addr: 0,
+            bytes: 0,
+            space: 0,
             tid: env.tid,
             ctaid: env.ctaid,
         });
     }
-    cell.faulted.store(true, Ordering::Relaxed);
-    1
 }
 
 /// 1-based line of byte offset `at` in `src`.

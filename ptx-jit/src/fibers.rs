@@ -329,9 +329,7 @@ fn run_cta(
     loop {
         for i in 0..n {
             if state[i] == State::Runnable {
-                if cell.is_some() {
-                    crate::checked::set_stack(stacks[i].0, stacks[i].1);
-                }
+                crate::checked::set_stack(stacks[i].0, stacks[i].1);
                 state[i] = match fibers[i].resume(()) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(()) => {

@@ -59,7 +59,8 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
 /// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
 /// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
 unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
-    let fns: [(&str, u64); 4] = [
+    let fns: [(&str, u64); 5] = [
+        (ptx_llvm::builtin::MEM, crate::memops::ptxjit_mem as *const () as u64),
         (ptx_llvm::builtin::CHECK, crate::checked::ptxjit_check as *const () as u64),
         (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
         (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
@@ -99,8 +100,8 @@ pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
 pub struct HostKernel {
     pub info: KernelInfo,
     pub entry: BlockFn,
-    /// Checked mode: where the lines of the PTX text start, to name a faulting instruction's line.
-    pub checked: Option<std::sync::Arc<[u32]>>,
+    /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
+    pub lines: Option<std::sync::Arc<[u32]>>,
 }
 
 /// A module compiled for this CPU. Dropping it frees the code.
@@ -180,19 +181,20 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
 
 /// Lowers, optimises and JIT-compiles a checked module.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
-    compile_with(m, None)
+    compile_with(m, None, false)
 }
 
-/// [`compile`]; given the module's text, in checked mode (see `crate::checked`).
-pub fn compile_with(m: &Module<'_>, checked_src: Option<&str>) -> Result<HostModule, Vec<Diagnostic>> {
-    let checked: Option<std::sync::Arc<[u32]>> = checked_src.map(|s| crate::checked::line_starts(s).into());
+/// [`compile`], given the module's text (so faults name lines), optionally in checked mode (see
+/// `crate::checked`).
+pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
+    let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| crate::checked::line_starts(s).into());
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", checked.is_some()) {
+    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", checked) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
@@ -266,7 +268,7 @@ pub fn compile_with(m: &Module<'_>, checked_src: Option<&str>) -> Result<HostMod
             hm.kernels.push(HostKernel {
                 info,
                 entry,
-                checked: checked.clone(),
+                lines: lines.clone(),
             });
         }
         for (name, size) in lowered.globals {

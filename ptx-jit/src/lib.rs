@@ -7,6 +7,7 @@ pub mod coverage;
 mod builtins;
 pub mod checked;
 mod fibers;
+mod memops;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
@@ -36,7 +37,7 @@ pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
 /// valid memory while the module lives.
 pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
     let (m, _) = front(src)?;
-    host::compile_with(&m, checked.then_some(src))
+    host::compile_with(&m, Some(src), checked)
 }
 
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`).

@@ -100,6 +100,10 @@ enum Cmd {
         /// Print only the summary line.
         #[arg(long)]
         summary: bool,
+        /// Instead of counts, list every checked form that a backend (`host` or `nvptx`) does not
+        /// lower yet, with the reason.
+        #[arg(long, value_parser = ["host", "nvptx"])]
+        missing: Option<String>,
     },
     /// Explain a diagnostic code (P0201) or describe an instruction (add).
     Explain { what: String },
@@ -234,7 +238,15 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
         }
-        Cmd::Coverage { summary } => {
+        Cmd::Coverage {
+            missing: Some(backend), ..
+        } => {
+            for (section, form, why) in ptx_jit::coverage::missing(backend == "host") {
+                println!("{section:<12} {form:<48} {why}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Coverage { summary, .. } => {
             let rows = ptx_jit::coverage::report();
             let mut total = ptx_jit::coverage::Row::default();
             let (mut s_checked, mut s_host, mut s_nvptx) = (0, 0, 0);

@@ -165,16 +165,28 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
-    let Some(lines) = &k.checked else {
-        return run(k, l, std::ptr::null());
-    };
     let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
     let r = run(k, l, &cell as *const _ as *const c_void);
+    let line = |site| match &k.lines {
+        Some(lines) => format!("line {}", crate::checked::line_of(lines, site)),
+        None => format!("byte {site} of the PTX"),
+    };
     match cell.take() {
-        Some(f) => Err(LaunchError::IllegalAddress(format!(
-            "`{}`, line {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
+        Some(f) if f.trap => Err(LaunchError::Failed(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) executed `trap`",
             k.info.name,
-            crate::checked::line_of(lines, f.site),
+            line(f.site),
+            f.tid[0],
+            f.tid[1],
+            f.tid[2],
+            f.ctaid[0],
+            f.ctaid[1],
+            f.ctaid[2],
+        ))),
+        Some(f) => Err(LaunchError::IllegalAddress(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
+            k.info.name,
+            line(f.site),
             f.tid[0],
             f.tid[1],
             f.tid[2],
@@ -203,8 +215,8 @@ fn run(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), Launc
             if cell.faulted() {
                 return; // the launch has failed: no further CTAs start
             }
-            crate::checked::use_thread_stack();
         }
+        crate::checked::use_thread_stack();
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env, env.params) };
     };
