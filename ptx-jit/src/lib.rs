@@ -6,6 +6,7 @@ pub mod args;
 pub mod coverage;
 mod builtins;
 mod fibers;
+pub mod mma;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
