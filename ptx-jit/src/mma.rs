@@ -513,3 +513,564 @@ pub fn movmatrix_lane(regs: &[u32; 32], lane: usize) -> u32 {
     let src = |row: usize| half(regs[4 * row + g / 2], g % 2 == 1);
     src(2 * t) | src(2 * t + 1) << 16
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustc_apfloat::ieee::{BFloat, Float8E4M3FN, Float8E5M2, Half, Single};
+    use rustc_apfloat::FloatConvert;
+
+    /// The manual's row/column formulas (9.7.15.4.1-13), transcribed shape by shape, independently of
+    /// `MmaDesc::pos`. `ty` is the type of the operand `op` ('A', 'B', 'C' for C and D).
+    fn manual_pos(shape: &str, ty: &str, op: char, a_row: bool, b_row: bool, lane: usize, i: usize) -> (usize, usize) {
+        let group_id = lane >> 2;
+        let tig = lane % 4; // threadID_in_group
+        let (g, t) = (group_id, tig);
+        let hi = if lane < 16 { 0 } else { 4 };
+        match (shape, ty, op) {
+            // m8n8k4 .f16: four quad-pair computations (lanes < 16 the low group).
+            ("m8n8k4", "f16", 'A') if a_row => (lane % 4 + hi, i),
+            ("m8n8k4", "f16", 'A') => (i % 4 + hi, lane % 4),
+            ("m8n8k4", "f16", 'B') if b_row => (lane % 4, i + hi),
+            ("m8n8k4", "f16", 'B') => (i, lane % 4 + hi),
+            ("m8n8k4", "f16", 'C') => (lane % 4 + hi, i),
+            ("m8n8k4", "f32", 'C') => ((lane & 0b1) + (i & 0b10) + hi, (i & 0b100) + (lane & 0b10) + (i & 0b1)),
+            // m8n8k4 .f64
+            ("m8n8k4", "f64", 'A') => (lane >> 2, lane % 4),
+            ("m8n8k4", "f64", 'B') => (lane % 4, lane >> 2),
+            ("m8n8k4", "f64", 'C') => (g, t * 2 + (i & 0x1)),
+            // m8n8k16 / m8n8k32 / m8n8k128
+            ("m8n8k16", _, 'A') => (g, t * 4 + i),
+            ("m8n8k16", _, 'B') => (t * 4 + i, g),
+            ("m8n8k32", _, 'A') => (g, t * 8 + i),
+            ("m8n8k32", _, 'B') => (t * 8 + i, g),
+            ("m8n8k128", _, 'A') => (g, t * 32 + i),
+            ("m8n8k128", _, 'B') => (t * 32 + i, g),
+            ("m8n8k16" | "m8n8k32" | "m8n8k128", _, 'C') => (g, t * 2 + i),
+            // m16n8k4 (.tf32 and .f64 alike)
+            ("m16n8k4", _, 'A') => (if i == 0 { g } else { g + 8 }, t),
+            ("m16n8k4", _, 'B') => (t, g),
+            // m16n8k8
+            ("m16n8k8", "f16" | "bf16", 'A') => (if i < 2 { g } else { g + 8 }, t * 2 + (i & 0x1)),
+            ("m16n8k8", "tf32" | "f64", 'A') => (if i == 0 || i == 2 { g } else { g + 8 }, if i < 2 { t } else { t + 4 }),
+            ("m16n8k8", "f16" | "bf16", 'B') => (t * 2 + i, g),
+            ("m16n8k8", "tf32" | "f64", 'B') => (if i == 0 { t } else { t + 4 }, g),
+            // m16n8k16
+            ("m16n8k16", "f16" | "bf16", 'A') => (
+                if i < 2 || (4..6).contains(&i) { g } else { g + 8 },
+                if i < 4 { t * 2 + (i & 0x1) } else { t * 2 + (i & 0x1) + 8 },
+            ),
+            ("m16n8k16", "f64", 'A') => (if i % 2 == 0 { g } else { g + 8 }, if i % 2 == 0 { i * 2 + t } else { i * 2 - 2 + t }),
+            ("m16n8k16", "s8" | "u8", 'A') => (if i < 4 { g } else { g + 8 }, t * 4 + (i & 0x3)),
+            ("m16n8k16", "f16" | "bf16", 'B') => (if i < 2 { t * 2 + (i & 0x1) } else { t * 2 + (i & 0x1) + 8 }, g),
+            ("m16n8k16", "f64", 'B') => (t + i * 4, g),
+            ("m16n8k16", "s8" | "u8", 'B') => (t * 4 + i, g),
+            // m16n8k32
+            ("m16n8k32", "s4" | "u4", 'A') => (if i < 8 { g } else { g + 8 }, t * 8 + (i & 0x7)),
+            ("m16n8k32", "s4" | "u4", 'B') => (t * 8 + (i & 0x7), g),
+            ("m16n8k32", _, 'A') => (
+                if i < 4 || (8..12).contains(&i) { g } else { g + 8 },
+                if i < 8 { t * 4 + (i & 0x3) } else { t * 4 + (i & 0x3) + 16 },
+            ),
+            ("m16n8k32", _, 'B') => (if i < 4 { t * 4 + (i & 0x3) } else { t * 4 + (i & 0x3) + 16 }, g),
+            // m16n8k64
+            ("m16n8k64", _, 'A') => (
+                if i < 8 || (16..24).contains(&i) { g } else { g + 8 },
+                if i < 16 { t * 8 + (i & 0x7) } else { t * 8 + (i & 0x7) + 32 },
+            ),
+            ("m16n8k64", _, 'B') => (if i < 8 { t * 8 + (i & 0x7) } else { t * 8 + (i & 0x7) + 32 }, g),
+            // m16n8k128 / m16n8k256 (.b1)
+            ("m16n8k128", _, 'A') => (if i < 32 { g } else { g + 8 }, t * 32 + (i & 0x1f)),
+            ("m16n8k128", _, 'B') => (t * 32 + i, g),
+            // The manual writes `(threadID_in_group * 32) + i` for i < 64, which would overlap the next
+            // lane's columns for 32 <= i < 64; the figure's pattern (and every other shape) masks i.
+            ("m16n8k256", _, 'A') => (
+                if i < 32 || (64..96).contains(&i) { g } else { g + 8 },
+                if i < 64 { t * 32 + (i & 0x1f) } else { t * 32 + (i & 0x1f) + 128 },
+            ),
+            ("m16n8k256", _, 'B') => (if i < 32 { t * 32 + (i & 0x1f) } else { t * 32 + (i & 0x1f) + 128 }, g),
+            (_, _, 'C') => (if i < 2 { g } else { g + 8 }, t * 2 + (i & 0x1)),
+            _ => panic!("no manual layout for {shape} {ty} {op}"),
+        }
+    }
+
+    fn bits_of(ty: &str) -> usize {
+        match ty {
+            "b1" => 1,
+            "s4" | "u4" => 4,
+            "s8" | "u8" | "e4m3" | "e5m2" => 8,
+            "f16" | "bf16" => 16,
+            "f64" => 64,
+            _ => 32,
+        }
+    }
+
+    fn to_f64<F: Float + FloatConvert<Double>>(raw: u64) -> f64 {
+        let mut lost = false;
+        f64::from_bits(F::from_bits(raw as u128).convert(&mut lost).value.to_bits() as u64)
+    }
+
+    fn from_f64<F: Float>(x: f64, exact: bool) -> u64
+    where
+        Double: FloatConvert<F>,
+    {
+        let mut lost = false;
+        let v = Double::from_bits(x.to_bits() as u128).convert(&mut lost).value;
+        assert!(!(exact && lost), "{x} is not exact");
+        v.to_bits() as u64
+    }
+
+    /// Decoding by rustc_apfloat: independent of the module's own decoders.
+    fn decode(ty: &str, raw: u64) -> f64 {
+        match ty {
+            "f16" => to_f64::<Half>(raw),
+            "bf16" => to_f64::<BFloat>(raw),
+            "tf32" => to_f64::<Single>(raw & !0x1fff),
+            "f32" => to_f64::<Single>(raw),
+            "e4m3" => to_f64::<Float8E4M3FN>(raw),
+            "e5m2" => to_f64::<Float8E5M2>(raw),
+            "f64" => f64::from_bits(raw),
+            _ => unreachable!(),
+        }
+    }
+
+    fn encode_exact(ty: &str, x: f64) -> u64 {
+        match ty {
+            "f16" => from_f64::<Half>(x, true),
+            "bf16" => from_f64::<BFloat>(x, true),
+            "tf32" | "f32" => from_f64::<Single>(x, true),
+            "f64" => x.to_bits(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn int(ty: &str, raw: u64) -> i64 {
+        match ty {
+            "s8" => raw as u8 as i8 as i64,
+            "s4" => if raw >= 8 { raw as i64 - 16 } else { raw as i64 },
+            "s32" => raw as u32 as i32 as i64,
+            _ => raw as i64,
+        }
+    }
+
+    /// Distinct-ish element `idx` of an operand of type `ty`, chosen so every float dot product here
+    /// is exact in f64 (then rounding order cannot matter and the reference below is unambiguous).
+    fn element(ty: &str, idx: usize, salt: usize) -> u64 {
+        let p = (idx * 7 + salt) % 256; // a permutation of 0..256
+        match ty {
+            "f16" | "bf16" | "tf32" => {
+                let raw = encode_exact(ty, (p as f64 - 128.0) / 64.0);
+                // tf32 inputs carry junk in the 13 ignored bits.
+                if ty == "tf32" { raw | (idx as u64 * 0x1357) & 0x1fff } else { raw }
+            }
+            "f32" => encode_exact(ty, ((idx * 5 + salt) % 512) as f64 / 8.0 - 32.0),
+            // Top exponent bit cleared: no NaN/Inf and a modest exponent range.
+            "e4m3" | "e5m2" => ((idx * 37 + salt) % 256) as u64 & 0xbf,
+            "f64" => (((idx * 7 + salt) % 257) as f64 * 1.1 - 100.3).to_bits(),
+            "s32" => ((idx as i64 * 1_234_567 + salt as i64) % 2_000_003 - 1_000_000) as u32 as u64,
+            _ => {
+                let bits = bits_of(ty);
+                ((idx * 37 + salt * 11 + (idx >> 3)) as u64) & ((1u64 << bits) - 1)
+            }
+        }
+    }
+
+    struct Form<'a> {
+        shape: &'a str,
+        tys: [&'a str; 4], // d, a, b, c
+        a_row: bool,
+        b_row: bool,
+        sat: bool,
+        and: bool,
+    }
+
+    fn form(mods: &str) -> (Vec<String>, Form<'_>) {
+        let toks: Vec<&str> = mods.split('.').collect();
+        let tys: Vec<&str> = toks.iter().copied().filter(|t| bits_of(t) != 32 || matches!(*t, "f32" | "s32" | "tf32")).filter(|t| {
+            matches!(*t, "f16" | "bf16" | "tf32" | "e4m3" | "e5m2" | "f32" | "f64" | "s8" | "u8" | "s4" | "u4" | "b1" | "s32")
+        }).collect();
+        let lay: Vec<bool> = toks.iter().filter(|t| matches!(**t, "row" | "col")).map(|t| *t == "row").collect();
+        let f = Form {
+            shape: toks.iter().find(|t| t.starts_with('m') && t.contains('n') && t.contains('k')).unwrap(),
+            tys: [tys[0], tys[1], tys[2], tys[3]],
+            a_row: lay[0],
+            b_row: lay[1],
+            sat: toks.contains(&"satfinite"),
+            and: toks.contains(&"and"),
+        };
+        (toks.iter().map(|t| format!(".{t}")).collect(), f)
+    }
+
+    /// D = A*B + C for one element, from raw codes, the plain way.
+    fn reference(f: &Form, a: &[u64], b: &[u64], c: u64) -> u64 {
+        let [td, ta, tb, tc] = f.tys;
+        match ta {
+            "f64" => a.iter().zip(b).fold(f64::from_bits(c), |acc, (&x, &y)| f64::from_bits(x).mul_add(f64::from_bits(y), acc)).to_bits(),
+            "b1" => {
+                let popc: i64 = a.iter().zip(b).map(|(x, y)| if f.and { x & y } else { x ^ y } as i64).sum();
+                (int("s32", c) + popc) as u32 as u64
+            }
+            "s8" | "u8" | "s4" | "u4" => {
+                let s: i64 = int("s32", c) + a.iter().zip(b).map(|(&x, &y)| int(ta, x) * int(tb, y)).sum::<i64>();
+                (if f.sat { s.clamp(i32::MIN as i64, i32::MAX as i64) } else { s }) as u32 as u64
+            }
+            _ => {
+                // Products summed from the top of k down, C last: a different order than the module's,
+                // harmless because the data keeps every sum exact.
+                let s = a.iter().zip(b).rev().fold(0.0, |acc, (&x, &y)| acc + decode(ta, x) * decode(tb, y)) + decode(tc, c);
+                if td == "f16" { from_f64::<Half>(s, false) } else { from_f64::<Single>(s, false) }
+            }
+        }
+    }
+
+    /// Distributes distinct A, B, C over the lanes by the manual's layouts, runs every lane and checks
+    /// D (gathered by the manual's D layout) against the triple loop, and the word counts.
+    fn check(mods: &str, words: (usize, usize, usize, usize)) {
+        let (toks, f) = form(mods);
+        let toks: Vec<&str> = toks.iter().map(|s| s.as_str()).collect();
+        let desc = MmaDesc::parse(&toks).unwrap_or_else(|| panic!("{mods} does not parse"));
+        assert_eq!(desc.words(), words, "{mods}");
+        let dims: Vec<usize> = f.shape[1..].split(['n', 'k']).map(|x| x.parse().unwrap()).collect();
+        let (m, n, k) = (dims[0], dims[1], dims[2]);
+        let qp = f.shape == "m8n8k4" && f.tys[1] == "f16";
+        let comps = if qp { 4 } else { 1 };
+        let comp = |lane: usize| if qp { (lane >> 2) & 3 } else { 0 };
+        let [td, ta, tb, tc] = f.tys;
+        let mats: Vec<Vec<u64>> = [(ta, m * k), (tb, k * n), (tc, m * n)]
+            .iter()
+            .enumerate()
+            .map(|(s, &(ty, len))| (0..comps * len).map(|idx| element(ty, idx, 3 + 17 * s)).collect())
+            .collect();
+        let cols = [k, n, n];
+        let mut bufs = vec![Vec::new(); 32];
+        for (o, (op, ty, nw)) in [('A', ta, words.0), ('B', tb, words.1), ('C', tc, words.2)].into_iter().enumerate() {
+            let mut seen = vec![0; mats[o].len()];
+            for (lane, buf) in bufs.iter_mut().enumerate() {
+                let bits = bits_of(ty);
+                let mut w = vec![0u32; nw];
+                for i in 0..nw * 32 / bits {
+                    let (r, c) = manual_pos(f.shape, ty, op, f.a_row, f.b_row, lane, i);
+                    let idx = (comp(lane) * mats[o].len() / comps) + r * cols[o] + c;
+                    seen[idx] += 1;
+                    put_elem(&mut w, bits, i, mats[o][idx]);
+                }
+                buf.extend(w);
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{mods}: the manual layout of {op} is not one-to-one");
+        }
+        let refs: [&[u32]; 32] = std::array::from_fn(|l| bufs[l].as_slice());
+        let mut d = vec![None; comps * m * n];
+        for lane in 0..32 {
+            let out = mma_lane(&desc, &refs, lane);
+            assert_eq!(out.len(), words.3);
+            let bits = bits_of(td);
+            for i in 0..words.3 * 32 / bits {
+                let (r, c) = manual_pos(f.shape, td, 'C', f.a_row, f.b_row, lane, i);
+                let slot = &mut d[comp(lane) * m * n + r * n + c];
+                assert!(slot.is_none(), "{mods}: D element ({r}, {c}) twice");
+                *slot = Some(get_elem(&out, bits, i));
+            }
+        }
+        for q in 0..comps {
+            for r in 0..m {
+                for c in 0..n {
+                    let a: Vec<u64> = (0..k).map(|kk| mats[0][q * m * k + r * k + kk]).collect();
+                    let b: Vec<u64> = (0..k).map(|kk| mats[1][q * k * n + kk * n + c]).collect();
+                    let want = reference(&f, &a, &b, mats[2][q * m * n + r * n + c]);
+                    assert_eq!(d[q * m * n + r * n + c], Some(want), "{mods}: computation {q} D[{r}][{c}]");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn m16n8k16_half_and_bf16() {
+        check("sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", (4, 2, 4, 4));
+        check("sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", (4, 2, 2, 2));
+        check("sync.aligned.m16n8k16.row.col.f32.f16.f16.f16", (4, 2, 2, 4));
+        check("sync.aligned.m16n8k16.row.col.f16.f16.f16.f32", (4, 2, 4, 2));
+        check("sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", (4, 2, 4, 4));
+    }
+
+    #[test]
+    fn m16n8k8_half_bf16_tf32() {
+        check("sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", (2, 1, 4, 4));
+        check("sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", (2, 1, 2, 2));
+        check("sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", (2, 1, 4, 4));
+        check("sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", (4, 2, 4, 4));
+    }
+
+    #[test]
+    fn m16n8k4_tf32() {
+        check("sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32", (2, 1, 4, 4));
+    }
+
+    #[test]
+    fn f64_shapes() {
+        check("sync.aligned.m8n8k4.row.col.f64.f64.f64.f64", (2, 2, 4, 4));
+        check("sync.aligned.m16n8k4.row.col.f64.f64.f64.f64.rn", (4, 2, 8, 8));
+        check("sync.aligned.m16n8k8.row.col.f64.f64.f64.f64", (8, 4, 8, 8));
+        check("sync.aligned.m16n8k16.row.col.f64.f64.f64.f64.rn", (16, 8, 8, 8));
+    }
+
+    #[test]
+    fn m8n8k4_half_quad_pairs_every_layout() {
+        for lay in ["row.col", "row.row", "col.col", "col.row"] {
+            check(&format!("sync.aligned.m8n8k4.{lay}.f16.f16.f16.f16"), (2, 2, 4, 4));
+            check(&format!("sync.aligned.m8n8k4.{lay}.f32.f16.f16.f16"), (2, 2, 4, 8));
+            check(&format!("sync.aligned.m8n8k4.{lay}.f32.f16.f16.f32"), (2, 2, 8, 8));
+        }
+    }
+
+    #[test]
+    fn int8_shapes() {
+        for (a, b) in [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")] {
+            check(&format!("sync.aligned.m8n8k16.row.col.s32.{a}.{b}.s32"), (1, 1, 2, 2));
+            check(&format!("sync.aligned.m16n8k16.row.col.s32.{a}.{b}.s32"), (2, 1, 4, 4));
+            check(&format!("sync.aligned.m16n8k32.row.col.satfinite.s32.{a}.{b}.s32"), (4, 2, 4, 4));
+        }
+    }
+
+    #[test]
+    fn int4_shapes() {
+        for (a, b) in [("s4", "s4"), ("s4", "u4"), ("u4", "s4"), ("u4", "u4")] {
+            check(&format!("sync.aligned.m8n8k32.row.col.satfinite.s32.{a}.{b}.s32"), (1, 1, 2, 2));
+            check(&format!("sync.aligned.m16n8k32.row.col.s32.{a}.{b}.s32"), (2, 1, 4, 4));
+            check(&format!("sync.aligned.m16n8k64.row.col.s32.{a}.{b}.s32"), (4, 2, 4, 4));
+        }
+    }
+
+    #[test]
+    fn fp8_m16n8k32() {
+        for (a, b) in [("e4m3", "e4m3"), ("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e5m2", "e5m2")] {
+            check(&format!("sync.aligned.m16n8k32.row.col.f32.{a}.{b}.f32"), (4, 2, 4, 4));
+        }
+    }
+
+    #[test]
+    fn single_bit_shapes() {
+        for op in ["xor", "and"] {
+            check(&format!("sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{op}.popc"), (1, 1, 2, 2));
+            check(&format!("sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.{op}.popc"), (2, 1, 4, 4));
+            check(&format!("sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.{op}.popc"), (4, 2, 4, 4));
+        }
+    }
+
+    fn parse(mods: &str) -> Option<MmaDesc> {
+        let toks: Vec<String> = mods.split('.').map(|t| format!(".{t}")).collect();
+        MmaDesc::parse(&toks.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+    }
+
+    /// Every lane gets the same words, so the layout does not matter and the sums are easy to state.
+    fn uniform(mods: &str, a: u32, b: u32, c: u32) -> Vec<u32> {
+        let desc = parse(mods).unwrap();
+        let (wa, wb, wc, _) = desc.words();
+        let buf: Vec<u32> = [(a, wa), (b, wb), (c, wc)].iter().flat_map(|&(v, n)| vec![v; n]).collect();
+        mma_lane(&desc, &[buf.as_slice(); 32], 5)
+    }
+
+    #[test]
+    fn integer_overflow_wraps_or_saturates() {
+        let big = (i32::MAX - 5) as u32;
+        // 16 products of (-128)(-128) = 262144 on top of i32::MAX - 5.
+        let wrap = big.wrapping_add(262_144);
+        assert_eq!(uniform("sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", 0x8080_8080, 0x8080_8080, big), vec![wrap; 2]);
+        assert_eq!(uniform("sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32", 0x8080_8080, 0x8080_8080, big), vec![i32::MAX as u32; 2]);
+        // (-128)(255) * 16 below i32::MIN + 5.
+        let small = (i32::MIN + 5) as u32;
+        assert_eq!(uniform("sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32", 0x8080_8080, 0xffff_ffff, small), vec![i32::MIN as u32; 2]);
+        assert_eq!(
+            uniform("sync.aligned.m8n8k16.row.col.s32.s8.u8.s32", 0x8080_8080, 0xffff_ffff, small),
+            vec![small.wrapping_add((-128i32 * 255 * 16) as u32); 2]
+        );
+    }
+
+    #[test]
+    fn float_dot_product_rounds_once() {
+        // C = 1 plus eight products of 2^-24: 1 + 2^-21 exactly. Accumulating in f32 step by step
+        // would round every 1 + 2^-24 back to 1.
+        let two_m12 = 0x0c00_0c00; // f16 2^-12, twice
+        let d = uniform("sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", two_m12, two_m12, 1f32.to_bits());
+        assert_eq!(d, vec![(1.0f32 + 2f32.powi(-21)).to_bits(); 4]);
+        // f16 results: C = 1 + 2^-10 plus eight products of 2^-14 = 1 + 2^-10 + 2^-11, halfway between
+        // two f16 values; ties go to the even one, 1 + 2^-9.
+        let two_m7 = 0x2000_2000;
+        assert_eq!(uniform("sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", two_m7, two_m7, 0x3c01_3c01), vec![0x3c02_3c02; 2]);
+        // inf * 0 + 0 * inf is NaN, and comes out canonical.
+        assert_eq!(uniform("sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 0x0000_7c00, 0x7c00_0000, 0), vec![0x7fff_ffff; 4]);
+        assert_eq!(uniform("sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", 0x0000_7c00, 0x7c00_0000, 0), vec![0x7fff_7fff; 2]);
+    }
+
+    #[test]
+    fn f64_rounding_modes_round_every_fma() {
+        let one = 1f64.to_bits();
+        let tiny = 2f64.powi(-60).to_bits();
+        let w = |x: u64| [x as u32, (x >> 32) as u32];
+        let run = |rnd: &str, b: f64| {
+            let desc = parse(&format!("sync.aligned.m8n8k4.row.col.f64.f64.f64.f64{rnd}")).unwrap();
+            let buf: Vec<u32> = [w(one), w(b.to_bits()), w(one), w(one)].concat();
+            let d = mma_lane(&desc, &[buf.as_slice(); 32], 0);
+            f64::from_bits(d[0] as u64 | (d[1] as u64) << 32)
+        };
+        let t = f64::from_bits(tiny);
+        // Four fmas of 1 * 2^-60 onto 1: each rounds separately.
+        assert_eq!(run("", t), 1.0);
+        assert_eq!(run(".rn", t), 1.0);
+        assert_eq!(run(".rz", t), 1.0);
+        assert_eq!(run(".rp", t), 1.0 + 4.0 * f64::EPSILON);
+        assert_eq!(run(".rm", -t), 1.0 - 2.0 * f64::EPSILON);
+        assert_eq!(run(".rz", -t), 1.0 - 2.0 * f64::EPSILON);
+        assert_eq!(run(".rp", -t), 1.0);
+    }
+
+    #[test]
+    fn parse_rejects_invalid_forms() {
+        for bad in [
+            "sync.aligned.m16n8k16.col.col.f32.f16.f16.f32",     // only .row.col outside m8n8k4.f16
+            "sync.aligned.m16n8k8.row.col.f32.f16.f16.f16",      // m16n8k8: dtype = ctype
+            "sync.aligned.m8n8k4.row.col.f16.f16.f16.f32",       // m8n8k4: f32 C needs f32 D
+            "sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32",   // bf16 accumulates in f32
+            "sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.rn", // rounding only for f64
+            "sync.aligned.m8n8k128.row.col.s32.b1.b1.s32",        // b1 needs .xor/.and .popc
+            "sync.aligned.m8n8k16.row.col.s32.s8.s8.s32.popc",
+            "sync.aligned.m16n8k12.row.col.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.f32",
+            "sync.aligned.m16n8k16.row.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.m16n8k16.row.col.f32.f16.f16.f32",
+            "sync.aligned.m8n8k32.row.col.s32.s8.s8.s32",         // 8-bit needs k16/k32
+            "sync.aligned.m16n8k32.row.col.f32.e4m3.s8.f32",
+            "sync.aligned.m16n8k4.row.col.f32.f16.f16.f32",
+            "sync.aligned.m8n8k4.row.col.f32.tf32.tf32.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.bogus",
+        ] {
+            assert!(parse(bad).is_none(), "{bad} parsed");
+        }
+        assert!(parse("sync.aligned.m8n8k4.col.row.f16.f16.f16.f16").is_some());
+        assert!(parse("sync.aligned.m16n8k8.row.col.f64.f64.f64.f64.rm").is_some());
+    }
+
+    #[test]
+    fn decoders_match_apfloat() {
+        for raw in 0..=0xffffu64 {
+            let (ours, theirs) = (float_value(Ty::F16, raw), decode("f16", raw));
+            assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "f16 {raw:#x}");
+            let (ours, theirs) = (float_value(Ty::Bf16, raw), decode("bf16", raw));
+            assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "bf16 {raw:#x}");
+        }
+        for raw in 0..=0xffu64 {
+            for (ty, name) in [(Ty::E4m3, "e4m3"), (Ty::E5m2, "e5m2")] {
+                let (ours, theirs) = (float_value(ty, raw), decode(name, raw));
+                assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "{name} {raw:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn f16_rounding_matches_apfloat() {
+        // Every f16 value, the midpoints between neighbours and points just either side of them,
+        // across subnormals, normals and the overflow threshold.
+        let mut xs = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, 65504.0, 65519.99, 65520.0, 1e300, 1e-300];
+        for raw in 0..0x7c00u64 {
+            let (x, next) = (decode("f16", raw), decode("f16", raw + 1));
+            let mid = (x + next) / 2.0;
+            for v in [x, mid, mid.next_up(), mid.next_down()] {
+                xs.extend([v, -v]);
+            }
+        }
+        for x in xs {
+            assert_eq!(f16_bits(x), from_f64::<Half>(x, false), "{x:e}");
+        }
+        assert_eq!(f16_bits(f64::NAN), 0x7fff);
+    }
+
+    /// Four 8x8 matrices of distinct b16 elements, rows scattered with padding; returns the memory and
+    /// each lane's row address (lane 8j + r: row r of matrix j).
+    fn matrices(seed: u16) -> (Vec<u16>, [u64; 32]) {
+        let mut mem = vec![0u16; 32 * 12];
+        let mut rows = [0u64; 32];
+        for (lane, row) in rows.iter_mut().enumerate() {
+            let slot = (lane * 13 + 5) % 32; // scattered, each row 24 bytes apart
+            for c in 0..8 {
+                mem[slot * 12 + c] = seed.wrapping_add((lane * 8 + c) as u16 * 3);
+            }
+            *row = slot as u64 * 24;
+        }
+        (mem, rows)
+    }
+
+    fn at(mem: &[u16], base: u64, addr: u64, c: usize) -> u32 {
+        mem[((addr - base) / 2) as usize + c] as u32
+    }
+
+    #[test]
+    fn ldmatrix_fragments() {
+        for trans in [false, true] {
+            for num in [1, 2, 4] {
+                let (mem, offs) = matrices(100);
+                let base = mem.as_ptr() as u64;
+                let mut rows = [0u64; 32];
+                for l in 0..8 * num {
+                    rows[l] = base + offs[l]; // lanes past 8 * num keep address 0: never read
+                }
+                for lane in 0..32 {
+                    let regs = unsafe { ldmatrix_lane(num, trans, &rows, lane) };
+                    let (g, t) = (lane / 4, lane % 4);
+                    // Element (r, c) of matrix j: row r's address, column c (columns with .trans).
+                    let el = |j: usize, r: usize, c: usize| if trans { at(&mem, base, rows[8 * j + c], r) } else { at(&mem, base, rows[8 * j + r], c) };
+                    let want: Vec<u32> = (0..num).map(|j| el(j, g, 2 * t) | el(j, g, 2 * t + 1) << 16).collect();
+                    assert_eq!(regs, want, "lane {lane} x{num} trans {trans}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stmatrix_inverts_ldmatrix() {
+        for (ld_trans, st_trans) in [(false, false), (true, true), (false, true), (true, false)] {
+            for num in [1, 2, 4] {
+                let (src, offs) = matrices(7);
+                let src_base = src.as_ptr() as u64;
+                let src_rows: [u64; 32] = std::array::from_fn(|l| src_base + offs[l]);
+                let regs: Vec<Vec<u32>> = (0..32).map(|l| unsafe { ldmatrix_lane(num, ld_trans, &src_rows, l) }).collect();
+                let regs: [&[u32]; 32] = std::array::from_fn(|l| regs[l].as_slice());
+                let (mut dst, offs2) = matrices(0);
+                dst.fill(0xdead);
+                let dst_base = dst.as_mut_ptr() as u64;
+                let dst_rows: [u64; 32] = std::array::from_fn(|l| dst_base + offs2[(l + 3) % 32]);
+                for lane in 0..32 {
+                    unsafe { stmatrix_lane(num, st_trans, &dst_rows, &regs, lane) };
+                }
+                for j in 0..4 {
+                    for r in 0..8 {
+                        for c in 0..8 {
+                            let got = at(&dst, dst_base, dst_rows[8 * j + r], c);
+                            // Same transposition on both sides: a copy; different: the transpose.
+                            let (sr, sc) = if ld_trans == st_trans { (r, c) } else { (c, r) };
+                            let want = if j < num { at(&src, src_base, src_rows[8 * j + sr], sc) } else { 0xdead };
+                            assert_eq!(got, want, "x{num} ld {ld_trans} st {st_trans} matrix {j} ({r}, {c})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn movmatrix_transposes() {
+        // Element (r, c) = 8r + c + 0x100, in the ldmatrix layout: lane 4r + c/2, half c%2.
+        let regs: [u32; 32] = std::array::from_fn(|l| {
+            let (r, c) = (l / 4, 2 * (l % 4));
+            (8 * r + c + 0x100) as u32 | ((8 * r + c + 1 + 0x100) as u32) << 16
+        });
+        let out: [u32; 32] = std::array::from_fn(|l| movmatrix_lane(&regs, l));
+        for lane in 0..32 {
+            let (r, c) = (lane / 4, 2 * (lane % 4));
+            // The result's (r, c) is the source's (c, r).
+            assert_eq!(out[lane], (8 * c + r + 0x100) as u32 | ((8 * (c + 1) + r + 0x100) as u32) << 16, "lane {lane}");
+        }
+        let back: [u32; 32] = std::array::from_fn(|l| movmatrix_lane(&out, l));
+        assert_eq!(back, regs);
+    }
+}
