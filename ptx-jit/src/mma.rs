@@ -171,15 +171,21 @@ impl MmaDesc {
         let ([d, a, b, c], [a_row, b_row]) = (<[Ty; 4]>::try_from(types).ok()?, <[bool; 2]>::try_from(layouts).ok()?);
         let quad_pair = (m, n, k) == (8, 8, 4) && a == Ty::F16;
         let ok_types = match (m, n, k) {
-            _ if a == Ty::F64 => {
-                [d, b, c] == [Ty::F64; 3] && matches!((m, k), (8, 4) | (16, 4) | (16, 8) | (16, 16))
-            }
+            _ if a == Ty::F64 => [d, b, c] == [Ty::F64; 3] && matches!((m, k), (8, 4) | (16, 4) | (16, 8) | (16, 16)),
             (8, 8, 4) => {
-                a == Ty::F16 && b == Ty::F16 && d.is_f16_or_f32() && c.is_f16_or_f32() && !(c == Ty::F32 && d == Ty::F16)
+                a == Ty::F16
+                    && b == Ty::F16
+                    && d.is_f16_or_f32()
+                    && c.is_f16_or_f32()
+                    && !(c == Ty::F32 && d == Ty::F16)
             }
             (16, 8, 8) | (16, 8, 16) if matches!(a, Ty::F16 | Ty::Bf16) => {
                 b == a
-                    && (if a == Ty::F16 { d.is_f16_or_f32() && c.is_f16_or_f32() } else { d == Ty::F32 && c == Ty::F32 })
+                    && (if a == Ty::F16 {
+                        d.is_f16_or_f32() && c.is_f16_or_f32()
+                    } else {
+                        d == Ty::F32 && c == Ty::F32
+                    })
                     && (k == 16 || d == c)
             }
             (16, 8, 4) | (16, 8, 8) if a == Ty::Tf32 => b == a && d == Ty::F32 && c == Ty::F32,
@@ -253,11 +259,19 @@ impl MmaDesc {
     }
 
     fn computations(&self) -> usize {
-        if self.quad_pair { 4 } else { 1 }
+        if self.quad_pair {
+            4
+        } else {
+            1
+        }
     }
 
     fn computation(&self, lane: usize) -> usize {
-        if self.quad_pair { (lane >> 2) & 3 } else { 0 }
+        if self.quad_pair {
+            (lane >> 2) & 3
+        } else {
+            0
+        }
     }
 
     /// Elements of `op` each lane holds.
@@ -350,9 +364,17 @@ fn minifloat(raw: u64, eb: u32, mb: u32, ieee: bool) -> f64 {
     let man = raw & ((1 << mb) - 1);
     let max_exp = (1 << eb) - 1;
     if exp == max_exp && (ieee || man == (1 << mb) - 1) {
-        return if ieee && man == 0 { sign * f64::INFINITY } else { f64::NAN };
+        return if ieee && man == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
-    let (sig, e) = if exp == 0 { (man, 1 - bias) } else { (man | 1 << mb, exp - bias) };
+    let (sig, e) = if exp == 0 {
+        (man, 1 - bias)
+    } else {
+        (man | 1 << mb, exp - bias)
+    };
     sign * sig as f64 * pow2(e - mb as i32)
 }
 
@@ -401,14 +423,22 @@ fn f16_bits(x: f64) -> u64 {
 }
 
 fn f32_bits(x: f64) -> u64 {
-    if x.is_nan() { 0x7fff_ffff } else { (x as f32).to_bits() as u64 }
+    if x.is_nan() {
+        0x7fff_ffff
+    } else {
+        (x as f32).to_bits() as u64
+    }
 }
 
 /// The D fragment words of `lane`, given every lane's buffer = [A words..., B words..., C words...].
 /// Panics if a buffer is shorter than `desc.words()` says (the lowering sizes them from it).
 pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
     let (wa, wb, wc, wd) = desc.words();
-    assert!(bufs.iter().all(|b| b.len() >= wa + wb + wc), "mma lane buffer shorter than {} words", wa + wb + wc);
+    assert!(
+        bufs.iter().all(|b| b.len() >= wa + wb + wc),
+        "mma lane buffer shorter than {} words",
+        wa + wb + wc
+    );
     let comp = desc.computation(lane);
     let mut out = vec![0u32; wd];
     for i in 0..desc.count(Op::D) {
@@ -418,8 +448,12 @@ pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
         let c_raw = desc.fetch(Op::C, bufs, comp, r, c);
         let d = match desc.a {
             Ty::F64 => {
-                let round = [Round::NearestTiesToEven, Round::TowardZero, Round::TowardNegative, Round::TowardPositive]
-                    [desc.round as usize];
+                let round = [
+                    Round::NearestTiesToEven,
+                    Round::TowardZero,
+                    Round::TowardNegative,
+                    Round::TowardPositive,
+                ][desc.round as usize];
                 let mut acc = Double::from_bits(c_raw as u128);
                 for kk in 0..desc.k {
                     let (x, y) = (Double::from_bits(a(kk) as u128), Double::from_bits(b(kk) as u128));
@@ -452,7 +486,11 @@ pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
                 for kk in 0..desc.k {
                     acc += float_value(ta, a(kk)) * float_value(desc.b, b(kk));
                 }
-                if desc.d == Ty::F16 { f16_bits(acc) } else { f32_bits(acc) }
+                if desc.d == Ty::F16 {
+                    f16_bits(acc)
+                } else {
+                    f32_bits(acc)
+                }
             }
         };
         put_elem(&mut out, desc.d.bits(), i, d);
@@ -461,7 +499,11 @@ pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
 }
 
 fn half(word: u32, hi: bool) -> u32 {
-    if hi { word >> 16 } else { word & 0xffff }
+    if hi {
+        word >> 16
+    } else {
+        word & 0xffff
+    }
 }
 
 /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.b16`: lane `lane`'s `num` registers. `rows[i]` is the
@@ -552,17 +594,34 @@ mod tests {
             ("m16n8k4", _, 'B') => (t, g),
             // m16n8k8
             ("m16n8k8", "f16" | "bf16", 'A') => (if i < 2 { g } else { g + 8 }, t * 2 + (i & 0x1)),
-            ("m16n8k8", "tf32" | "f64", 'A') => (if i == 0 || i == 2 { g } else { g + 8 }, if i < 2 { t } else { t + 4 }),
+            ("m16n8k8", "tf32" | "f64", 'A') => {
+                (if i == 0 || i == 2 { g } else { g + 8 }, if i < 2 { t } else { t + 4 })
+            }
             ("m16n8k8", "f16" | "bf16", 'B') => (t * 2 + i, g),
             ("m16n8k8", "tf32" | "f64", 'B') => (if i == 0 { t } else { t + 4 }, g),
             // m16n8k16
             ("m16n8k16", "f16" | "bf16", 'A') => (
                 if i < 2 || (4..6).contains(&i) { g } else { g + 8 },
-                if i < 4 { t * 2 + (i & 0x1) } else { t * 2 + (i & 0x1) + 8 },
+                if i < 4 {
+                    t * 2 + (i & 0x1)
+                } else {
+                    t * 2 + (i & 0x1) + 8
+                },
             ),
-            ("m16n8k16", "f64", 'A') => (if i % 2 == 0 { g } else { g + 8 }, if i % 2 == 0 { i * 2 + t } else { i * 2 - 2 + t }),
+            // "i % 2 = 0" in the manual.
+            ("m16n8k16", "f64", 'A') => (
+                if i & 1 == 0 { g } else { g + 8 },
+                if i & 1 == 0 { i * 2 + t } else { i * 2 - 2 + t },
+            ),
             ("m16n8k16", "s8" | "u8", 'A') => (if i < 4 { g } else { g + 8 }, t * 4 + (i & 0x3)),
-            ("m16n8k16", "f16" | "bf16", 'B') => (if i < 2 { t * 2 + (i & 0x1) } else { t * 2 + (i & 0x1) + 8 }, g),
+            ("m16n8k16", "f16" | "bf16", 'B') => (
+                if i < 2 {
+                    t * 2 + (i & 0x1)
+                } else {
+                    t * 2 + (i & 0x1) + 8
+                },
+                g,
+            ),
             ("m16n8k16", "f64", 'B') => (t + i * 4, g),
             ("m16n8k16", "s8" | "u8", 'B') => (t * 4 + i, g),
             // m16n8k32
@@ -570,15 +629,37 @@ mod tests {
             ("m16n8k32", "s4" | "u4", 'B') => (t * 8 + (i & 0x7), g),
             ("m16n8k32", _, 'A') => (
                 if i < 4 || (8..12).contains(&i) { g } else { g + 8 },
-                if i < 8 { t * 4 + (i & 0x3) } else { t * 4 + (i & 0x3) + 16 },
+                if i < 8 {
+                    t * 4 + (i & 0x3)
+                } else {
+                    t * 4 + (i & 0x3) + 16
+                },
             ),
-            ("m16n8k32", _, 'B') => (if i < 4 { t * 4 + (i & 0x3) } else { t * 4 + (i & 0x3) + 16 }, g),
+            ("m16n8k32", _, 'B') => (
+                if i < 4 {
+                    t * 4 + (i & 0x3)
+                } else {
+                    t * 4 + (i & 0x3) + 16
+                },
+                g,
+            ),
             // m16n8k64
             ("m16n8k64", _, 'A') => (
                 if i < 8 || (16..24).contains(&i) { g } else { g + 8 },
-                if i < 16 { t * 8 + (i & 0x7) } else { t * 8 + (i & 0x7) + 32 },
+                if i < 16 {
+                    t * 8 + (i & 0x7)
+                } else {
+                    t * 8 + (i & 0x7) + 32
+                },
             ),
-            ("m16n8k64", _, 'B') => (if i < 8 { t * 8 + (i & 0x7) } else { t * 8 + (i & 0x7) + 32 }, g),
+            ("m16n8k64", _, 'B') => (
+                if i < 8 {
+                    t * 8 + (i & 0x7)
+                } else {
+                    t * 8 + (i & 0x7) + 32
+                },
+                g,
+            ),
             // m16n8k128 / m16n8k256 (.b1)
             ("m16n8k128", _, 'A') => (if i < 32 { g } else { g + 8 }, t * 32 + (i & 0x1f)),
             ("m16n8k128", _, 'B') => (t * 32 + i, g),
@@ -586,9 +667,20 @@ mod tests {
             // lane's columns for 32 <= i < 64; the figure's pattern (and every other shape) masks i.
             ("m16n8k256", _, 'A') => (
                 if i < 32 || (64..96).contains(&i) { g } else { g + 8 },
-                if i < 64 { t * 32 + (i & 0x1f) } else { t * 32 + (i & 0x1f) + 128 },
+                if i < 64 {
+                    t * 32 + (i & 0x1f)
+                } else {
+                    t * 32 + (i & 0x1f) + 128
+                },
             ),
-            ("m16n8k256", _, 'B') => (if i < 32 { t * 32 + (i & 0x1f) } else { t * 32 + (i & 0x1f) + 128 }, g),
+            ("m16n8k256", _, 'B') => (
+                if i < 32 {
+                    t * 32 + (i & 0x1f)
+                } else {
+                    t * 32 + (i & 0x1f) + 128
+                },
+                g,
+            ),
             (_, _, 'C') => (if i < 2 { g } else { g + 8 }, t * 2 + (i & 0x1)),
             _ => panic!("no manual layout for {shape} {ty} {op}"),
         }
@@ -647,7 +739,13 @@ mod tests {
     fn int(ty: &str, raw: u64) -> i64 {
         match ty {
             "s8" => raw as u8 as i8 as i64,
-            "s4" => if raw >= 8 { raw as i64 - 16 } else { raw as i64 },
+            "s4" => {
+                if raw >= 8 {
+                    raw as i64 - 16
+                } else {
+                    raw as i64
+                }
+            }
             "s32" => raw as u32 as i32 as i64,
             _ => raw as i64,
         }
@@ -661,7 +759,11 @@ mod tests {
             "f16" | "bf16" | "tf32" => {
                 let raw = encode_exact(ty, (p as f64 - 128.0) / 64.0);
                 // tf32 inputs carry junk in the 13 ignored bits.
-                if ty == "tf32" { raw | (idx as u64 * 0x1357) & 0x1fff } else { raw }
+                if ty == "tf32" {
+                    raw | (idx as u64 * 0x1357) & 0x1fff
+                } else {
+                    raw
+                }
             }
             "f32" => encode_exact(ty, ((idx * 5 + salt) % 512) as f64 / 8.0 - 32.0),
             // Top exponent bit cleared: no NaN/Inf and a modest exponent range.
@@ -686,12 +788,39 @@ mod tests {
 
     fn form(mods: &str) -> (Vec<String>, Form<'_>) {
         let toks: Vec<&str> = mods.split('.').collect();
-        let tys: Vec<&str> = toks.iter().copied().filter(|t| bits_of(t) != 32 || matches!(*t, "f32" | "s32" | "tf32")).filter(|t| {
-            matches!(*t, "f16" | "bf16" | "tf32" | "e4m3" | "e5m2" | "f32" | "f64" | "s8" | "u8" | "s4" | "u4" | "b1" | "s32")
-        }).collect();
-        let lay: Vec<bool> = toks.iter().filter(|t| matches!(**t, "row" | "col")).map(|t| *t == "row").collect();
+        let tys: Vec<&str> = toks
+            .iter()
+            .copied()
+            .filter(|t| bits_of(t) != 32 || matches!(*t, "f32" | "s32" | "tf32"))
+            .filter(|t| {
+                matches!(
+                    *t,
+                    "f16"
+                        | "bf16"
+                        | "tf32"
+                        | "e4m3"
+                        | "e5m2"
+                        | "f32"
+                        | "f64"
+                        | "s8"
+                        | "u8"
+                        | "s4"
+                        | "u4"
+                        | "b1"
+                        | "s32"
+                )
+            })
+            .collect();
+        let lay: Vec<bool> = toks
+            .iter()
+            .filter(|t| matches!(**t, "row" | "col"))
+            .map(|t| *t == "row")
+            .collect();
         let f = Form {
-            shape: toks.iter().find(|t| t.starts_with('m') && t.contains('n') && t.contains('k')).unwrap(),
+            shape: toks
+                .iter()
+                .find(|t| t.starts_with('m') && t.contains('n') && t.contains('k'))
+                .unwrap(),
             tys: [tys[0], tys[1], tys[2], tys[3]],
             a_row: lay[0],
             b_row: lay[1],
@@ -705,20 +834,43 @@ mod tests {
     fn reference(f: &Form, a: &[u64], b: &[u64], c: u64) -> u64 {
         let [td, ta, tb, tc] = f.tys;
         match ta {
-            "f64" => a.iter().zip(b).fold(f64::from_bits(c), |acc, (&x, &y)| f64::from_bits(x).mul_add(f64::from_bits(y), acc)).to_bits(),
+            "f64" => a
+                .iter()
+                .zip(b)
+                .fold(f64::from_bits(c), |acc, (&x, &y)| {
+                    f64::from_bits(x).mul_add(f64::from_bits(y), acc)
+                })
+                .to_bits(),
             "b1" => {
-                let popc: i64 = a.iter().zip(b).map(|(x, y)| if f.and { x & y } else { x ^ y } as i64).sum();
+                let popc: i64 = a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| if f.and { x & y } else { x ^ y } as i64)
+                    .sum();
                 (int("s32", c) + popc) as u32 as u64
             }
             "s8" | "u8" | "s4" | "u4" => {
                 let s: i64 = int("s32", c) + a.iter().zip(b).map(|(&x, &y)| int(ta, x) * int(tb, y)).sum::<i64>();
-                (if f.sat { s.clamp(i32::MIN as i64, i32::MAX as i64) } else { s }) as u32 as u64
+                (if f.sat {
+                    s.clamp(i32::MIN as i64, i32::MAX as i64)
+                } else {
+                    s
+                }) as u32 as u64
             }
             _ => {
                 // Products summed from the top of k down, C last: a different order than the module's,
                 // harmless because the data keeps every sum exact.
-                let s = a.iter().zip(b).rev().fold(0.0, |acc, (&x, &y)| acc + decode(ta, x) * decode(tb, y)) + decode(tc, c);
-                if td == "f16" { from_f64::<Half>(s, false) } else { from_f64::<Single>(s, false) }
+                let s = a
+                    .iter()
+                    .zip(b)
+                    .rev()
+                    .fold(0.0, |acc, (&x, &y)| acc + decode(ta, x) * decode(tb, y))
+                    + decode(tc, c);
+                if td == "f16" {
+                    from_f64::<Half>(s, false)
+                } else {
+                    from_f64::<Single>(s, false)
+                }
             }
         }
     }
@@ -743,7 +895,10 @@ mod tests {
             .collect();
         let cols = [k, n, n];
         let mut bufs = vec![Vec::new(); 32];
-        for (o, (op, ty, nw)) in [('A', ta, words.0), ('B', tb, words.1), ('C', tc, words.2)].into_iter().enumerate() {
+        for (o, (op, ty, nw)) in [('A', ta, words.0), ('B', tb, words.1), ('C', tc, words.2)]
+            .into_iter()
+            .enumerate()
+        {
             let mut seen = vec![0; mats[o].len()];
             for (lane, buf) in bufs.iter_mut().enumerate() {
                 let bits = bits_of(ty);
@@ -756,7 +911,10 @@ mod tests {
                 }
                 buf.extend(w);
             }
-            assert!(seen.iter().all(|&s| s == 1), "{mods}: the manual layout of {op} is not one-to-one");
+            assert!(
+                seen.iter().all(|&s| s == 1),
+                "{mods}: the manual layout of {op} is not one-to-one"
+            );
         }
         let refs: [&[u32]; 32] = std::array::from_fn(|l| bufs[l].as_slice());
         let mut d = vec![None; comps * m * n];
@@ -777,7 +935,11 @@ mod tests {
                     let a: Vec<u64> = (0..k).map(|kk| mats[0][q * m * k + r * k + kk]).collect();
                     let b: Vec<u64> = (0..k).map(|kk| mats[1][q * k * n + kk * n + c]).collect();
                     let want = reference(&f, &a, &b, mats[2][q * m * n + r * n + c]);
-                    assert_eq!(d[q * m * n + r * n + c], Some(want), "{mods}: computation {q} D[{r}][{c}]");
+                    assert_eq!(
+                        d[q * m * n + r * n + c],
+                        Some(want),
+                        "{mods}: computation {q} D[{r}][{c}]"
+                    );
                 }
             }
         }
@@ -827,14 +989,20 @@ mod tests {
         for (a, b) in [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")] {
             check(&format!("sync.aligned.m8n8k16.row.col.s32.{a}.{b}.s32"), (1, 1, 2, 2));
             check(&format!("sync.aligned.m16n8k16.row.col.s32.{a}.{b}.s32"), (2, 1, 4, 4));
-            check(&format!("sync.aligned.m16n8k32.row.col.satfinite.s32.{a}.{b}.s32"), (4, 2, 4, 4));
+            check(
+                &format!("sync.aligned.m16n8k32.row.col.satfinite.s32.{a}.{b}.s32"),
+                (4, 2, 4, 4),
+            );
         }
     }
 
     #[test]
     fn int4_shapes() {
         for (a, b) in [("s4", "s4"), ("s4", "u4"), ("u4", "s4"), ("u4", "u4")] {
-            check(&format!("sync.aligned.m8n8k32.row.col.satfinite.s32.{a}.{b}.s32"), (1, 1, 2, 2));
+            check(
+                &format!("sync.aligned.m8n8k32.row.col.satfinite.s32.{a}.{b}.s32"),
+                (1, 1, 2, 2),
+            );
             check(&format!("sync.aligned.m16n8k32.row.col.s32.{a}.{b}.s32"), (2, 1, 4, 4));
             check(&format!("sync.aligned.m16n8k64.row.col.s32.{a}.{b}.s32"), (4, 2, 4, 4));
         }
@@ -850,9 +1018,18 @@ mod tests {
     #[test]
     fn single_bit_shapes() {
         for op in ["xor", "and"] {
-            check(&format!("sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{op}.popc"), (1, 1, 2, 2));
-            check(&format!("sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.{op}.popc"), (2, 1, 4, 4));
-            check(&format!("sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.{op}.popc"), (4, 2, 4, 4));
+            check(
+                &format!("sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.{op}.popc"),
+                (1, 1, 2, 2),
+            );
+            check(
+                &format!("sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.{op}.popc"),
+                (2, 1, 4, 4),
+            );
+            check(
+                &format!("sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.{op}.popc"),
+                (4, 2, 4, 4),
+            );
         }
     }
 
@@ -865,7 +1042,10 @@ mod tests {
     fn uniform(mods: &str, a: u32, b: u32, c: u32) -> Vec<u32> {
         let desc = parse(mods).unwrap();
         let (wa, wb, wc, _) = desc.words();
-        let buf: Vec<u32> = [(a, wa), (b, wb), (c, wc)].iter().flat_map(|&(v, n)| vec![v; n]).collect();
+        let buf: Vec<u32> = [(a, wa), (b, wb), (c, wc)]
+            .iter()
+            .flat_map(|&(v, n)| vec![v; n])
+            .collect();
         mma_lane(&desc, &[buf.as_slice(); 32], 5)
     }
 
@@ -874,13 +1054,42 @@ mod tests {
         let big = (i32::MAX - 5) as u32;
         // 16 products of (-128)(-128) = 262144 on top of i32::MAX - 5.
         let wrap = big.wrapping_add(262_144);
-        assert_eq!(uniform("sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", 0x8080_8080, 0x8080_8080, big), vec![wrap; 2]);
-        assert_eq!(uniform("sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32", 0x8080_8080, 0x8080_8080, big), vec![i32::MAX as u32; 2]);
+        assert_eq!(
+            uniform(
+                "sync.aligned.m8n8k16.row.col.s32.s8.s8.s32",
+                0x8080_8080,
+                0x8080_8080,
+                big
+            ),
+            vec![wrap; 2]
+        );
+        assert_eq!(
+            uniform(
+                "sync.aligned.m8n8k16.row.col.satfinite.s32.s8.s8.s32",
+                0x8080_8080,
+                0x8080_8080,
+                big
+            ),
+            vec![i32::MAX as u32; 2]
+        );
         // (-128)(255) * 16 below i32::MIN + 5.
         let small = (i32::MIN + 5) as u32;
-        assert_eq!(uniform("sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32", 0x8080_8080, 0xffff_ffff, small), vec![i32::MIN as u32; 2]);
         assert_eq!(
-            uniform("sync.aligned.m8n8k16.row.col.s32.s8.u8.s32", 0x8080_8080, 0xffff_ffff, small),
+            uniform(
+                "sync.aligned.m8n8k16.row.col.satfinite.s32.s8.u8.s32",
+                0x8080_8080,
+                0xffff_ffff,
+                small
+            ),
+            vec![i32::MIN as u32; 2]
+        );
+        assert_eq!(
+            uniform(
+                "sync.aligned.m8n8k16.row.col.s32.s8.u8.s32",
+                0x8080_8080,
+                0xffff_ffff,
+                small
+            ),
             vec![small.wrapping_add((-128i32 * 255 * 16) as u32); 2]
         );
     }
@@ -890,15 +1099,44 @@ mod tests {
         // C = 1 plus eight products of 2^-24: 1 + 2^-21 exactly. Accumulating in f32 step by step
         // would round every 1 + 2^-24 back to 1.
         let two_m12 = 0x0c00_0c00; // f16 2^-12, twice
-        let d = uniform("sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", two_m12, two_m12, 1f32.to_bits());
+        let d = uniform(
+            "sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+            two_m12,
+            two_m12,
+            1f32.to_bits(),
+        );
         assert_eq!(d, vec![(1.0f32 + 2f32.powi(-21)).to_bits(); 4]);
         // f16 results: C = 1 + 2^-10 plus eight products of 2^-14 = 1 + 2^-10 + 2^-11, halfway between
         // two f16 values; ties go to the even one, 1 + 2^-9.
         let two_m7 = 0x2000_2000;
-        assert_eq!(uniform("sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", two_m7, two_m7, 0x3c01_3c01), vec![0x3c02_3c02; 2]);
+        assert_eq!(
+            uniform(
+                "sync.aligned.m16n8k8.row.col.f16.f16.f16.f16",
+                two_m7,
+                two_m7,
+                0x3c01_3c01
+            ),
+            vec![0x3c02_3c02; 2]
+        );
         // inf * 0 + 0 * inf is NaN, and comes out canonical.
-        assert_eq!(uniform("sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 0x0000_7c00, 0x7c00_0000, 0), vec![0x7fff_ffff; 4]);
-        assert_eq!(uniform("sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", 0x0000_7c00, 0x7c00_0000, 0), vec![0x7fff_7fff; 2]);
+        assert_eq!(
+            uniform(
+                "sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+                0x0000_7c00,
+                0x7c00_0000,
+                0
+            ),
+            vec![0x7fff_ffff; 4]
+        );
+        assert_eq!(
+            uniform(
+                "sync.aligned.m16n8k8.row.col.f16.f16.f16.f16",
+                0x0000_7c00,
+                0x7c00_0000,
+                0
+            ),
+            vec![0x7fff_7fff; 2]
+        );
     }
 
     #[test]
@@ -926,20 +1164,20 @@ mod tests {
     #[test]
     fn parse_rejects_invalid_forms() {
         for bad in [
-            "sync.aligned.m16n8k16.col.col.f32.f16.f16.f32",     // only .row.col outside m8n8k4.f16
-            "sync.aligned.m16n8k8.row.col.f32.f16.f16.f16",      // m16n8k8: dtype = ctype
-            "sync.aligned.m8n8k4.row.col.f16.f16.f16.f32",       // m8n8k4: f32 C needs f32 D
-            "sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32",   // bf16 accumulates in f32
+            "sync.aligned.m16n8k16.col.col.f32.f16.f16.f32", // only .row.col outside m8n8k4.f16
+            "sync.aligned.m16n8k8.row.col.f32.f16.f16.f16",  // m16n8k8: dtype = ctype
+            "sync.aligned.m8n8k4.row.col.f16.f16.f16.f32",   // m8n8k4: f32 C needs f32 D
+            "sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32", // bf16 accumulates in f32
             "sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32",
             "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.rn", // rounding only for f64
-            "sync.aligned.m8n8k128.row.col.s32.b1.b1.s32",        // b1 needs .xor/.and .popc
+            "sync.aligned.m8n8k128.row.col.s32.b1.b1.s32",      // b1 needs .xor/.and .popc
             "sync.aligned.m8n8k16.row.col.s32.s8.s8.s32.popc",
             "sync.aligned.m16n8k12.row.col.f32.f16.f16.f32",
             "sync.aligned.m16n8k16.row.col.f32.f16.f16",
             "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.f32",
             "sync.aligned.m16n8k16.row.f32.f16.f16.f32",
             "sync.aligned.m16n8k16.m16n8k16.row.col.f32.f16.f16.f32",
-            "sync.aligned.m8n8k32.row.col.s32.s8.s8.s32",         // 8-bit needs k16/k32
+            "sync.aligned.m8n8k32.row.col.s32.s8.s8.s32", // 8-bit needs k16/k32
             "sync.aligned.m16n8k32.row.col.f32.e4m3.s8.f32",
             "sync.aligned.m16n8k4.row.col.f32.f16.f16.f32",
             "sync.aligned.m8n8k4.row.col.f32.tf32.tf32.f32",
@@ -955,14 +1193,23 @@ mod tests {
     fn decoders_match_apfloat() {
         for raw in 0..=0xffffu64 {
             let (ours, theirs) = (float_value(Ty::F16, raw), decode("f16", raw));
-            assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "f16 {raw:#x}");
+            assert!(
+                ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(),
+                "f16 {raw:#x}"
+            );
             let (ours, theirs) = (float_value(Ty::Bf16, raw), decode("bf16", raw));
-            assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "bf16 {raw:#x}");
+            assert!(
+                ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(),
+                "bf16 {raw:#x}"
+            );
         }
         for raw in 0..=0xffu64 {
             for (ty, name) in [(Ty::E4m3, "e4m3"), (Ty::E5m2, "e5m2")] {
                 let (ours, theirs) = (float_value(ty, raw), decode(name, raw));
-                assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "{name} {raw:#x}");
+                assert!(
+                    ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(),
+                    "{name} {raw:#x}"
+                );
             }
         }
     }
@@ -971,7 +1218,17 @@ mod tests {
     fn f16_rounding_matches_apfloat() {
         // Every f16 value, the midpoints between neighbours and points just either side of them,
         // across subnormals, normals and the overflow threshold.
-        let mut xs = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, 65504.0, 65519.99, 65520.0, 1e300, 1e-300];
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            65504.0,
+            65519.99,
+            65520.0,
+            1e300,
+            1e-300,
+        ];
         for raw in 0..0x7c00u64 {
             let (x, next) = (decode("f16", raw), decode("f16", raw + 1));
             let mid = (x + next) / 2.0;
@@ -1018,7 +1275,13 @@ mod tests {
                     let regs = unsafe { ldmatrix_lane(num, trans, &rows, lane) };
                     let (g, t) = (lane / 4, lane % 4);
                     // Element (r, c) of matrix j: row r's address, column c (columns with .trans).
-                    let el = |j: usize, r: usize, c: usize| if trans { at(&mem, base, rows[8 * j + c], r) } else { at(&mem, base, rows[8 * j + r], c) };
+                    let el = |j: usize, r: usize, c: usize| {
+                        if trans {
+                            at(&mem, base, rows[8 * j + c], r)
+                        } else {
+                            at(&mem, base, rows[8 * j + r], c)
+                        }
+                    };
                     let want: Vec<u32> = (0..num).map(|j| el(j, g, 2 * t) | el(j, g, 2 * t + 1) << 16).collect();
                     assert_eq!(regs, want, "lane {lane} x{num} trans {trans}");
                 }
@@ -1033,7 +1296,9 @@ mod tests {
                 let (src, offs) = matrices(7);
                 let src_base = src.as_ptr() as u64;
                 let src_rows: [u64; 32] = std::array::from_fn(|l| src_base + offs[l]);
-                let regs: Vec<Vec<u32>> = (0..32).map(|l| unsafe { ldmatrix_lane(num, ld_trans, &src_rows, l) }).collect();
+                let regs: Vec<Vec<u32>> = (0..32)
+                    .map(|l| unsafe { ldmatrix_lane(num, ld_trans, &src_rows, l) })
+                    .collect();
                 let regs: [&[u32]; 32] = std::array::from_fn(|l| regs[l].as_slice());
                 let (mut dst, offs2) = matrices(0);
                 dst.fill(0xdead);
@@ -1048,7 +1313,11 @@ mod tests {
                             let got = at(&dst, dst_base, dst_rows[8 * j + r], c);
                             // Same transposition on both sides: a copy; different: the transpose.
                             let (sr, sc) = if ld_trans == st_trans { (r, c) } else { (c, r) };
-                            let want = if j < num { at(&src, src_base, src_rows[8 * j + sr], sc) } else { 0xdead };
+                            let want = if j < num {
+                                at(&src, src_base, src_rows[8 * j + sr], sc)
+                            } else {
+                                0xdead
+                            };
                             assert_eq!(got, want, "x{num} ld {ld_trans} st {st_trans} matrix {j} ({r}, {c})");
                         }
                     }
@@ -1065,10 +1334,14 @@ mod tests {
             (8 * r + c + 0x100) as u32 | ((8 * r + c + 1 + 0x100) as u32) << 16
         });
         let out: [u32; 32] = std::array::from_fn(|l| movmatrix_lane(&regs, l));
-        for lane in 0..32 {
+        for (lane, &got) in out.iter().enumerate() {
             let (r, c) = (lane / 4, 2 * (lane % 4));
             // The result's (r, c) is the source's (c, r).
-            assert_eq!(out[lane], (8 * c + r + 0x100) as u32 | ((8 * (c + 1) + r + 0x100) as u32) << 16, "lane {lane}");
+            assert_eq!(
+                got,
+                (8 * c + r + 0x100) as u32 | ((8 * (c + 1) + r + 0x100) as u32) << 16,
+                "lane {lane}"
+            );
         }
         let back: [u32; 32] = std::array::from_fn(|l| movmatrix_lane(&out, l));
         assert_eq!(back, regs);
