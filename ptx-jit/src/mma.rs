@@ -7,11 +7,11 @@
 //! (not only through `ldmatrix`) computes what it would on a GPU.
 //!
 //! Arithmetic (the manual leaves order and rounding unspecified for everything but `.f64`):
-//! - f16/bf16/tf32/e4m3/e5m2 inputs: each product is exact in f64 and the dot product is summed in
-//!   f64 (C first, then k ascending), then rounded once, to nearest even, to the f32 or f16 result.
-//!   For the shapes here the f64 sum is exact unless the terms span more than ~50 binades, so the
-//!   result is normally the correctly rounded exact value (hardware truncates in places; we do not
-//!   model that). NaN results are the canonical NaN (0x7fffffff / 0x7fff).
+//! - f16/bf16/tf32/e4m3/e5m2 inputs: D is C + sum of A*B computed exactly (in a wide fixed-point
+//!   accumulator), then rounded once, to nearest even, to the f32 or f16 result type; order therefore
+//!   does not matter. Hardware is looser (it may truncate partial sums); we do not model that. Any
+//!   infinite or NaN term gives the f64 sum of those terms; NaN results are the canonical NaN
+//!   (0x7fffffff / 0x7fff).
 //! - tf32 inputs ignore the low 13 bits of each 32-bit register (the manual says so for wgmma; we
 //!   assume mma does the same).
 //! - f64: a chain of fused multiply-adds `d = fma(a[k], b[k], d)` from `d = c`, k ascending, in the
@@ -430,6 +430,93 @@ fn f32_bits(x: f64) -> u64 {
     }
 }
 
+/// Bits of the fixed-point sum below the binary point.
+const FRAC: i32 = 400;
+
+/// Exact sum of the terms of a low-precision dot product, as a 768-bit two's-complement fixed-point
+/// number with `FRAC` fraction bits: every product of two f16/bf16/tf32/fp8 values and every f32 or
+/// f16 addend, as an f64 with 53 significant bits, is a multiple of 2^-324 below 2^257, so nothing is
+/// lost before the one rounding and 33 such terms cannot overflow.
+/// Infinities and NaNs bypass it (`special` keeps their f64 sum).
+#[derive(Default)]
+struct ExactSum {
+    limbs: [u64; 12],
+    special: Option<f64>,
+    /// Every term so far was -0 (an exact zero sum is then -0, otherwise +0).
+    all_neg_zero: Option<bool>,
+}
+
+impl ExactSum {
+    fn add(&mut self, x: f64) {
+        if !x.is_finite() {
+            self.special = Some(self.special.unwrap_or(0.0) + x);
+            return;
+        }
+        self.all_neg_zero = Some(self.all_neg_zero.unwrap_or(true) && x == 0.0 && x.is_sign_negative());
+        if x == 0.0 {
+            return;
+        }
+        let bits = x.to_bits();
+        let biased = (bits >> 52 & 0x7ff) as i32;
+        let mant = bits & ((1 << 52) - 1) | if biased == 0 { 0 } else { 1 << 52 };
+        let shift = (biased.max(1) - 1075 + FRAC) as usize;
+        let v = (mant as u128) << (shift % 64);
+        let mut term = [0u64; 12];
+        term[shift / 64] = v as u64;
+        term[shift / 64 + 1] = (v >> 64) as u64;
+        let mut carry = false;
+        for (limb, t) in self.limbs.iter_mut().zip(term) {
+            let (r, o1, o2);
+            if x < 0.0 {
+                (r, o1) = limb.overflowing_sub(t);
+                (*limb, o2) = r.overflowing_sub(carry as u64);
+            } else {
+                (r, o1) = limb.overflowing_add(t);
+                (*limb, o2) = r.overflowing_add(carry as u64);
+            }
+            carry = o1 || o2;
+        }
+    }
+
+    /// The sum rounded to nearest even to a format with `man_bits` significant bits and smallest
+    /// normal exponent `emin` (the result, an f64, holds that format's value exactly; values past its
+    /// largest finite one come back with more exponent than it has, for the caller's conversion to
+    /// turn into infinity).
+    fn round(&self, man_bits: i32, emin: i32) -> f64 {
+        if let Some(x) = self.special {
+            return x;
+        }
+        let neg = self.limbs[11] >> 63 == 1;
+        let mut mag = self.limbs;
+        if neg {
+            let mut carry = true;
+            for limb in &mut mag {
+                let (r, o) = (!*limb).overflowing_add(carry as u64);
+                *limb = r;
+                carry = o;
+            }
+        }
+        let Some(top) = (0..12).rev().find(|&j| mag[j] != 0) else {
+            return if self.all_neg_zero == Some(true) { -0.0 } else { 0.0 };
+        };
+        let bit = |i: usize| mag[i / 64] >> (i % 64) & 1 == 1;
+        let msb = 64 * top + 63 - mag[top].leading_zeros() as usize;
+        let quantum = (msb as i32 - FRAC).max(emin) - (man_bits - 1);
+        let q = (quantum + FRAC) as usize;
+        let kept = (q..=msb.max(q)).rev().fold(0u64, |acc, i| acc << 1 | bit(i) as u64);
+        let half = bit(q - 1);
+        let sticky =
+            mag[..(q - 1) / 64].iter().any(|&l| l != 0) || mag[(q - 1) / 64] & ((1 << ((q - 1) % 64)) - 1) != 0;
+        let r = kept + (half && (sticky || kept & 1 == 1)) as u64;
+        let v = r as f64 * pow2(quantum);
+        if neg {
+            -v
+        } else {
+            v
+        }
+    }
+}
+
 /// The D fragment words of `lane`, given every lane's buffer = [A words..., B words..., C words...].
 /// Panics if a buffer is shorter than `desc.words()` says (the lowering sizes them from it).
 pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
@@ -482,14 +569,15 @@ pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
                 acc as u32 as u64
             }
             ta => {
-                let mut acc = float_value(desc.c, c_raw);
+                let mut sum = ExactSum::default();
+                sum.add(float_value(desc.c, c_raw));
                 for kk in 0..desc.k {
-                    acc += float_value(ta, a(kk)) * float_value(desc.b, b(kk));
+                    sum.add(float_value(ta, a(kk)) * float_value(desc.b, b(kk)));
                 }
                 if desc.d == Ty::F16 {
-                    f16_bits(acc)
+                    f16_bits(sum.round(11, -14))
                 } else {
-                    f32_bits(acc)
+                    f32_bits(sum.round(24, -126))
                 }
             }
         };
@@ -791,25 +879,7 @@ mod tests {
         let tys: Vec<&str> = toks
             .iter()
             .copied()
-            .filter(|t| bits_of(t) != 32 || matches!(*t, "f32" | "s32" | "tf32"))
-            .filter(|t| {
-                matches!(
-                    *t,
-                    "f16"
-                        | "bf16"
-                        | "tf32"
-                        | "e4m3"
-                        | "e5m2"
-                        | "f32"
-                        | "f64"
-                        | "s8"
-                        | "u8"
-                        | "s4"
-                        | "u4"
-                        | "b1"
-                        | "s32"
-                )
-            })
+            .filter(|t| Ty::parse(&format!(".{t}")).is_some())
             .collect();
         let lay: Vec<bool> = toks
             .iter()
@@ -1137,6 +1207,50 @@ mod tests {
             ),
             vec![0x7fff_7fff; 2]
         );
+    }
+
+    #[test]
+    fn float_sum_is_exact_before_rounding() {
+        // bf16: C = 1, four products of 2^-26 and four of 2^-82: exactly 1 + 2^-24 + 2^-80, just above
+        // the f32 midpoint, so 1 + 2^-23. Summing in f64 would drop the 2^-80s and tie down to 1.
+        let (a, b) = (0x2b00_3900u32, 0x2b00_3900u32); // bf16 (2^-13 low, 2^-41 high), twice
+        let d = uniform("sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", a, b, 1f32.to_bits());
+        assert_eq!(d, vec![(1.0f32 + f32::EPSILON).to_bits(); 4]);
+    }
+
+    #[test]
+    fn exact_sum_matches_integer_reference() {
+        // Sums of 17 products of random finite f16 values: multiples of 2^-48 below 2^37, so scaled by
+        // 2^48 they are exact i128s, which apfloat rounds to f32 on its own.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let mut sum = ExactSum::default();
+            let mut exact = 0i128;
+            for _ in 0..17 {
+                let [x, y] = [0, 1].map(|_| loop {
+                    let v = decode("f16", next() & 0xffff);
+                    if v.is_finite() {
+                        break v;
+                    }
+                });
+                sum.add(x * y);
+                exact += (x * y * pow2(48)) as i128;
+            }
+            let mut lost = false;
+            let want: Double = Single::from_i128(exact).value.convert(&mut lost).value;
+            let want = f64::from_bits(want.to_bits() as u64) * pow2(-48);
+            let got = sum.round(24, -126);
+            assert!(
+                got == want && got.is_sign_negative() == want.is_sign_negative(),
+                "{exact}: {got:e} vs {want:e}"
+            );
+        }
     }
 
     #[test]
