@@ -127,9 +127,9 @@ pub struct MmaDesc {
     /// m8n8k4 with f16 inputs: four independent 8x8x4 products, each on a quad pair (lanes 4q..4q+3
     /// and 16+4q..16+4q+3), with layouts of their own.
     quad_pair: bool,
-    /// For A, B and C: `(lane, element)` holding each matrix element, indexed by
-    /// `(computation * rows + row) * cols + col`.
-    at: [Vec<(u8, u16)>; 3],
+    /// Where each element of A, B and C lives, indexed by computation, then A by row and k, B by column
+    /// and k (so a dot product reads both operands in order), C by row and column.
+    at: [Vec<Loc>; 3],
 }
 
 impl MmaDesc {
@@ -220,16 +220,29 @@ impl MmaDesc {
             quad_pair,
             at: [Vec::new(), Vec::new(), Vec::new()],
         };
-        for (slot, op) in [Op::A, Op::B, Op::C].into_iter().enumerate() {
+        let (wa, wb, _, _) = desc.words();
+        for (slot, op, base) in [(0, Op::A, 0), (1, Op::B, wa), (2, Op::C, wa + wb)] {
             let (rows, cols) = desc.dims(op);
-            let mut at = vec![(u8::MAX, 0u16); desc.computations() * rows * cols];
+            let bits = desc.ty(op).bits();
+            let hole = Loc {
+                lane: u8::MAX,
+                word: 0,
+                shift: 0,
+            };
+            let mut at = vec![hole; desc.computations() * rows * cols];
             for lane in 0..32 {
                 for i in 0..desc.count(op) {
                     let (r, c) = desc.pos(op, lane, i);
-                    at[(desc.computation(lane) * rows + r) * cols + c] = (lane as u8, i as u16);
+                    let (major, minor, len) = if op == Op::B { (c, r, rows) } else { (r, c, cols) };
+                    let (word, shift) = (base + i * bits / 32, i * bits % 32);
+                    at[(desc.computation(lane) * (rows * cols / len) + major) * len + minor] = Loc {
+                        lane: lane as u8,
+                        word: word as u16,
+                        shift: shift as u8,
+                    };
                 }
             }
-            debug_assert!(at.iter().all(|&(l, _)| l != u8::MAX), "layout leaves a hole in {op:?}");
+            debug_assert!(at.iter().all(|l| l.lane != u8::MAX), "layout leaves a hole in {op:?}");
             desc.at[slot] = at;
         }
         Some(desc)
@@ -310,18 +323,22 @@ impl MmaDesc {
         }
     }
 
-    /// Raw bits of matrix element (r, c) of computation `comp` of operand `op` (A, B or C).
-    fn fetch(&self, op: Op, bufs: &[&[u32]; 32], comp: usize, r: usize, c: usize) -> u64 {
-        let (wa, wb, _, _) = self.words();
-        let (slot, base) = match op {
-            Op::A => (0, 0),
-            Op::B => (1, wa),
-            _ => (2, wa + wb),
-        };
-        let (rows, cols) = self.dims(op);
-        let (lane, i) = self.at[slot][(comp * rows + r) * cols + c];
-        get_elem(&bufs[lane as usize][base..], self.ty(op).bits(), i as usize)
+    /// Raw bits of the element at `loc` of an operand of type `ty`.
+    fn load(bufs: &[&[u32]; 32], loc: Loc, ty: Ty) -> u64 {
+        let w = &bufs[loc.lane as usize][loc.word as usize..];
+        match ty.bits() {
+            64 => w[0] as u64 | (w[1] as u64) << 32,
+            bits => (w[0] >> loc.shift) as u64 & ((1u64 << bits) - 1),
+        }
     }
+}
+
+/// Where one matrix element sits: lane, word of the lane's buffer, bit offset in the word.
+#[derive(Clone, Copy, Debug)]
+struct Loc {
+    lane: u8,
+    word: u16,
+    shift: u8,
 }
 
 fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
@@ -329,15 +346,6 @@ fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
     let (m, rest) = rest.split_once('n')?;
     let (n, k) = rest.split_once('k')?;
     Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
-}
-
-/// Element `i` of `bits` width from packed words, element 0 in the low bits of word 0.
-fn get_elem(words: &[u32], bits: usize, i: usize) -> u64 {
-    if bits == 64 {
-        return words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
-    }
-    let (w, sh) = (i * bits / 32, i * bits % 32);
-    (words[w] as u64 >> sh) & ((1u64 << bits) - 1)
 }
 
 fn put_elem(words: &mut [u32], bits: usize, i: usize, v: u64) {
@@ -461,11 +469,13 @@ impl ExactSum {
         let mant = bits & ((1 << 52) - 1) | if biased == 0 { 0 } else { 1 << 52 };
         let shift = (biased.max(1) - 1075 + FRAC) as usize;
         let v = (mant as u128) << (shift % 64);
-        let mut term = [0u64; 12];
-        term[shift / 64] = v as u64;
-        term[shift / 64 + 1] = (v >> 64) as u64;
+        let term = [v as u64, (v >> 64) as u64];
         let mut carry = false;
-        for (limb, t) in self.limbs.iter_mut().zip(term) {
+        for (j, limb) in self.limbs.iter_mut().enumerate().skip(shift / 64) {
+            let t = term.get(j - shift / 64).copied().unwrap_or(0);
+            if t == 0 && !carry && j > shift / 64 {
+                break; // nothing left to add or borrow
+            }
             let (r, o1, o2);
             if x < 0.0 {
                 (r, o1) = limb.overflowing_sub(t);
@@ -530,17 +540,25 @@ pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
     let mut out = vec![0u32; wd];
     for i in 0..desc.count(Op::D) {
         let (r, c) = desc.pos(Op::D, lane, i);
-        let a = |kk| desc.fetch(Op::A, bufs, comp, r, kk);
-        let b = |kk| desc.fetch(Op::B, bufs, comp, kk, c);
-        let c_raw = desc.fetch(Op::C, bufs, comp, r, c);
+        let (m, n, k) = (desc.m, desc.n, desc.k);
+        let (a_row, b_col) = (
+            &desc.at[0][(comp * m + r) * k..][..k],
+            &desc.at[1][(comp * n + c) * k..][..k],
+        );
+        let a = |kk: usize| MmaDesc::load(bufs, a_row[kk], desc.a);
+        let b = |kk: usize| MmaDesc::load(bufs, b_col[kk], desc.b);
+        let c_raw = MmaDesc::load(bufs, desc.at[2][(comp * m + r) * n + c], desc.c);
         let d = match desc.a {
+            Ty::F64 if desc.round == 0 => {
+                // The host's fused multiply-add rounds to nearest even, and is much faster than apfloat's.
+                let mut acc = f64::from_bits(c_raw);
+                for kk in 0..desc.k {
+                    acc = f64::from_bits(a(kk)).mul_add(f64::from_bits(b(kk)), acc);
+                }
+                acc.to_bits()
+            }
             Ty::F64 => {
-                let round = [
-                    Round::NearestTiesToEven,
-                    Round::TowardZero,
-                    Round::TowardNegative,
-                    Round::TowardPositive,
-                ][desc.round as usize];
+                let round = [Round::TowardZero, Round::TowardNegative, Round::TowardPositive][desc.round as usize - 1];
                 let mut acc = Double::from_bits(c_raw as u128);
                 for kk in 0..desc.k {
                     let (x, y) = (Double::from_bits(a(kk) as u128), Double::from_bits(b(kk) as u128));
@@ -772,6 +790,15 @@ mod tests {
             (_, _, 'C') => (if i < 2 { g } else { g + 8 }, t * 2 + (i & 0x1)),
             _ => panic!("no manual layout for {shape} {ty} {op}"),
         }
+    }
+
+    /// Element `i` of `bits` width from packed words, element 0 in the low bits of word 0.
+    fn get_elem(words: &[u32], bits: usize, i: usize) -> u64 {
+        if bits == 64 {
+            return words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
+        }
+        let (w, sh) = (i * bits / 32, i * bits % 32);
+        (words[w] as u64 >> sh) & ((1u64 << bits) - 1)
     }
 
     fn bits_of(ty: &str) -> usize {
