@@ -122,7 +122,7 @@ pub struct MmaDesc {
     b_row: bool,
     satfinite: bool,
     bit_op: Option<BitOp>,
-    /// `.rz`/`.rm`/`.rp`/`.rn` for f64 as 0..3 (kept as a number: `Round` is not `Debug`).
+    /// The f64 rounding mode, `.rn`/`.rz`/`.rm`/`.rp` as 0..3 (a number: `Round` is not `Debug`).
     round: u8,
     /// m8n8k4 with f16 inputs: four independent 8x8x4 products, each on a quad pair (lanes 4q..4q+3
     /// and 16+4q..16+4q+3), with layouts of their own.
