@@ -8,6 +8,7 @@ mod builtins;
 pub mod checked;
 mod fibers;
 mod memops;
+pub mod mma;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
