@@ -381,7 +381,11 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             let t = std::time::Instant::now();
             ptx_jit::launch(k, &ptx_jit::Launch::new(grid, block, shared, &params)).map_err(|e| {
                 eprintln!("error: {e}");
-                ExitCode::from(1)
+                // A bad launch request is a usage error; a kernel that fails is the program's.
+                match e {
+                    ptx_jit::LaunchError::InvalidConfig(_) | ptx_jit::LaunchError::InvalidArgs(_) => ExitCode::from(2),
+                    _ => ExitCode::from(1),
+                }
             })?;
             let dt = t.elapsed();
             for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
