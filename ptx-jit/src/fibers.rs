@@ -20,12 +20,14 @@ use std::ffi::c_void;
 
 /// Fiber stacks: JIT'd thread bodies keep registers in stack slots and recurse only through `call`.
 const STACK_BYTES: usize = 256 * 1024;
-/// Named barriers per CTA (`bar` ids 0–15).
-const BARRIERS: usize = 16;
+/// Named barriers per CTA (`bar` ids 0–15), and the cluster barrier of a cluster of one.
+const BARRIERS: usize = CLUSTER_BARRIER as usize + 1;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Wait {
     Bar { id: u32, op: u32 },
+    /// `barrier.cluster.wait`: until barrier `id` has completed the phase this thread arrived in.
+    Phase { id: u32, phase: u32 },
     Warp { mask: u32 },
     Converge { site: u32 },
     Yield,
@@ -57,12 +59,14 @@ struct Barrier {
     popc: u32,
     all: bool,
     any: bool,
+    /// Phases completed so far.
+    phase: u32,
 }
 
 impl Barrier {
     fn arrive(&mut self, expected: u32, pred: bool) {
         if self.arrived == 0 {
-            *self = Barrier { arrived: 0, expected, popc: 0, all: true, any: false };
+            *self = Barrier { arrived: 0, expected, popc: 0, all: true, any: false, phase: self.phase };
         }
         self.arrived += 1;
         self.expected = self.expected.max(expected);
@@ -101,11 +105,22 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
     match kind {
         BAR_SYNC | BAR_ARRIVE => {
             let id = (a as usize) % BARRIERS;
-            unsafe { (*me.bars.add(id)).arrive(b, mask & 1 == 1) };
+            let bar = unsafe { &mut *me.bars.add(id) };
+            // The phase this arrival belongs to, for a later `barrier.cluster.wait`.
+            me.result = bar.phase as u64;
+            bar.arrive(b, mask & 1 == 1);
             if kind == BAR_SYNC {
                 y.suspend(Wait::Bar { id: id as u32, op: c });
             }
             me.result
+        }
+        BAR_WAIT => {
+            let id = a % BARRIERS as u32;
+            let phase = me.result as u32;
+            if unsafe { (*me.bars.add(id as usize)).phase } == phase {
+                y.suspend(Wait::Phase { id, phase });
+            }
+            0
         }
         WARP_SYNC => {
             y.suspend(Wait::Warp { mask });
@@ -255,7 +270,12 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
             continue;
         }
         let expected = if bar.expected == 0 { live } else { bar.expected };
-        if bar.arrived < expected {
+        let waiters = state
+            .iter()
+            .any(|s| matches!(s, State::Waiting(Wait::Bar { id: b, .. }) if *b as usize == id));
+        // A phase completes when its count is in; a named barrier also needs a thread waiting on it
+        // (arrivals from bar.arrive alone carry over to the next bar.sync).
+        if bar.arrived < expected || !(waiters || id == CLUSTER_BARRIER as usize) {
             continue;
         }
         for i in 0..n {
@@ -267,7 +287,16 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
             }
         }
         bar.arrived = 0;
+        bar.phase = bar.phase.wrapping_add(1);
         released = true;
+    }
+    for s in state.iter_mut() {
+        if let State::Waiting(Wait::Phase { id, phase }) = *s {
+            if bars[id as usize].phase != phase {
+                *s = State::Runnable;
+                released = true;
+            }
+        }
     }
     released
 }

@@ -157,6 +157,10 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
 
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
+    let bad = unsupported_mma(m);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit")?;
     lowered

@@ -39,6 +39,10 @@ pub mod collective {
     pub const STMATRIX: u32 = 23;
     /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
     pub const MOVMATRIX: u32 = 24;
+    /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
+    pub const BAR_WAIT: u32 = 25;
+    /// The barrier `barrier.cluster` uses: the CTA's own, past the sixteen named ones.
+    pub const CLUSTER_BARRIER: u32 = 16;
 
     pub const RED_NONE: u32 = 0;
     pub const RED_POPC: u32 = 1;

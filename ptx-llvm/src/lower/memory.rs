@@ -90,7 +90,7 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let op = d.get(G::Op).expect("atom has an op");
         if d.get(G::Vec).is_some() {
-            return Err(unsupported(i.span, "vector atomics are not supported yet"));
+            return self.vector_atomic(st, i, d, ptr, scope);
         }
         let (float, signed) = (t.is_float(), t.is_signed());
         if self.flavour == Flavour::Host && matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2) {
@@ -310,14 +310,16 @@ impl<'ctx> Lowerer<'ctx> {
         let ops = &i.operands;
         match d.spec.name {
             "stacksave" => {
-                let p = self.call_intrinsic("llvm.stacksave.p0", &[], &[])?.into_pointer_value();
+                let p = self.call_intrinsic("llvm.stacksave", &[self.ptr(0).into()], &[])?.into_pointer_value();
                 let v = self.b.build_ptr_to_int(p, it, "sp")?;
                 self.write(st, &ops[0], v.into(), false, scope)
             }
             "stackrestore" => {
                 let v = self.read(st, &ops[0], t, scope)?.into_int_value();
                 let p = self.b.build_int_to_ptr(v, self.ptr(0), "sp")?;
-                self.call_intrinsic_void("llvm.stackrestore.p0", &[p.into()])
+                let f = self.intrinsic("llvm.stackrestore", &[self.ptr(0).into()])?;
+                self.b.build_call(f, &[p.into()], "")?;
+                Ok(())
             }
             _ => {
                 let size = self.read(st, &ops[1], t, scope)?.into_int_value();
@@ -333,5 +335,54 @@ impl<'ctx> Lowerer<'ctx> {
                 self.write(st, &ops[0], v.into(), false, scope)
             }
         }
+    }
+
+    /// `atom`/`red` on `.v2`/`.v4`/`.v8` of floats: each element is its own atomic operation.
+    fn vector_atomic<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        ptr: PointerValue<'ctx>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::builtin as bi;
+        let t = d.ty().expect("typed");
+        let ops = &i.operands;
+        let is_atom = d.spec.name == "atom";
+        let at = isa::address_operand(d.spec.name).expect("atom and red take an address");
+        let list = |o: &'m Operand<'a>| -> Vec<&'m Operand<'a>> {
+            match o {
+                Operand::Vector(v, _) => v.iter().collect(),
+                o => vec![o],
+            }
+        };
+        let (dst, src) = (is_atom.then(|| list(&ops[0])), list(&ops[at + 1]));
+        let fop = match d.get(G::Op) {
+            Some(".add") => bi::ADD,
+            Some(".min") => bi::MIN,
+            Some(".max") => bi::MAX,
+            other => return Err(unsupported(i.span, format!("vector `{}{}` is not valid", d.spec.name, other.unwrap_or("")))),
+        };
+        let ty = match t {
+            Type::F16x2 => bi::F16X2,
+            Type::Bf16x2 => bi::BF16X2,
+            Type::F16 => bi::F16,
+            Type::Bf16 => bi::BF16,
+            Type::F32 => bi::F32,
+            _ => return Err(unsupported(i.span, format!("vector atomics on `{}` are not supported yet", t.name()))),
+        };
+        let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, 0) as u64, false);
+        let base = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
+        for (k, b) in src.iter().enumerate() {
+            let addr = self.b.build_int_add(base, self.i64().const_int(k as u64 * t.bytes() as u64, false), "e")?;
+            let v = self.read(st, b, bits_type(t.bits()), scope)?.into_int_value();
+            let old = self.mem_call(st, bi::MEM_ATOMIC_FP, addr, v, code)?;
+            if let Some(dst) = &dst {
+                let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
+                self.write(st, dst[k], old.into(), false, scope)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -1011,7 +1011,9 @@ impl<'ctx> Lowerer<'ctx> {
         // sub-instructions with handlers of their own.
         let lowered_here = match d.spec.name {
             "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
-            "bar" | "barrier" => d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty(),
+            "bar" | "barrier" => {
+                (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
+            }
             "cp" | "mbarrier" | "stmatrix" | "movmatrix" => true,
             _ => false,
         };
@@ -1299,8 +1301,15 @@ impl<'ctx> Lowerer<'ctx> {
                 self.write(st, &ops[0], v.into(), false, scope)
             }
             "ld" | "st" | "ldu" => self.memory(st, i, d, scope),
-            // Cache hints: no effect on any value.
-            "prefetch" | "prefetchu" | "applypriority" | "discard" => Ok(()),
+            // Cache hints, register budgets, profiler events and debugger stops: no effect on any value.
+            "prefetch" | "prefetchu" | "applypriority" | "discard" | "setmaxnreg" | "pmevent" | "brkpt" => Ok(()),
+            // A CTA is its own cluster of one: rank 0, and every shared address is already its own.
+            "getctarank" => self.write(st, &ops[0], self.i32().const_zero().into(), false, scope),
+            "mapa" => {
+                let t = need_ty()?;
+                let a = self.read(st, &ops[1], t, scope)?;
+                self.write(st, &ops[0], a, false, scope)
+            }
             // An opaque L2 policy; the loads that take one ignore it.
             "createpolicy" => self.write(st, &ops[0], self.i64().const_zero().into(), false, scope),
             "isspacep" => self.isspacep(st, i, d, scope),

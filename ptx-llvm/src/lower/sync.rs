@@ -68,6 +68,14 @@ impl<'ctx> Lowerer<'ctx> {
             return Ok(());
         }
         let sync = d.get(G::Sync).unwrap_or(".sync");
+        if d.spec.sub == [".cluster"] && self.flavour == Flavour::Host {
+            // A cluster of one CTA: arrive counts on the cluster barrier, wait waits for every thread.
+            use crate::collective::*;
+            let id = Some(i32t.const_int(CLUSTER_BARRIER as u64, false));
+            let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_WAIT };
+            self.collective(st, kind, [id, None, None, None])?;
+            return Ok(());
+        }
         if self.flavour == Flavour::Nvvm {
             let id = self.read(st, &ops[0], Type::U32, scope)?;
             if sync != ".sync" || ops.len() > 1 {
