@@ -13,6 +13,7 @@ pub mod mma;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
+pub mod wmma;
 
 pub use host::{HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};

@@ -207,7 +207,7 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "activemask" | "redux" | "match" | "mbarrier" | "mma"
-                | "ldmatrix" | "stmatrix" | "movmatrix"
+                | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma"
         ));
     });
     found
@@ -1014,7 +1014,7 @@ impl<'ctx> Lowerer<'ctx> {
             "bar" | "barrier" => {
                 (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
             }
-            "cp" | "mbarrier" | "stmatrix" | "movmatrix" => true,
+            "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" => true,
             _ => false,
         };
         // NVPTX gets only the primary forms: LLVM aborts on some others (a 16-bit cmpxchg, say).
@@ -1342,6 +1342,7 @@ impl<'ctx> Lowerer<'ctx> {
             "bar" | "barrier" => self.barrier(st, i, d, scope),
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => self.warp_matrix(st, i, d, scope),
+            "wmma" => self.wmma(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
