@@ -166,6 +166,8 @@ pub mod builtin {
     pub const S64: u32 = 23;
     pub const U16X2: u32 = 24;
     pub const S16X2: u32 = 25;
+    pub const U4: u32 = 26;
+    pub const S4: u32 = 27;
 
     // Rounding.
     pub const RN: u32 = 0;

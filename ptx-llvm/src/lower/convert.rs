@@ -98,6 +98,7 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         };
+        let v = self.canon(v)?;
         let v = self.ftz(d, v)?;
         self.write(st, &i.operands[0], v, dt.is_signed(), scope)
     }

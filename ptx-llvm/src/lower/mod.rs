@@ -1140,6 +1140,7 @@ impl<'ctx> Lowerer<'ctx> {
                     let c = self.read(st, &ops[3], t, scope)?;
                     let (a, b, c) = (self.ftz(d, a)?, self.ftz(d, b)?, self.ftz(d, c)?);
                     let v = self.call_intrinsic("llvm.fma", &[self.value_ty(t)], &[a, b, c])?;
+                    let v = self.canon(v)?;
                     let v = self.ftz(d, v)?;
                     return self.write(st, &ops[0], v, false, scope);
                 }
