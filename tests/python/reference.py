@@ -1,0 +1,523 @@
+#!/usr/bin/env python3
+"""Reference values for the file-driven tests in tests/ptx-host/*.ptx.
+
+Every expected value is computed here from the PTX ISA manual's definitions with exact rational
+arithmetic (fractions.Fraction) and a rounding routine of our own, so the tests share no code with
+the engine. Each family below owns the `// run:` line (its input values) and the `// out:` lines of
+one .ptx file.
+
+    python3 tests/python/reference.py            # check that every file's run/out lines match
+    python3 tests/python/reference.py --write    # rewrite them from the formulas
+    python3 tests/python/reference.py --print    # print them
+
+Outputs are integers (bit patterns for floats), so -0.0, NaN payloads and subnormals compare exactly.
+"""
+
+import math
+import os
+import re
+import struct
+import sys
+from fractions import Fraction as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOST = os.path.join(HERE, "..", "ptx-host")
+
+# ---------------------------------------------------------------------------------------------
+# Binary floating-point formats and correct rounding
+# ---------------------------------------------------------------------------------------------
+
+
+class Fmt:
+    """A binary format with `e` exponent bits and `m` stored fraction bits.
+
+    `ieee` formats reserve the top exponent for inf/NaN; e4m3 (`ieee=False`) has no infinity and
+    only the all-ones pattern S.1111.111 is NaN, so its largest finite value is 448.
+    """
+
+    def __init__(self, name, e, m, ieee=True, nan=None):
+        self.name, self.e, self.m, self.ieee = name, e, m, ieee
+        self.bias = (1 << (e - 1)) - 1
+        self.emin = 1 - self.bias
+        self.bits = 1 + e + m
+        self.sign = 1 << (e + m)
+        self.nan = nan
+        if ieee:
+            self.emax = self.bias
+            self.maxf = F(2 ** (m + 1) - 1, 2**m) * F(2) ** self.emax
+        else:  # e4m3: top exponent holds normal values except mantissa all ones
+            self.emax = self.bias + 1
+            self.maxf = F(2 ** (m + 1) - 2, 2**m) * F(2) ** self.emax
+
+    def inf(self, neg):
+        assert self.ieee
+        return ((1 << self.e) - 1) << self.m | (self.sign if neg else 0)
+
+
+F32 = Fmt("f32", 8, 23, nan=0x7FFFFFFF)
+F64 = Fmt("f64", 11, 52, nan=0xFFF8000000000000)  # CUDART_NAN; see the report
+F16 = Fmt("f16", 5, 10, nan=0x7FFF)
+BF16 = Fmt("bf16", 8, 7, nan=0x7FFF)
+TF32 = Fmt("tf32", 8, 10)  # stored in the upper 19 bits of an f32 pattern
+E4M3 = Fmt("e4m3", 4, 3, ieee=False, nan=0x7F)
+E5M2 = Fmt("e5m2", 5, 2, nan=0x7F)
+
+
+class V:
+    """A decoded value: kind 'num' (with exact magnitude `x` >= 0), 'inf' or 'nan'; `neg` is the sign bit."""
+
+    def __init__(self, kind, neg, x=F(0)):
+        self.kind, self.neg, self.x = kind, neg, x
+
+    def val(self):
+        assert self.kind == "num"
+        return -self.x if self.neg else self.x
+
+    @property
+    def nan(self):
+        return self.kind == "nan"
+
+    @property
+    def inf(self):
+        return self.kind == "inf"
+
+    @property
+    def zero(self):
+        return self.kind == "num" and self.x == 0
+
+
+def num(q):
+    q = F(q)
+    return V("num", q < 0, abs(q))
+
+
+def decode(fmt, b):
+    neg = bool(b & fmt.sign)
+    ex = (b >> fmt.m) & ((1 << fmt.e) - 1)
+    man = b & ((1 << fmt.m) - 1)
+    top = (1 << fmt.e) - 1
+    if fmt.ieee and ex == top:
+        return V("nan" if man else "inf", neg)
+    if not fmt.ieee and ex == top and man == (1 << fmt.m) - 1:
+        return V("nan", neg)
+    if ex == 0:
+        x = F(man, 2**fmt.m) * F(2) ** fmt.emin
+    else:
+        x = F((1 << fmt.m) + man, 2**fmt.m) * F(2) ** (ex - fmt.bias)
+    return V("num", neg, x)
+
+
+def is_sub(fmt, b):
+    v = decode(fmt, b)
+    return v.kind == "num" and v.x != 0 and v.x < F(2) ** fmt.emin
+
+
+def floor_log2(x):
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    if F(2) ** e > x:
+        e -= 1
+    if F(2) ** (e + 1) <= x:
+        e += 1
+    return e
+
+
+def round_mag(fmt, x, neg, mode):
+    """Rounds magnitude x > 0 (sign `neg`) to an integer multiple of the format's quantum near x.
+    Returns the rounded magnitude (may exceed maxf: the caller handles overflow)."""
+    e = max(floor_log2(x), fmt.emin)
+    q = F(2) ** (e - fmt.m)
+    n = x / q
+    lo = math.floor(n)
+    rem = n - lo
+    if rem == 0:
+        k = lo
+    elif mode == "rn":
+        k = lo + (1 if rem > F(1, 2) or (rem == F(1, 2) and lo % 2 == 1) else 0)
+    elif mode == "rna":
+        k = lo + (1 if rem >= F(1, 2) else 0)
+    elif mode == "rz":
+        k = lo
+    elif mode == "rm":
+        k = lo + (1 if neg else 0)
+    elif mode == "rp":
+        k = lo + (0 if neg else 1)
+    else:
+        raise ValueError(mode)
+    return k * q
+
+
+def encode_mag(fmt, x, neg):
+    """Bits of an exactly representable magnitude x (finite, <= maxf)."""
+    s = fmt.sign if neg else 0
+    if x == 0:
+        return s
+    if x < F(2) ** fmt.emin:
+        man = x / (F(2) ** (fmt.emin - fmt.m))
+        assert man.denominator == 1
+        return s | int(man)
+    e = floor_log2(x)
+    man = x / F(2) ** (e - fmt.m) - (1 << fmt.m)
+    assert man.denominator == 1 and 0 <= man < (1 << fmt.m), (fmt.name, x)
+    return s | (e + fmt.bias) << fmt.m | int(man)
+
+
+def rnd(fmt, v, mode="rn", ftz=False, sat=False, satfinite=False, relu=False):
+    """Rounds a V (exact value) into fmt and returns the bits. NaN gives the canonical NaN."""
+    if v.nan:
+        if sat:
+            return 0
+        return fmt.nan
+    if relu and v.neg and not v.zero:
+        return 0
+    if v.inf:
+        if sat:
+            return 0 if v.neg else encode_mag(fmt, F(1), False)
+        if satfinite or not fmt.ieee:
+            return encode_mag(fmt, fmt.maxf, v.neg)
+        return fmt.inf(v.neg)
+    if sat:
+        if v.neg and not v.zero:
+            return 0
+        if v.x >= 1:
+            return encode_mag(fmt, F(1), False)
+    if v.x == 0:
+        return fmt.sign if (v.neg and not sat and not relu) else 0
+    r = round_mag(fmt, v.x, v.neg, mode)
+    if r > fmt.maxf:
+        to_inf = {
+            "rn": True,
+            "rna": True,
+            "rz": False,
+            "rm": v.neg,
+            "rp": not v.neg,
+        }[mode]
+        if to_inf and fmt.ieee and not satfinite:
+            return fmt.inf(v.neg)
+        return encode_mag(fmt, fmt.maxf, v.neg)
+    if ftz and r != 0 and r < F(2) ** fmt.emin:
+        return fmt.sign if v.neg else 0
+    if relu and v.neg:
+        return 0
+    return encode_mag(fmt, r, v.neg)
+
+
+def f32bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f64bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def h(v, width=8):
+    return "0x%0*x" % (width, v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact IEEE operations on V values (signs of zeros and infinities per IEEE 754 / the manual)
+# ---------------------------------------------------------------------------------------------
+
+
+def zero_sum_sign(a_neg, b_neg, mode):
+    """Sign of an exact zero sum: -0 only if both addends are -0, or (for x + -x) in round-down."""
+    if a_neg and b_neg:
+        return True
+    if a_neg != b_neg:
+        return mode == "rm"
+    return False
+
+
+def op_add(a, b, mode):
+    if a.nan or b.nan:
+        return V("nan", False)
+    if a.inf and b.inf:
+        return V("nan", False) if a.neg != b.neg else V("inf", a.neg)
+    if a.inf:
+        return a
+    if b.inf:
+        return b
+    s = a.val() + b.val()
+    if s == 0:
+        if a.zero and b.zero:
+            return V("num", zero_sum_sign(a.neg, b.neg, mode))
+        return V("num", mode == "rm")
+    return num(s)
+
+
+def op_neg(a):
+    return V(a.kind, not a.neg, a.x)
+
+
+def op_mul(a, b):
+    if a.nan or b.nan:
+        return V("nan", False)
+    neg = a.neg != b.neg
+    if (a.inf and b.zero) or (b.inf and a.zero):
+        return V("nan", False)
+    if a.inf or b.inf:
+        return V("inf", neg)
+    return V("num", neg, a.x * b.x)
+
+
+def op_fma(a, b, c, mode):
+    p = op_mul(a, b)
+    if p.nan or c.nan:
+        return V("nan", False)
+    if p.kind == "num" and c.kind == "num" and p.val() + c.val() == 0:
+        if p.zero and c.zero:
+            return V("num", zero_sum_sign(p.neg, c.neg, mode))
+        return V("num", mode == "rm")
+    return op_add(p, c, mode)
+
+
+def op_div(a, b):
+    if a.nan or b.nan:
+        return V("nan", False)
+    neg = a.neg != b.neg
+    if (a.inf and b.inf) or (a.zero and b.zero):
+        return V("nan", False)
+    if a.inf or b.zero:
+        return V("inf", neg)
+    if b.inf:
+        return V("num", neg)
+    return V("num", neg, a.x / b.x)
+
+
+def sqrt_round(fmt, a, mode, ftz=False):
+    """sqrt rounded into fmt: exact by bracketing with integer square roots."""
+    if a.nan or (a.neg and not a.zero):
+        return fmt.nan
+    if a.zero:
+        return fmt.sign if a.neg else 0
+    if a.inf:
+        return fmt.inf(False)
+    # sqrt(x) scaled to have many more bits than fmt: floor(sqrt(x * 4^k)) / 2^k, exactness known.
+    k = fmt.m + 80 + max(0, -floor_log2(a.x)) // 2
+    n = a.x * F(4) ** k
+    r = math.isqrt(math.floor(n))
+    exact = F(r * r) == n
+    approx = F(r, 2**k)
+    if not exact:
+        approx += F(1, 2 ** (k + 1))  # strictly between r and r+1: keeps the rounding decisions right
+    return rnd(fmt, V("num", False, approx), mode, ftz=ftz)
+
+
+def ftz_in(fmt, b):
+    """Input flush: subnormal patterns become sign-preserving zero."""
+    return (b & fmt.sign) if is_sub(fmt, b) else b
+
+
+# ---------------------------------------------------------------------------------------------
+# File plumbing
+# ---------------------------------------------------------------------------------------------
+
+
+def fmt_list(ty, vals):
+    w = {"u8": 2, "u16": 4, "u32": 8, "u64": 16}[ty]
+    return "%s[%s]" % (ty, ",".join(h(v & ((1 << (4 * w)) - 1), w) for v in vals))
+
+
+FAMILIES = []
+
+
+def family(fname):
+    def deco(fn):
+        FAMILIES.append((fname, fn))
+        return fn
+
+    return deco
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. f32 / f64 arithmetic
+# ---------------------------------------------------------------------------------------------
+
+MODES = ["rn", "rz", "rm", "rp"]
+
+# (a, b, c) triples as bit patterns: chosen so that the rounding modes disagree, plus specials.
+F32_IN = [
+    (0x3F800000, 0x33800001, 0x33000000),  # 1 + (2^-24 + ulp): above the tie
+    (0x3F800001, 0x3F800001, 0xBF800000),  # (1+u)^2 - 1
+    (0x40490FDB, 0x402DF854, 0x3EAAAAAB),  # pi, e, 1/3
+    (0xC0490FDB, 0x3DCCCCCD, 0x3F000000),  # -pi, 0.1, 0.5
+    (0x3F800000, 0x40400000, 0x00000000),  # 1/3
+    (0xBF800000, 0x40400000, 0x80000000),  # -1/3
+    (0x7F7FFFFF, 0x7F7FFFFF, 0xFF7FFFFF),  # overflow
+    (0xFF7FFFFF, 0x40000000, 0x7F7FFFFF),  # negative overflow
+    (0x00800000, 0x3F000000, 0x80400000),  # subnormal results (and .ftz)
+    (0x00000001, 0x3E800000, 0x00000003),  # tiny subnormals
+    (0x80000000, 0x00000000, 0x80000000),  # -0, +0
+    (0x00000000, 0x80000000, 0x00000000),  # +0, -0
+    (0x7F800000, 0xFF800000, 0x3F800000),  # inf - inf
+    (0x7FC00000, 0x3F800000, 0x40000000),  # NaN
+    (0x3F3504F3, 0xFFC00001, 0x3F800000),  # NaN with payload in b
+    (0x40000000, 0x3F800000, 0xBF800000),  # 2, 1
+    (0x3F7FFFFF, 0x3F800001, 0xBF800000),  # just below and above 1
+]
+F64_IN = [
+    (0x3FF0000000000000, 0x3CA0000000000001, 0x3C90000000000000),
+    (0x3FF0000000000001, 0x3FF0000000000001, 0xBFF0000000000000),
+    (0x400921FB54442D18, 0x4005BF0A8B145769, 0x3FD5555555555555),
+    (0xC00921FB54442D18, 0x3FB999999999999A, 0x3FE0000000000000),
+    (0x3FF0000000000000, 0x4008000000000000, 0x0000000000000000),
+    (0xBFF0000000000000, 0x4008000000000000, 0x8000000000000000),
+    (0x7FEFFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF),
+    (0x0010000000000000, 0x3FE0000000000000, 0x8008000000000000),
+    (0x0000000000000001, 0x3FD0000000000000, 0x0000000000000003),
+    (0x8000000000000000, 0x0000000000000000, 0x8000000000000000),
+    (0x0000000000000000, 0x8000000000000000, 0x0000000000000000),
+    (0x7FF0000000000000, 0xFFF0000000000000, 0x3FF0000000000000),
+    (0x7FF8000000000000, 0x3FF0000000000000, 0x4000000000000000),
+    (0x4000000000000000, 0x3FF0000000000000, 0xBFF0000000000000),
+    (0x3FEFFFFFFFFFFFFF, 0x3FF0000000000001, 0xBFF0000000000000),
+]
+
+
+def minmax(fmt, a, b, is_max, nan_mode=False, xorsign=False):
+    """min/max per the manual's pseudocode; +0 > -0."""
+    xs = None
+    if xorsign:
+        xs = bool(a & fmt.sign) != bool(b & fmt.sign)
+        a &= ~fmt.sign
+        b &= ~fmt.sign
+    va, vb = decode(fmt, a), decode(fmt, b)
+    if va.nan and vb.nan:
+        return fmt.nan
+    if nan_mode and (va.nan or vb.nan):
+        return fmt.nan
+    if va.nan:
+        d = b
+    elif vb.nan:
+        d = a
+    else:
+
+        def key(v):
+            if v.inf:
+                return (F(-1) if v.neg else F(1)) * F(2) ** 20000, 0
+            return v.val(), (0 if v.neg else 1)
+
+        ka, kb = key(va), key(vb)
+        if is_max:
+            d = a if ka > kb else b
+        else:
+            d = a if ka < kb else b
+    if xorsign:
+        d = (d & ~fmt.sign) | (fmt.sign if xs else 0)
+    return d
+
+
+def testp_bits(fmt, a):
+    v = decode(fmt, a)
+    finite = v.kind == "num"
+    sub = is_sub(fmt, a)
+    normal = finite and not v.zero and not sub
+    bits = [finite, v.inf, not v.nan, v.nan, normal, sub]
+    return sum(int(b) << i for i, b in enumerate(bits))
+
+
+def float_ops(fmt, a, b, c):
+    """The outputs one thread of float_arith.ptx writes for one (a, b, c): see the kernel's comments."""
+    A, B, C = decode(fmt, a), decode(fmt, b), decode(fmt, c)
+    out = []
+    for m in MODES:
+        out.append(rnd(fmt, op_add(A, B, m), m))
+    for m in MODES:
+        out.append(rnd(fmt, op_add(A, op_neg(B), m), m))
+    for m in MODES:
+        out.append(rnd(fmt, op_mul(A, B), m))
+    for m in MODES:
+        out.append(rnd(fmt, op_fma(A, B, C, m), m))
+    for m in MODES:
+        out.append(rnd(fmt, op_div(A, B), m))
+    for m in MODES:
+        out.append(sqrt_round(fmt, A, m))
+    for m in MODES:
+        out.append(rnd(fmt, op_div(num(1), A), m))
+    out.append(minmax(fmt, a, b, False))
+    out.append(minmax(fmt, a, b, True))
+    out.append(testp_bits(fmt, a))
+    out.append((b & ~fmt.sign) | (a & fmt.sign))  # copysign d, a, b: sign of a on b
+    if fmt is F32:
+        out.append(minmax(fmt, a, b, False, nan_mode=True))
+        out.append(minmax(fmt, a, b, True, nan_mode=True))
+        out.append(minmax(fmt, a, b, False, xorsign=True))
+        out.append(minmax(fmt, a, b, True, xorsign=True))
+        out.append(rnd(fmt, op_add(A, B, "rn"), "rn", sat=True))
+        out.append(rnd(fmt, op_fma(A, B, C, "rn"), "rn", sat=True))
+        fa, fb, fc = (decode(fmt, ftz_in(fmt, x)) for x in (a, b, c))
+        out.append(rnd(fmt, op_add(fa, fb, "rn"), "rn", ftz=True))
+        out.append(rnd(fmt, op_mul(fa, fb), "rz", ftz=True))
+        out.append(rnd(fmt, op_fma(fa, fb, fc, "rn"), "rn", ftz=True))
+        out.append(rnd(fmt, op_div(fa, fb), "rn", ftz=True))
+        out.append(sqrt_round(fmt, fa, "rn", ftz=True))
+        out.append(minmax(fmt, ftz_in(fmt, a), ftz_in(fmt, b), False))
+    return out
+
+
+@family("float_arith.ptx")
+def fam_float():
+    o32, o64 = [], []
+    for t in F32_IN:
+        o32 += float_ops(F32, *t)
+    for t in F64_IN:
+        o64 += float_ops(F64, *t)
+    n32, n64 = len(F32_IN), len(F64_IN)
+    k32, k64 = len(o32) // n32, len(o64) // n64
+    ins = lambda rows, i, ty: fmt_list(ty, [r[i] for r in rows])
+    run = "kernel=k grid=1 block=%d args=%s;%s;%s;%s;%s;%s;u32*%d;u64*%d;u32:%d" % (
+        n32,
+        ins(F32_IN, 0, "u32"), ins(F32_IN, 1, "u32"), ins(F32_IN, 2, "u32"),
+        ins(F64_IN + [(0, 0, 0)] * (n32 - n64), 0, "u64"),
+        ins(F64_IN + [(0, 0, 0)] * (n32 - n64), 1, "u64"),
+        ins(F64_IN + [(0, 0, 0)] * (n32 - n64), 2, "u64"),
+        len(o32), len(o64), n64,
+    )
+    return run, [(6, "u32", o32), (7, "u64", o64)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------------
+
+
+def render(fn):
+    run, outs = fn()
+    lines = ["// run: " + run] + ["// out: arg%d=%s" % (n, fmt_list(ty, v)) for n, ty, v in outs]
+    return lines, sum(len(v) for _, _, v in outs)
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "--check"
+    bad = 0
+    total = 0
+    for fname, fn in FAMILIES:
+        lines, n = render(fn)
+        total += n
+        path = os.path.join(HOST, fname)
+        if mode == "--print":
+            print("==", fname)
+            print("\n".join(lines))
+            continue
+        src = open(path).read() if os.path.exists(path) else ""
+        kept = [l for l in src.split("\n") if not re.match(r"\s*// (run|out):", l)]
+        # directives go right after the leading comment block
+        i = 0
+        while i < len(kept) and kept[i].startswith("//"):
+            i += 1
+        new = "\n".join(kept[:i] + lines + kept[i:])
+        if mode == "--write":
+            if new != src:
+                open(path, "w").write(new)
+                print("wrote", fname)
+        elif new != src:
+            print("MISMATCH", fname, "(run with --write to regenerate)")
+            bad += 1
+        else:
+            print("ok", fname, n, "values")
+    if mode != "--print":
+        print(total, "checked values in", len(FAMILIES), "files")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
