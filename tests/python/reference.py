@@ -55,7 +55,7 @@ class Fmt:
 
 
 F32 = Fmt("f32", 8, 23, nan=0x7FFFFFFF)
-F64 = Fmt("f64", 11, 52, nan=0xFFF8000000000000)  # CUDART_NAN; see the report
+F64 = Fmt("f64", 11, 52, nan=0xFFF8000000000000)  # the default NaN (CUDART_NAN)
 F16 = Fmt("f16", 5, 10, nan=0x7FFF)
 BF16 = Fmt("bf16", 8, 7, nan=0x7FFF)
 TF32 = Fmt("tf32", 8, 10)  # stored in the upper 19 bits of an f32 pattern
@@ -415,24 +415,36 @@ def testp_bits(fmt, a):
     return sum(int(b) << i for i, b in enumerate(bits))
 
 
+def nan_payload(fmt, bits, *ins):
+    """f64 keeps NaN payloads (manual 9.7.3, "NaN payloads are supported for double-precision
+    instructions"): a NaN result of an operation with a NaN input is that input, quieted; an
+    invalid operation gives the default NaN. f32 returns its canonical NaN whatever the inputs."""
+    if fmt is F64 and decode(fmt, bits).nan:
+        for x in ins:
+            if decode(fmt, x).nan:
+                return x | (1 << (fmt.m - 1))
+    return bits
+
+
 def float_ops(fmt, a, b, c):
     """The outputs one thread of float_arith.ptx writes for one (a, b, c): see the kernel's comments."""
     A, B, C = decode(fmt, a), decode(fmt, b), decode(fmt, c)
+    P = lambda bits, *ins: nan_payload(fmt, bits, *ins)
     out = []
     for m in MODES:
-        out.append(rnd(fmt, op_add(A, B, m), m))
+        out.append(P(rnd(fmt, op_add(A, B, m), m), a, b))
     for m in MODES:
-        out.append(rnd(fmt, op_add(A, op_neg(B), m), m))
+        out.append(P(rnd(fmt, op_add(A, op_neg(B), m), m), a, b))
     for m in MODES:
-        out.append(rnd(fmt, op_mul(A, B), m))
+        out.append(P(rnd(fmt, op_mul(A, B), m), a, b))
     for m in MODES:
-        out.append(rnd(fmt, op_fma(A, B, C, m), m))
+        out.append(P(rnd(fmt, op_fma(A, B, C, m), m), a, b, c))
     for m in MODES:
-        out.append(rnd(fmt, op_div(A, B), m))
+        out.append(P(rnd(fmt, op_div(A, B), m), a, b))
     for m in MODES:
-        out.append(sqrt_round(fmt, A, m))
+        out.append(P(sqrt_round(fmt, A, m), a))
     for m in MODES:
-        out.append(rnd(fmt, op_div(num(1), A), m))
+        out.append(P(rnd(fmt, op_div(num(1), A), m), a))
     out.append(minmax(fmt, a, b, False))
     out.append(minmax(fmt, a, b, True))
     out.append(testp_bits(fmt, a))
@@ -473,6 +485,144 @@ def fam_float():
         len(o32), len(o64), n64,
     )
     return run, [(6, "u32", o32), (7, "u64", o64)]
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Half precision: f16, bf16 and their x2 forms
+# ---------------------------------------------------------------------------------------------
+
+F16_IN = [
+    (0x3C00, 0x1001, 0x0000),  # 1 + just over half an ulp
+    (0x3C01, 0x3C01, 0xBC00),
+    (0x4248, 0x4170, 0x3555),
+    (0x7BFF, 0x7BFF, 0xFBFF),  # overflow
+    (0x0400, 0x3800, 0x8200),  # subnormal results (and .ftz)
+    (0x0001, 0x3400, 0x0003),  # tiny subnormals
+    (0x8000, 0x0000, 0x8000),
+    (0x0000, 0x8000, 0x0000),
+    (0x7C00, 0xFC00, 0x3C00),  # inf - inf
+    (0x7E00, 0x3C00, 0x4000),  # NaN
+    (0x3A00, 0xFE01, 0x3C00),  # NaN with payload in b
+    (0xBC00, 0x4000, 0x3800),  # negative results: .relu and .sat give 0
+    (0x3800, 0x3800, 0x3A00),  # .sat reaches 1.0
+    (0x3BFF, 0x3C01, 0xBC00),
+]
+BF16_IN = [
+    (0x3F80, 0x3B81, 0x0000),
+    (0x3F81, 0x3F81, 0xBF80),
+    (0x4049, 0x402E, 0x3EAB),
+    (0x7F7F, 0x7F7F, 0xFF7F),
+    (0x0080, 0x3F00, 0x8040),
+    (0x0001, 0x3E80, 0x0003),
+    (0x8000, 0x0000, 0x8000),
+    (0x0000, 0x8000, 0x0000),
+    (0x7F80, 0xFF80, 0x3F80),
+    (0x7FC0, 0x3F80, 0x4000),
+    (0x3F35, 0xFFC1, 0x3F80),
+    (0xBF80, 0x4000, 0x3F00),
+    (0x3F00, 0x3F00, 0x3F40),
+    (0x3F7F, 0x3F81, 0xBF80),
+]
+
+CMP = {
+    "eq": lambda o, lt, eq: o and eq,
+    "ne": lambda o, lt, eq: o and not eq,
+    "lt": lambda o, lt, eq: o and lt,
+    "le": lambda o, lt, eq: o and (lt or eq),
+    "gt": lambda o, lt, eq: o and not lt and not eq,
+    "ge": lambda o, lt, eq: o and not lt,
+    "equ": lambda o, lt, eq: not o or eq,
+    "neu": lambda o, lt, eq: not o or not eq,
+    "ltu": lambda o, lt, eq: not o or lt,
+    "leu": lambda o, lt, eq: not o or lt or eq,
+    "gtu": lambda o, lt, eq: not o or (not lt and not eq),
+    "geu": lambda o, lt, eq: not o or not lt,
+    "num": lambda o, lt, eq: o,
+    "nan": lambda o, lt, eq: not o,
+}
+
+
+def fcmp(fmt, op, a, b):
+    """Float comparison per the manual's CmpOp table (+0 == -0; unordered if either is NaN)."""
+    va, vb = decode(fmt, a), decode(fmt, b)
+    o = not va.nan and not vb.nan
+    lt = eq = False
+    if o:
+
+        def key(v):
+            return (F(-1) if v.neg else F(1)) * F(2) ** 20000 if v.inf else v.val()
+
+        lt, eq = key(va) < key(vb), key(va) == key(vb)
+    return CMP[op](o, lt, eq)
+
+
+def half_lane_ops(fmt, a, b, c):
+    """Per-lane results, in kernel order, for one lane of the x2 forms."""
+    A, B, C = decode(fmt, a), decode(fmt, b), decode(fmt, c)
+    one = encode_mag(fmt, F(1), False)
+    r = {}
+    r["add"] = rnd(fmt, op_add(A, B, "rn"))
+    r["sub"] = rnd(fmt, op_add(A, op_neg(B), "rn"))
+    r["mul"] = rnd(fmt, op_mul(A, B))
+    r["fma"] = rnd(fmt, op_fma(A, B, C, "rn"))
+    r["fma.relu"] = rnd(fmt, op_fma(A, B, C, "rn"), relu=True)
+    r["fma.sat"] = rnd(fmt, op_fma(A, B, C, "rn"), sat=True)
+    r["add.sat"] = rnd(fmt, op_add(A, B, "rn"), sat=True)
+    fa, fb = decode(fmt, ftz_in(fmt, a)), decode(fmt, ftz_in(fmt, b))
+    r["mul.ftz"] = rnd(fmt, op_mul(fa, fb), ftz=True)
+    # neg/abs of a NaN give an unspecified NaN (manual 9.7.4.5/6), so they take c, which has none
+    r["neg"] = c ^ fmt.sign
+    r["abs"] = c & ~fmt.sign
+    r["min"] = minmax(fmt, a, b, False)
+    r["max.NaN"] = minmax(fmt, a, b, True, nan_mode=True)
+    r["min.NaN"] = minmax(fmt, a, b, False, nan_mode=True)
+    r["lt"] = fcmp(fmt, "lt", a, b)
+    r["gt"] = fcmp(fmt, "gt", a, b)
+    r["gtu"] = one if fcmp(fmt, "gtu", a, b) else 0
+    r["neu"] = one if fcmp(fmt, "neu", a, b) else 0
+    return r
+
+
+F16_X2 = ["add", "sub", "mul", "fma", "fma.relu", "fma.sat", "add.sat", "mul.ftz", "neg", "abs", "min", "max.NaN", "setp.lt", "set.gtu"]
+BF16_X2 = ["add", "sub", "mul", "fma", "fma.relu", "neg", "abs", "min", "max.NaN", "min.NaN", "setp.gt", "set.neu"]
+
+
+def x2_ops(fmt, names, lo, hi):
+    rl, rh = half_lane_ops(fmt, *lo), half_lane_ops(fmt, *hi)
+    out = []
+    for n in names:
+        if n.startswith("setp."):
+            k = n[5:]
+            out.append(int(rl[k]) | int(rh[k]) << 1)  # p from the low halves, q from the high ones
+        elif n.startswith("set."):
+            k = n[4:]
+            out.append(rl[k] | rh[k] << 16)
+        else:
+            out.append(rl[n] | rh[n] << 16)
+    # scalar forms on the low lane
+    if fmt is F16:
+        out.append(rl["add"])
+        out.append(rl["fma.sat"])
+    else:
+        out.append(rl["fma"])
+        out.append(rl["fma.relu"])
+    return out
+
+
+@family("half_arith.ptx")
+def fam_half():
+    o = []
+    ins = [[], [], [], [], [], []]
+    n = len(F16_IN) // 2
+    for t in range(n):
+        lo, hi = F16_IN[2 * t], F16_IN[2 * t + 1]
+        blo, bhi = BF16_IN[2 * t], BF16_IN[2 * t + 1]
+        for j in range(3):
+            ins[j].append(lo[j] | hi[j] << 16)
+            ins[3 + j].append(blo[j] | bhi[j] << 16)
+        o += x2_ops(F16, F16_X2, lo, hi) + x2_ops(BF16, BF16_X2, blo, bhi)
+    run = "kernel=k grid=1 block=%d args=%s;u32*%d" % (n, ";".join(fmt_list("u32", v) for v in ins), len(o))
+    return run, [(6, "u32", o)]
 
 
 # ---------------------------------------------------------------------------------------------
