@@ -626,6 +626,168 @@ def fam_half():
 
 
 # ---------------------------------------------------------------------------------------------
+# 3. cvt
+# ---------------------------------------------------------------------------------------------
+
+CVT_X = [0x40200000, 0xC0200000, 0x40600000, 0xBF000000, 0x501502F9, 0xD01502F9, 0x7FC00000, 0x7F800000,
+         0xFF800000, 0x477FF000, 0x00000001, 0x33000001, 0x3F808001, 0x3F818000, 0x80000000, 0x43E80000,
+         0x4F7FFFFF, 0xC3E00000]
+CVT_X2 = [0x3F800000, 0x3E800000, 0xC4000000, 0x3B800000, 0x3A000000, 0x47800000, 0x7FC00000, 0xFF800000,
+          0x3F900000, 0x3FA00000, 0x3DCCCCCD, 0xBDCCCCCD, 0x40E00000, 0x41880000, 0x41980000, 0x00000000,
+          0x80000000, 0x3C000000]
+CVT_Y = [f64bits(x) for x in (1 / 3, -1 / 3, 2.5, -2.5, 1e300, -1e300)] + [
+    0x7FF8000000000000, 0x43E0000000000000, 0xC3E0000000000001, 0x36A8000000000000, 0x36A0000000000000,
+    0x3690000000000000, 0x3FF0000010000000, 0x3FF0000010000001, 0xC1E0000000200000, 0x41EFFFFFFFFF0000,
+    0x7FF0000000000000, 0x8000000000000000]
+CVT_I = [0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32769, 0x7FFFFFFF, -0x80000000, 16777217,
+         -16777217, 0x7FFFFFC0, 33554435]
+CVT_J = [5, -5, 300, -300, 7, 8, -8, 9, 1, 2, 3, 65536, -65536, 100, 127, -128, 15, -7]
+CVT_L = [0, 1, 0xFFFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0x80000000, 0x7FFFFFFF,
+         0x100000000, 0xFFFFFFFF, 0xFFFFFFFEFFFFFFFF, 2**53 + 1, 0x20000000000003, 0x8000008000000001,
+         123456789, 0xFFFFFFFF80000000, 0xFFFFFFFFF, 0x7FFFFFFFFFFFFF80, 0x100000001]
+CVT_C = 0xABCDEF12  # the c operand of cvt.pack
+
+
+def to_signed(v, bits):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def round_int(q, irnd):
+    """Exact rational to integer with .rni/.rzi/.rmi/.rpi."""
+    fl = math.floor(q)
+    if irnd == "rzi":
+        return math.trunc(q)
+    if irnd == "rmi":
+        return fl
+    if irnd == "rpi":
+        return math.ceil(q)
+    r = q - fl
+    return fl + (1 if r > F(1, 2) or (r == F(1, 2) and fl % 2) else 0)
+
+
+def f2i(fmt, b, irnd, bits, signed):
+    """Float to integer: NaN gives 0, out-of-range values clamp (manual 9.7.10.20)."""
+    v = decode(fmt, b)
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if v.nan:
+        return 0
+    if v.inf:
+        r = lo if v.neg else hi
+    else:
+        r = min(max(round_int(v.val(), irnd), lo), hi)
+    return r & ((1 << bits) - 1)
+
+
+def f2f_int(fmt, b, irnd):
+    """cvt.rni.f32.f32: round to an integral value, kept in the same format."""
+    v = decode(fmt, b)
+    if v.nan:
+        return fmt.nan
+    if v.inf or v.zero:
+        return b
+    r = round_int(v.val(), irnd)
+    return encode_mag(fmt, F(abs(r)), v.neg) if r else (fmt.sign if v.neg else 0)
+
+
+def sat_int(v, bits, signed):
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    return min(max(v, lo), hi) & ((1 << bits) - 1)
+
+
+def f8_to_f16(fmt8, b):
+    v = decode(fmt8, b)
+    if v.nan:
+        return F16.nan
+    return rnd(F16, v if not v.inf else V("inf", v.neg))
+
+
+def widen_f32_f64(b):
+    v = decode(F32, b)
+    if v.nan:  # the payload moves to the top of the wider fraction (IEEE 754 conversion), quieted
+        return (b >> 31) << 63 | 0x7FF << 52 | (b & 0x7FFFFF) << 29 | 1 << 51
+    return rnd(F64, v)
+
+
+def cvt_ops(x, x2, y, i, j, l):
+    X, X2, Y = decode(F32, x), decode(F32, x2), decode(F64, y)
+    out = []
+    for m in ("rni", "rzi", "rmi", "rpi"):
+        out.append(f2i(F32, x, m, 32, True))
+    out.append(f2i(F32, x, "rni", 32, False))
+    out.append(f2i(F32, x, "rzi", 64, True))
+    out.append(f2i(F32, x, "rpi", 64, False))
+    out.append(f2f_int(F32, x, "rni"))
+    out.append(f2i(F32, x, "rzi", 16, True))
+    out.append(f2i(F32, x, "rni", 8, False))
+    for m in MODES:
+        out.append(rnd(F16, X, m))
+    for m in ("rn", "rz"):
+        out.append(rnd(BF16, X, m))
+    out.append(rnd(F16, X, "rn", relu=True))
+    out.append(rnd(F16, X, "rn", satfinite=True))
+    out.append(rnd(TF32, X, "rna") << 13 if not X.nan else F32.nan)
+    out.append(rnd(TF32, X, "rna", satfinite=True) << 13 if not X.nan else F32.nan)
+    out.append(widen_f32_f64(x))
+    out.append(rnd(F16, X) << 16 | rnd(F16, X2))
+    out.append(rnd(BF16, X, "rz") << 16 | rnd(BF16, X2, "rz"))
+    e4 = rnd(E4M3, X, satfinite=True) << 8 | rnd(E4M3, X2, satfinite=True)
+    e5 = rnd(E5M2, X, satfinite=True) << 8 | rnd(E5M2, X2, satfinite=True)
+    out.append(e4)
+    out.append(e5)
+    out.append(f8_to_f16(E4M3, e4 >> 8) << 16 | f8_to_f16(E4M3, e4 & 0xFF))
+    out.append(f8_to_f16(E5M2, e5 >> 8) << 16 | f8_to_f16(E5M2, e5 & 0xFF))
+    out.append(rnd(E4M3, X, satfinite=True, relu=True) << 8 | rnd(E4M3, X2, satfinite=True, relu=True))
+    for m in MODES:
+        out.append(rnd(F32, Y, m))
+    out.append(f2i(F64, y, "rzi", 64, True))
+    out.append(f2i(F64, y, "rni", 64, False))
+    out.append(f2i(F64, y, "rpi", 32, True))
+    out.append(f2i(F64, y, "rmi", 32, False))
+    out.append(rnd(F16, Y, "rn"))
+    si = to_signed(i, 32)
+    # 32-bit destination registers: signed results are sign-extended (manual 9.7.10.20, Notes)
+    out.append(to_signed(sat_int(si, 8, True), 8) & 0xFFFFFFFF)
+    out.append(sat_int(si, 8, False))
+    out.append(si & 0xFF)
+    out.append(to_signed(si, 8) & 0xFFFFFFFF)  # truncated to s8, sign-extended into the 32-bit register
+    out.append(to_signed(sat_int(si, 16, True), 16) & 0xFFFFFFFF)
+    out.append(sat_int(si, 16, False))
+    out.append(sat_int(si, 32, False))
+    out.append(si & 0xFFFFFFFFFFFFFFFF)
+    for m in MODES:
+        out.append(rnd(F32, num(si), m))
+    out.append(rnd(F32, num(i & 0xFFFFFFFF), "rn"))
+    sj = to_signed(j, 32)
+    out.append(sat_int(si, 16, True) << 16 | sat_int(sj, 16, True))
+    out.append((CVT_C << 16 | sat_int(si, 8, False) << 8 | sat_int(sj, 8, False)) & 0xFFFFFFFF)
+    out.append((CVT_C << 8 | sat_int(si, 4, True) << 4 | sat_int(sj, 4, True)) & 0xFFFFFFFF)
+    sl = to_signed(l, 64)
+    out.append(sat_int(sl, 32, True))
+    out.append(sat_int(l, 32, False))
+    out.append(l & 0xFFFFFFFF)
+    out.append(sat_int(sl, 64, False))
+    out.append(sat_int(l, 64, True))
+    for m in MODES:
+        out.append(rnd(F32, num(l), m))
+    out.append(rnd(F64, num(sl), "rn"))
+    out.append(rnd(F64, num(l), "rz"))
+    return out
+
+
+@family("cvt_all.ptx")
+def fam_cvt():
+    o = []
+    cols = (CVT_X, CVT_X2, CVT_Y, [v & 0xFFFFFFFF for v in CVT_I], [v & 0xFFFFFFFF for v in CVT_J], CVT_L)
+    for row in zip(*cols):
+        o += cvt_ops(*row)
+    tys = ("u32", "u32", "u64", "u32", "u32", "u64")
+    run = "kernel=k grid=1 block=%d args=%s;u64*%d" % (
+        len(CVT_X), ";".join(fmt_list(t, c) for t, c in zip(tys, cols)), len(o))
+    return run, [(6, "u64", o)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
