@@ -788,6 +788,194 @@ def fam_cvt():
 
 
 # ---------------------------------------------------------------------------------------------
+# 4. Integer and bit instructions
+# ---------------------------------------------------------------------------------------------
+
+M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
+INT_A = [0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x00FFFFFF, 0x00800000, 0x12345678, 0xDEADBEEF, 0xAAAAAAAA,
+         0x0000F0F0, 0xFFFF8000, 0x7FFF0001, 0x00000100, 0xFFFFFFF9, 0x80000001, 0x13572468, 0x00000020]
+INT_B = [0, 0xFFFFFFFF, 1, 0xFFFFFFFF, 0xFFFFFFFF, 0x00FFFFFF, 0x00800000, 0x9ABCDEF0, 3, 5, 0x0000001F, 7,
+         0x0001FFFF, 0x00000080, 0x00000021, 0x00000003, 0x24681357, 0xFFFFFFE0]
+INT_C = [0, 0x80000000, 0xFFFFFFFF, 0x7FFFFFFF, 0x00003210, 0x00007654, 0x0000BA98, 0x00001234, 0x00000001,
+         0x00000002, 0x00000003, 0xFFFFFFFD, 0x0000FEDC, 0x80000000, 0x00000004, 0x7F800000, 0xFFC00000, 0x80000001]
+INT_A64 = [0, 1, M64, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0x0000000100000000, 0x123456789ABCDEF0, 12345,
+           0xFFFFFFFF00000000, 2**40 + 7, 0x8000000000000000, 0xF0F0F0F0F0F0F0F0, 100, 0xFFFFFFFFFFFFFFF6, 77,
+           0x00000000FFFFFFFF, 0x4000000000000000, 3]
+INT_B64 = [0, 0, 1, M64, M64, 7, 0x10, 0, 3, 2**20, 2, 0xFFFF, 0xFFFFFFFFFFFFFFFD, 3, 0, 0x100000000, 5, 7]
+
+PRMT_MODES = {
+    "f4e": [(0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)],  # (b0, b1, b2, b3) sources per c[1:0]
+    "b4e": [(0, 7, 6, 5), (1, 0, 7, 6), (2, 1, 0, 7), (3, 2, 1, 0)],
+    "rc8": [(0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)],
+    "ecl": [(0, 1, 2, 3), (1, 1, 2, 3), (2, 2, 2, 3), (3, 3, 3, 3)],
+    "ecr": [(0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)],
+    "rc16": [(0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3)],
+}
+
+
+def prmt(a, b, c, mode=None):
+    src = (b << 32 | a).to_bytes(8, "little")
+    if mode is None:
+        d = 0
+        for i in range(4):
+            sel = (c >> (4 * i)) & 0xF
+            byte = src[sel & 7]
+            if sel & 8:
+                byte = 0xFF if byte & 0x80 else 0
+            d |= byte << (8 * i)
+        return d
+    return sum(src[x] << (8 * i) for i, x in enumerate(PRMT_MODES[mode][c & 3]))
+
+
+def mul24(a, b, signed, hi):
+    a, b = a & 0xFFFFFF, b & 0xFFFFFF
+    if signed:
+        a, b = to_signed(a, 24), to_signed(b, 24)
+    t = (a * b) & ((1 << 48) - 1)
+    return (t >> 16) & M32 if hi else t & M32
+
+
+def bfind(a, bits, signed, shiftamt):
+    if signed and a >> (bits - 1):
+        a = ~a & ((1 << bits) - 1)
+    if a == 0:
+        return M32
+    d = a.bit_length() - 1
+    return bits - 1 - d if shiftamt else d
+
+
+def fns(mask, base, offset):
+    offset = to_signed(offset, 32)
+    if offset == 0:
+        return base if mask >> base & 1 else M32
+    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return M32
+
+
+def bmsk(a, b, clamp):
+    a1, b1 = a & 31, b & 31
+    mask0 = (M32 << a1) & M32
+    s = a1 + b1
+    mask1 = (M32 << s) & M32 if s < 32 else 0
+    over = s >= 32
+    if clamp:
+        if a >= 32:
+            over, mask0 = True, 0
+        if b >= 32:
+            over = True
+    if over:
+        mask1 = 0
+    elif b1 == 0:
+        mask1 = M32
+    return mask0 & ~mask1 & M32
+
+
+def szext(a, b, clamp, signed):
+    b1 = b & 31
+    too_large = b >= 32 and clamp
+    mask = 0 if too_large else (M32 << b1) & M32
+    sign = False if (b1 == 0 or too_large or not signed) else bool(a >> ((b1 - 1) & 31) & 1)
+    return (a & ~mask & M32) | (mask if sign else 0)
+
+
+def lanes(v, n, w, signed):
+    return [to_signed(v >> (w * i), w) if signed else (v >> (w * i)) & ((1 << w) - 1) for i in range(n)]
+
+
+def dp4a(a, b, c, sa, sb):
+    return (c + sum(x * y for x, y in zip(lanes(a, 4, 8, sa), lanes(b, 4, 8, sb)))) & M32
+
+
+def dp2a(a, b, c, sa, sb, hi):
+    vb = lanes(b, 4, 8, sb)[2:] if hi else lanes(b, 4, 8, sb)[:2]
+    return (c + sum(x * y for x, y in zip(lanes(a, 2, 16, sa), vb))) & M32
+
+
+def x16(a, b, f, signed):
+    la, lb = lanes(a, 2, 16, signed), lanes(b, 2, 16, signed)
+    return sum((f(x, y) & 0xFFFF) << (16 * i) for i, (x, y) in enumerate(zip(la, lb)))
+
+
+def brev(v, bits):
+    return int(format(v, "0%db" % bits)[::-1], 2)
+
+
+def tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def int_ops(a, b, c, a64, b64):
+    sa, sb, sc = to_signed(a, 32), to_signed(b, 32), to_signed(c, 32)
+    out = [
+        mul24(a, b, False, False), mul24(a, b, False, True), mul24(a, b, True, False), mul24(a, b, True, True),
+        (mul24(a, b, False, False) + c) & M32,
+        (to_signed(mul24(a, b, True, True), 32) + sc) & M32,
+        sat_int(to_signed(mul24(a, b, True, True), 32) + sc, 32, True),
+        (c + abs(a - b)) & M32,
+        (sc + abs(sa - sb)) & M32,
+        bfind(a, 32, False, False), bfind(a, 32, True, False), bfind(a, 32, False, True),
+        bfind(a64, 64, True, True),
+        fns(a, b & 31, c),
+        bmsk(a & 63, b & 63, True), bmsk(a & 63, b & 63, False),
+        szext(a, b & 63, True, True), szext(a, b & 63, False, True),
+        szext(a, b & 63, True, False), szext(a, b & 63, False, False),
+        dp4a(a, b, c, False, False), dp4a(a, b, c, True, True), dp4a(a, b, c, True, False),
+        dp2a(a, b, c, False, False, False), dp2a(a, b, c, True, True, True), dp2a(a, b, c, True, False, False),
+        prmt(a, b, c & 0xFFFF),
+    ]
+    out += [prmt(a, b, c, m) for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")]
+    out += [
+        x16(a, b, lambda x, y: x + y, False),
+        x16(a, b, lambda x, y: x + y, True),
+        x16(a, b, min, False),
+        x16(a, b, max, True),
+        x16(a, b, lambda x, y: max(min(x, y), 0), True),  # min.relu.s16x2
+        max(min(sa, sb), 0) & M32,  # min.relu.s32
+        max(sa, sb, 0) & M32,  # max.relu.s32
+        a if sc >= 0 else b,  # slct.b32.s32
+    ]
+    C = decode(F32, c)
+    out.append(a if (not C.nan and (C.zero or not C.neg)) else b)  # slct.b32.f32: -0 >= 0, NaN picks b
+    out += [
+        int(a == 0),
+        bin(a).count("1"),
+        32 - a.bit_length(),
+        brev(a, 32),
+        bin(a64).count("1"),
+        64 - a64.bit_length(),
+    ]
+    r = brev(a64, 64)
+    out += [r & M32, r >> 32]
+    out += [a // b if b else M32, a % b if b else a]  # unsigned: x/0 is all ones, x%0 is x
+    sdiv = tdiv(sa, sb) if sb else None
+    out += [sdiv & M32 if sb else 0, (sa - sb * tdiv(sa, sb)) & M32 if sb else 0]
+    s64a, s64b = to_signed(a64, 64), to_signed(b64, 64)
+    q = tdiv(s64a, s64b) & M64 if s64b else 0
+    r = a64 % b64 if b64 else a64
+    out += [q & M32, q >> 32, r & M32, r >> 32]
+    return out
+
+
+@family("int_bits.ptx")
+def fam_int():
+    o = []
+    for row in zip(INT_A, INT_B, INT_C, INT_A64, INT_B64):
+        o += int_ops(*row)
+    cols = [INT_A, INT_B, INT_C, INT_A64, INT_B64]
+    tys = ["u32", "u32", "u32", "u64", "u64"]
+    run = "kernel=k grid=1 block=%d args=%s;u32*%d" % (
+        len(INT_A), ";".join(fmt_list(t, c) for t, c in zip(tys, cols)), len(o))
+    return run, [(5, "u32", o)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
