@@ -976,6 +976,94 @@ def fam_int():
 
 
 # ---------------------------------------------------------------------------------------------
+# 5. Warp collectives on a block of 48 threads (warp 1 has lanes 0-15 only)
+# ---------------------------------------------------------------------------------------------
+
+WARP_BLOCK = 48
+WARP_K = 37
+
+
+def shfl(vals, lane, mode, b, c):
+    """The manual's shfl.sync pseudocode; vals maps lane -> a."""
+    segmask, cval = (c >> 8) & 31, c & 31
+    maxl = (lane & segmask) | (cval & ~segmask & 31)
+    minl = lane & segmask
+    if mode == "up":
+        j = lane - b
+        ok = j >= maxl
+    elif mode == "down":
+        j = lane + b
+        ok = j <= maxl
+    elif mode == "bfly":
+        j = lane ^ b
+        ok = j <= maxl
+    else:
+        j = minl | (b & ~segmask & 31)
+        ok = j <= maxl
+    return vals[j if ok else lane], int(ok)
+
+
+def warp_values(t):
+    return (t * 0x9E3779B9) & M32
+
+
+def warp_out():
+    out = []
+    for t in range(WARP_BLOCK):
+        lane, w = t % 32, t // 32
+        members = [x for x in range(WARP_BLOCK) if x // 32 == w]
+        m = sum(1 << (x % 32) for x in members)
+        V = {x % 32: warp_values(x) for x in members}
+        v = V[lane]
+        sv = {k: to_signed(x, 32) for k, x in V.items()}
+        c = 0x1F if len(members) == 32 else 0x0F
+        o = [m]
+        o += [sum(V.values()) & M32, min(V.values()), max(V.values()), min(sv.values()) & M32, max(sv.values()) & M32]
+        acc_and, acc_or, acc_xor = M32, 0, 0
+        for x in V.values():
+            acc_and &= x
+            acc_or |= x
+            acc_xor ^= x
+        o += [acc_and, acc_or, acc_xor]
+        o.append(sum(1 << k for k in V if V[k] & 3 == v & 3))
+        o += [m, 1]  # match.all on the warp number: everyone agrees
+        keys = {k: k & 1 for k in V}
+        same = len(set(keys.values())) == 1
+        o += [m if same else 0, int(same)]
+        o.append(sum(1 << k for k in V if k % 3 == lane % 3))
+        o += [1, 1]  # elect.sync: p marks exactly the lane d names, and one leader per warp
+        o.append(int(all(k < 20 for k in V)))
+        o.append(int(any(k == 31 for k in V)))
+        o.append(int(len({k < 16 for k in V}) == 1))
+        o.append(sum(1 << k for k in V if V[k] & 1))
+        for mode, b, cc in (("up", 3, 0), ("down", 5, c)):
+            o += list(shfl(V, lane, mode, b, cc))
+        o.append(shfl(V, lane, "bfly", 6, c)[0])
+        o.append(shfl(V, lane, "idx", 9, c)[0])
+        o.append(shfl(V, lane, "idx", 3, 0x181F)[0])
+        o += list(shfl(V, lane, "down", 2, 0x181F))
+        o += list(shfl(V, lane, "up", 4, 0x1000))
+        if lane % 2 == 0:  # the even lanes, in a divergent branch, with a partial member mask
+            E = {k: x for k, x in V.items() if k % 2 == 0}
+            o.append(sum(1 << k for k in E if E[k] & 2))
+            o.append(shfl(E, lane, "bfly", 2, 0x1F)[0])
+            o.append(sum(E.values()) & M32)
+        else:
+            o += [0, 0, 0]
+        o.append(1)  # activemask in a branch holds the caller and no lane of the other branch
+        o.append(sum(1 << k for k in V if (k & 4) == (lane & 4)))  # ... namely the lanes of its branch
+        assert len(o) == WARP_K
+        out += o
+    return out
+
+
+@family("warp_partial.ptx")
+def fam_warp():
+    o = warp_out()
+    return "kernel=k grid=1 block=%d args=u32*%d" % (WARP_BLOCK, len(o)), [(0, "u32", o)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
