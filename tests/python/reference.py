@@ -1064,6 +1064,31 @@ def fam_warp():
 
 
 # ---------------------------------------------------------------------------------------------
+# 6. CTA barriers (128 threads)
+# ---------------------------------------------------------------------------------------------
+
+BAR_N, BAR_LOOPS, BAR_LIVE = 128, 5, 100
+
+
+@family("cta_barriers.ptx")
+def fam_bar():
+    s = list(range(BAR_N))
+    for _ in range(BAR_LOOPS):
+        s = [(s[t] + s[(t + 1) % BAR_N]) & M32 for t in range(BAR_N)]
+    out = []
+    for t in range(BAR_N):
+        o = [(t ^ 32) * 3 + 1]
+        o.append(sum(1 for x in range(BAR_N) if x % 3 == 0))
+        o.append(int(all(x < BAR_N - 1 for x in range(BAR_N))))
+        o.append(int(any(x == 77 for x in range(BAR_N))))
+        o.append(((t - 64) ** 2 + 5) if t >= 64 else 0)
+        o.append(s[t])
+        o += [BAR_LIVE - 1 - t + 1000, BAR_LIVE] if t < BAR_LIVE else [0, 0]
+        out += o
+    return "kernel=k grid=1 block=%d args=u32*%d;u32:%d" % (BAR_N, len(out), BAR_LOOPS), [(0, "u32", out)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
