@@ -1089,6 +1089,30 @@ def fam_bar():
 
 
 # ---------------------------------------------------------------------------------------------
+# 7. Special registers: grid 3x2, 40 threads (a partial second warp), dynamic shared memory
+# ---------------------------------------------------------------------------------------------
+
+SREG_GRID, SREG_BLOCK, SREG_SHARED, SREG_K = (3, 2), 40, 200, 17
+
+
+@family("special_regs.ptx")
+def fam_sreg():
+    out = []
+    for by in range(SREG_GRID[1]):
+        for bx in range(SREG_GRID[0]):
+            for t in range(SREG_BLOCK):
+                lane = t % 32
+                o = [lane, 1]  # 1: %warpid < %nwarpid and %warpid == the warp holding the thread
+                o += [1 << lane, (1 << lane) - 1, (1 << (lane + 1)) - 1, (M32 << (lane + 1)) & M32, (M32 << lane) & M32]
+                o += [SREG_SHARED, SREG_GRID[0], SREG_GRID[1], bx, by, 1, 1, 0, SREG_BLOCK]
+                o.append(((t + 1) % SREG_BLOCK) * 7 + bx + 10 * by)
+                assert len(o) == SREG_K
+                out += o
+    return "kernel=k grid=%d,%d block=%d shared=%d args=u32*%d" % (
+        SREG_GRID[0], SREG_GRID[1], SREG_BLOCK, SREG_SHARED, len(out)), [(0, "u32", out)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
