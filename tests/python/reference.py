@@ -1139,6 +1139,90 @@ def fam_calls():
 
 
 # ---------------------------------------------------------------------------------------------
+# 9. Memory: cp.async, mbarrier, isspacep, ldu, 128-bit and vector accesses, atomics
+# ---------------------------------------------------------------------------------------------
+
+MEM_N, MEM_K = 64, 16
+MEM_IN = [(i * 0x9E3779B1 + 0x1234567) & M32 for i in range(MEM_N)]
+ACC32_INIT = [0, 1000, M32, 0x80000000, 0, 0, 0, 5, M32, 0, 0x5A5A5A5A, 7, 0, 0, 0, 0, 0, 0]
+ACC64_INIT = [1, 0, 0, 1 << 63, M64, M64, 0, 0, 3, 0, 0, 0]
+EXCH32_INIT = [0x1000 + t for t in range(MEM_N)]
+EXCH64_INIT = [0x100000000 * t + 0x77 for t in range(MEM_N)]
+
+
+def f_bits(fmt, q):
+    return rnd(fmt, num(q))
+
+
+def mem_acc():
+    T = range(MEM_N)
+    a = list(ACC32_INIT)
+    a[0] = (a[0] + sum(t + 1 for t in T)) & M32
+    a[1] = (a[1] + sum(t - 40 for t in T)) & M32
+    a[2] = min([a[2]] + [(t * 7919) % 1000 + 5 for t in T])
+    a[3] = max([to_signed(a[3], 32)] + [t - 50 for t in T]) & M32
+    a[4] = min([to_signed(a[4], 32)] + [t - 50 for t in T]) & M32
+    a[5] = max([a[5]] + [t * 3 for t in T])
+    x = a[6]
+    for _ in T:
+        x = 0 if x >= 50 else x + 1  # inc(r, s) = (r >= s) ? 0 : r+1
+    a[6] = x
+    x = a[7]
+    for _ in T:
+        x = 40 if (x == 0 or x > 40) else x - 1  # dec(r, s) = (r == 0 || r > s) ? s : r-1
+    a[7] = x
+    for t in T:
+        a[8] &= ~(1 << (t % 20)) & M32
+        a[9] |= 1 << (t % 27)
+        a[10] ^= (t * 0x01010101) & M32
+    a[11] = (a[11] + sum(T)) & M32
+    a[12] = (a[12] + 2 * MEM_N) & M32
+    a[13] = f_bits(F32, sum(F(t, 2) for t in T))
+    a[14] = f_bits(F16, MEM_N) | f_bits(BF16, 2 * MEM_N) << 16
+    a[15] = f_bits(F16, MEM_N) | f_bits(F16, F(MEM_N, 2)) << 16
+    a[16] = f_bits(BF16, 2 * MEM_N) | f_bits(BF16, F(MEM_N, 4)) << 16
+    a[17] = sum(t + 1 for t in T) + MEM_N
+    b = list(ACC64_INIT)
+    b[0] = (b[0] + sum(t << 33 for t in T)) & M64
+    b[1] = min([to_signed(b[1], 64)] + [(t - 30) << 40 for t in T]) & M64
+    b[2] = max([b[2]] + [t * 0x0123456789 for t in T])
+    b[3] = max([to_signed(b[3], 64)] + [(t - 70) << 30 for t in T]) & M64
+    b[4] = min([b[4]] + [(t + 5) << 35 for t in T])
+    for t in T:
+        b[5] &= ~(1 << (t % 50)) & M64
+        b[6] |= 1 << t
+        b[7] ^= (t * 0x0101010101010101) & M64
+    b[8] = (b[8] + sum(t << 32 for t in T)) & M64
+    b[9] = (b[9] + MEM_N) & M64
+    b[10] = rnd(F64, num(sum(F(t, 4) for t in T)))
+    b[11] = rnd(F64, num(F(3, 2) * MEM_N))
+    return a, b
+
+
+@family("memory.ptx")
+def fam_mem():
+    out = []
+    for t in range(MEM_N):
+        o = [0 if (t + 1) % MEM_N % 4 == 3 else MEM_IN[(t + 1) % MEM_N]]  # src-size 0 fills zeros
+        o.append(t * 11 if t < 32 else (t - 32) * 11)
+        o.append(1)
+        o.append(0b100010001)  # isspacep {global,shared,local} of a global, a shared, a local address
+        o.append(MEM_IN[t ^ 1])
+        o.append(EXCH32_INIT[t])
+        o += [EXCH64_INIT[t] & M32, EXCH64_INIT[t] >> 32]
+        o += MEM_IN[4 * (t % 16): 4 * (t % 16) + 4]
+        o += MEM_IN[4 * ((t + 3) % 16): 4 * ((t + 3) % 16) + 4]
+        assert len(o) == MEM_K
+        out += o
+    a, b = mem_acc()
+    run = "kernel=k grid=1 block=%d args=%s;u32*%d;%s;%s;%s;%s" % (
+        MEM_N, fmt_list("u32", MEM_IN), len(out), fmt_list("u32", ACC32_INIT), fmt_list("u64", ACC64_INIT),
+        fmt_list("u32", EXCH32_INIT), fmt_list("u64", EXCH64_INIT))
+    return run, [(1, "u32", out), (2, "u32", a), (3, "u64", b),
+                 (4, "u32", [t * 3 for t in range(MEM_N)]), (5, "u64", [t << 20 for t in range(MEM_N)])]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
