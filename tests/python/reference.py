@@ -1223,6 +1223,53 @@ def fam_mem():
 
 
 # ---------------------------------------------------------------------------------------------
+# 10. mma, ldmatrix, movmatrix: plain matrix products; the fragment layouts live in the kernel only
+# ---------------------------------------------------------------------------------------------
+
+MMA_TA = [[F((r * 3 + c * 5) % 9 - 4, 2) for c in range(8)] for r in range(16)]  # halves: exact in tf32
+MMA_TB = [[F((k * 7 + n * 2) % 7 - 3) for n in range(8)] for k in range(8)]
+MMA_TC = [[F((r + 2 * c) % 5 - 2, 4) for c in range(8)] for r in range(16)]
+MMA_DA = [[F((r * 5 + c) % 11 - 5, 4) for c in range(4)] for r in range(8)]
+MMA_DB = [[F((k * 3 + n * 5) % 13 - 6, 8) for n in range(8)] for k in range(4)]
+MMA_DC = [[F(r - c, 16) for c in range(8)] for r in range(8)]
+MMA_IA = [[((r * 37 + c * 11) % 256) - 128 for c in range(32)] for r in range(16)]
+MMA_IB = [[((k * 29 + n * 13 + 7) % 256) - 128 for n in range(8)] for k in range(32)]
+MMA_IC = [[(r * 1000 - c * 77) for c in range(8)] for r in range(16)]
+LDM = [[[(j * 64 + r * 8 + c) * 0x0101 ^ 0x8000 for c in range(8)] for r in range(8)] for j in range(2)]
+
+
+def matmul(A, B, C):
+    return [[sum(A[i][k] * B[k][j] for k in range(len(B))) + C[i][j] for j in range(len(C[0]))] for i in range(len(A))]
+
+
+@family("mma_matrix.ptx")
+def fam_mma():
+    flat = lambda M: [x for row in M for x in row]
+    b32 = lambda M: [rnd(F32, num(x)) for x in flat(M)]
+    b64 = lambda M: [rnd(F64, num(x)) for x in flat(M)]
+    dt = b32(matmul(MMA_TA, MMA_TB, MMA_TC))
+    dd = b64(matmul(MMA_DA, MMA_DB, MMA_DC))
+    di = [x & M32 for x in flat(matmul(MMA_IA, MMA_IB, MMA_IC))]
+    ib_colmajor = [MMA_IB[k][n] & 0xFF for n in range(8) for k in range(32)]
+    ldm = []
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        L = [[LDM[j][7 - r] for r in range(8)] for j in range(2)]  # rows are addressed in reverse order
+        for j in range(2):
+            ldm.append(L[j][g][2 * t] | L[j][g][2 * t + 1] << 16)
+        for j in range(2):
+            ldm.append(L[j][2 * t][g] | L[j][2 * t + 1][g] << 16)
+        ldm.append(L[0][2 * t][g] | L[0][2 * t + 1][g] << 16)  # movmatrix.trans of the first fragment
+    args = [fmt_list("u32", b32(MMA_TA)), fmt_list("u32", b32(MMA_TB)), fmt_list("u32", b32(MMA_TC)),
+            fmt_list("u64", b64(MMA_DA)), fmt_list("u64", b64(MMA_DB)), fmt_list("u64", b64(MMA_DC)),
+            fmt_list("u8", [x & 0xFF for x in flat(MMA_IA)]), fmt_list("u8", ib_colmajor),
+            fmt_list("u32", [x & M32 for x in flat(MMA_IC)]), fmt_list("u16", flat(LDM[0]) + flat(LDM[1])),
+            "u32*%d" % len(dt), "u64*%d" % len(dd), "u32*%d" % len(di), "u32*%d" % len(ldm)]
+    run = "kernel=k grid=1 block=32 args=" + ";".join(args)
+    return run, [(10, "u32", dt), (11, "u64", dd), (12, "u32", di), (13, "u32", ldm)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
