@@ -772,6 +772,12 @@ def cvt_ops(x, x2, y, i, j, l):
         out.append(rnd(F32, num(l), m))
     out.append(rnd(F64, num(sl), "rn"))
     out.append(rnd(F64, num(l), "rz"))
+    out.append(rnd(BF16, X, "rm"))
+    out.append(rnd(BF16, X, "rp"))
+    h16 = rnd(F16, X)
+    out.append(rnd(F32, decode(F16, h16)))  # widening is exact; a NaN gives the f32 canonical NaN
+    out.append(rnd(F32, decode(BF16, rnd(BF16, num(si)))))  # int to bf16, then exactly back (never NaN)
+    out.append(rnd(BF16, decode(F16, h16), "rn"))
     return out
 
 
