@@ -9,6 +9,7 @@ one .ptx file.
     python3 tests/python/reference.py            # check that every file's run/out lines match
     python3 tests/python/reference.py --write    # rewrite them from the formulas
     python3 tests/python/reference.py --print    # print them
+    python3 tests/python/reference.py --selftest # the rounding code against the host's IEEE arithmetic
 
 Outputs are integers (bit patterns for floats), so -0.0, NaN payloads and subnormals compare exactly.
 """
@@ -1276,6 +1277,68 @@ def fam_mma():
 
 
 # ---------------------------------------------------------------------------------------------
+# Self-test: the rounding routine against the host's IEEE double arithmetic and struct's f32/f16
+# rounding (both round to nearest even), on random operands
+# ---------------------------------------------------------------------------------------------
+
+
+def selftest():
+    import random
+
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(20000):
+        a = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        b = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        if rng.random() < 0.5:
+            b = a * (1 + rng.random() * 1e-3) if math.isfinite(a) else b
+        A, B = decode(F64, f64bits(a)), decode(F64, f64bits(b))
+        with_py = [
+            (op_add(A, B, "rn"), a + b),
+            (op_mul(A, B), a * b),
+        ]
+        if b != 0:
+            with_py.append((op_div(A, B), a / b))
+        for v, want in with_py:
+            got = rnd(F64, v)
+            if math.isnan(want):
+                assert decode(F64, got).nan
+            else:
+                assert got == f64bits(want), (a, b, hex(got), want)
+            checked += 1
+        if a >= 0 and math.isfinite(a):
+            assert sqrt_round(F64, A, "rn") == f64bits(math.sqrt(a)), a
+            checked += 1
+        # f32 and f16: the product of two such values is exact in a double, so struct's rounding of it
+        # to the narrow format is the correctly rounded product.
+        for fmt, code in ((F32, "<f"), (F16, "<e")):
+            x = rng.getrandbits(fmt.bits)
+            y = rng.getrandbits(fmt.bits)
+            X, Y = decode(fmt, x), decode(fmt, y)
+            if X.nan or Y.nan or X.inf or Y.inf:
+                continue
+            p = math.copysign(float(X.x * Y.x), -1.0 if X.neg != Y.neg else 1.0)
+            try:
+                want = struct.unpack("<I" if fmt is F32 else "<H", struct.pack(code, p))[0]
+            except OverflowError:
+                continue
+            assert rnd(fmt, op_mul(X, Y)) == want, (hex(x), hex(y))
+            checked += 1
+    # directed modes bracket the exact value and are one ulp apart when inexact
+    for _ in range(5000):
+        x, y = rng.getrandbits(32), rng.getrandbits(32)
+        X, Y = decode(F32, x), decode(F32, y)
+        if X.kind != "num" or Y.kind != "num" or Y.zero:
+            continue
+        q = op_div(X, Y)
+        lo, hi = decode(F32, rnd(F32, q, "rm")), decode(F32, rnd(F32, q, "rp"))
+        if lo.kind == "num" and hi.kind == "num":
+            assert lo.val() <= q.val() <= hi.val()
+        checked += 1
+    print("selftest: %d comparisons agree" % checked)
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 
@@ -1288,6 +1351,9 @@ def render(fn):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "--check"
+    if mode == "--selftest":
+        selftest()
+        return
     bad = 0
     total = 0
     for fname, fn in FAMILIES:
