@@ -23,6 +23,7 @@ from fractions import Fraction as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOST = os.path.join(HERE, "..", "ptx-host")
+M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 
 # ---------------------------------------------------------------------------------------------
 # Binary floating-point formats and correct rounding
@@ -374,6 +375,41 @@ F64_IN = [
 ]
 
 
+class Xorshift:
+    """A fixed generator (xorshift64*), so the random rows never change between Python versions."""
+
+    def __init__(self, seed):
+        self.s = seed
+
+    def next(self):
+        self.s ^= self.s >> 12
+        self.s ^= (self.s << 25) & M64
+        self.s ^= self.s >> 27
+        return (self.s * 0x2545F4914F6CDD1D) & M64
+
+
+def random_triples(fmt, n, seed):
+    """Operands with nearby exponents (so sums round instead of absorbing) and c close to -a*b (so
+    fma cancels): the rounding modes disagree on almost every result."""
+    g = Xorshift(seed)
+    out = []
+    for _ in range(n):
+        def pick(spread):
+            r = g.next()
+            e = fmt.bias + (r % (2 * spread + 1)) - spread
+            return (r >> 63) << (fmt.bits - 1) | e << fmt.m | (g.next() & ((1 << fmt.m) - 1))
+
+        a, b = pick(6), pick(6)
+        p = rnd(fmt, op_mul(decode(fmt, a), decode(fmt, b)))
+        c = (p ^ fmt.sign) + (g.next() % 5) - 2 if g.next() % 2 else pick(8)
+        out.append((a, b, c & ((1 << fmt.bits) - 1)))
+    return out
+
+
+F32_IN += random_triples(F32, 16, 0x1234567)
+F64_IN += random_triples(F64, 18, 0x7654321)
+
+
 def minmax(fmt, a, b, is_max, nan_mode=False, xorsign=False):
     """min/max per the manual's pseudocode; +0 > -0."""
     xs = None
@@ -524,6 +560,10 @@ BF16_IN = [
     (0x3F00, 0x3F00, 0x3F40),
     (0x3F7F, 0x3F81, 0xBF80),
 ]
+
+F16_IN += random_triples(F16, 16, 0xF16)
+BF16_IN += random_triples(BF16, 16, 0xBF16)
+
 
 CMP = {
     "eq": lambda o, lt, eq: o and eq,
@@ -798,7 +838,6 @@ def fam_cvt():
 # 4. Integer and bit instructions
 # ---------------------------------------------------------------------------------------------
 
-M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 INT_A = [0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x00FFFFFF, 0x00800000, 0x12345678, 0xDEADBEEF, 0xAAAAAAAA,
          0x0000F0F0, 0xFFFF8000, 0x7FFF0001, 0x00000100, 0xFFFFFFF9, 0x80000001, 0x13572468, 0x00000020]
 INT_B = [0, 0xFFFFFFFF, 1, 0xFFFFFFFF, 0xFFFFFFFF, 0x00FFFFFF, 0x00800000, 0x9ABCDEF0, 3, 5, 0x0000001F, 7,
