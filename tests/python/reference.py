@@ -750,6 +750,26 @@ def widen_f32_f64(b):
     return rnd(F64, v)
 
 
+def random_cvt_rows(n, seed):
+    g = Xorshift(seed)
+
+    def f(fmt, spread):
+        r = g.next()
+        e = fmt.bias + (r % (2 * spread + 1)) - spread
+        return (r >> 63) << (fmt.bits - 1) | e << fmt.m | (g.next() & ((1 << fmt.m) - 1))
+
+    for _ in range(n):
+        CVT_X.append(f(F32, 20))
+        CVT_X2.append(f(F32, 12))
+        CVT_Y.append(f(F64, 40))
+        CVT_I.append(to_signed(g.next() >> (g.next() % 32), 32))
+        CVT_J.append(to_signed(g.next() >> (32 + g.next() % 32), 32))
+        CVT_L.append(g.next() >> (g.next() % 64))
+
+
+random_cvt_rows(14, 0xC47)
+
+
 def cvt_ops(x, x2, y, i, j, l):
     X, X2, Y = decode(F32, x), decode(F32, x2), decode(F64, y)
     out = []
@@ -848,6 +868,19 @@ INT_A64 = [0, 1, M64, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0x0000000100000000
            0xFFFFFFFF00000000, 2**40 + 7, 0x8000000000000000, 0xF0F0F0F0F0F0F0F0, 100, 0xFFFFFFFFFFFFFFF6, 77,
            0x00000000FFFFFFFF, 0x4000000000000000, 3]
 INT_B64 = [0, 0, 1, M64, M64, 7, 0x10, 0, 3, 2**20, 2, 0xFFFF, 0xFFFFFFFFFFFFFFFD, 3, 0, 0x100000000, 5, 7]
+
+def random_int_rows(n, seed):
+    g = Xorshift(seed)
+    for k in range(n):
+        INT_A.append(g.next() >> 32 >> (g.next() % 4 * 8))
+        INT_B.append(g.next() >> 32 >> (g.next() % 4 * 8))
+        INT_C.append((g.next() >> 32) if k % 2 else (g.next() % 9) - 4 & M32)  # fns offsets -4..4
+        INT_A64.append(g.next() >> (g.next() % 64))
+        INT_B64.append(g.next() >> (g.next() % 64))
+
+
+random_int_rows(14, 0x1A7)
+
 
 PRMT_MODES = {
     "f4e": [(0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)],  # (b0, b1, b2, b3) sources per c[1:0]
