@@ -203,10 +203,6 @@ def rnd(fmt, v, mode="rn", ftz=False, sat=False, satfinite=False, relu=False):
     return encode_mag(fmt, r, v.neg)
 
 
-def f32bits(x):
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
 def f64bits(x):
     return struct.unpack("<Q", struct.pack("<d", x))[0]
 
