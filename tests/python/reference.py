@@ -1055,7 +1055,7 @@ def fam_int():
 # ---------------------------------------------------------------------------------------------
 
 WARP_BLOCK = 48
-WARP_K = 37
+WARP_K = 39
 
 
 def shfl(vals, lane, mode, b, c):
@@ -1127,6 +1127,7 @@ def warp_out():
             o += [0, 0, 0]
         o.append(1)  # activemask in a branch holds the caller and no lane of the other branch
         o.append(sum(1 << k for k in V if (k & 4) == (lane & 4)))  # ... namely the lanes of its branch
+        o += [m, 1]  # match.all.sync.b64 on the warp number
         assert len(o) == WARP_K
         out += o
     return out
