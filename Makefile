@@ -70,6 +70,8 @@ demo: build venv build/client
 # ---- tests -----------------------------------------------------------------------------------------
 
 test: build venv build/client
+	@echo "== reference values of the file-driven engine tests agree with their formulas"
+	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
 	@echo; echo "== C client"
 	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx | tee build/client.out

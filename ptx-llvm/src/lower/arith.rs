@@ -33,9 +33,13 @@ impl<'ctx> Lowerer<'ctx> {
         if self.flavour != Flavour::Host || f.get_type() != self.ctx.f32_type() {
             return Ok(v);
         }
+        // Selected as integers: LLVM treats all NaNs of a float select as interchangeable and would
+        // fold the choice away. Callers flush (`.ftz`) before this, as a flush never makes a NaN.
         let nan = self.b.build_float_compare(FloatPredicate::UNO, f, f, "isnan")?;
-        let canonical = self.b.build_bit_cast(self.i32().const_int(0x7fff_ffff, false), f.get_type(), "qnan")?;
-        Ok(self.b.build_select(nan, canonical, v, "canon")?)
+        let bits = self.b.build_bit_cast(f, self.i32(), "bits")?.into_int_value();
+        Ok(self
+            .b
+            .build_select(nan, self.i32().const_int(0x7fff_ffff, false), bits, "canon")?)
     }
 
     pub(super) fn rounding_supported(&self, d: &Decoded, span: Span) -> R<()> {
@@ -76,8 +80,8 @@ impl<'ctx> Lowerer<'ctx> {
                 "max" => self.call_intrinsic("llvm.maximumnum", &[x.get_type().into()], &[a, b])?,
                 _ => return Err(unsupported(span, format!("`{name}` of a float type is not supported"))),
             };
-            let r = self.canon(r)?;
-            return self.ftz(d, r);
+            let r = self.ftz(d, r)?;
+            return self.canon(r);
         }
         let (x, y) = (a.into_int_value(), b.into_int_value());
         let signed = t.is_signed();
@@ -559,8 +563,8 @@ impl<'ctx> Lowerer<'ctx> {
             "sin" => self.call_intrinsic("llvm.sin", &[ty], &[a])?,
             _ => self.call_intrinsic("llvm.cos", &[ty], &[a])?,
         };
-        let v = self.canon(v)?;
         let v = self.ftz(d, v)?;
+        let v = self.canon(v)?;
         self.write(st, &i.operands[0], v, false, scope)
     }
 
