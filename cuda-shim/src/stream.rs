@@ -1,0 +1,382 @@
+//! Streams: each one is a queue with its own worker thread, which runs the queue's work in order;
+//! different streams run at the same time. The legacy default stream (per context) waits for the
+//! earlier work of every blocking stream of its context, and blocking streams wait for its earlier
+//! work, as CUDA specifies; non-blocking streams do neither. Each host thread has its own
+//! per-thread default stream in each context, a blocking stream like a created one.
+//!
+//! Work that fails (a kernel that cannot finish) sets the context's sticky error, which every later
+//! synchronising call of that context returns.
+
+use crate::errors::*;
+use crate::state::*;
+use crate::{init_check, out, Handle};
+use std::ffi::{c_int, c_uint, c_void};
+use parking_lot::{Condvar, Mutex};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+
+pub type Job = Box<dyn FnOnce() + Send>;
+
+/// Progress of one queue: work items enqueued and finished, numbered from 1.
+pub struct Progress {
+    st: Mutex<(u64, u64)>,
+    cv: Condvar,
+    /// Synchronises with the legacy default stream (not `CU_STREAM_NON_BLOCKING`).
+    blocking: bool,
+}
+
+impl Progress {
+    pub fn enqueued(&self) -> u64 {
+        self.st.lock().0
+    }
+    pub fn idle(&self) -> bool {
+        let s = self.st.lock();
+        s.0 == s.1
+    }
+    /// Blocks until the `ticket`-th item has finished.
+    pub fn wait(&self, ticket: u64) {
+        let mut s = self.st.lock();
+        while s.1 < ticket {
+            self.cv.wait(&mut s);
+        }
+    }
+}
+
+pub struct Queue {
+    tx: Mutex<Sender<Job>>,
+    pub progress: Arc<Progress>,
+    pub flags: u32,
+    pub priority: i32,
+    pub legacy: bool,
+}
+
+impl Queue {
+    /// A queue and its worker. The worker ends once the queue is dropped and its work is done.
+    pub fn new(flags: u32, priority: i32, legacy: bool) -> Result<Arc<Queue>, CUresult> {
+        let (tx, rx) = channel::<Job>();
+        let progress = Arc::new(Progress {
+            st: Mutex::new((0, 0)),
+            cv: Condvar::new(),
+            blocking: flags & 1 == 0,
+        });
+        let p = progress.clone();
+        std::thread::Builder::new()
+            .name("cuda-stream".into())
+            .spawn(move || {
+                for job in rx {
+                    // A panic in one item must not stop the stream; the item's own code reports errors.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    p.st.lock().1 += 1;
+                    p.cv.notify_all();
+                }
+            })
+            .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+        Ok(Arc::new(Queue { tx: Mutex::new(tx), progress, flags, priority, legacy }))
+    }
+}
+
+/// What a context keeps for its streams.
+pub struct CtxStreams {
+    pub legacy: Arc<Queue>,
+    /// Every other queue of the context (created and per-thread streams), for the legacy stream's
+    /// waits and for `cuCtxSynchronize`. Finished queues whose stream is gone are pruned.
+    others: Mutex<Vec<Arc<Progress>>>,
+    /// Taken while a work item's dependencies are captured and it is queued, so tickets of all
+    /// queues of the context follow one order and waits never form a cycle.
+    order: Mutex<()>,
+    pub sticky: AtomicI32,
+}
+
+impl CtxStreams {
+    pub fn new() -> Result<CtxStreams, CUresult> {
+        Ok(CtxStreams {
+            legacy: Queue::new(0, 0, true)?,
+            others: Mutex::new(Vec::new()),
+            order: Mutex::new(()),
+            sticky: AtomicI32::new(CUDA_SUCCESS),
+        })
+    }
+
+    pub fn register(&self, q: &Queue) {
+        let mut o = self.others.lock();
+        o.retain(|p| Arc::strong_count(p) > 2 || !p.idle()); // alive (queue + worker + us) or busy
+        o.push(q.progress.clone());
+    }
+
+    /// The context's sticky error, if a launch failed.
+    pub fn check(&self) -> Result<(), CUresult> {
+        match self.sticky.load(Ordering::Acquire) {
+            CUDA_SUCCESS => Ok(()),
+            e => Err(e),
+        }
+    }
+
+    pub fn fail(&self, e: CUresult) {
+        let _ = self.sticky.compare_exchange(CUDA_SUCCESS, e, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Queues `job` on `q` behind what CUDA's stream semantics say it must wait for; returns its ticket.
+    pub fn enqueue(&self, q: &Queue, job: Job) -> u64 {
+        let _order = self.order.lock();
+        let deps: Vec<(Arc<Progress>, u64)> = if q.legacy {
+            self.others
+                .lock()
+                .iter()
+                .filter(|p| p.blocking && !p.idle())
+                .map(|p| (p.clone(), p.enqueued()))
+                .collect()
+        } else if q.progress.blocking && !self.legacy.progress.idle() {
+            vec![(self.legacy.progress.clone(), self.legacy.progress.enqueued())]
+        } else {
+            vec![]
+        };
+        let job: Job = if deps.is_empty() {
+            job
+        } else {
+            Box::new(move || {
+                for (p, t) in deps {
+                    p.wait(t);
+                }
+                job()
+            })
+        };
+        let mut st = q.progress.st.lock();
+        st.0 += 1;
+        let ticket = st.0;
+        // The worker holds the receiver until the queue is dropped, and `q` is alive here.
+        let _ = q.tx.lock().send(job);
+        ticket
+    }
+
+    /// Waits for all work queued so far on every stream of the context.
+    pub fn synchronize(&self) {
+        let all: Vec<(Arc<Progress>, u64)> = {
+            let _order = self.order.lock();
+            let mut v: Vec<_> = self.others.lock().iter().map(|p| (p.clone(), p.enqueued())).collect();
+            v.push((self.legacy.progress.clone(), self.legacy.progress.enqueued()));
+            v
+        };
+        for (p, t) in all {
+            p.wait(t);
+        }
+    }
+}
+
+thread_local! {
+    /// Set while a `_ptsz`/`_ptds` entry point runs: the NULL stream is the per-thread stream.
+    static PER_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// This thread's per-thread default stream in each context.
+    static OWN: RefCell<HashMap<usize, Arc<Queue>>> = RefCell::new(HashMap::new());
+}
+
+pub fn per_thread_scope<R>(on: bool, f: impl FnOnce() -> R) -> R {
+    if !on {
+        return f();
+    }
+    let prev = PER_THREAD.with(|c| c.replace(true));
+    let r = f();
+    PER_THREAD.with(|c| c.set(prev));
+    r
+}
+
+fn per_thread_queue(ctx_handle: usize, ctx: &Context) -> Result<Arc<Queue>, CUresult> {
+    OWN.with(|m| {
+        let mut m = m.borrow_mut();
+        m.retain(|h, _| CONTEXTS.get(*h).is_ok());
+        if let Some(q) = m.get(&ctx_handle) {
+            return Ok(q.clone());
+        }
+        let q = Queue::new(0, 0, false)?;
+        ctx.streams.register(&q);
+        m.insert(ctx_handle, q.clone());
+        Ok(q)
+    })
+}
+
+/// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`.
+pub const LEGACY: usize = 1;
+pub const PER_THREAD_HANDLE: usize = 2;
+
+/// The context and queue a stream handle names. NULL is the legacy default stream, or the
+/// per-thread one inside a `_ptsz`/`_ptds` entry point; the other defaults belong to the current
+/// context; a created stream belongs to the context it was created in.
+pub fn resolve(s: Handle) -> Result<(Arc<Context>, Arc<Queue>), CUresult> {
+    let h = s as usize;
+    let h = if h == 0 && PER_THREAD.with(Cell::get) { PER_THREAD_HANDLE } else { h };
+    match h {
+        0 | LEGACY | PER_THREAD_HANDLE => {
+            let ch = current_ctx()?;
+            let ctx = CONTEXTS.get(ch).map_err(|_| CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
+            let q = if h == PER_THREAD_HANDLE { per_thread_queue(ch, &ctx)? } else { ctx.streams.legacy.clone() };
+            Ok((ctx, q))
+        }
+        _ => {
+            let st = STREAMS.get(h)?;
+            let ctx = CONTEXTS.get(st.ctx).map_err(|_| CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
+            Ok((ctx, st.queue.clone()))
+        }
+    }
+}
+
+/// Runs `job` on the stream and waits for it: the synchronous memory calls, which CUDA orders on
+/// the default stream.
+pub fn run_sync(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 'static) -> Result<(), CUresult> {
+    let (ctx, q) = resolve(s)?;
+    ctx.streams.check()?;
+    let result = Arc::new(Mutex::new(Ok(())));
+    let r = result.clone();
+    let t = ctx.streams.enqueue(&q, Box::new(move || *r.lock() = job()));
+    q.progress.wait(t);
+    let r = *result.lock();
+    r
+}
+
+/// Queues `job` on the stream; its failure becomes the context's sticky error.
+pub fn run_async(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 'static) -> Result<(), CUresult> {
+    let (ctx, q) = resolve(s)?;
+    ctx.streams.check()?;
+    let c = ctx.clone();
+    ctx.streams.enqueue(
+        &q,
+        Box::new(move || {
+            if let Err(e) = job() {
+                c.streams.fail(e);
+            }
+        }),
+    );
+    Ok(())
+}
+
+/// A raw pointer carried into a stream's worker. The API's contract (the memory stays valid until
+/// the work has run) is what makes this sound.
+#[derive(Clone, Copy)]
+pub struct Ptr(pub usize);
+unsafe impl Send for Ptr {}
+
+/// `cuStreamAddCallback`'s and `cuLaunchHostFunc`'s functions.
+type StreamCallback = unsafe extern "C" fn(Handle, CUresult, *mut c_void);
+type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// The priorities `cuCtxGetStreamPriorityRange` reports (least, greatest). The CPU backend keeps a
+/// stream's priority but does not schedule by it.
+pub const PRIORITY_RANGE: (c_int, c_int) = (0, -5);
+
+unsafe fn stream_create(ps: *mut Handle, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
+    init_check()?;
+    if ps.is_null() || flags > 1 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let ch = current_ctx()?;
+    let ctx = CONTEXTS.get(ch)?;
+    // Out-of-range priorities are clamped, as CUDA does.
+    let priority = priority.clamp(PRIORITY_RANGE.1, PRIORITY_RANGE.0);
+    let queue = Queue::new(flags, priority, false)?;
+    ctx.streams.register(&queue);
+    *ps = STREAMS.insert(Stream { ctx: ch, queue }) as Handle;
+    Ok(())
+}
+
+api! {
+    exports = stream_exports;
+
+    fn cuStreamCreate(ps: *mut Handle, flags: c_uint) {
+        stream_create(ps, flags, 0)
+    }
+    fn cuStreamCreateWithPriority(ps: *mut Handle, flags: c_uint, priority: c_int) {
+        stream_create(ps, flags, priority)
+    }
+    fn cuStreamDestroy_v2(s: Handle) {
+        init_check()?;
+        // The worker finishes the queued work, then ends.
+        STREAMS.remove(s as usize)?;
+        Ok(())
+    }
+    fn cuStreamDestroy(s: Handle) {
+        crate::status(cuStreamDestroy_v2(s))
+    }
+    fn cuStreamSynchronize[cuStreamSynchronize_ptsz](s: Handle) {
+        init_check()?;
+        let (ctx, q) = resolve(s)?;
+        q.progress.wait(q.progress.enqueued());
+        ctx.streams.check()
+    }
+    fn cuStreamQuery[cuStreamQuery_ptsz](s: Handle) {
+        init_check()?;
+        let (ctx, q) = resolve(s)?;
+        ctx.streams.check()?;
+        if q.progress.idle() { Ok(()) } else { Err(CUDA_ERROR_NOT_READY) }
+    }
+    fn cuStreamGetFlags[cuStreamGetFlags_ptsz](s: Handle, flags: *mut c_uint) {
+        init_check()?;
+        let (_, q) = resolve(s)?;
+        out(flags, q.flags)
+    }
+    fn cuStreamGetPriority[cuStreamGetPriority_ptsz](s: Handle, priority: *mut c_int) {
+        init_check()?;
+        let (_, q) = resolve(s)?;
+        out(priority, q.priority)
+    }
+    fn cuStreamGetCtx[cuStreamGetCtx_ptsz](s: Handle, pctx: *mut Handle) {
+        init_check()?;
+        let h = match s as usize {
+            0 | LEGACY | PER_THREAD_HANDLE => current_ctx()?,
+            h => STREAMS.get(h)?.ctx,
+        };
+        out(pctx, h as Handle)
+    }
+    fn cuStreamGetId[cuStreamGetId_ptsz](s: Handle, id: *mut u64) {
+        init_check()?;
+        let (_, q) = resolve(s)?;
+        out(id, Arc::as_ptr(&q.progress) as u64)
+    }
+    fn cuStreamGetDevice[cuStreamGetDevice_ptsz](s: Handle, dev: *mut c_int) {
+        init_check()?;
+        let (ctx, _) = resolve(s)?;
+        out(dev, ctx.device)
+    }
+    fn cuStreamWaitEvent[cuStreamWaitEvent_ptsz](s: Handle, ev: Handle, flags: c_uint) {
+        init_check()?;
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let e = EVENTS.get(ev as usize)?;
+        let (ctx, q) = resolve(s)?;
+        // The wait is for the event's most recent record, as of this call.
+        if let Some(generation) = e.pending() {
+            ctx.streams.enqueue(&q, Box::new(move || e.wait(generation)));
+        }
+        Ok(())
+    }
+    fn cuStreamAddCallback[cuStreamAddCallback_ptsz](s: Handle, cb: *mut c_void, data: *mut c_void, flags: c_uint) {
+        init_check()?;
+        if cb.is_null() || flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let cb: StreamCallback = std::mem::transmute(cb);
+        let (ctx, q) = resolve(s)?;
+        let (sh, d, c) = (Ptr(s as usize), Ptr(data as usize), ctx.clone());
+        ctx.streams.enqueue(&q, Box::new(move || {
+            let (sh, d) = (sh, d);
+            cb(sh.0 as Handle, c.streams.sticky.load(Ordering::Acquire), d.0 as *mut c_void)
+        }));
+        Ok(())
+    }
+    fn cuLaunchHostFunc[cuLaunchHostFunc_ptsz](s: Handle, f: *mut c_void, data: *mut c_void) {
+        init_check()?;
+        if f.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let f: HostFn = std::mem::transmute(f);
+        let (ctx, q) = resolve(s)?;
+        ctx.streams.check()?;
+        let d = Ptr(data as usize);
+        ctx.streams.enqueue(&q, Box::new(move || {
+            let d = d;
+            f(d.0 as *mut c_void)
+        }));
+        Ok(())
+    }
+}
