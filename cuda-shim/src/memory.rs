@@ -197,6 +197,9 @@ fn side(kind: Mem, ptr: u64, extent: u64) -> Result<bool, CUresult> {
 /// Validates and runs (or queues) a copy. `stream` is `None` for the synchronous calls.
 unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(), CUresult> {
     init_check()?;
+    if let Some(s) = stream {
+        crate::stream::resolve(s)?;
+    }
     if c.width > 0 && c.height > 0 && (c.src_pitch < c.width && c.height * c.depth > 1 || c.dst_pitch < c.width && c.height * c.depth > 1) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -372,6 +375,9 @@ fn peer_check(dst_ctx: Handle, src_ctx: Handle) -> Result<(), CUresult> {
 /// Fills `height` rows of `width` elements of `size` bytes, `pitch` bytes apart.
 unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, height: usize, stream: Option<Handle>) -> Result<(), CUresult> {
     init_check()?;
+    if let Some(s) = stream {
+        crate::stream::resolve(s)?;
+    }
     if width == 0 || height == 0 {
         return Ok(());
     }
