@@ -256,6 +256,25 @@ pub fn run_async(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 
 pub struct Ptr(pub usize);
 unsafe impl Send for Ptr {}
 
+thread_local! {
+    /// `cuThreadExchangeStreamCaptureMode`'s per-thread mode (CU_STREAM_CAPTURE_MODE_GLOBAL first).
+    static CAPTURE_MODE: Cell<c_int> = const { Cell::new(0) };
+}
+
+/// Capture status NONE; the optional outputs (graph, dependencies, edges, count) are zeroed.
+unsafe fn capture_info(s: Handle, status: *mut c_int, id: *mut u64, optional: &mut [*mut usize]) -> Result<(), CUresult> {
+    init_check()?;
+    resolve(s)?;
+    out(status, 0)?;
+    if !id.is_null() {
+        *id = 0;
+    }
+    for p in optional.iter().filter(|p| !p.is_null()) {
+        **p = 0;
+    }
+    Ok(())
+}
+
 /// `cuStreamAddCallback`'s and `cuLaunchHostFunc`'s functions.
 type StreamCallback = unsafe extern "C" fn(Handle, CUresult, *mut c_void);
 type HostFn = unsafe extern "C" fn(*mut c_void);
@@ -362,6 +381,29 @@ api! {
             let (sh, d) = (sh, d);
             cb(sh.0 as Handle, c.streams.sticky.load(Ordering::Acquire), d.0 as *mut c_void)
         }));
+        Ok(())
+    }
+    // Stream capture (CUDA graphs) is not supported, so no stream is ever capturing: these report
+    // that truthfully, as the CUDA runtime asks before many operations.
+    fn cuStreamIsCapturing[cuStreamIsCapturing_ptsz](s: Handle, status: *mut c_int) {
+        init_check()?;
+        resolve(s)?;
+        out(status, 0) // CU_STREAM_CAPTURE_STATUS_NONE
+    }
+    fn cuStreamGetCaptureInfo[cuStreamGetCaptureInfo_ptsz](s: Handle, status: *mut c_int, id: *mut u64) {
+        capture_info(s, status, id, &mut [])
+    }
+    fn cuStreamGetCaptureInfo_v2[cuStreamGetCaptureInfo_v2_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, n: *mut usize) {
+        capture_info(s, status, id, &mut [graph as *mut usize, deps as *mut usize, n])
+    }
+    fn cuStreamGetCaptureInfo_v3[cuStreamGetCaptureInfo_v3_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, edges: *mut *const c_void, n: *mut usize) {
+        capture_info(s, status, id, &mut [graph as *mut usize, deps as *mut usize, edges as *mut usize, n])
+    }
+    fn cuThreadExchangeStreamCaptureMode(mode: *mut c_int) {
+        if mode.is_null() || !(0..=2).contains(&*mode) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        *mode = CAPTURE_MODE.with(|m| m.replace(*mode));
         Ok(())
     }
     fn cuLaunchHostFunc[cuLaunchHostFunc_ptsz](s: Handle, f: *mut c_void, data: *mut c_void) {

@@ -343,6 +343,31 @@ fn pitched_fills_and_copies() {
         assert_eq!(cuMemcpy2D_v2(&bad as *const Copy2D as *const _), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD2D32_v2(d, pitch, 0, 10, 7), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD32_v2(d + 2, 0, 1), CUDA_ERROR_INVALID_VALUE, "misaligned");
+        // 3D: two slices of 3 rows of 8 bytes, device to device, into a packed destination.
+        let mut packed = 0u64;
+        ok(cuMemAlloc_v2(&mut packed, 48));
+        let mut c3 = [0usize; 25];
+        c3[4] = 2; // srcMemoryType DEVICE
+        c3[6] = d as usize; // srcDevice
+        c3[9] = pitch; // srcPitch
+        c3[10] = 3; // srcHeight
+        c3[15] = 2; // dstMemoryType DEVICE
+        c3[17] = packed as usize; // dstDevice
+        c3[20] = 8; // dstPitch
+        c3[21] = 3; // dstHeight
+        c3[22] = 8; // WidthInBytes
+        c3[23] = 3; // Height
+        c3[24] = 2; // Depth
+        ok(cuMemcpy3D_v2(c3.as_ptr() as *const _));
+        let mut out3 = [0u32; 12];
+        ok(cuMemcpyDtoH_v2(out3.as_mut_ptr() as *mut c_void, packed, 48));
+        // Rows 0..2 then 3..5 of the allocation; row 1 starts with the 16-bit fill.
+        let mut expect3 = [0xdeadbeefu32; 12];
+        expect3[2] = 0x12341234;
+        expect3[3] = 0x12341234;
+        assert_eq!(out3, expect3);
+        c3[10] = 2; // a source slice shorter than the copy's height
+        assert_eq!(cuMemcpy3D_v2(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_VALUE);
         // Arrays are not supported, and say so.
         let arr = Copy2D { src_type: 3, ..c };
         assert_eq!(cuMemcpy2D_v2(&arr as *const Copy2D as *const _), CUDA_ERROR_NOT_SUPPORTED);
