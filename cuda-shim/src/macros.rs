@@ -35,7 +35,13 @@ macro_rules! api_fn {
     ($name:ident, $per_thread:expr, ($($a:ident: $t:ty),* $(,)?), $body:block) => {
         #[no_mangle]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::errors::CUresult {
-            $crate::macros::enter(stringify!($name), $per_thread, &[$((stringify!($a), &$a as &dyn $crate::trace::Arg)),*], || -> Result<(), $crate::errors::CUresult> {
+            let show = |ok: bool| -> Vec<(&'static str, String)> {
+                #[allow(unused_imports)]
+                use $crate::trace::{Plain as _, Pointee as _};
+                let _ = ok;
+                vec![$((stringify!($a), (&$crate::trace::Show(&$a)).render(ok))),*]
+            };
+            $crate::macros::enter(stringify!($name), $per_thread, &show, || -> Result<(), $crate::errors::CUresult> {
                 if let Some(real) = $crate::passthrough::target(stringify!($name)) {
                     let f: unsafe extern "C" fn($($t),*) -> $crate::errors::CUresult = std::mem::transmute(real);
                     return $crate::status(f($($a),*));
@@ -51,7 +57,7 @@ macro_rules! api_fn {
 pub fn enter(
     name: &'static str,
     per_thread: bool,
-    args: &[(&str, &dyn crate::trace::Arg)],
+    args: &dyn Fn(bool) -> Vec<(&'static str, String)>,
     body: impl FnOnce() -> Result<(), crate::errors::CUresult>,
 ) -> crate::errors::CUresult {
     let run = || {
@@ -66,7 +72,7 @@ pub fn enter(
         return run();
     }
     let r = run();
-    crate::trace::call(name, args, r);
+    crate::trace::call(name, &args(r == crate::errors::CUDA_SUCCESS), r);
     r
 }
 

@@ -61,9 +61,74 @@ impl<T: ?Sized> Arg for *const T {
     }
 }
 
+/// What an out-parameter points to, shown after a successful call (`dptr=0x7ffd…→0x7f3a…`).
+pub trait Peek {
+    fn peek(&self) -> String;
+}
+
+macro_rules! peek_decimal {
+    ($($t:ty),*) => { $(impl Peek for $t { fn peek(&self) -> String { self.to_string() } })* };
+}
+peek_decimal!(i32, u32, usize, f32);
+
+impl Peek for u64 {
+    fn peek(&self) -> String {
+        format!("{self:#x}")
+    }
+}
+
+impl Peek for *mut std::ffi::c_void {
+    fn peek(&self) -> String {
+        self.show()
+    }
+}
+
+/// Argument display with the pointee when there is one, chosen at compile time by the
+/// argument's type ("autoref specialisation": `Deref` gives `Pointee` priority over `Plain`).
+pub struct Show<'a, T>(pub &'a T);
+
+pub trait Pointee {
+    fn render(&self, ok: bool) -> String;
+}
+
+impl<T: Peek> Pointee for Show<'_, *mut T> {
+    fn render(&self, ok: bool) -> String {
+        let p = *self.0;
+        // Only a successful call is known to have written a valid pointee.
+        if ok && !p.is_null() {
+            format!("{}→{}", p.show(), unsafe { (*p).peek() })
+        } else {
+            p.show()
+        }
+    }
+}
+
+/// C strings (names and symbols) read as text.
+impl Pointee for Show<'_, *const std::ffi::c_char> {
+    fn render(&self, ok: bool) -> String {
+        let p = *self.0;
+        if !ok || p.is_null() {
+            return p.show();
+        }
+        let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+        let s: String = s.chars().take(80).collect();
+        format!("{s:?}")
+    }
+}
+
+pub trait Plain {
+    fn render(&self, ok: bool) -> String;
+}
+
+impl<T: Arg> Plain for &Show<'_, T> {
+    fn render(&self, _ok: bool) -> String {
+        self.0.show()
+    }
+}
+
 /// `name(a=1, b=0x7f..) = CUDA_SUCCESS`
-pub fn line(name: &str, args: &[(&str, &dyn Arg)], r: CUresult) -> String {
-    let args: Vec<String> = args.iter().map(|(n, v)| format!("{n}={}", v.show())).collect();
+pub fn line(name: &str, args: &[(&str, String)], r: CUresult) -> String {
+    let args: Vec<String> = args.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let result = NAMES
         .iter()
         .find(|(c, _)| *c == r)
@@ -72,7 +137,7 @@ pub fn line(name: &str, args: &[(&str, &dyn Arg)], r: CUresult) -> String {
     format!("{name}({}) = {result}", args.join(", "))
 }
 
-pub fn call(name: &str, args: &[(&str, &dyn Arg)], r: CUresult) {
+pub fn call(name: &str, args: &[(&str, String)], r: CUresult) {
     if let Some(sink) = SINK.as_ref() {
         let mut s = line(name, args, r);
         s.push('\n');
