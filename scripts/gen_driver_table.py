@@ -65,5 +65,62 @@ out += ["];", "", "// One `CUDA_ERROR_NOT_SUPPORTED` entry point per API name, f
 names = sorted(set(declared) | set(variants))
 out += [f"    {n}," for n in names]
 out += ["}", ""]
+# Forwarders for the passthrough backend's trace: every variant whose parameters are all pointers,
+# integers, enums or handles (passed in integer registers) gets a typed entry point.
+enums = set(re.findall(r"typedef\s+enum\s+\w*\s*\{[^}]*\}\s*(\w+)\s*;", cuda_h, re.S))
+enums |= set(re.findall(r"typedef\s+enum\s+\w+\s+(\w+)\s*;", cuda_h))
+handles = set(re.findall(r"typedef\s+struct\s+\w+\s*\*\s*(\w+)\s*;", cuda_h))
+handles |= set(re.findall(r"typedef\s+\w+\s*\(\s*CUDA_CB\s*\*\s*(\w+)\s*\)", cuda_h))
+# Plain aliases (`typedef CUdevice_v1 CUdevice;`, `typedef unsigned int CUdeviceptr_v1;`): name -> aliased type.
+aliases = {b: a for a, b in re.findall(r"typedef\s+((?:unsigned\s+)?(?:long\s+long|int|char|short)|\w+)\s+(\w+)\s*;", cuda_h)}
+SCALARS = {"int": "i32", "unsigned int": "u32", "unsigned": "u32", "size_t": "usize", "unsigned long long": "u64",
+           "long long": "i64", "unsigned char": "u8", "char": "i8", "unsigned short": "u16", "short": "i16",
+           "cuuint64_t": "u64", "cuuint32_t": "u32", "CUmemLocation": "u64"}
+KEYWORDS = {"type", "fn", "ref", "in", "mod", "loop", "match", "move", "self", "use", "where", "impl", "crate",
+            "super", "box", "dyn", "async", "await", "macro", "static", "struct", "trait", "enum", "const", "let"}
+
+def rust_type(t):
+    t = re.sub(r"\bconst\b", "", t).strip()
+    t = re.sub(r"\s+", " ", t)
+    if "*" in t:
+        return "*mut c_void"
+    seen = set()
+    while t not in SCALARS and t in aliases and t not in seen:
+        seen.add(t)
+        if t in enums or t in handles:
+            break
+        t = aliases[t]
+    if t in SCALARS:
+        return SCALARS[t]
+    if t in enums:
+        return "u32"
+    if t in handles:
+        return "*mut c_void"
+    return None
+
+forwarders, skipped = [], []
+for name, ver, flav, params in re.findall(r"\*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\)\s*\(([^;]*?)\)\s*;", typedefs):
+    if "(" in params:
+        continue
+    args = []
+    ok = True
+    for i, p in enumerate(x.strip() for x in params.split(",") if x.strip() and x.strip() != "void"):
+        m = re.match(r"(.*?)(\w+)\s*(\[\s*\w*\s*\])?$", p)
+        ty = rust_type(m.group(1) + ("*" if m.group(3) else "")) if m and m.group(1).strip() else None
+        if ty is None:
+            ok = False
+            break
+        arg = m.group(2)
+        args.append((arg + "_" if arg in KEYWORDS else arg, ty))
+    if not ok:
+        skipped.append(f"{name}_v{ver}{flav}")
+        continue
+    sym = next(r[3] for r in rows if r[0] == name and r[1] == int(ver) and r[2] == (flav or ""))
+    forwarders.append((sym, args))
+forwarders = sorted(dict(forwarders).items())
+out += ["// Typed forwarders to the real driver, for tracing the passthrough backend.", "forwarders! {"]
+out += [f"    {sym}({', '.join(f'{a}: {t}' for a, t in args)})," for sym, args in forwarders]
+out += ["}", ""]
 open(os.path.join(ROOT, "cuda-shim/src/driver_table.rs"), "w").write("\n".join(out))
+print(f"{len(forwarders)} forwarders; no forwarder (a by-value float or struct parameter): {' '.join(skipped)}")
 print(f"{len(rows)} variants of {len(variants)} names; {len(declared)} functions in cuda.h")

@@ -97,3 +97,35 @@ macro_rules! not_supported {
         }
     };
 }
+
+/// Typed entry points that forward to the real driver's symbol of the same name and trace the call:
+/// what the passthrough backend hands out through `cuGetProcAddress` for functions the shim does
+/// not export, when tracing is on.
+macro_rules! forwarders {
+    ($($sym:ident($($a:ident: $t:ty),* $(,)?),)*) => {
+        pub mod forward {
+            #[allow(unused_imports)]
+            use std::ffi::c_void;
+            $(
+                #[allow(non_snake_case)]
+                pub unsafe extern "C" fn $sym($($a: $t),*) -> $crate::errors::CUresult {
+                    static REAL: once_cell::sync::OnceCell<Option<usize>> = once_cell::sync::OnceCell::new();
+                    let r = match *REAL.get_or_init(|| $crate::passthrough::real_symbol(stringify!($sym))) {
+                        Some(p) => {
+                            let f: unsafe extern "C" fn($($t),*) -> $crate::errors::CUresult = std::mem::transmute(p);
+                            f($($a),*)
+                        }
+                        None => $crate::errors::CUDA_ERROR_NOT_SUPPORTED,
+                    };
+                    if $crate::trace::enabled() {
+                        $crate::trace::call(stringify!($sym), &[$((stringify!($a), $crate::trace::Arg::show(&$a))),*], r);
+                    }
+                    r
+                }
+            )*
+            pub fn all() -> Vec<(&'static str, usize)> {
+                vec![$((stringify!($sym), $sym as *const () as usize)),*]
+            }
+        }
+    };
+}

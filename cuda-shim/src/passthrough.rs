@@ -58,6 +58,11 @@ pub fn unavailable() -> CUresult {
     CUDA_ERROR_NO_DEVICE
 }
 
+/// The real driver's symbol `name`.
+pub fn real_symbol(name: &str) -> Option<usize> {
+    real(name)
+}
+
 fn real(name: &str) -> Option<usize> {
     let r = REAL.as_ref()?;
     let sym = CString::new(name).ok()?;
@@ -85,8 +90,20 @@ pub fn target(name: &str) -> Option<usize> {
 
 type GetProc = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int) -> CUresult;
 
-/// The real driver's entry point for a name the shim does not export.
-pub fn proc_address(name: &str, version: c_int, flags: u64) -> Option<usize> {
+static FORWARDERS: Lazy<std::collections::HashMap<&'static str, usize>> =
+    Lazy::new(|| crate::driver_table::forward::all().into_iter().collect());
+
+/// The entry point for a name the shim does not export: the real driver's, or, when tracing, a
+/// forwarder to it (`symbol` is the variant the request resolves to) that logs the call.
+pub fn proc_address(name: &str, symbol: Option<&str>, version: c_int, flags: u64) -> Option<usize> {
+    if !*SELECTED || REAL.is_none() {
+        return None;
+    }
+    if trace::enabled() {
+        if let Some(&f) = symbol.and_then(|s| FORWARDERS.get(s)) {
+            return Some(f);
+        }
+    }
     let gp: GetProc = unsafe { std::mem::transmute(real("cuGetProcAddress_v2")?) };
     let n = CString::new(name).ok()?;
     let mut p = std::ptr::null_mut();

@@ -73,7 +73,8 @@ pub unsafe fn get_proc_address(
         }
     };
     let name = CStr::from_ptr(symbol).to_str().map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
-    let found = match resolve_for(name, version, flags == 2) {
+    let resolved = resolve_for(name, version, flags == 2);
+    let found = match resolved {
         Ok(sym) => Ok(SYMBOLS.get(sym).or_else(|| UNSUPPORTED.get(name)).copied()),
         // Entry points without a PFN typedef (cuGetExportTable, say) go by their own name.
         Err(NOT_FOUND) => SYMBOLS.get(name).copied().map(Some).ok_or(NOT_FOUND),
@@ -87,7 +88,7 @@ pub unsafe fn get_proc_address(
     match found {
         Ok((addr, ours)) => {
             // The passthrough backend serves what the shim does not export from the real driver.
-            let addr = if !ours { crate::passthrough::proc_address(name, version, flags).unwrap_or(addr) } else { addr };
+            let addr = if !ours { crate::passthrough::proc_address(name, resolved.ok(), version, flags).unwrap_or(addr) } else { addr };
             *pfn = addr as *mut c_void;
             set(0);
             Ok(())
