@@ -303,6 +303,10 @@ api! {
         }
         Ok(())
     }
+    fn cuFuncGetParamCount(f: Handle, n: *mut usize) {
+        let (_, fo) = func(f)?;
+        out(n, kernel(&fo).info.params.len())
+    }
     fn cuFuncIsLoaded(state: *mut c_int, f: Handle) {
         func(f)?;
         out(state, 1) // CU_FUNCTION_LOADING_STATE_LOADED: modules compile when loaded

@@ -123,6 +123,33 @@ struct Info {
     flags: u32,
 }
 
+/// `CUmemLocation` (cuda.h), passed by value: a location type and an id.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemLocation {
+    kind: c_int,
+    id: c_int,
+}
+
+impl crate::trace::Arg for MemLocation {
+    fn show(&self) -> String {
+        format!("{{type={}, id={}}}", self.kind, self.id)
+    }
+}
+
+/// Prefetching and advice take managed memory (or, on a device with pageable memory access,
+/// any host memory): a range inside one known allocation, or memory the shim does not know.
+fn managed_range(dptr: u64, n: usize) -> Result<(), CUresult> {
+    if dptr == 0 || n == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    match lookup(dptr) {
+        Some((_, _, i)) if !i.managed && i.memtype == 2 => Err(CUDA_ERROR_INVALID_VALUE),
+        Some(_) => check_range(dptr, n as u64),
+        None => Ok(()),
+    }
+}
+
 // ---- copies ----
 
 /// A copy of `depth` slices of `height` rows of `width` bytes between two pitched layouts.
@@ -613,6 +640,48 @@ api! {
             attribute(*data.add(i), *attrs.add(i), ptr, found.as_ref(), false)?;
         }
         Ok(())
+    }
+
+    // ---- hints for managed memory: already where every processor can use it ----
+    fn cuMemPrefetchAsync[cuMemPrefetchAsync_ptsz](dptr: CUdeviceptr, n: usize, dev: c_int, s: Handle) {
+        init_check()?;
+        crate::stream::resolve(s)?;
+        if dev != 0 && dev != -1 {
+            return Err(CUDA_ERROR_INVALID_DEVICE); // the device or CU_DEVICE_CPU
+        }
+        managed_range(dptr, n)
+    }
+    fn cuMemPrefetchAsync_v2[cuMemPrefetchAsync_v2_ptsz](dptr: CUdeviceptr, n: usize, location: MemLocation, flags: c_uint, s: Handle) {
+        init_check()?;
+        crate::stream::resolve(s)?;
+        if flags != 0 || !(1..=4).contains(&location.kind) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        managed_range(dptr, n)
+    }
+    fn cuMemAdvise(dptr: CUdeviceptr, n: usize, advice: c_int, dev: c_int) {
+        init_check()?;
+        if !(1..=6).contains(&advice) || (dev != 0 && dev != -1) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        managed_range(dptr, n)
+    }
+    fn cuMemAdvise_v2(dptr: CUdeviceptr, n: usize, advice: c_int, location: MemLocation) {
+        init_check()?;
+        if !(1..=6).contains(&advice) || !(1..=4).contains(&location.kind) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        managed_range(dptr, n)
+    }
+    fn cuPointerSetAttribute(value: *const c_void, attr: c_int, ptr: CUdeviceptr) {
+        init_check()?;
+        if value.is_null() || lookup(ptr).is_none() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        match attr {
+            6 => Ok(()), // SYNC_MEMOPS: synchronous calls here always synchronise
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
     }
 
     // ---- copies ----

@@ -407,18 +407,49 @@ api! {
         Ok(())
     }
     fn cuLaunchHostFunc[cuLaunchHostFunc_ptsz](s: Handle, f: *mut c_void, data: *mut c_void) {
-        init_check()?;
-        if f.is_null() {
+        launch_host_func(s, f, data)
+    }
+    fn cuLaunchHostFunc_v2[cuLaunchHostFunc_v2_ptsz](s: Handle, f: *mut c_void, data: *mut c_void, sync_mode: c_uint) {
+        // CU_HOST_TASK_BLOCKING or _SPINWAIT: how the worker waits for work, the same either way here.
+        if sync_mode > 1 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let f: HostFn = std::mem::transmute(f);
-        let (ctx, q) = resolve(s)?;
-        ctx.streams.check()?;
-        let d = Ptr(data as usize);
-        ctx.streams.enqueue(&q, Box::new(move || {
-            let d = d;
-            f(d.0 as *mut c_void)
-        }));
+        launch_host_func(s, f, data)
+    }
+    fn cuStreamGetCtx_v2[cuStreamGetCtx_v2_ptsz](s: Handle, pctx: *mut Handle, green: *mut Handle) {
+        if pctx.is_null() || green.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        crate::status(cuStreamGetCtx(s, pctx))?;
+        *green = std::ptr::null_mut(); // green contexts are not supported: no stream belongs to one
         Ok(())
     }
+    fn cuStreamAttachMemAsync[cuStreamAttachMemAsync_ptsz](s: Handle, dptr: u64, len: usize, flags: c_uint) {
+        init_check()?;
+        resolve(s)?;
+        if !matches!(flags, 1 | 2 | 4) || check_range(dptr, len.max(1) as u64).is_err() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // Attaching limits which streams may touch managed memory; host and kernels share one
+        // coherent memory here, so every access is already allowed.
+        Ok(())
+    }
+}
+
+/// `cuLaunchHostFunc`: unlike a stream callback, not called once the context has failed.
+unsafe fn launch_host_func(s: Handle, f: *mut c_void, data: *mut c_void) -> Result<(), CUresult> {
+    init_check()?;
+    if f.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let f: HostFn = std::mem::transmute(f);
+    let (ctx, q) = resolve(s)?;
+    ctx.streams.check()?;
+    let (d, c) = (data as usize, ctx.clone());
+    ctx.streams.enqueue(&q, Box::new(move || {
+        if c.streams.check().is_ok() {
+            f(d as *mut c_void)
+        }
+    }));
+    Ok(())
 }

@@ -167,7 +167,8 @@ fn streams_overlap_and_the_legacy_stream_waits_for_blocking_ones() {
         tag(blocking, &log, 1);
         tag(null_mut(), &log, 2); // legacy: waits for `blocking`
         tag(other, &log, 3); // blocking stream: waits for the legacy work queued before it
-        tag(nonblocking, &log, 4); // runs at once
+        let b = Box::into_raw(Box::new(Tag(log.clone(), 4)));
+        ok(cuLaunchHostFunc_v2(nonblocking, push_tag as *mut c_void, b as *mut c_void, 1)); // runs at once
         ok(cuStreamSynchronize(nonblocking));
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(*log.lock().unwrap(), vec![4], "only the non-blocking stream ran");
@@ -442,6 +443,13 @@ fn pointer_queries() {
         ok(cuMemAllocManaged(&mut m, 64, 1));
         ok(cuPointerGetAttributes(3, attrs.as_mut_ptr(), data.as_mut_ptr(), m));
         assert_eq!((t, managed, ordinal), (2, 1, 0));
+        // Prefetch and advice: managed (or unknown host) memory only.
+        ok(cuMemPrefetchAsync(m, 64, 0, null_mut()));
+        ok(cuMemPrefetchAsync_v2(m, 64, std::mem::transmute::<[i32; 2], MemLocation>([2, 0]), 0, null_mut()));
+        assert_eq!(cuMemPrefetchAsync(d, 64, 0, null_mut()), CUDA_ERROR_INVALID_VALUE, "device memory");
+        assert_eq!(cuMemPrefetchAsync(m, 65, 0, null_mut()), CUDA_ERROR_INVALID_VALUE, "past the end");
+        ok(cuMemAdvise(m, 64, 1, 0));
+        ok(cuStreamAttachMemAsync(null_mut(), m, 0, 1));
         ok(cuMemHostUnregister(v.as_mut_ptr() as *mut c_void));
         assert_eq!(cuMemHostUnregister(v.as_mut_ptr() as *mut c_void), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
         let (mut free, mut total) = (0usize, 0usize);
@@ -478,9 +486,11 @@ fn context_state_and_limits() {
         let mut prio = 0;
         ok(cuStreamGetPriority(s, &mut prio));
         assert_eq!(prio, -5, "clamped");
-        let mut sc = null_mut();
+        let (mut sc, mut green) = (null_mut(), 1 as Handle);
         ok(cuStreamGetCtx(s, &mut sc));
         assert_eq!(sc, p);
+        ok(cuStreamGetCtx_v2(s, &mut sc, &mut green));
+        assert_eq!((sc, green), (p, null_mut()));
         let mut ver = 0u32;
         ok(cuCtxGetApiVersion(p, &mut ver));
         assert_eq!(ver, 3020);
@@ -543,6 +553,8 @@ fn function_attributes_and_occupancy() {
         assert_eq!(cuFuncSetAttribute(f, 8, 300 * 1024), CUDA_ERROR_INVALID_VALUE);
         let mut offset = 0usize;
         let mut size = 0usize;
+        ok(cuFuncGetParamCount(f, &mut size));
+        assert_eq!(size, 4);
         ok(cuFuncGetParamInfo(f, 3, &mut offset, &mut size));
         assert_eq!((offset, size), (24, 4));
         assert_eq!(cuFuncGetParamInfo(f, 4, &mut offset, &mut size), CUDA_ERROR_INVALID_VALUE);
