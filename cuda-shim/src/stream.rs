@@ -13,16 +13,31 @@ use crate::{init_check, out, Handle};
 use std::ffi::{c_int, c_uint, c_void};
 use parking_lot::{Condvar, Mutex};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
 pub type Job = Box<dyn FnOnce() + Send>;
 
-/// Progress of one queue: work items enqueued and finished, numbered from 1.
+/// A queued work item. Items run strictly in ticket order, on the worker or, for `steal` items, on
+/// a thread that is blocked waiting for them (which saves a thread switch per synchronous call).
+/// Host functions are never stolen: they run on the stream's own thread, as CUDA's do.
+struct Item {
+    ticket: u64,
+    job: Job,
+    steal: bool,
+}
+
+struct State {
+    enqueued: u64,
+    done: u64,
+    items: VecDeque<Item>,
+    closed: bool,
+}
+
+/// One queue's work: items enqueued and finished, numbered from 1.
 pub struct Progress {
-    st: Mutex<(u64, u64)>,
+    st: Mutex<State>,
     cv: Condvar,
     /// Synchronises with the legacy default stream (not `CU_STREAM_NON_BLOCKING`).
     blocking: bool,
@@ -30,51 +45,101 @@ pub struct Progress {
 
 impl Progress {
     pub fn enqueued(&self) -> u64 {
-        self.st.lock().0
+        self.st.lock().enqueued
     }
     pub fn idle(&self) -> bool {
         let s = self.st.lock();
-        s.0 == s.1
+        s.enqueued == s.done
     }
-    /// Blocks until the `ticket`-th item has finished.
+    /// Blocks until the `ticket`-th item has finished, running waiting items itself when it may.
     pub fn wait(&self, ticket: u64) {
         let mut s = self.st.lock();
-        while s.1 < ticket {
+        while s.done < ticket {
+            let next = s.items.front().is_some_and(|i| i.steal && i.ticket <= ticket && i.ticket == s.done + 1);
+            if next {
+                let item = s.items.pop_front().expect("checked");
+                drop(s);
+                self.run(item.ticket, item.job);
+                s = self.st.lock();
+            } else {
+                self.cv.wait(&mut s);
+            }
+        }
+    }
+    /// Runs item `ticket` once the one before it has finished, then marks it done.
+    fn run(&self, ticket: u64, job: Job) {
+        self.wait_done(ticket - 1);
+        // A panic in one item must not stop the stream; the item's own code reports errors.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        let mut s = self.st.lock();
+        s.done = ticket;
+        self.cv.notify_all();
+    }
+    fn wait_done(&self, ticket: u64) {
+        let mut s = self.st.lock();
+        while s.done < ticket {
             self.cv.wait(&mut s);
         }
+    }
+    fn push(&self, job: Job, steal: bool) -> u64 {
+        let mut s = self.st.lock();
+        s.enqueued += 1;
+        let ticket = s.enqueued;
+        s.items.push_back(Item { ticket, job, steal });
+        self.cv.notify_all();
+        ticket
+    }
+    /// Takes a ticket for work the caller runs itself (with `run`).
+    fn claim(&self) -> u64 {
+        let mut s = self.st.lock();
+        s.enqueued += 1;
+        s.enqueued
     }
 }
 
 pub struct Queue {
-    tx: Mutex<Sender<Job>>,
     pub progress: Arc<Progress>,
     pub flags: u32,
     pub priority: i32,
     pub legacy: bool,
 }
 
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // The worker finishes what is queued, then ends.
+        self.progress.st.lock().closed = true;
+        self.progress.cv.notify_all();
+    }
+}
+
 impl Queue {
-    /// A queue and its worker. The worker ends once the queue is dropped and its work is done.
+    /// A queue and its worker.
     pub fn new(flags: u32, priority: i32, legacy: bool) -> Result<Arc<Queue>, CUresult> {
-        let (tx, rx) = channel::<Job>();
         let progress = Arc::new(Progress {
-            st: Mutex::new((0, 0)),
+            st: Mutex::new(State { enqueued: 0, done: 0, items: VecDeque::new(), closed: false }),
             cv: Condvar::new(),
             blocking: flags & 1 == 0,
         });
         let p = progress.clone();
         std::thread::Builder::new()
             .name("cuda-stream".into())
-            .spawn(move || {
-                for job in rx {
-                    // A panic in one item must not stop the stream; the item's own code reports errors.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                    p.st.lock().1 += 1;
-                    p.cv.notify_all();
-                }
+            .spawn(move || loop {
+                let item = {
+                    let mut s = p.st.lock();
+                    loop {
+                        if let Some(i) = s.items.pop_front() {
+                            break i;
+                        }
+                        if s.closed {
+                            return;
+                        }
+                        p.cv.wait(&mut s);
+                    }
+                };
+                p.run(item.ticket, item.job);
             })
             .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-        Ok(Arc::new(Queue { tx: Mutex::new(tx), progress, flags, priority, legacy }))
+        Ok(Arc::new(Queue { progress, flags, priority, legacy }))
     }
 }
 
@@ -118,10 +183,9 @@ impl CtxStreams {
         let _ = self.sticky.compare_exchange(CUDA_SUCCESS, e, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// Queues `job` on `q` behind what CUDA's stream semantics say it must wait for; returns its ticket.
-    pub fn enqueue(&self, q: &Queue, job: Job) -> u64 {
-        let _order = self.order.lock();
-        let deps: Vec<(Arc<Progress>, u64)> = if q.legacy {
+    /// What work queued on `q` now must wait for, by CUDA's stream semantics. Called with `order` held.
+    fn deps(&self, q: &Queue) -> Vec<(Arc<Progress>, u64)> {
+        if q.legacy {
             self.others
                 .lock()
                 .iter()
@@ -132,7 +196,22 @@ impl CtxStreams {
             vec![(self.legacy.progress.clone(), self.legacy.progress.enqueued())]
         } else {
             vec![]
-        };
+        }
+    }
+
+    /// Queues `job` on `q` behind what it must wait for; returns its ticket.
+    pub fn enqueue(&self, q: &Queue, job: Job) -> u64 {
+        self.push(q, job, true)
+    }
+
+    /// `enqueue` for host functions, which run on the stream's own thread.
+    pub fn enqueue_host(&self, q: &Queue, job: Job) -> u64 {
+        self.push(q, job, false)
+    }
+
+    fn push(&self, q: &Queue, job: Job, steal: bool) -> u64 {
+        let _order = self.order.lock();
+        let deps = self.deps(q);
         let job: Job = if deps.is_empty() {
             job
         } else {
@@ -143,12 +222,25 @@ impl CtxStreams {
                 job()
             })
         };
-        let mut st = q.progress.st.lock();
-        st.0 += 1;
-        let ticket = st.0;
-        // The worker holds the receiver until the queue is dropped, and `q` is alive here.
-        let _ = q.tx.lock().send(job);
-        ticket
+        q.progress.push(job, steal)
+    }
+
+    /// Runs `job` in `q`'s order on the calling thread and returns when it is done: the
+    /// synchronous calls, without a thread switch.
+    pub fn run_here(&self, q: &Queue, job: impl FnOnce()) {
+        let (ticket, deps) = {
+            let _order = self.order.lock();
+            (q.progress.claim(), self.deps(q))
+        };
+        for (p, t) in deps {
+            p.wait(t);
+        }
+        q.progress.wait(ticket - 1);
+        let p = &q.progress;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        let mut s = p.st.lock();
+        s.done = ticket;
+        p.cv.notify_all();
     }
 
     /// Waits for all work queued so far on every stream of the context.
@@ -223,15 +315,12 @@ pub fn resolve(s: Handle) -> Result<(Arc<Context>, Arc<Queue>), CUresult> {
 
 /// Runs `job` on the stream and waits for it: the synchronous memory calls, which CUDA orders on
 /// the default stream.
-pub fn run_sync(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 'static) -> Result<(), CUresult> {
+pub fn run_sync(s: Handle, job: impl FnOnce() -> Result<(), CUresult>) -> Result<(), CUresult> {
     let (ctx, q) = resolve(s)?;
     ctx.streams.check()?;
-    let result = Arc::new(Mutex::new(Ok(())));
-    let r = result.clone();
-    let t = ctx.streams.enqueue(&q, Box::new(move || *r.lock() = job()));
-    q.progress.wait(t);
-    let r = *result.lock();
-    r
+    let mut result = Ok(());
+    ctx.streams.run_here(&q, || result = job());
+    result
 }
 
 /// Queues `job` on the stream; its failure becomes the context's sticky error.
@@ -377,7 +466,7 @@ api! {
         let cb: StreamCallback = std::mem::transmute(cb);
         let (ctx, q) = resolve(s)?;
         let (sh, d, c) = (Ptr(s as usize), Ptr(data as usize), ctx.clone());
-        ctx.streams.enqueue(&q, Box::new(move || {
+        ctx.streams.enqueue_host(&q, Box::new(move || {
             let (sh, d) = (sh, d);
             cb(sh.0 as Handle, c.streams.sticky.load(Ordering::Acquire), d.0 as *mut c_void)
         }));
@@ -446,7 +535,7 @@ unsafe fn launch_host_func(s: Handle, f: *mut c_void, data: *mut c_void) -> Resu
     let (ctx, q) = resolve(s)?;
     ctx.streams.check()?;
     let (d, c) = (data as usize, ctx.clone());
-    ctx.streams.enqueue(&q, Box::new(move || {
+    ctx.streams.enqueue_host(&q, Box::new(move || {
         if c.streams.check().is_ok() {
             f(d as *mut c_void)
         }

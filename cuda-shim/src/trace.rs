@@ -103,16 +103,25 @@ impl<T: Peek> Pointee for Show<'_, *mut T> {
     }
 }
 
-/// C strings (names and symbols) read as text.
+/// C strings (names and symbols) read as text: what the call read, or (for `cuDeviceGetName`) wrote.
+fn c_string(p: *const std::ffi::c_char, ok: bool) -> String {
+    if !ok || p.is_null() {
+        return p.show();
+    }
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    let s: String = s.chars().take(80).collect();
+    format!("{s:?}")
+}
+
 impl Pointee for Show<'_, *const std::ffi::c_char> {
     fn render(&self, ok: bool) -> String {
-        let p = *self.0;
-        if !ok || p.is_null() {
-            return p.show();
-        }
-        let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
-        let s: String = s.chars().take(80).collect();
-        format!("{s:?}")
+        c_string(*self.0, ok)
+    }
+}
+
+impl Pointee for Show<'_, *mut std::ffi::c_char> {
+    fn render(&self, ok: bool) -> String {
+        c_string(*self.0, ok)
     }
 }
 
