@@ -98,7 +98,7 @@ unsafe fn launch(
     let _ = ctx;
     let k = kernel(&fo);
     let buf = param_buffer(&k.info, params, extra)?;
-    let l = ptx_jit::Launch { grid, block, dynamic_shared: shared as u64, params: &buf };
+    let l = launch_of(grid, block, shared, &buf);
     rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
     if shared as u64 > attrs(h, &k.info).max_dynamic_shared {
         return Err(CUDA_ERROR_INVALID_VALUE); // over 48 KiB needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -113,9 +113,12 @@ unsafe fn launch(
     }
     crate::stream::run_async(stream, move || {
         let k = kernel(&fo);
-        let l = ptx_jit::Launch { grid, block, dynamic_shared: shared as u64, params: &buf };
-        ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))
+        ptx_jit::launch(k, &launch_of(grid, block, shared, &buf)).map_err(|e| launch_error(&k.info.name, e))
     })
+}
+
+fn launch_of(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, params: &[u8]) -> ptx_jit::Launch<'_> {
+    ptx_jit::Launch { grid, block, dynamic_shared: shared as u64, params }
 }
 
 fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
