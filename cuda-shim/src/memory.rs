@@ -364,10 +364,17 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
     copy(c, sk, dk, stream)
 }
 
-unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>) -> Result<(), CUresult> {
+/// `peer`: the layout is `CUDA_MEMCPY3D_PEER`, whose two reserved pointers are the source and
+/// destination contexts.
+unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Result<(), CUresult> {
     init_check()?;
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if !p.reserved0.is_null() || !p.reserved1.is_null() || p.src_lod != 0 || p.dst_lod != 0 {
+    if peer {
+        peer_check(p.reserved1, p.reserved0)?;
+    } else if !p.reserved0.is_null() || !p.reserved1.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if p.src_lod != 0 || p.dst_lod != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let rows = |h: usize| if p.depth <= 1 { p.height.max(h) } else { h };
@@ -729,10 +736,16 @@ api! {
         copy2d(p, Some(s))
     }
     fn cuMemcpy3D_v2[cuMemcpy3D_v2_ptds](p: *const Memcpy3D) {
-        copy3d(p, None)
+        copy3d(p, None, false)
     }
     fn cuMemcpy3DAsync_v2[cuMemcpy3DAsync_v2_ptsz](p: *const Memcpy3D, s: Handle) {
-        copy3d(p, Some(s))
+        copy3d(p, Some(s), false)
+    }
+    fn cuMemcpy3DPeer[cuMemcpy3DPeer_ptds](p: *const Memcpy3D) {
+        copy3d(p, None, true)
+    }
+    fn cuMemcpy3DPeerAsync[cuMemcpy3DPeerAsync_ptsz](p: *const Memcpy3D, s: Handle) {
+        copy3d(p, Some(s), true)
     }
 
     // ---- fills ----

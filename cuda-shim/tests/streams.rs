@@ -367,6 +367,18 @@ fn pitched_fills_and_copies() {
         expect3[2] = 0x12341234;
         expect3[3] = 0x12341234;
         assert_eq!(out3, expect3);
+        // The peer form: the reserved slots carry the contexts.
+        ok(cuMemsetD8_v2(packed, 0, 48));
+        c3[8] = ctx as usize;
+        c3[19] = ctx as usize;
+        ok(cuMemcpy3DPeer(c3.as_ptr() as *const _));
+        ok(cuMemcpyDtoH_v2(out3.as_mut_ptr() as *mut c_void, packed, 48));
+        assert_eq!(out3, expect3);
+        assert_eq!(cuMemcpy3D_v2(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_VALUE, "reserved must be NULL");
+        c3[19] = 0x5;
+        assert_eq!(cuMemcpy3DPeer(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_HANDLE);
+        c3[8] = 0;
+        c3[19] = 0;
         c3[10] = 2; // a source slice shorter than the copy's height
         assert_eq!(cuMemcpy3D_v2(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_VALUE);
         // Arrays are not supported, and say so.
