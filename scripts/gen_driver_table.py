@@ -72,10 +72,15 @@ enums |= set(re.findall(r"typedef\s+enum\s+\w+\s+(\w+)\s*;", cuda_h))
 handles = set(re.findall(r"typedef\s+struct\s+\w+\s*\*\s*(\w+)\s*;", cuda_h))
 handles |= set(re.findall(r"typedef\s+\w+\s*\(\s*CUDA_CB\s*\*\s*(\w+)\s*\)", cuda_h))
 # Plain aliases (`typedef CUdevice_v1 CUdevice;`, `typedef unsigned int CUdeviceptr_v1;`): name -> aliased type.
-aliases = {b: a for a, b in re.findall(r"typedef\s+((?:unsigned\s+)?(?:long\s+long|int|char|short)|\w+)\s+(\w+)\s*;", cuda_h)}
+# The first definition wins: cuda.h defines the 64-bit (LP64) form of CUdeviceptr_v2 before the other.
+aliases = {}
+for a, b in re.findall(r"typedef\s+((?:unsigned\s+)?(?:long\s+long|int|char|short)|\w+)\s+(\w+)\s*;", cuda_h):
+    aliases.setdefault(b, a)
 SCALARS = {"int": "i32", "unsigned int": "u32", "unsigned": "u32", "size_t": "usize", "unsigned long long": "u64",
            "long long": "i64", "unsigned char": "u8", "char": "i8", "unsigned short": "u16", "short": "i16",
-           "cuuint64_t": "u64", "cuuint32_t": "u32", "CUmemLocation": "u64"}
+           "cuuint64_t": "u64", "cuuint32_t": "u32",
+           # CUmemLocation: two ints, passed by value in one integer register.
+           "CUmemLocation": "u64", "CUmemLocation_v1": "u64"}
 KEYWORDS = {"type", "fn", "ref", "in", "mod", "loop", "match", "move", "self", "use", "where", "impl", "crate",
             "super", "box", "dyn", "async", "await", "macro", "static", "struct", "trait", "enum", "const", "let"}
 
