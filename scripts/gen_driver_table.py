@@ -123,6 +123,14 @@ for name, ver, flav, params in re.findall(r"\*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\
     sym = next(r[3] for r in rows if r[0] == name and r[1] == int(ver) and r[2] == (flav or ""))
     forwarders.append((sym, args))
 forwarders = sorted(dict(forwarders).items())
+# Spot checks of the ABI classes (a wrong width would corrupt the forwarded call).
+fw = dict(forwarders)
+for sym, want in [("cuMemcpyHtoD_v2", ["u64", "*mut c_void", "usize"]), ("cuMemcpyHtoD", ["u32", "*mut c_void", "u32"]),
+                  ("cuDeviceGetAttribute", ["*mut c_void", "u32", "i32"]), ("cuStreamAddCallback", ["*mut c_void"] * 3 + ["u32"]),
+                  ("cuMemsetD16_v2", ["u64", "u16", "usize"]), ("cuTexObjectDestroy", ["u64"])]:
+    got = [t for _, t in fw[sym]]
+    if got != want:
+        sys.exit(f"forwarder {sym}: {got}, expected {want}")
 out += ["// Typed forwarders to the real driver, for tracing the passthrough backend.", "forwarders! {"]
 out += [f"    {sym}({', '.join(f'{a}: {t}' for a, t in args)})," for sym, args in forwarders]
 out += ["}", ""]
