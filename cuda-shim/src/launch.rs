@@ -55,7 +55,7 @@ fn blocks_per_sm(threads: u64, shared: u64) -> u64 {
     // Threads are scheduled in whole warps.
     let warps = threads.div_ceil(32) * 32;
     let by_threads = device::MAX_THREADS_PER_SM / warps;
-    let by_shared = if shared == 0 { u64::MAX } else { device::MAX_SHARED_PER_SM / shared };
+    let by_shared = device::MAX_SHARED_PER_SM.checked_div(shared).unwrap_or(u64::MAX);
     by_threads.min(by_shared).min(device::MAX_BLOCKS_PER_SM)
 }
 

@@ -227,7 +227,8 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
     if let Some(s) = stream {
         crate::stream::resolve(s)?;
     }
-    if c.width > 0 && c.height > 0 && (c.src_pitch < c.width && c.height * c.depth > 1 || c.dst_pitch < c.width && c.height * c.depth > 1) {
+    let several_rows = c.height * c.depth > 1;
+    if c.width > 0 && several_rows && (c.src_pitch < c.width || c.dst_pitch < c.width) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let src_pageable = side(src, c.src, c.extent(c.src_pitch, c.src_rows)?)?;
@@ -236,12 +237,20 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
         return Ok(());
     }
     let s = match stream {
-        None => return run_sync(std::ptr::null_mut(), move || Ok(c.run())),
+        None => {
+            return run_sync(std::ptr::null_mut(), move || {
+                c.run();
+                Ok(())
+            })
+        }
         Some(s) => s,
     };
     if dst_pageable {
         // The host must see the data when the call returns.
-        return run_sync(s, move || Ok(c.run()));
+        return run_sync(s, move || {
+            c.run();
+            Ok(())
+        });
     }
     if src_pageable {
         // Staged now, so the caller may reuse its buffer at once.
@@ -263,7 +272,10 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
             Ok(())
         });
     }
-    run_async(s, move || Ok(c.run()))
+    run_async(s, move || {
+        c.run();
+        Ok(())
+    })
 }
 
 /// `CUDA_MEMCPY2D` (cuda.h).
@@ -318,11 +330,11 @@ pub struct Memcpy3D {
 }
 
 /// One side of a pitched copy: (kind, base address of the first byte).
+#[allow(clippy::too_many_arguments)]
 fn pitched_side(
     ty: c_int,
     host: usize,
     device: u64,
-    array: *mut c_void,
     x: usize,
     y: usize,
     z: usize,
@@ -336,9 +348,6 @@ fn pitched_side(
         4 => Mem::Unified,
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     };
-    if ty == 3 || !array.is_null() && ty == 3 {
-        return Err(CUDA_ERROR_NOT_SUPPORTED);
-    }
     let base = if kind == Mem::Host { host as u64 } else { device };
     let off = (|| z.checked_mul(pitch.checked_mul(rows)?)?.checked_add(y.checked_mul(pitch)?)?.checked_add(x))()
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
@@ -348,8 +357,8 @@ fn pitched_side(
 unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUresult> {
     init_check()?;
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_array, p.src_x, p.src_y, 0, p.src_pitch, 0)?;
-    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_array, p.dst_x, p.dst_y, 0, p.dst_pitch, 0)?;
+    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_x, p.src_y, 0, p.src_pitch, 0)?;
+    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_x, p.dst_y, 0, p.dst_pitch, 0)?;
     let c = Copy3 {
         src,
         dst,
@@ -382,8 +391,8 @@ unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Resu
     if p.depth > 1 && (src_rows < p.height || dst_rows < p.height) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_array, p.src_x, p.src_y, p.src_z, p.src_pitch, src_rows)?;
-    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_array, p.dst_x, p.dst_y, p.dst_z, p.dst_pitch, dst_rows)?;
+    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_x, p.src_y, p.src_z, p.src_pitch, src_rows)?;
+    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_x, p.dst_y, p.dst_z, p.dst_pitch, dst_rows)?;
     let c = Copy3 {
         src,
         dst,
@@ -416,7 +425,7 @@ unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, he
         return Ok(());
     }
     let row = width.checked_mul(size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if dst % size as u64 != 0 || (height > 1 && (pitch < row || pitch % size != 0)) {
+    if !dst.is_multiple_of(size as u64) || (height > 1 && (pitch < row || !pitch.is_multiple_of(size))) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let extent = (height - 1).checked_mul(pitch).and_then(|e| e.checked_add(row)).ok_or(CUDA_ERROR_INVALID_VALUE)?;

@@ -26,7 +26,7 @@ fn bad_handles_pointers_and_sizes_are_errors() {
         assert_eq!(cuEventCreate(&mut e, 0), CUDA_SUCCESS);
         assert_eq!(cuStreamDestroy_v2(s), CUDA_SUCCESS);
         assert_eq!(cuEventDestroy_v2(e), CUDA_SUCCESS);
-        let forged = 0xdead_beef_0 as Handle;
+        let forged = 0xdeadbeef0 as Handle;
         for bad in [s, forged, e, f, ctx] {
             assert_eq!(cuStreamSynchronize(bad), CUDA_ERROR_INVALID_HANDLE);
             assert_eq!(cuStreamQuery(bad), CUDA_ERROR_INVALID_HANDLE);
