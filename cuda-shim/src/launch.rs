@@ -91,11 +91,10 @@ unsafe fn launch(
     cooperative: bool,
 ) -> Result<(), CUresult> {
     let (h, fo) = func(f)?;
-    let (ctx, _) = crate::stream::resolve(stream)?;
+    crate::stream::resolve(stream)?;
     if CONTEXTS.get(fo.module_obj.ctx).is_err() {
         return Err(CUDA_ERROR_CONTEXT_IS_DESTROYED);
     }
-    let _ = ctx;
     let k = kernel(&fo);
     let buf = param_buffer(&k.info, params, extra)?;
     let l = launch_of(grid, block, shared, &buf);
