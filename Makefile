@@ -76,6 +76,11 @@ test: build venv build/client
 	@echo; echo "== C client"
 	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx | tee build/client.out
 	grep -q "ALL VERIFIED" build/client.out
+	@echo; echo "== the C client traced (PTXJIT_TRACE): every call logged with its result"
+	PTXJIT_TRACE=build/client.trace LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx >/dev/null
+	grep -c "^cuLaunchKernel(f=0x[0-9a-f]*, .*) = CUDA_SUCCESS$$" build/client.trace
+	grep -q "^cuMemcpy[A-Za-z]*_v2(.*) = CUDA_ERROR_INVALID_VALUE$$" build/client.trace
+	rm -f build/client.trace
 	@echo; echo "== cuda-bindings + NVRTC client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
 	@echo; echo "== fresh PTX from numba-cuda and NVRTC: lint clean, canonical form round-trips"
