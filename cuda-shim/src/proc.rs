@@ -57,9 +57,34 @@ const TABLE: &[(&str, c_int, &str)] = &[
     ("cuGetErrorString", 6000, "cuGetErrorString"),
     ("cuGetProcAddress", 11030, "cuGetProcAddress"),
     ("cuGetProcAddress", 12000, "cuGetProcAddress_v2"),
+    ("cuGetExportTable", 3000, "cuGetExportTable"),
+    ("cuModuleLoadFatBinary", 2000, "cuModuleLoadFatBinary"),
+    ("cuModuleGetLoadingMode", 11070, "cuModuleGetLoadingMode"),
+    ("cuLibraryLoadData", 12000, "cuLibraryLoadData"),
+    ("cuLibraryLoadFromFile", 12000, "cuLibraryLoadFromFile"),
+    ("cuLibraryUnload", 12000, "cuLibraryUnload"),
+    ("cuLibraryGetKernel", 12000, "cuLibraryGetKernel"),
+    ("cuLibraryGetModule", 12000, "cuLibraryGetModule"),
+    ("cuLibraryGetGlobal", 12000, "cuLibraryGetGlobal"),
+    ("cuLibraryGetKernelCount", 12040, "cuLibraryGetKernelCount"),
+    ("cuLibraryEnumerateKernels", 12040, "cuLibraryEnumerateKernels"),
+    ("cuKernelGetFunction", 12000, "cuKernelGetFunction"),
+    ("cuKernelGetName", 12030, "cuKernelGetName"),
+    ("cuKernelGetLibrary", 12050, "cuKernelGetLibrary"),
+    ("cuLinkCreate", 5050, "cuLinkCreate"),
+    ("cuLinkCreate", 6050, "cuLinkCreate_v2"),
+    ("cuLinkAddData", 5050, "cuLinkAddData"),
+    ("cuLinkAddData", 6050, "cuLinkAddData_v2"),
+    ("cuLinkAddFile", 5050, "cuLinkAddFile"),
+    ("cuLinkAddFile", 6050, "cuLinkAddFile_v2"),
+    ("cuLinkComplete", 5050, "cuLinkComplete"),
+    ("cuLinkDestroy", 5050, "cuLinkDestroy"),
+    // interim.rs
+    ("cuDeviceGetUuid", 9020, "cuDeviceGetUuid"),
+    ("cuDeviceGetUuid", 11040, "cuDeviceGetUuid_v2"),
 ];
 
-static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| crate::exports().into_iter().collect());
+static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| crate::all_exports().into_iter().collect());
 
 /// Resolves (name, version) to an exported symbol name.
 pub fn resolve(name: &str, version: c_int) -> Result<&'static str, c_int> {

@@ -15,6 +15,9 @@ pub enum Tag {
     Module = 2,
     Function = 3,
     Stream = 4,
+    // High numbers, clear of the tags other work adds from 5 on.
+    Link = 14,
+    Library = 15,
 }
 
 static NEXT: AtomicUsize = AtomicUsize::new(1);
