@@ -9,6 +9,37 @@ use crate::*;
 /// The presented device's UUID: fixed, so that it is stable across runs, as a GPU's is.
 const DEVICE_UUID: [u8; 16] = *b"ptx-jit-cpu-dev0";
 
+
+/// `CUlaunchConfig` (cuda.h).
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: Handle,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
+/// `CUfunction_attribute` values for a kernel of the CPU backend.
+fn func_attribute(f: usize, attr: c_int) -> Result<c_int, CUresult> {
+    use ptx_jit::runtime as rt;
+    let func = crate::state::FUNCTIONS.get(f)?;
+    let k = &func.module_obj.host.kernels[func.kernel].info;
+    Ok(match attr {
+        0 => rt::MAX_THREADS_PER_BLOCK as c_int,                                        // MAX_THREADS_PER_BLOCK
+        1 => k.static_shared as c_int,                                                   // SHARED_SIZE_BYTES
+        2 | 3 => 0,                                                                      // CONST/LOCAL_SIZE_BYTES
+        4 => 32,                                                                         // NUM_REGS: a register file is no limit here
+        5 | 6 => device::CC.0 * 10 + device::CC.1,                                      // PTX/BINARY_VERSION
+        7 => 0,                                                                          // CACHE_MODE_CA
+        8 => (rt::MAX_SHARED_PER_BLOCK_OPTIN - k.static_shared.min(rt::MAX_SHARED_PER_BLOCK_OPTIN)) as c_int, // MAX_DYNAMIC_SHARED_SIZE_BYTES
+        9 => -1,                                                                         // PREFERRED_SHARED_MEMORY_CARVEOUT: no preference
+        10..=19 => 0,                                                                    // cluster and scheduling attributes: none set
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
 api! {
     fn cuDeviceGetUuid(uuid: *mut [u8; 16], dev: CUdevice) {
         device_check(dev)?;
@@ -17,5 +48,43 @@ api! {
     fn cuDeviceGetUuid_v2(uuid: *mut [u8; 16], dev: CUdevice) {
         device_check(dev)?;
         out(uuid, DEVICE_UUID)
+    }
+    // Asynchronous copies and sets, done synchronously: the stream's earlier work is already complete
+    // (every operation finishes before its call returns), so order on the stream holds.
+    fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, stream: Handle) {
+        stream_check(stream)?;
+        status(crate::cuMemcpyHtoD_v2(dst, src, n))
+    }
+    fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, stream: Handle) {
+        stream_check(stream)?;
+        status(crate::cuMemcpyDtoH_v2(dst, src, n))
+    }
+    fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, stream: Handle) {
+        stream_check(stream)?;
+        status(crate::cuMemcpyDtoD_v2(dst, src, n))
+    }
+    fn cuMemsetD8Async(dst: CUdeviceptr, v: u8, n: usize, stream: Handle) {
+        stream_check(stream)?;
+        status(crate::cuMemsetD8_v2(dst, v, n))
+    }
+    fn cuMemsetD32Async(dst: CUdeviceptr, v: c_uint, n: usize, stream: Handle) {
+        stream_check(stream)?;
+        status(crate::cuMemsetD32_v2(dst, v, n))
+    }
+    fn cuLaunchKernelEx(config: *const LaunchConfig, f: Handle, params: *mut *mut c_void, extra: *mut *mut c_void) {
+        let c = config.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if c.num_attrs > 0 {
+            // Launch attributes (clusters, cooperative, priorities…) need the full implementation.
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+        status(crate::cuLaunchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2], c.shared, c.stream, params, extra))
+    }
+    fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: Handle) {
+        init_check()?;
+        out(v, func_attribute(f as usize, attr)?)
+    }
+    fn cuKernelGetAttribute(v: *mut c_int, attr: c_int, kernel: Handle, dev: CUdevice) {
+        device_check(dev)?;
+        out(v, func_attribute(kernel as usize, attr)?)
     }
 }

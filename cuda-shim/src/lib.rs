@@ -539,7 +539,7 @@ fn destroy_ctx(h: usize) -> Result<(), CUresult> {
 }
 
 /// The default streams (NULL, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`) or a live stream.
-fn stream_check(s: Handle) -> Result<(), CUresult> {
+pub(crate) fn stream_check(s: Handle) -> Result<(), CUresult> {
     match s as usize {
         0 | 1 | 2 => Ok(()),
         h => STREAMS.get(h).map(|_| ()),

@@ -94,6 +94,10 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
             };
             if keep {
                 out.push_str(&text[span_of(item)]);
+                // A variable's span stops before its `;`.
+                if matches!(item, Item::Var(_)) {
+                    out.push(';');
+                }
                 out.push('\n');
             }
         }

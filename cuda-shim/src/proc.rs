@@ -82,6 +82,14 @@ const TABLE: &[(&str, c_int, &str)] = &[
     // interim.rs
     ("cuDeviceGetUuid", 9020, "cuDeviceGetUuid"),
     ("cuDeviceGetUuid", 11040, "cuDeviceGetUuid_v2"),
+    ("cuFuncGetAttribute", 2020, "cuFuncGetAttribute"),
+    ("cuLaunchKernelEx", 11060, "cuLaunchKernelEx"),
+    ("cuMemcpyHtoDAsync", 3020, "cuMemcpyHtoDAsync_v2"),
+    ("cuMemcpyDtoHAsync", 3020, "cuMemcpyDtoHAsync_v2"),
+    ("cuMemcpyDtoDAsync", 3020, "cuMemcpyDtoDAsync_v2"),
+    ("cuMemsetD8Async", 3020, "cuMemsetD8Async"),
+    ("cuMemsetD32Async", 3020, "cuMemsetD32Async"),
+    ("cuKernelGetAttribute", 12000, "cuKernelGetAttribute"),
 ];
 
 static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| crate::all_exports().into_iter().collect());
