@@ -110,6 +110,11 @@ unsafe extern "C" fn get_module_from_cubin_ext2(image: *const c_void, module: *m
     guarded(|| module_from_fatbin(module, image))
 }
 
+/// Slot 12: the shared runtime asks the driver to load its JIT compilers; ours is built in.
+unsafe extern "C" fn load_compilers() -> CUresult {
+    CUDA_SUCCESS
+}
+
 // ---- CONTEXT_QUERIES ----
 
 /// Slot 4: a context's unique id (what `cuCtxGetId` returns); NULL means the current context.
@@ -353,6 +358,7 @@ static TABLES: Lazy<Vec<(Uuid, Box<[usize]>)>> = Lazy::new(|| {
                     (6, get_module_from_cubin_ext1 as *const () as usize),
                     (7, interface_fn7 as *const () as usize),
                     (8, get_module_from_cubin_ext2 as *const () as usize),
+                    (12, load_compilers as *const () as usize),
                 ],
             ),
         ),

@@ -116,8 +116,11 @@ fn span_of(item: &Item) -> std::ops::Range<usize> {
 
 unsafe fn add_input(state: Handle, kind: c_int, data: &[u8], name: &str) -> Result<(), CUresult> {
     let l = LINKS.get(state as usize)?;
+    // The error log is written at once, as the driver does, so the caller can read why this input failed.
     let fail = |msg: String, code: CUresult| {
-        l.log.lock().error_text = format!("ptx-jit: {name}: {msg}");
+        let mut log = l.log.lock();
+        log.error_text = format!("ptx-jit: {name}: {msg}");
+        log.finish(false);
         Err(code)
     };
     let text = match kind {
