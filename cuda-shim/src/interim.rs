@@ -4,11 +4,38 @@
 //! that branch lands, its versions replace these: delete the function here and its `proc.rs` line.
 
 use crate::errors::*;
+use crate::state::{Table, Tag};
 use crate::*;
 
 /// The presented device's UUID: fixed, so that it is stable across runs, as a GPU's is.
 const DEVICE_UUID: [u8; 16] = *b"ptx-jit-cpu-dev0";
 
+
+/// An event: when it was last recorded. Work is complete when its call returns, so the time of
+/// `cuEventRecord` is the time the stream reached the event.
+pub struct Event {
+    flags: c_uint,
+    recorded: parking_lot::Mutex<Option<std::time::Instant>>,
+}
+
+static EVENTS: once_cell::sync::Lazy<Table<Event>> = once_cell::sync::Lazy::new(|| Table::new(Tag::InterimEvent));
+
+fn event_check(e: Handle) -> Result<std::sync::Arc<Event>, CUresult> {
+    EVENTS.get(e as usize)
+}
+
+unsafe fn elapsed(ms: *mut f32, start: Handle, end: Handle) -> Result<(), CUresult> {
+    init_check()?;
+    let (s, e) = (event_check(start)?, event_check(end)?);
+    if (s.flags | e.flags) & 2 != 0 {
+        return Err(CUDA_ERROR_INVALID_HANDLE); // CU_EVENT_DISABLE_TIMING
+    }
+    let (Some(t0), Some(t1)) = (*s.recorded.lock(), *e.recorded.lock()) else {
+        return Err(CUDA_ERROR_INVALID_HANDLE);
+    };
+    let d = if t1 >= t0 { (t1 - t0).as_secs_f64() } else { -(t0 - t1).as_secs_f64() };
+    out(ms, (d * 1e3) as f32)
+}
 
 /// `CUlaunchConfig` (cuda.h).
 #[repr(C)]
@@ -78,6 +105,56 @@ api! {
             return Err(CUDA_ERROR_NOT_SUPPORTED);
         }
         status(crate::cuLaunchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2], c.shared, c.stream, params, extra))
+    }
+    fn cuEventCreate(ev: *mut Handle, flags: c_uint) {
+        init_check()?;
+        current_ctx()?;
+        if flags & !0xf != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        out(ev, EVENTS.insert(Event { flags, recorded: parking_lot::Mutex::new(None) }) as Handle)
+    }
+    fn cuEventRecord(ev: Handle, stream: Handle) {
+        init_check()?;
+        stream_check(stream)?;
+        *event_check(ev)?.recorded.lock() = Some(std::time::Instant::now());
+        Ok(())
+    }
+    fn cuEventRecordWithFlags(ev: Handle, stream: Handle, flags: c_uint) {
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        status(cuEventRecord(ev, stream))
+    }
+    fn cuEventQuery(ev: Handle) {
+        init_check()?;
+        event_check(ev).map(|_| ())
+    }
+    fn cuEventSynchronize(ev: Handle) {
+        init_check()?;
+        event_check(ev).map(|_| ())
+    }
+    fn cuEventDestroy_v2(ev: Handle) {
+        init_check()?;
+        EVENTS.remove(ev as usize).map(|_| ())
+    }
+    fn cuEventElapsedTime(ms: *mut f32, start: Handle, end: Handle) {
+        elapsed(ms, start, end)
+    }
+    fn cuEventElapsedTime_v2(ms: *mut f32, start: Handle, end: Handle) {
+        elapsed(ms, start, end)
+    }
+    fn cuStreamWaitEvent(stream: Handle, ev: Handle, flags: c_uint) {
+        init_check()?;
+        stream_check(stream)?;
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        event_check(ev).map(|_| ())
+    }
+    fn cuStreamQuery(stream: Handle) {
+        init_check()?;
+        stream_check(stream)
     }
     fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: Handle) {
         init_check()?;

@@ -16,6 +16,7 @@ pub enum Tag {
     Function = 3,
     Stream = 4,
     // High numbers, clear of the tags other work adds from 5 on.
+    InterimEvent = 13,
     Link = 14,
     Library = 15,
 }
