@@ -280,6 +280,16 @@ mod tests {
     }
 
     #[test]
+    fn decompresses_zstd_entries() {
+        let text = b"// PTX text, PTX text, PTX text, PTX text, PTX text\n";
+        let packed = ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest);
+        let fb = build(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed, text.len() as u64)]);
+        assert_eq!(best_ptx(&fb, 80).unwrap().as_bytes(), text);
+        let fb = build(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed[..packed.len() - 3], text.len() as u64)]);
+        assert!(matches!(best_ptx(&fb, 80), Err(FatbinError::Decompress(_))));
+    }
+
+    #[test]
     fn rejects_bad_headers_and_sizes() {
         let mut fb = build(&[(KIND_PTX, 75, 0x11, b"// x\0", 0)]);
         assert!(matches!(entries(&fb[..20]), Err(FatbinError::Malformed(_))));

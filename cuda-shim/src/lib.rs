@@ -87,9 +87,9 @@ macro_rules! api {
 // Modules that define entry points with `api!` come after the macro.
 mod export_table;
 mod fatbin;
-mod interim;
-mod library;
-mod link;
+pub mod interim;
+pub mod library;
+pub mod link;
 
 /// Every exported entry point, for `cuGetProcAddress`.
 pub(crate) fn all_exports() -> Vec<(&'static str, usize)> {
