@@ -105,12 +105,7 @@ pub fn run(src: &str, r: &Run) -> Result<Vec<Vec<u8>>, String> {
     let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
     ptx_jit::launch(
         k,
-        &ptx_jit::Launch {
-            grid: r.grid,
-            block: r.block,
-            dynamic_shared: r.shared,
-            params: &params,
-        },
+        &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params),
     )
     .map_err(|e| e.to_string())?;
     Ok(bufs)

@@ -443,7 +443,7 @@ api! {
         let func = FUNCTIONS.get(f as usize)?;
         let k = &func.module_obj.host.kernels[func.kernel];
         let buf = param_buffer(&k.info, params, extra)?;
-        let launch = ptx_jit::Launch { grid: [gx, gy, gz], block: [bx, by, bz], dynamic_shared: shared as u64, params: &buf };
+        let launch = ptx_jit::Launch::new([gx, gy, gz], [bx, by, bz], shared as u64, &buf);
         ptx_jit::launch(k, &launch).map_err(|e| {
             if log_enabled() {
                 eprintln!("ptx-jit: cuLaunchKernel({}): {e}", k.info.name);

@@ -52,8 +52,38 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
         std::ptr::null_mut(),
     ))?;
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    define_builtins(jit)?;
     Ok(Jit(jit))
 });
+
+/// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
+/// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
+unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
+    let fns: [(&str, u64); 3] = [
+        (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
+        (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
+        (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
+    ];
+    let mut pairs: Vec<LLVMOrcCSymbolMapPair> = fns
+        .iter()
+        .map(|(name, addr)| {
+            let c = CString::new(*name).expect("no NUL");
+            LLVMOrcCSymbolMapPair {
+                Name: unsafe { LLVMOrcLLJITMangleAndIntern(jit, c.as_ptr()) },
+                Sym: LLVMJITEvaluatedSymbol {
+                    Address: *addr,
+                    Flags: LLVMJITSymbolFlags {
+                        GenericFlags: LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported as u8
+                            | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable as u8,
+                        TargetFlags: 0,
+                    },
+                },
+            }
+        })
+        .collect();
+    let mu = unsafe { LLVMOrcAbsoluteSymbols(pairs.as_mut_ptr(), pairs.len()) };
+    take_error(unsafe { LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu) })
+}
 
 static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 

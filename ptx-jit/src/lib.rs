@@ -4,6 +4,7 @@
 pub mod arch;
 pub mod args;
 pub mod coverage;
+mod builtins;
 mod fibers;
 pub mod host;
 pub mod nvptx;

@@ -360,12 +360,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             let t = std::time::Instant::now();
             ptx_jit::launch(
                 k,
-                &ptx_jit::Launch {
-                    grid,
-                    block,
-                    dynamic_shared: shared,
-                    params: &params,
-                },
+                &ptx_jit::Launch::new(grid, block, shared, &params),
             )
             .map_err(|e| usage(e.to_string()))?;
             let dt = t.elapsed();

@@ -18,9 +18,23 @@ pub struct Env {
     pub sync: *mut c_void,
     /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that run as fibers.
     pub collective: Collective,
+    /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
+    pub dynamic_shared: u32,
+    /// The worker running this CTA (`%smid`), and how many there are (`%nsmid`).
+    pub smid: u32,
+    pub nsmid: u32,
+    /// The launch's number in this process (`%gridid`).
+    pub gridid: u64,
 }
 
-pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32) -> u64;
+/// `%nsmid`: the CPU backend presents one SM per core.
+pub fn sm_count() -> u32 {
+    rayon::current_num_threads() as u32
+}
+
+static GRIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32, u32) -> u64;
 
 use std::ffi::c_void;
 
@@ -36,6 +50,10 @@ impl Env {
             nctaid: l.grid,
             sync: std::ptr::null_mut(),
             collective,
+            dynamic_shared: l.dynamic_shared as u32,
+            smid: rayon::current_thread_index().unwrap_or(0) as u32,
+            nsmid: sm_count(),
+            gridid: l.gridid,
         }
     }
 }
@@ -70,6 +88,20 @@ pub struct Launch<'p> {
     pub dynamic_shared: u64,
     /// The argument buffer, laid out as `KernelInfo::params` says.
     pub params: &'p [u8],
+    /// Set by [`Launch::new`]: a number unique to this launch.
+    pub gridid: u64,
+}
+
+impl<'p> Launch<'p> {
+    pub fn new(grid: [u32; 3], block: [u32; 3], dynamic_shared: u64, params: &'p [u8]) -> Self {
+        Launch {
+            grid,
+            block,
+            dynamic_shared,
+            params,
+            gridid: GRIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
 }
 
 pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
@@ -119,9 +151,9 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// The loop path's `collective`: never called, since the lowering makes every kernel of a module with
-/// a barrier or warp collective a fiber kernel.
-unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32) -> u64 {
+/// The loop path's `collective`: the lowering makes every kernel of a module with a barrier or warp
+/// collective a fiber kernel, so only `nanosleep`'s yield gets here, with no other thread to wait for.
+unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32, _: u32) -> u64 {
     0
 }
 

@@ -22,9 +22,11 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(addr.span(), "expected an address"));
         };
         let base = self.address(st, a, space, scope)?;
-        let elems: Vec<&Operand<'a>> = match data {
-            Operand::Vector(v, _) => v.iter().collect(),
-            other => vec![other],
+        let expanded = self.expand_vector(data, scope);
+        let elems: Vec<&Operand<'a>> = match (data, &expanded) {
+            (_, Some(parts)) => parts.iter().collect(),
+            (Operand::Vector(v, _), _) => v.iter().collect(),
+            (other, _) => vec![other],
         };
         let mem_ty = self.value_ty(t);
         let align = t.bytes() * elems.len() as u32;

@@ -3,6 +3,7 @@
 //! function structure and the instruction dispatch; the submodules hold one concern each.
 
 mod arith;
+mod builtin;
 mod calls;
 mod convert;
 mod memory;
@@ -30,10 +31,11 @@ use ptx_front::Target;
 use std::collections::HashMap;
 
 /// Field order of the host environment struct
-/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective }`; ptx-jit's runtime mirrors
-/// it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
+/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
+/// gridid }`;
+/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
 /// kernels that run as fibers, at barriers and warp collectives.
-pub const HOST_ENV_FIELDS: [&str; 8] = [
+pub const HOST_ENV_FIELDS: [&str; 12] = [
     "params",
     "shared",
     "tid",
@@ -42,6 +44,10 @@ pub const HOST_ENV_FIELDS: [&str; 8] = [
     "nctaid",
     "sync",
     "collective",
+    "dynamic_shared",
+    "smid",
+    "nsmid",
+    "gridid",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +186,10 @@ struct Lowerer<'ctx> {
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
     ast::visit(body, &mut |s| {
-        found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "bar" | "barrier" | "shfl" | "vote"));
+        found |= matches!(s, Statement::Inst(i) if matches!(
+            i.opcode.text,
+            "bar" | "barrier" | "shfl" | "vote" | "activemask" | "redux" | "match" | "mbarrier"
+        ));
     });
     found
 }
@@ -207,7 +216,10 @@ struct Fn<'ctx, 'm, 'a> {
     locals: HashMap<*const VarDecl<'a>, PointerValue<'ctx>>,
     blocks: HashMap<&'a str, BasicBlock<'ctx>>,
     is_kernel: bool,
-    ret: Option<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// Result slots of a device function.
+    ret: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// `.callprototype`s of the body by the label that names them: (results, parameters).
+    protos: HashMap<&'a str, (&'m [VarDecl<'a>], &'m [VarDecl<'a>])>,
     /// The condition-code carry flag (CC.CF) of `.cc` arithmetic, made on first use.
     carry: Option<PointerValue<'ctx>>,
     alloca_at: Builder<'ctx>,
@@ -281,6 +293,10 @@ impl<'ctx> Lowerer<'ctx> {
                 a3.into(),
                 p.into(),
                 p.into(),
+                self.i32().into(),
+                self.i32().into(),
+                self.i32().into(),
+                self.i64().into(),
             ],
             false,
         );
@@ -291,10 +307,11 @@ impl<'ctx> Lowerer<'ctx> {
     fn declare_module(&mut self, m: &ast::Module<'_>) -> R<()> {
         // Shared variables anywhere in the module get one layout (host) or one addrspace(3) global (nvvm).
         let mut shared: Vec<&VarDecl<'_>> = vec![];
+        let mut vars: Vec<&VarDecl<'_>> = vec![];
         for item in &m.items {
             match item {
                 Item::Var(v) if v.space == Space::Shared => shared.push(v),
-                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => self.module_var(v)?,
+                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => vars.push(v),
                 Item::Var(v) => {
                     return Err(unsupported(
                         v.span,
@@ -352,7 +369,8 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
-        // Functions are declared before any body so calls may go forward.
+        // Functions are declared before any body so calls may go forward, and before variables, whose
+        // initializers may hold function addresses.
         for item in &m.items {
             if let Item::Function(f) = item {
                 if !self.funcs.contains_key(f.name.text) {
@@ -360,6 +378,27 @@ impl<'ctx> Lowerer<'ctx> {
                     self.funcs.insert(f.name.text.to_string(), fv);
                 }
             }
+        }
+        // All variables exist before any initializer refers to one.
+        for v in &vars {
+            self.module_var(v)?;
+        }
+        for v in &vars {
+            let init = self.initializer(v)?;
+            let old = self.globals[v.name.text];
+            if init.get_type() == old.get_value_type().into_array_type().into() {
+                old.set_initializer(&init);
+                continue;
+            }
+            // Address-holding initializers are structs: the variable is remade with that type.
+            old.as_pointer_value().set_name("");
+            let g = self.module.add_global(init.get_type(), Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
+            g.set_alignment(v.alignment() as u32);
+            g.set_linkage(old.get_linkage());
+            g.set_initializer(&init);
+            old.as_pointer_value().replace_all_uses_with(g.as_pointer_value());
+            unsafe { old.delete() };
+            self.globals.insert(v.name.text.to_string(), g);
         }
         Ok(())
     }
@@ -372,17 +411,11 @@ impl<'ctx> Lowerer<'ctx> {
                 "module variables without a size are not supported yet",
             ));
         }
-        let bytes = self.init_bytes(v)?;
         let ty = self.ctx.i8_type().array_type(size as u32);
         let g = self
             .module
             .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
         g.set_alignment(v.alignment() as u32);
-        let vals: Vec<_> = bytes
-            .iter()
-            .map(|&b| self.ctx.i8_type().const_int(b as u64, false))
-            .collect();
-        g.set_initializer(&self.ctx.i8_type().const_array(&vals));
         if v.linkage == Some(ast::Linkage::Extern) {
             return Err(unsupported(
                 v.span,
@@ -393,6 +426,62 @@ impl<'ctx> Lowerer<'ctx> {
         g.set_constant(false);
         self.globals.insert(v.name.text.to_string(), g);
         Ok(())
+    }
+
+    /// A variable's initial value: its bytes, or where elements are addresses of variables or
+    /// functions, a packed struct of the elements with those addresses as constant expressions.
+    fn initializer(&self, v: &VarDecl<'_>) -> R<inkwell::values::BasicValueEnum<'ctx>> {
+        let i8t = self.ctx.i8_type();
+        let bytes = match self.init_bytes(v) {
+            Ok(b) => b,
+            Err(e) => return self.symbolic_initializer(v).ok_or(e),
+        };
+        let vals: Vec<_> = bytes.iter().map(|&b| i8t.const_int(b as u64, false)).collect();
+        Ok(i8t.const_array(&vals).into())
+    }
+
+    fn symbolic_initializer(&self, v: &VarDecl<'_>) -> Option<inkwell::values::BasicValueEnum<'ctx>> {
+        let eb = v.ty.bytes();
+        let et = self.int(eb * 8);
+        let mut elems = vec![];
+        fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) {
+            match i {
+                Init::Scalar(e) => out.push(e),
+                Init::List(l) => l.iter().for_each(|x| flat(x, out)),
+                Init::Field(..) => {}
+            }
+        }
+        flat(v.init.as_ref()?, &mut elems);
+        let mut fields: Vec<BasicValueEnum> = vec![];
+        for e in &elems {
+            let (sym, off) = match e {
+                Expr::Sym(n) | Expr::Generic(n, _) => (Some(n.text), 0),
+                Expr::Binary(ast::BinOp::Add, l, r, _) => match (&**l, &**r) {
+                    (Expr::Sym(n) | Expr::Generic(n, _), Expr::Imm(Imm::Int(k), _)) => (Some(n.text), *k),
+                    _ => (None, 0),
+                },
+                _ => (None, 0),
+            };
+            let c = match sym {
+                Some(name) => {
+                    let p = match (self.globals.get(name), self.funcs.get(name)) {
+                        (Some(g), _) => g.as_pointer_value(),
+                        (None, Some(f)) => f.as_global_value().as_pointer_value(),
+                        _ => return None,
+                    };
+                    let a = p.const_to_int(et);
+                    a.const_add(et.const_int(off as u64, false))
+                }
+                None => et.const_int(const_eval(e, v.ty)?, false),
+            };
+            fields.push(c.into());
+        }
+        let used = elems.len() as u64 * eb as u64;
+        let pad = v.size_bytes().checked_sub(used)?;
+        if pad > 0 {
+            fields.push(self.ctx.i8_type().array_type(pad as u32).const_zero().into());
+        }
+        Some(self.ctx.const_struct(&fields, true).into())
     }
 
     /// Flattens an initializer into little-endian bytes.
@@ -461,23 +550,7 @@ impl<'ctx> Lowerer<'ctx> {
                 fv
             }
             (FnKind::Func, _) => {
-                let mut args: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
-                if self.flavour == Flavour::Host {
-                    args.push(self.ptr(0).into());
-                }
-                for p in &f.params {
-                    args.push(self.param_ty(p)?.into());
-                }
-                let ty = match f.returns.as_slice() {
-                    [] => self.ctx.void_type().fn_type(&args, false),
-                    [r] => self.param_ty(r)?.fn_type(&args, false),
-                    _ => {
-                        return Err(unsupported(
-                            f.name.span,
-                            "functions with several return values are not supported yet",
-                        ))
-                    }
-                };
+                let ty = self.func_type(&f.returns, &f.params)?;
                 let fv = self.module.add_function(f.name.text, ty, None);
                 if f.linkage != Some(ast::Linkage::Visible) && f.linkage != Some(ast::Linkage::Extern) {
                     fv.set_linkage(LlLinkage::Internal);
@@ -486,6 +559,26 @@ impl<'ctx> Lowerer<'ctx> {
             }
         };
         Ok(fv)
+    }
+
+    /// The LLVM type of a device function (or of a `.callprototype`): host functions take the
+    /// environment first; several results come back as a struct.
+    fn func_type(&self, returns: &[VarDecl<'_>], params: &[VarDecl<'_>]) -> R<inkwell::types::FunctionType<'ctx>> {
+        let mut args: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
+        if self.flavour == Flavour::Host {
+            args.push(self.ptr(0).into());
+        }
+        for p in params {
+            args.push(self.param_ty(p)?.into());
+        }
+        Ok(match returns {
+            [] => self.ctx.void_type().fn_type(&args, false),
+            [r] => self.param_ty(r)?.fn_type(&args, false),
+            many => {
+                let tys = many.iter().map(|r| self.param_ty(r)).collect::<R<Vec<_>>>()?;
+                self.ctx.struct_type(&tys, false).fn_type(&args, false)
+            }
+        })
     }
 
     fn param_ty(&self, p: &VarDecl<'_>) -> R<BasicTypeEnum<'ctx>> {
@@ -534,7 +627,8 @@ impl<'ctx> Lowerer<'ctx> {
             locals: HashMap::new(),
             blocks: HashMap::new(),
             is_kernel,
-            ret: None,
+            ret: vec![],
+            protos: HashMap::new(),
             carry: None,
             alloca_at,
             _m: std::marker::PhantomData,
@@ -570,14 +664,25 @@ impl<'ctx> Lowerer<'ctx> {
                 arg_index += 1;
                 st.params.insert(p.name.text, ParamHome::Slot(slot));
             }
-            if let [r] = f.returns.as_slice() {
+            for r in &f.returns {
                 let ty = self.param_ty(r)?;
                 let slot = st.alloca_at.build_alloca(ty, r.name.text)?;
                 self.b.build_store(slot, ty.const_zero())?;
                 st.params.insert(r.name.text, ParamHome::Slot(slot));
-                st.ret = Some((slot, ty));
+                st.ret.push((slot, ty));
             }
         }
+        // Prototypes are named by the label right before them.
+        let mut pending = None;
+        ast::visit(body, &mut |s| match s {
+            Statement::Label(n) => pending = Some(n.text),
+            Statement::Directive(ast::Directive::Prototype { returns, params, .. }) => {
+                if let Some(l) = pending.take() {
+                    st.protos.insert(l, (&returns[..], &params[..]));
+                }
+            }
+            _ => pending = None,
+        });
         // Labels become blocks, in source order so the output is deterministic.
         let mut lbls = vec![];
         label_order(body, &mut lbls);
@@ -762,12 +867,6 @@ impl<'ctx> Lowerer<'ctx> {
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
         let d = isa::decode(i.opcode.text, &mods)
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
-        // The lowering implements the forms of each opcode's primary ISA-table entry; the other entries
-        // (half precision, sub-instructions such as st.async, new modifiers) are recognised, not lowered.
-        if !d.is_primary() {
-            let form = format!("{}{}", i.opcode.text, mods.concat());
-            return Err(unsupported(i.span, format!("`{form}` is not supported yet")));
-        }
         let Some(g) = &i.guard else {
             return self.inst(st, i, &d, scope);
         };
@@ -808,15 +907,26 @@ impl<'ctx> Lowerer<'ctx> {
         if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_some() {
             return Ok(());
         }
-        match st.ret {
-            Some((slot, ty)) => {
-                let v = self.b.build_load(ty, slot, "ret")?;
-                self.b.build_return(Some(&v))?;
+        let vals = st
+            .ret
+            .iter()
+            .map(|(slot, ty)| self.b.build_load(*ty, *slot, "ret"))
+            .collect::<Result<Vec<_>, _>>()?;
+        match vals.as_slice() {
+            [] => self.b.build_return(None)?,
+            [v] => self.b.build_return(Some(v))?,
+            many => {
+                let tys: Vec<BasicTypeEnum> = many.iter().map(|v| v.get_type()).collect();
+                let mut agg = self.ctx.struct_type(&tys, false).get_undef();
+                for (k, v) in many.iter().enumerate() {
+                    agg = self
+                        .b
+                        .build_insert_value(agg, *v, k as u32, "ret")?
+                        .into_struct_value();
+                }
+                self.b.build_return(Some(&agg))?
             }
-            None => {
-                self.b.build_return(None)?;
-            }
-        }
+        };
         Ok(())
     }
 
@@ -829,11 +939,41 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
+        if self.try_builtin(st, i, d, scope)? {
+            return Ok(());
+        }
+        // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
+        // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
+        // unless a builtin took them above.
+        let vector_mov = d.spec.name == "mov" && d.get(G::Vec).is_some();
+        let bar_red = matches!(d.spec.name, "bar" | "barrier") && d.get(G::Sync) == Some(".red");
+        if !d.is_primary() && !vector_mov && !bar_red {
+            let mods: String = i.mods.iter().map(|m| m.text).collect();
+            return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
+        }
         let ops = &i.operands;
         let name = d.spec.name;
         let t = d.ty();
         let need_ty = || t.ok_or_else(|| unsupported(i.span, "missing type"));
         match name {
+            "mov" if d.get(G::Vec).is_some() => {
+                // mov.v2/.v4: element by element between vector registers and brace lists.
+                let t = need_ty()?;
+                let parts = |op: &'m Operand<'a>, l: &Self| -> Vec<Operand<'a>> {
+                    match (op, l.expand_vector(op, scope)) {
+                        (_, Some(p)) => p,
+                        (Operand::Vector(v, _), None) => v.clone(),
+                        (o, None) => vec![o.clone()],
+                    }
+                };
+                let (dst, src) = (parts(&ops[0], self), parts(&ops[1], self));
+                // Read every source before writing, so `mov.v2 {a, b}, {b, a}` swaps.
+                let vals = src.iter().map(|o| self.read(st, o, t, scope)).collect::<R<Vec<_>>>()?;
+                for (o, v) in dst.iter().zip(vals) {
+                    self.write(st, o, v, t.is_signed(), scope)?;
+                }
+                Ok(())
+            }
             "mov" => {
                 let t = need_ty()?;
                 match (&ops[0], &ops[1]) {
@@ -1086,38 +1226,8 @@ impl<'ctx> Lowerer<'ctx> {
             }
             "ret" | "exit" => self.emit_return(st),
             "call" => self.call(st, i, scope),
-            "bar" | "barrier" => match self.flavour {
-                Flavour::Nvvm if d.has(".warp") => {
-                    let mask = self.read(st, &ops[0], Type::B32, scope)?;
-                    self.call_intrinsic_void("llvm.nvvm.bar.warp.sync", &[mask])
-                }
-                Flavour::Nvvm => {
-                    let id = self.read(st, &ops[0], Type::U32, scope)?;
-                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(i.span, "only `bar.sync a` is supported yet"));
-                    }
-                    let f = if name == "bar" {
-                        "llvm.nvvm.barrier.cta.sync.aligned.all"
-                    } else {
-                        "llvm.nvvm.barrier.cta.sync.all"
-                    };
-                    self.call_intrinsic_void(f, &[id])
-                }
-                Flavour::Host => {
-                    if d.has(".warp") {
-                        self.collective(st, crate::collective::WARP_SYNC, [None; 3])?;
-                        return Ok(());
-                    }
-                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(
-                            i.span,
-                            "only `bar.sync a` (all threads of the CTA) is supported yet",
-                        ));
-                    }
-                    self.collective(st, crate::collective::BAR_SYNC, [None; 3])?;
-                    Ok(())
-                }
-            },
+            "bar" | "barrier" => self.barrier(st, i, d, scope),
+            "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
