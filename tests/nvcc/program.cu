@@ -55,6 +55,21 @@ __global__ void add_offset(int *p, int n) {
   }
 }
 
+__global__ void warp_sums(const int *in, int *out) {
+  int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  unsigned positive = __ballot_sync(0xffffffffu, in[blockIdx.x * blockDim.x + threadIdx.x] > 0);
+  if (threadIdx.x % 32 == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v * 100 + __popc(positive);
+}
+
+__global__ void reverse_dynamic(const int *in, int *out) {
+  extern __shared__ int tile[];
+  int t = threadIdx.x, base = blockIdx.x * blockDim.x;
+  tile[t] = in[base + t];
+  __syncthreads();
+  out[base + t] = tile[blockDim.x - 1 - t];
+}
+
 static int failures = 0;
 static void report(const char *what, bool ok) {
   std::printf("%-44s %s\n", what, ok ? "verified" : "MISMATCH");
@@ -133,6 +148,42 @@ int main() {
   ok = counted == n;
   for (int i = 0; i < n; i++) ok &= ho[i] == hi[i] + 42;
   report("add_offset (__constant__ and __device__ symbols)", ok);
+
+  // Warp shuffles and ballots, on a stream, timed by events, with asynchronous copies.
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  CHECK(cudaStreamCreate(&stream));
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  const int wn = 32 * 64;
+  int *hw = new int[wn], hws[64], *dw, *dws;
+  for (int i = 0; i < wn; i++) hw[i] = (i * 37) % 101 - 50;
+  CHECK(cudaMalloc(&dw, wn * sizeof(int)));
+  CHECK(cudaMalloc(&dws, sizeof(hws)));
+  CHECK(cudaEventRecord(start, stream));
+  CHECK(cudaMemcpyAsync(dw, hw, wn * sizeof(int), cudaMemcpyHostToDevice, stream));
+  warp_sums<<<wn / 256, 256, 0, stream>>>(dw, dws);
+  CHECK(cudaMemcpyAsync(hws, dws, sizeof(hws), cudaMemcpyDeviceToHost, stream));
+  CHECK(cudaEventRecord(stop, stream));
+  CHECK(cudaStreamSynchronize(stream));
+  float ms = -1;
+  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  ok = ms >= 0;
+  for (int w = 0; w < 64; w++) {
+    int s = 0, pos = 0;
+    for (int l = 0; l < 32; l++) { s += hw[w * 32 + l]; pos += hw[w * 32 + l] > 0; }
+    ok &= hws[w] == s * 100 + pos;
+  }
+  report("warp_sums (shuffle, ballot; stream, events, async copies)", ok);
+
+  reverse_dynamic<<<wn / 128, 128, 128 * sizeof(int)>>>(dw, dout);
+  CHECK(cudaGetLastError());
+  CHECK(cudaMemcpy(ho, dout, wn * sizeof(int), cudaMemcpyDeviceToHost));
+  ok = true;
+  for (int i = 0; i < wn; i++) ok &= ho[i] == hw[(i / 128) * 128 + 127 - i % 128];
+  report("reverse_dynamic (dynamic shared memory)", ok);
+  CHECK(cudaEventDestroy(start)); CHECK(cudaEventDestroy(stop)); CHECK(cudaStreamDestroy(stream));
+  CHECK(cudaFree(dw)); CHECK(cudaFree(dws));
 
   CHECK(cudaFree(dx)); CHECK(cudaFree(dy)); CHECK(cudaFree(di)); CHECK(cudaFree(dout));
   CHECK(cudaFree(dv)); CHECK(cudaFree(ds)); CHECK(cudaFree(db)); CHECK(cudaFree(dbins));
