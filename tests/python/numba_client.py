@@ -1,10 +1,13 @@
-"""An unmodified numba-cuda client: @cuda.jit kernels compiled by NVVM to PTX, linked through cuLink*,
+"""An unmodified numba-cuda client: @cuda.jit kernels compiled by NVVM to PTX (CUDA C++ by NVRTC), linked
+through cuLink*,
 loaded with cuLibraryLoadData and launched with cuLaunchKernelEx, all on ptx-jit's libcuda.so.1.
 
 Run with LD_LIBRARY_PATH pointing at ptx-jit's build. Exits non-zero on any mismatch.
 """
 import math
+import os
 import sys
+import tempfile
 import warnings
 
 import numpy as np
@@ -116,6 +119,26 @@ def main():
     q = rng.integers(0, 100, 4096).astype(np.float32)
     h = hypot_ufunc(p, q)
     report("@vectorize(target='cuda') hypot", np.array_equal(h, np.sqrt(p * p + q * q, dtype=np.float32)))
+
+    # A kernel calling a CUDA C++ function from a file: numba compiles both to PTX and links them with
+    # cuLinkAddData (an extern declaration resolved against the other module), with and without lineinfo.
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "mix.cu")
+        with open(src, "w") as f:
+            f.write('extern "C" __device__ int mix(int *ret, int a, int b) { *ret = a * 7 - b; return 0; }\n')
+        mix = cuda.declare_device("mix", int32(int32, int32))
+        for lineinfo in (False, True):
+
+            @cuda.jit(link=[src], lineinfo=lineinfo)
+            def use_mix(x, y):
+                i = cuda.grid(1)
+                if i < x.size:
+                    y[i] = mix(x[i], i)
+
+            xs = rng.integers(-1000, 1000, 1000).astype(np.int32)
+            ys = np.zeros_like(xs)
+            use_mix[8, 128](xs, ys)
+            report(f"link=[.cu] external device function, lineinfo={lineinfo}", np.array_equal(ys, xs * 7 - np.arange(1000)))
 
     print("ALL VERIFIED" if failures == 0 else "FAILED")
     return 1 if failures else 0
