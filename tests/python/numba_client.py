@@ -1,6 +1,6 @@
 """An unmodified numba-cuda client: @cuda.jit kernels compiled by NVVM to PTX (CUDA C++ by NVRTC), linked
-through cuLink*,
-loaded with cuLibraryLoadData and launched with cuLaunchKernelEx, all on ptx-jit's libcuda.so.1.
+through cuLink*, loaded with cuLibraryLoadData and launched with cuLaunchKernelEx, all on ptx-jit's
+libcuda.so.1.
 
 Run with LD_LIBRARY_PATH pointing at ptx-jit's build. Exits non-zero on any mismatch.
 """
