@@ -10,6 +10,20 @@ use crate::*;
 
 pub struct Library {
     pub module: usize,
+    /// Kernel handles handed out, by name: asking twice gives the same `CUkernel`, as with the driver.
+    kernels: parking_lot::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+impl Library {
+    fn kernel(&self, name: &str) -> Result<usize, CUresult> {
+        let mut k = self.kernels.lock();
+        if let Some(&h) = k.get(name) {
+            return Ok(h);
+        }
+        let h = function_handle(self.module, name)?;
+        k.insert(name.to_string(), h);
+        Ok(h)
+    }
 }
 
 pub static LIBRARIES: once_cell::sync::Lazy<Table<Library>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Library));
@@ -47,7 +61,7 @@ unsafe fn library_load(
     let r = image_ptx(image, &mut log).and_then(|text| load_ptx(0, &text, &mut log));
     log.finish(r.is_ok());
     let module = r?;
-    *lib = LIBRARIES.insert(Library { module }) as Handle;
+    *lib = LIBRARIES.insert(Library { module, kernels: Default::default() }) as Handle;
     Ok(())
 }
 
@@ -91,7 +105,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let l = LIBRARIES.get(lib as usize)?;
-        *kernel = function_handle(l.module, c_name(name)?)? as Handle;
+        *kernel = l.kernel(c_name(name)?)? as Handle;
         Ok(())
     }
     fn cuLibraryGetKernelCount(count: *mut c_uint, lib: Handle) {
@@ -107,7 +121,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         for (i, k) in m.host.kernels.iter().enumerate() {
-            *kernels.add(i) = function_handle(l.module, &k.info.name)? as Handle;
+            *kernels.add(i) = l.kernel(&k.info.name)? as Handle;
         }
         Ok(())
     }

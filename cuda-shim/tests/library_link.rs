@@ -30,6 +30,9 @@ fn libraries_hand_out_kernels_that_are_functions() {
         assert_eq!(cuLibraryGetKernel(&mut k, lib, name.as_ptr()), CUDA_SUCCESS);
         assert_eq!(cuKernelGetFunction(&mut f, k), CUDA_SUCCESS);
         assert_eq!(f, k);
+        let mut again = null_mut();
+        assert_eq!(cuLibraryGetKernel(&mut again, lib, name.as_ptr()), CUDA_SUCCESS);
+        assert_eq!(again, k);
         assert_eq!(cuLibraryGetModule(&mut m, lib), CUDA_SUCCESS);
         assert_eq!(cuLibraryGetKernelCount(&mut count, lib), CUDA_SUCCESS);
         assert_eq!(count, 1);
