@@ -18,7 +18,7 @@ type Uuid = [u8; 16];
 const CUDART_INTERFACE: Uuid = [0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9];
 /// Profiler/tools callback hooks: two buffers the runtime may write tool state into.
 const TOOLS_RUNTIME_CALLBACK_HOOKS: Uuid = [0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66];
-/// Tools thread-local storage: no slot used by the runtimes we traced.
+/// Tools thread-local storage: slot 2 gives the calling thread's current context.
 const TOOLS_TLS: Uuid = [0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc];
 /// Per-context storage the runtime keeps its own state in.
 const CONTEXT_LOCAL_STORAGE: Uuid = [0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93];
@@ -113,6 +113,13 @@ unsafe extern "C" fn get_module_from_cubin_ext2(image: *const c_void, module: *m
 /// Slot 12: the shared runtime asks the driver to load its JIT compilers; ours is built in.
 unsafe extern "C" fn load_compilers() -> CUresult {
     CUDA_SUCCESS
+}
+
+// ---- TOOLS_TLS ----
+
+/// Slot 2: the current context (NULL when none), as `cuCtxGetCurrent`.
+unsafe extern "C" fn tls_current_context(ctx: *mut Handle) -> CUresult {
+    guarded(|| status(crate::cuCtxGetCurrent(ctx)))
 }
 
 // ---- CONTEXT_QUERIES ----
@@ -363,7 +370,7 @@ static TABLES: Lazy<Vec<(Uuid, Box<[usize]>)>> = Lazy::new(|| {
             ),
         ),
         (TOOLS_RUNTIME_CALLBACK_HOOKS, table(7, &t1, &[(2, hooks_buffer_1 as *const () as usize), (6, hooks_buffer_2 as *const () as usize)])),
-        (TOOLS_TLS, table(4, &t2, &[])),
+        (TOOLS_TLS, table(4, &t2, &[(2, tls_current_context as *const () as usize)])),
         (INTEGRITY_CHECK, table(3, &t6, &[(1, integrity_check as *const () as usize)])),
         (CONTEXT_CHECKS, table(4, &t5, &[(2, context_check as *const () as usize), (3, context_check_global as *const () as usize)])),
         (CONTEXT_QUERIES, table(CONTEXT_QUERIES_LEN, &t4, &[(4, context_id as *const () as usize)])),
