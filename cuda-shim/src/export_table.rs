@@ -303,7 +303,8 @@ unsafe extern "C" fn hooks_buffer_2(ptr: *mut *mut u8, size: *mut usize) {
 type Dtor = Option<unsafe extern "C" fn(Handle, *mut c_void, *mut c_void)>;
 
 /// (context, key) → (value, destructor). The runtime keeps its per-context state here.
-static CLS: Lazy<parking_lot::Mutex<std::collections::HashMap<(usize, usize), (usize, usize)>>> = Lazy::new(Default::default);
+type ClsMap = std::collections::HashMap<(usize, usize), (usize, usize)>;
+static CLS: Lazy<parking_lot::Mutex<ClsMap>> = Lazy::new(Default::default);
 
 fn cls_context(ctx: Handle) -> Result<usize, CUresult> {
     if ctx.is_null() {

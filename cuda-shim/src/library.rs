@@ -42,6 +42,7 @@ unsafe fn library_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)] // the arguments of cuLibraryLoadData
 unsafe fn library_load(
     lib: *mut Handle,
     image: *const c_void,

@@ -44,10 +44,8 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
         for item in &m.items {
             match item {
                 Item::Function(f) if defines(f) => {
-                    if f.linkage != Some(Linkage::Weak) {
-                        if f.linkage == Some(Linkage::Visible) && !strong.insert(f.name.text) {
-                            return Err(format!("duplicate definition of '{}'", f.name.text));
-                        }
+                    if f.linkage == Some(Linkage::Visible) && !strong.insert(f.name.text) {
+                        return Err(format!("duplicate definition of '{}'", f.name.text));
                     }
                     any_def.insert(f.name.text);
                 }
