@@ -107,6 +107,8 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         INITIALIZED.store(true, Ordering::Release);
+        // Checked kernels (PTXJIT_CHECKED=1) accept exactly the memory this driver has handed out.
+        ptx_jit::checked::set_global_memory(|p, n| state::check_range(p, n).is_ok());
         Ok(())
     }
     fn cuDriverGetVersion(v: *mut c_int) {
@@ -445,13 +447,15 @@ api! {
         let buf = param_buffer(&k.info, params, extra)?;
         let launch = ptx_jit::Launch::new([gx, gy, gz], [bx, by, bz], shared as u64, &buf);
         ptx_jit::launch(k, &launch).map_err(|e| {
-            if log_enabled() {
+            // Checked mode's report is what the user asked for; other errors only with logging on.
+            if log_enabled() || matches!(e, ptx_jit::LaunchError::IllegalAddress(_)) {
                 eprintln!("ptx-jit: cuLaunchKernel({}): {e}", k.info.name);
             }
             match e {
                 ptx_jit::LaunchError::InvalidConfig(_) | ptx_jit::LaunchError::InvalidArgs(_) => CUDA_ERROR_INVALID_VALUE,
                 ptx_jit::LaunchError::OutOfResources(_) => CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                 ptx_jit::LaunchError::Failed(_) => CUDA_ERROR_LAUNCH_FAILED,
+                ptx_jit::LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
             }
         })
     }
@@ -704,7 +708,7 @@ unsafe fn image_ptx(image: *const c_void, log: &mut JitLog) -> Result<std::borro
 /// Compiles PTX into a module owned by context `ctx` (0: by no context, as libraries are).
 fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
-    match ptx_jit::load(text) {
+    match ptx_jit::load_with(text, ptx_jit::checked_from_env()) {
         Ok(host) => {
             let h = MODULES.insert(ModuleObj { ctx, host });
             let m = MODULES.get(h)?;

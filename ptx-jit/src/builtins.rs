@@ -508,6 +508,27 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
             let v = (p >> 32) + c32 as i32 as i64;
             v.clamp(i32::MIN as i64, i32::MAX as i64) as u32 as u64
         }
+        PACKED => {
+            // Lanes of 16 bits (.u16x2/.s16x2) or one 32-bit lane (.s32 with .relu).
+            let (w, n) = if matches!(t, U16X2 | S16X2) { (16, 2) } else { (bits, 1) };
+            let signed = matches!(t, S16X2) || signed;
+            let relu = t2 == 1;
+            (0..n).fold(0u64, |acc, k| {
+                let lane = |v: u64| {
+                    let x = v >> (k * w) & mask(w);
+                    if signed { sext(x, w) } else { x as i64 }
+                };
+                let (x, y) = (lane(a), lane(b));
+                let r = match mode {
+                    PACKED_ADD => x.wrapping_add(y),
+                    PACKED_SUB => x.wrapping_sub(y),
+                    PACKED_MIN => x.min(y),
+                    _ => x.max(y),
+                };
+                let r = if relu { r.max(0) } else { r };
+                acc | ((r as u64) & mask(w)) << (k * w)
+            })
+        }
         CVT_PACK => {
             let (lo, hi) = int_range(t);
             let nb = int_bits(t);

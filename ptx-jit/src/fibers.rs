@@ -264,10 +264,21 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
     released
 }
 
-fn run_cta(k: &HostKernel, l: &Launch<'_>, cta_index: u64, shared: &mut [u64]) -> Result<(), LaunchError> {
+fn run_cta(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    cta_index: u64,
+    shared: &mut [u64],
+    fault: *const c_void,
+) -> Result<(), LaunchError> {
     let [bx, by, bz] = l.block;
     let n = (bx * by * bz) as usize;
-    let base = Env::for_cta(l, cta_index, shared, collective);
+    let mut base = Env::for_cta(l, cta_index, shared, collective);
+    base.fault = fault;
+    let cell = unsafe { (fault as *const crate::checked::FaultCell).as_ref() };
+    if cell.is_some_and(|c| c.faulted()) {
+        return Ok(()); // the launch has failed: no further CTAs start
+    }
     let mut warps: Vec<Warp> = (0..n.div_ceil(32))
         .map(|w| Warp {
             slots: [0; 32],
@@ -289,6 +300,8 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta_index: u64, shared: &mut [u64]) -
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
     let (base_addr, entry) = (&base as *const Env as usize, k.entry);
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
+    // Each fiber's stack (lowest, highest address), the local memory checked mode allows it.
+    let mut stacks: Vec<(u64, u64)> = Vec::with_capacity(n);
     for (i, lane) in lanes.iter_mut().enumerate() {
         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
         let stack = match STACKS.with(|s| s.borrow_mut().pop()) {
@@ -297,6 +310,10 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta_index: u64, shared: &mut [u64]) -
                 DefaultStack::new(STACK_BYTES).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?
             }
         };
+        {
+            use corosensei::stack::Stack;
+            stacks.push((stack.limit().get() as u64, stack.base().get() as u64));
+        }
         let lane_addr = lane as *mut Lane as usize;
         fibers.push(Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
             // SAFETY: `base` and the lanes live until every fiber has finished or been leaked.
@@ -312,6 +329,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta_index: u64, shared: &mut [u64]) -
     loop {
         for i in 0..n {
             if state[i] == State::Runnable {
+                crate::checked::set_stack(stacks[i].0, stacks[i].1);
                 state[i] = match fibers[i].resume(()) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(()) => {
@@ -341,10 +359,12 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta_index: u64, shared: &mut [u64]) -
     Ok(())
 }
 
-pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
+pub fn launch(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), LaunchError> {
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
-    (0..total)
-        .into_par_iter()
-        .try_for_each_init(|| vec![0u64; words], |shared, cta| run_cta(k, l, cta, shared))
+    let fault = fault as usize;
+    (0..total).into_par_iter().try_for_each_init(
+        || vec![0u64; words],
+        |shared, cta| run_cta(k, l, cta, shared, fault as *const c_void),
+    )
 }

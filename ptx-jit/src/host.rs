@@ -59,7 +59,9 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
 /// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
 /// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
 unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
-    let fns: [(&str, u64); 3] = [
+    let fns: [(&str, u64); 5] = [
+        (ptx_llvm::builtin::MEM, crate::memops::ptxjit_mem as *const () as u64),
+        (ptx_llvm::builtin::CHECK, crate::checked::ptxjit_check as *const () as u64),
         (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
         (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
         (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
@@ -98,6 +100,8 @@ pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
 pub struct HostKernel {
     pub info: KernelInfo,
     pub entry: BlockFn,
+    /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
+    pub lines: Option<std::sync::Arc<[u32]>>,
 }
 
 /// A module compiled for this CPU. Dropping it frees the code.
@@ -114,6 +118,9 @@ unsafe impl Sync for HostModule {}
 
 impl Drop for HostModule {
     fn drop(&mut self) {
+        for (_, addr, _) in &self.globals {
+            crate::checked::unregister(*addr);
+        }
         let _codegen = CODEGEN.lock();
         unsafe {
             let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
@@ -174,13 +181,20 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
 
 /// Lowers, optimises and JIT-compiles a checked module.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
+    compile_with(m, None, false)
+}
+
+/// [`compile`], given the module's text (so faults name lines), optionally in checked mode (see
+/// `crate::checked`).
+pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
+    let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| crate::checked::line_starts(s).into());
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let lowered = match ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit") {
+    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", checked) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
@@ -251,10 +265,15 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
             let addr = lookup(&info.name)?;
             // SAFETY: the symbol is the block entry the host flavour defines as `void(ptr)`.
             let entry: BlockFn = unsafe { std::mem::transmute::<usize, BlockFn>(addr as usize) };
-            hm.kernels.push(HostKernel { info, entry });
+            hm.kernels.push(HostKernel {
+                info,
+                entry,
+                lines: lines.clone(),
+            });
         }
         for (name, size) in lowered.globals {
             let addr = lookup(&name)?;
+            crate::checked::register(addr, size);
             hm.globals.push((name, addr, size));
         }
         Ok(())

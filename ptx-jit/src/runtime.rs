@@ -25,6 +25,8 @@ pub struct Env {
     pub nsmid: u32,
     /// The launch's number in this process (`%gridid`).
     pub gridid: u64,
+    /// Checked kernels: the launch's `checked::FaultCell` (null otherwise).
+    pub fault: *const c_void,
 }
 
 /// `%nsmid`: the CPU backend presents one SM per core.
@@ -54,6 +56,7 @@ impl Env {
             smid: rayon::current_thread_index().unwrap_or(0) as u32,
             nsmid: sm_count(),
             gridid: l.gridid,
+            fault: std::ptr::null(),
         }
     }
 }
@@ -80,6 +83,8 @@ pub enum LaunchError {
     OutOfResources(String),
     #[error("launch failed: {0}")]
     Failed(String),
+    #[error("illegal address: {0}")]
+    IllegalAddress(String),
 }
 
 pub struct Launch<'p> {
@@ -160,13 +165,58 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
-    if k.info.fibers {
-        return crate::fibers::launch(k, l);
+    let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
+    let r = run(k, l, &cell as *const _ as *const c_void);
+    let line = |site| match &k.lines {
+        Some(lines) => format!("line {}", crate::checked::line_of(lines, site)),
+        None => format!("byte {site} of the PTX"),
+    };
+    match cell.take() {
+        Some(f) if f.trap => Err(LaunchError::Failed(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) executed `trap`",
+            k.info.name,
+            line(f.site),
+            f.tid[0],
+            f.tid[1],
+            f.tid[2],
+            f.ctaid[0],
+            f.ctaid[1],
+            f.ctaid[2],
+        ))),
+        Some(f) => Err(LaunchError::IllegalAddress(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
+            k.info.name,
+            line(f.site),
+            f.tid[0],
+            f.tid[1],
+            f.tid[2],
+            f.ctaid[0],
+            f.ctaid[1],
+            f.ctaid[2],
+            f.bytes,
+            f.space_name(),
+            f.addr
+        ))),
+        None => r,
     }
+}
+
+fn run(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), LaunchError> {
+    if k.info.fibers {
+        return crate::fibers::launch(k, l, fault);
+    }
+    let fault_addr = fault as usize;
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let entry = k.entry;
     let run = |shared: &mut Vec<u64>, cta: u64| {
-        let env = Env::for_cta(l, cta, shared, no_collective);
+        let mut env = Env::for_cta(l, cta, shared, no_collective);
+        env.fault = fault_addr as *const c_void;
+        if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
+            if cell.faulted() {
+                return; // the launch has failed: no further CTAs start
+            }
+        }
+        crate::checked::use_thread_stack();
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env, env.params) };
     };

@@ -5,7 +5,7 @@
 
 mod lower;
 
-pub use lower::{lower, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
+pub use lower::{lower, lower_with, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
 
 /// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
 /// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
@@ -44,6 +44,40 @@ pub mod collective {
 pub mod builtin {
     pub const FP: &str = "ptxjit_fp";
     pub const INT: &str = "ptxjit_int";
+    /// Checked mode: `i32 ptxjit_check(env, addr, bytes, site, space)` is 0 when the access may go
+    /// ahead; otherwise the thread stops (the launch has faulted). `site` is the instruction's byte
+    /// offset in the PTX text; `space` is a `SPACE_*` code.
+    pub const CHECK: &str = "ptxjit_check";
+    pub const SPACE_GENERIC: u32 = 0;
+    pub const SPACE_GLOBAL: u32 = 1;
+    pub const SPACE_SHARED: u32 = 2;
+    pub const SPACE_LOCAL: u32 = 3;
+    pub const SPACE_CONST: u32 = 4;
+    /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
+    /// one of `MEM_*` (with a `ptxjit_fp` code in `b` for `MEM_ATOMIC_FP`).
+    pub const MEM: &str = "ptxjit_mem";
+    /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
+    pub const MEM_ISSPACEP: u32 = 0;
+    /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags; the
+    /// result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or parity,
+    /// b = 1 for parity; 1 when that phase is complete), inval.
+    pub const MEM_MBAR_INIT: u32 = 1;
+    pub const MEM_MBAR_ARRIVE: u32 = 2;
+    pub const MEM_MBAR_EXPECT_TX: u32 = 3;
+    pub const MEM_MBAR_COMPLETE_TX: u32 = 4;
+    pub const MEM_MBAR_TEST: u32 = 5;
+    pub const MEM_MBAR_INVAL: u32 = 6;
+    /// Atomic read-modify-write of a 16- or 32-bit float (or packed pair) at `addr`: a = operand bits,
+    /// b = the `ptxjit_fp` code of the operation; the result is the old value.
+    pub const MEM_ATOMIC_FP: u32 = 7;
+    /// `trap`: a = the instruction's byte offset; the launch fails.
+    pub const MEM_TRAP: u32 = 8;
+    /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest are
+    /// zeros (`cp.async` with a source size).
+    pub const MEM_COPY: u32 = 9;
+    pub const MBAR_DROP: u32 = 1;
+    /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.
+    pub const MBAR_PENDING_MASK: u64 = (1 << 21) - 1;
     /// `%globaltimer`: nanoseconds since the Unix epoch.
     pub const GLOBALTIMER: &str = "ptxjit_globaltimer";
 
@@ -109,6 +143,8 @@ pub mod builtin {
     pub const S16: u32 = 21;
     pub const S32: u32 = 22;
     pub const S64: u32 = 23;
+    pub const U16X2: u32 = 24;
+    pub const S16X2: u32 = 25;
 
     // Rounding.
     pub const RN: u32 = 0;
@@ -156,6 +192,11 @@ pub mod builtin {
     pub const CVT_PACK: u32 = 13;
     /// `add`/`sub`/`min`/`max` on packed `.u16x2`/`.s16x2`, and `.relu` forms: `rnd` selects the op.
     pub const PACKED: u32 = 14;
+    /// `PACKED` operations, in `rnd`.
+    pub const PACKED_ADD: u32 = 0;
+    pub const PACKED_SUB: u32 = 1;
+    pub const PACKED_MIN: u32 = 2;
+    pub const PACKED_MAX: u32 = 3;
     pub const PRMT_MODES: [&str; 7] = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
 }
 

@@ -25,6 +25,8 @@ fn code_of(m: &str) -> Option<u32> {
         ".s16" => bi::S16,
         ".s32" => bi::S32,
         ".s64" => bi::S64,
+        ".u16x2" => bi::U16X2,
+        ".s16x2" => bi::S16X2,
         _ => return None,
     })
 }
@@ -120,6 +122,34 @@ impl<'ctx> Lowerer<'ctx> {
             .try_as_basic_value()
             .basic()
             .expect("builtin returns i64")
+            .into_int_value())
+    }
+
+    /// `i64 ptxjit_mem(i32 code, ptr env, i64 addr, i64 a, i64 b)`: effects on memory or the launch.
+    pub(super) fn mem_call(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        code: u32,
+        addr: IntValue<'ctx>,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+    ) -> R<IntValue<'ctx>> {
+        let (i32t, i64t, pt) = (self.i32(), self.i64(), self.ptr(0));
+        let f = self.module.get_function(bi::MEM).unwrap_or_else(|| {
+            let ty = i64t.fn_type(&[i32t.into(), pt.into(), i64t.into(), i64t.into(), i64t.into()], false);
+            self.module.add_function(bi::MEM, ty, None)
+        });
+        let mut args: Vec<BasicMetadataValueEnum> =
+            vec![i32t.const_int(code as u64, false).into(), st.env.expect("env").into()];
+        for v in [addr, a, b] {
+            args.push(self.b.build_int_z_extend_or_bit_cast(v, i64t, "arg")?.into());
+        }
+        Ok(self
+            .b
+            .build_call(f, &args, "mem")?
+            .try_as_basic_value()
+            .basic()
+            .expect("mem returns i64")
             .into_int_value())
     }
 
@@ -336,6 +366,10 @@ impl<'ctx> Lowerer<'ctx> {
             "szext" => (bi::SZEXT, clamp, t),
             "dp4a" => (bi::DP4A, 0, codes.get(1).copied().unwrap_or(t)),
             "dp2a" => (bi::DP2A, hi as u32, codes.get(1).copied().unwrap_or(t)),
+            "add" | "sub" | "min" | "max" if matches!(t, bi::U16X2 | bi::S16X2) || d.has(".relu") => {
+                let k = ["add", "sub", "min", "max"].iter().position(|n| *n == d.spec.name).unwrap_or(0) as u32;
+                (bi::PACKED, k, d.has(".relu") as u32)
+            }
             "prmt" => match d.get(G::Dir) {
                 None => return Ok(false),
                 Some(m) => (bi::PRMT, bi::PRMT_MODES.iter().position(|x| *x == m).unwrap_or(0) as u32, t),

@@ -3,6 +3,7 @@
 //! function structure and the instruction dispatch; the submodules hold one concern each.
 
 mod arith;
+mod async_copy;
 mod builtin;
 mod calls;
 mod convert;
@@ -33,9 +34,10 @@ use std::collections::HashMap;
 /// Field order of the host environment struct
 /// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
 /// gridid }`;
-/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
+/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. Checked mode adds `fault`, the launch's fault
+/// record, last. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
 /// kernels that run as fibers, at barriers and warp collectives.
-pub const HOST_ENV_FIELDS: [&str; 12] = [
+pub const HOST_ENV_FIELDS: [&str; 13] = [
     "params",
     "shared",
     "tid",
@@ -48,6 +50,7 @@ pub const HOST_ENV_FIELDS: [&str; 12] = [
     "smid",
     "nsmid",
     "gridid",
+    "fault",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +108,18 @@ pub fn lower<'ctx>(
     flavour: Flavour,
     name: &str,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+    lower_with(ctx, m, flavour, name, false)
+}
+
+/// [`lower`], optionally in checked mode (host flavour): every global, shared and local access first
+/// calls `ptx_llvm::builtin::CHECK`, and a thread whose access is out of bounds stops there.
+pub fn lower_with<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    name: &str,
+    checked: bool,
+) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
@@ -122,6 +137,7 @@ pub fn lower<'ctx>(
         funcs: HashMap::new(),
         diags: vec![],
         env_ty: None,
+        checked: checked && flavour == Flavour::Host,
         fibers: m
             .items
             .iter()
@@ -178,6 +194,8 @@ struct Lowerer<'ctx> {
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
+    /// Checked mode: bounds-check memory accesses.
+    checked: bool,
     /// Some function of the module synchronises a CTA (conservative: any function, called or not).
     fibers: bool,
 }
@@ -220,6 +238,8 @@ struct Fn<'ctx, 'm, 'a> {
     ret: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
     /// `.callprototype`s of the body by the label that names them: (results, parameters).
     protos: HashMap<&'a str, (&'m [VarDecl<'a>], &'m [VarDecl<'a>])>,
+    /// `.branchtargets` lists by the label that names them.
+    targets: HashMap<&'a str, &'m [Name<'a>]>,
     /// The condition-code carry flag (CC.CF) of `.cc` arithmetic, made on first use.
     carry: Option<PointerValue<'ctx>>,
     alloca_at: Builder<'ctx>,
@@ -297,6 +317,7 @@ impl<'ctx> Lowerer<'ctx> {
                 self.i32().into(),
                 self.i32().into(),
                 self.i64().into(),
+                p.into(),
             ],
             false,
         );
@@ -629,6 +650,7 @@ impl<'ctx> Lowerer<'ctx> {
             is_kernel,
             ret: vec![],
             protos: HashMap::new(),
+            targets: HashMap::new(),
             carry: None,
             alloca_at,
             _m: std::marker::PhantomData,
@@ -679,6 +701,11 @@ impl<'ctx> Lowerer<'ctx> {
             Statement::Directive(ast::Directive::Prototype { returns, params, .. }) => {
                 if let Some(l) = pending.take() {
                     st.protos.insert(l, (&returns[..], &params[..]));
+                }
+            }
+            Statement::Directive(ast::Directive::Targets { targets, .. }) => {
+                if let Some(l) = pending.take() {
+                    st.targets.insert(l, &targets[..]);
                 }
             }
             _ => pending = None,
@@ -903,6 +930,39 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// `brx.idx index, tlist`: a switch over the labels of a `.branchtargets` list.
+    fn branch_indexed<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let [index, Operand::Sym { name: list, .. }] = i.operands.as_slice() else {
+            return Err(unsupported(i.span, "`brx.idx` takes an index and a target list"));
+        };
+        let targets = st
+            .targets
+            .get(list.text)
+            .copied()
+            .ok_or_else(|| unsupported(list.span, "not a `.branchtargets` list"))?;
+        let blocks = targets
+            .iter()
+            .map(|t| st.blocks.get(t.text).copied().ok_or_else(|| unsupported(t.span, "not a label")))
+            .collect::<R<Vec<_>>>()?;
+        let Some(&first) = blocks.first() else {
+            return Err(unsupported(list.span, "empty target list"));
+        };
+        let idx = self.read(st, index, Type::U32, scope)?.into_int_value();
+        // An index past the list is undefined behaviour; it goes to the first target.
+        let cases: Vec<_> = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| (self.i32().const_int(k as u64, false), *b))
+            .collect();
+        self.b.build_switch(idx, first, &cases)?;
+        Ok(())
+    }
+
     fn emit_return(&mut self, st: &Fn<'ctx, '_, '_>) -> R<()> {
         if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_some() {
             return Ok(());
@@ -945,9 +1005,17 @@ impl<'ctx> Lowerer<'ctx> {
         // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
         // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
         // unless a builtin took them above.
-        let vector_mov = d.spec.name == "mov" && d.get(G::Vec).is_some();
-        let bar_red = matches!(d.spec.name, "bar" | "barrier") && d.get(G::Sync) == Some(".red");
-        if !d.is_primary() && !vector_mov && !bar_red {
+        // Extension entries whose forms the inline lowering also implements: cache and eviction hints
+        // on loads and stores, 128-bit moves, vector moves, bar.red, atomics on more types, and the
+        // sub-instructions with handlers of their own.
+        let lowered_here = match d.spec.name {
+            "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
+            "bar" | "barrier" => d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty(),
+            "cp" | "mbarrier" => true,
+            _ => false,
+        };
+        // NVPTX gets only the primary forms: LLVM aborts on some others (a 16-bit cmpxchg, say).
+        if !d.is_primary() && !(lowered_here && self.flavour == Flavour::Host) {
             let mods: String = i.mods.iter().map(|m| m.text).collect();
             return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
         }
@@ -1203,8 +1271,20 @@ impl<'ctx> Lowerer<'ctx> {
                             self.b.build_int_add(a, base, "cvta")?
                         }
                     }
+                    (Flavour::Host, Space::Param) if st.is_kernel => {
+                        // Kernel parameters live in the launch's argument buffer.
+                        let env_ty = self.env_ty();
+                        let bp = self.b.build_struct_gep(env_ty, st.env.expect("env"), 0, "params")?;
+                        let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
+                        let base = self.b.build_ptr_to_int(base, self.int(t.bits()), "b")?;
+                        if to {
+                            self.b.build_int_sub(a, base, "cvta")?
+                        } else {
+                            self.b.build_int_add(a, base, "cvta")?
+                        }
+                    }
                     (Flavour::Host, Space::Param) => {
-                        return Err(unsupported(i.span, "`cvta.param` is not supported yet"))
+                        return Err(unsupported(i.span, "`cvta.param` in a device function is not supported yet"))
                     }
                     (Flavour::Host, _) => a,
                     (Flavour::Nvvm, s) => {
@@ -1217,15 +1297,38 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 self.write(st, &ops[0], v.into(), false, scope)
             }
-            "ld" | "st" => self.memory(st, i, d, scope),
+            "ld" | "st" | "ldu" => self.memory(st, i, d, scope),
+            // Cache hints: no effect on any value.
+            "prefetch" | "prefetchu" | "applypriority" | "discard" => Ok(()),
+            // An opaque L2 policy; the loads that take one ignore it.
+            "createpolicy" => self.write(st, &ops[0], self.i64().const_zero().into(), false, scope),
+            "isspacep" => self.isspacep(st, i, d, scope),
+            "alloca" | "stacksave" | "stackrestore" => self.stack(st, i, d, scope),
+            "cp" => self.async_copy(st, i, d, scope),
+            "mbarrier" => self.mbarrier(st, i, d, scope),
+            "slct" | "cnot" => self.select_not(st, i, d, scope),
+            "brx" => self.branch_indexed(st, i, scope),
+            "trap" => {
+                if self.flavour == Flavour::Nvvm {
+                    return self.call_intrinsic_void("llvm.trap", &[]);
+                }
+                let i64t = self.i64();
+                let site = i64t.const_int(i.span.start as u64, false);
+                self.mem_call(st, crate::builtin::MEM_TRAP, i64t.const_zero(), site, i64t.const_zero())?;
+                self.emit_return(st)
+            }
             "atom" | "red" => self.atomic(st, i, d, scope),
             "bra" => {
                 let target = self.label(st, i)?;
                 self.b.build_unconditional_branch(target)?;
                 Ok(())
             }
-            "ret" | "exit" => self.emit_return(st),
-            "call" => self.call(st, i, scope),
+            "ret" => self.emit_return(st),
+            "call" => {
+                self.call(st, i, scope)?;
+                self.stop_if_faulted(st, None)
+            }
+            "exit" => self.emit_return(st),
             "bar" | "barrier" => self.barrier(st, i, d, scope),
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
