@@ -133,6 +133,20 @@ def main(nvcc):
         ok(call("cuLibraryUnload", lib), "cuLibraryUnload")
         report("cuLibraryGetKernel after cuLibraryUnload -> INVALID_HANDLE", call("cuLibraryGetKernel", C.byref(missing), lib, b"tag") == 400)
 
+        # A library from a file, and a fatbin as a linker input (its best PTX entry is linked).
+        lib_path = os.path.join(tmp, "lib.fatbin")
+        ok(call("cuLibraryLoadFromFile", C.byref(lib), lib_path.encode(), None, None, 0, None, None, 0), "cuLibraryLoadFromFile")
+        ok(call("cuLibraryGetKernel", C.byref(kern), lib, b"tag"), "cuLibraryGetKernel")
+        report("cuLibraryLoadFromFile of a fatbin", run_tag(kern) == 800)
+        ok(call("cuLibraryUnload", lib), "cuLibraryUnload")
+        state, linked_image, linked_size = C.c_void_p(), C.c_void_p(), C.c_size_t()
+        ok(call("cuLinkCreate_v2", 0, None, None, C.byref(state)), "cuLinkCreate")
+        ok(call("cuLinkAddData_v2", state, 2, buf, C.c_size_t(len(image)), b"lib.fatbin", 0, None, None), "cuLinkAddData(fatbin)")
+        ok(call("cuLinkComplete", state, C.byref(linked_image), C.byref(linked_size)), "cuLinkComplete")
+        r, mf = module_function(C.string_at(linked_image, linked_size.value))
+        report("cuLinkAddData of a fatbin (CU_JIT_INPUT_FATBINARY)", r == SUCCESS and run_tag(mf[1]) == 800)
+        call("cuLinkDestroy", state)
+
         # No PTX for this device: machine code only, or PTX only for a newer architecture.
         cubin_only = fatbin(nvcc, tmp, "sm75.fatbin", "-gencode", "arch=compute_75,code=sm_75")
         report("fatbin with only an sm_75 cubin -> NO_BINARY_FOR_GPU", module_function(cubin_only)[0] == NO_BINARY)
