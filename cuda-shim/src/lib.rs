@@ -325,8 +325,12 @@ api! {
         if dptr.is_null() || size == 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        // 256-byte alignment, as the CUDA driver guarantees.
-        let layout = std::alloc::Layout::from_size_align(size, 256).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+        // 256-byte alignment, as the CUDA driver guarantees. A GPU maps memory in large pages, so a
+        // kernel that overruns its buffer a little goes unnoticed there; here the same overrun would
+        // corrupt the host's heap. Each allocation gets a tail as long as itself (up to 2 MiB) that
+        // only such kernels touch (checked mode still reports them, by the size asked for).
+        let padded = size.saturating_add(size.min(2 << 20)).next_multiple_of(4096);
+        let layout = std::alloc::Layout::from_size_align(padded, 256).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
         if size as u64 > device::total_mem() {
             return Err(CUDA_ERROR_OUT_OF_MEMORY);
         }

@@ -186,7 +186,39 @@ pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
 
 /// [`compile`], given the module's text (so faults name lines), optionally in checked mode (see
 /// `crate::checked`).
+/// `mma` forms the emulation has no layout for, found before lowering (the runtime parses the same
+/// modifiers again when the instruction runs).
+fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    for item in &m.items {
+        if let ptx_front::ast::Item::Function(f) = item {
+            if let Some(body) = &f.body {
+                ptx_front::ast::visit(body, &mut |s| {
+                    if let ptx_front::ast::Statement::Inst(i) = s {
+                        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+                        if i.opcode.text == "mma" && crate::mma::MmaDesc::parse(&mods).is_none() {
+                            out.push(
+                                Diagnostic::error(
+                                    Code::P0401,
+                                    i.span,
+                                    format!("`mma{}` is not supported on the CPU yet", mods.concat()),
+                                )
+                                .label("not supported yet"),
+                            );
+                        }
+                    }
+                });
+            }
+        }
+    }
+    out
+}
+
 pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
+    let bad = unsupported_mma(m);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
     let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| crate::checked::line_starts(s).into());
     let jit = JIT
         .as_ref()

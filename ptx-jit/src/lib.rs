@@ -7,6 +7,7 @@ pub mod coverage;
 mod builtins;
 pub mod checked;
 mod fibers;
+mod matrix;
 mod memops;
 pub mod mma;
 pub mod host;

@@ -30,6 +30,15 @@ pub mod collective {
     pub const MATCH_ALL: u32 = 19;
     /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
     pub const YIELD: u32 = 20;
+    /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
+    /// `MMA`: [descriptor (a pointer to the instruction's modifiers as NUL-terminated text, 2 words),
+    ///   A, B, C words, then room for D]; `LDMATRIX`: [row address (2 words), room for the result];
+    /// `STMATRIX`: [row address (2 words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
+    pub const MMA: u32 = 21;
+    pub const LDMATRIX: u32 = 22;
+    pub const STMATRIX: u32 = 23;
+    /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
+    pub const MOVMATRIX: u32 = 24;
 
     pub const RED_NONE: u32 = 0;
     pub const RED_POPC: u32 = 1;

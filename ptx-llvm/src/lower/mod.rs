@@ -206,7 +206,8 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
     ast::visit(body, &mut |s| {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
-            "bar" | "barrier" | "shfl" | "vote" | "activemask" | "redux" | "match" | "mbarrier"
+            "bar" | "barrier" | "shfl" | "vote" | "activemask" | "redux" | "match" | "mbarrier" | "mma"
+                | "ldmatrix" | "stmatrix" | "movmatrix"
         ));
     });
     found
@@ -1011,7 +1012,7 @@ impl<'ctx> Lowerer<'ctx> {
         let lowered_here = match d.spec.name {
             "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
             "bar" | "barrier" => d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty(),
-            "cp" | "mbarrier" => true,
+            "cp" | "mbarrier" | "stmatrix" | "movmatrix" => true,
             _ => false,
         };
         // NVPTX gets only the primary forms: LLVM aborts on some others (a 16-bit cmpxchg, say).
@@ -1331,6 +1332,7 @@ impl<'ctx> Lowerer<'ctx> {
             "exit" => self.emit_return(st),
             "bar" | "barrier" => self.barrier(st, i, d, scope),
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
+            "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => self.warp_matrix(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }

@@ -301,4 +301,112 @@ impl<'ctx> Lowerer<'ctx> {
         let v = self.call_intrinsic(&format!("llvm.nvvm.vote.{m}.sync"), &[], &[mask, p])?;
         self.write(st, &ops[0], v, false, scope)
     }
+
+    /// Warp matrix instructions on the host (`mma`, `ldmatrix`, `stmatrix`, `movmatrix`): each lane
+    /// writes its operands into a buffer of 32-bit words, the runtime computes every lane's part from
+    /// all 32 buffers, and the lane reads its result back (see `crate::collective::MMA`).
+    pub(super) fn warp_matrix<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::collective::*;
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
+        }
+        let ops = &i.operands;
+        let (i32t, i64t) = (self.i32(), self.i64());
+        let full = Some(i32t.const_all_ones());
+        if d.spec.name == "movmatrix" {
+            let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
+            let r = self.collective(st, MOVMATRIX, [Some(a), None, None, full])?;
+            let v = self.b.build_int_truncate(r, i32t, "movmatrix")?;
+            return self.write(st, &ops[0], v.into(), false, scope);
+        }
+        // The registers of each brace list, with their widths in 32-bit words.
+        let regs = |l: &Self, op: &'m Operand<'a>| -> Vec<(&'m Operand<'a>, u32)> {
+            let elems: Vec<&'m Operand<'a>> = match op {
+                Operand::Vector(v, _) => v.iter().collect(),
+                o => vec![o],
+            };
+            elems
+                .into_iter()
+                .map(|e| {
+                    let bits = match e {
+                        Operand::Sym { name, .. } => match scope.lookup(name.text) {
+                            Some(Entry::Reg { ty, .. }) => ty.bits(),
+                            _ => 32,
+                        },
+                        _ => 32,
+                    };
+                    let _ = l;
+                    (e, bits.div_ceil(32))
+                })
+                .collect()
+        };
+        let (inputs, outputs, addr_op): (Vec<(&'m Operand<'a>, u32)>, Vec<(&'m Operand<'a>, u32)>, Option<&'m Operand<'a>>) =
+            match d.spec.name {
+                "mma" => {
+                    let mut ins = regs(self, &ops[1]);
+                    ins.extend(regs(self, &ops[2]));
+                    ins.extend(regs(self, &ops[3]));
+                    (ins, regs(self, &ops[0]), None)
+                }
+                "ldmatrix" => (vec![], regs(self, &ops[0]), Some(&ops[1])),
+                _ => (regs(self, &ops[1]), vec![], Some(&ops[0])),
+            };
+        let words_in: u32 = inputs.iter().map(|(_, w)| w).sum();
+        let words_out: u32 = outputs.iter().map(|(_, w)| w).sum();
+        let buf_ty = i32t.array_type(2 + words_in + words_out);
+        let buf = st.alloca_at.build_alloca(buf_ty, "lane.buf")?;
+        let word = |l: &Self, k: u32| -> R<PointerValue<'ctx>> {
+            Ok(unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? })
+        };
+        // Header: the descriptor text (mma) or this lane's row address (ldmatrix/stmatrix).
+        let head: IntValue<'ctx> = match addr_op {
+            None => {
+                let text: String = d.mods.iter().map(|(_, m)| *m).collect();
+                let g = self.b.build_global_string_ptr(&text, "mma.desc")?;
+                self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "desc")?
+            }
+            Some(Operand::Addr(a)) => {
+                let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+                let p = self.address(st, a, space, scope)?;
+                self.b.build_ptr_to_int(p, i64t, "row")?
+            }
+            Some(o) => return Err(unsupported(o.span(), "expected an address")),
+        };
+        self.b.build_store(word(self, 0)?, head)?;
+        let mut k = 2;
+        for (op, w) in &inputs {
+            let v = self.read(st, op, if *w == 2 { Type::B64 } else { Type::B32 }, scope)?;
+            let v = self.to_bits(v, 32 * w, false)?;
+            self.b.build_store(word(self, k)?, v)?;
+            k += w;
+        }
+        let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
+        let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
+        let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
+        let kind = match d.spec.name {
+            "mma" => MMA,
+            "ldmatrix" => LDMATRIX,
+            _ => STMATRIX,
+        };
+        let num = match d.get(G::Num) {
+            Some(".x2") => 2,
+            Some(".x4") => 4,
+            _ => 1,
+        };
+        let c = i32t.const_int(num | (d.has(".trans") as u64) << 8, false);
+        self.collective(st, kind, [Some(lo), Some(hi), Some(c), full])?;
+        let mut k = if kind == MMA { 2 + words_in } else { 2 };
+        for (op, w) in &outputs {
+            let v = self.b.build_load(self.int(32 * w), word(self, k)?, "r")?;
+            self.write(st, op, v, false, scope)?;
+            k += w;
+        }
+        Ok(())
+    }
 }
