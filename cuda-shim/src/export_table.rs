@@ -39,10 +39,15 @@ fn uuid_text(u: &Uuid) -> String {
     format!("{}-{}-{}-{}-{}", h[..4].concat(), h[4..6].concat(), h[6..8].concat(), h[8..10].concat(), h[10..].concat())
 }
 
-/// A slot we do not know: says so and fails.
+/// A slot we do not know: says so (once per slot, as the runtime may call it on every API call) and fails.
 unsafe extern "C" fn trap<const TABLE: usize, const SLOT: usize>() -> CUresult {
-    let name = ["cudart interface", "tools callback hooks", "tools TLS", "context local storage", "context queries", "context checks", "integrity check"][TABLE];
-    eprintln!("ptx-jit: the CUDA runtime called slot {SLOT} of the private '{name}' table, which ptx-jit does not implement");
+    static SEEN: parking_lot::Mutex<Vec<(usize, usize)>> = parking_lot::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock();
+    if !seen.contains(&(TABLE, SLOT)) {
+        seen.push((TABLE, SLOT));
+        let name = ["cudart interface", "tools callback hooks", "tools TLS", "context local storage", "context queries", "context checks", "integrity check"][TABLE];
+        eprintln!("ptx-jit: the CUDA runtime called slot {SLOT} of the private '{name}' table, which ptx-jit does not implement");
+    }
     CUDA_ERROR_NOT_SUPPORTED
 }
 
