@@ -80,6 +80,12 @@ pub(crate) fn log_enabled() -> bool {
     std::env::var_os("PTX_JIT_LOG").is_some_and(|v| v != "0")
 }
 
+// Modules that define entry points with `api!` come after the macro.
+mod export_table;
+mod fatbin;
+pub mod library;
+pub mod link;
+
 api! {
     // ---- initialisation and version ----
     fn cuInit(flags: c_uint) {
@@ -190,15 +196,7 @@ api! {
 
     // ---- private tables ----
     fn cuGetExportTable(table: *mut *const c_void, id: *const c_void) {
-        // The private tables (asked for by NVRTC and the static CUDA runtime) are not implemented yet.
-        if !table.is_null() {
-            *table = std::ptr::null();
-        }
-        if log_enabled() && !id.is_null() {
-            let uuid = std::slice::from_raw_parts(id as *const u8, 16);
-            eprintln!("ptx-jit: cuGetExportTable({uuid:02x?}): not supported");
-        }
-        Err(CUDA_ERROR_NOT_SUPPORTED)
+        export_table::get(table, id)
     }
 
     // ---- errors and entry points ----
@@ -266,17 +264,25 @@ pub(crate) unsafe fn param_buffer(
     }
 }
 
-/// The info and error log buffers of `cuModuleLoadDataEx`.
+/// The JIT options of `cuModuleLoadDataEx` and `cuLinkCreate` that report back: the info and error log
+/// buffers (with their sizes written back) and the wall time.
 #[derive(Default)]
-struct JitLog {
+pub(crate) struct JitLog {
     error: Option<(*mut u8, usize, *mut *mut c_void)>,
     info: Option<(*mut u8, usize, *mut *mut c_void)>,
-    error_text: String,
-    info_text: String,
+    wall: Option<*mut *mut c_void>,
+    pub(crate) error_text: String,
+    pub(crate) info_text: String,
+    pub(crate) wall_ms: f64,
 }
 
+// The pointers are the caller's option slots, which the API requires to stay valid for the linker's life;
+// a link state holding them may be completed on another thread.
+unsafe impl Send for JitLog {}
+unsafe impl Sync for JitLog {}
+
 impl JitLog {
-    unsafe fn from_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -> Result<JitLog, CUresult> {
+    pub(crate) unsafe fn from_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -> Result<JitLog, CUresult> {
         let mut log = JitLog::default();
         if n > 0 && (opts.is_null() || vals.is_null()) {
             return Err(CUDA_ERROR_INVALID_VALUE);
@@ -285,10 +291,11 @@ impl JitLog {
         for i in 0..n as usize {
             let v = vals.add(i);
             match *opts.add(i) {
+                2 => log.wall = Some(v),         // CU_JIT_WALL_TIME
                 3 => ibuf = Some(*v as *mut u8), // CU_JIT_INFO_LOG_BUFFER
-                4 => isize = Some((*v as usize, v)),
+                4 => isize = Some((*v as usize as u32 as usize, v)),
                 5 => ebuf = Some(*v as *mut u8), // CU_JIT_ERROR_LOG_BUFFER
-                6 => esize = Some((*v as usize, v)),
+                6 => esize = Some((*v as usize as u32 as usize, v)),
                 0..=34 => {} // tuning options that have no meaning for the CPU backend
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             }
@@ -302,7 +309,8 @@ impl JitLog {
         Ok(log)
     }
 
-    unsafe fn finish(&mut self, _ok: bool) {
+    /// Writes the logs (NUL-terminated, truncated to the buffers), their lengths and the wall time back.
+    pub(crate) unsafe fn finish(&mut self, _ok: bool) {
         for (target, text) in [(self.error, &self.error_text), (self.info, &self.info_text)] {
             if let Some((buf, size, slot)) = target {
                 if buf.is_null() || size == 0 {
@@ -314,6 +322,10 @@ impl JitLog {
                 *slot = (n + 1) as *mut c_void; // bytes written, as the driver reports
             }
         }
+        if let Some(slot) = self.wall {
+            // A float in the option's slot, as cuda.h documents for CU_JIT_WALL_TIME.
+            *slot = (self.wall_ms as f32).to_bits() as usize as *mut c_void;
+        }
     }
 }
 
@@ -323,6 +335,13 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
     if module.is_null() || image.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
+    let text = image_ptx(image, log)?;
+    *module = load_ptx(ctx, &text, log)? as Handle;
+    Ok(())
+}
+
+/// The PTX text of a module image: PTX itself, or the best PTX entry of a fat binary.
+unsafe fn image_ptx(image: *const c_void, log: &mut JitLog) -> Result<std::borrow::Cow<'static, str>, CUresult> {
     // The first bytes identify the format; never read past a short string's NUL.
     let mut head = [0u8; 4];
     for (i, b) in head.iter_mut().enumerate() {
@@ -335,14 +354,25 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
         log.error_text = "ptx-jit: this is a cubin (GPU machine code); the CPU backend needs PTX".into();
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
-    if head == [0x50, 0xed, 0x55, 0xba] || head == [0x46, 0x62, 0x43, 0xa1] {
-        log.error_text = "ptx-jit: fat binaries are not supported yet; pass PTX text".into();
-        return Err(CUDA_ERROR_NOT_SUPPORTED);
+    let magic = u32::from_le_bytes(head);
+    if magic == fatbin::FATBIN_MAGIC || magic == fatbin::WRAPPER_MAGIC {
+        return fatbin::ptx_for_device(image as *const u8).map(Into::into).map_err(|e| {
+            log.error_text = format!("ptx-jit: {e}");
+            if log_enabled() {
+                eprintln!("{}", log.error_text);
+            }
+            e.code()
+        });
     }
     let text = CStr::from_ptr(image as *const c_char).to_str().map_err(|_| {
         log.error_text = "ptx-jit: the image is neither PTX text nor a known binary format".into();
         CUDA_ERROR_INVALID_IMAGE
     })?;
+    Ok(text.into())
+}
+
+/// Compiles PTX into a module owned by context `ctx` (0: by no context, as libraries are).
+fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
     match ptx_jit::load_with(text, ptx_jit::checked_from_env()) {
         Ok(host) => {
@@ -358,13 +388,13 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
                     },
                 );
             }
+            log.wall_ms = t.elapsed().as_secs_f64() * 1e3;
             log.info_text = format!(
                 "ptx-jit: compiled {} kernel(s) for the CPU in {:.1} ms",
                 m.host.kernels.len(),
-                t.elapsed().as_secs_f64() * 1e3
+                log.wall_ms
             );
-            *module = h as Handle;
-            Ok(())
+            Ok(h)
         }
         Err(diags) => {
             log.error_text = ptx_jit::one_line(&diags, "module.ptx", text);

@@ -19,6 +19,8 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::launch::launch_exports(),
         crate::memory::memory_exports(),
         crate::stream::stream_exports(),
+        crate::library::exports(),
+        crate::link::exports(),
     ]
     .concat()
     .into_iter()

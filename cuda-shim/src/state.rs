@@ -16,6 +16,9 @@ pub enum Tag {
     Function = 3,
     Stream = 4,
     Event = 9,
+    // High numbers, clear of the others.
+    Link = 14,
+    Library = 15,
 }
 
 static NEXT: AtomicUsize = AtomicUsize::new(1);
