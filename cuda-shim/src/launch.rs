@@ -92,7 +92,9 @@ unsafe fn launch(
 ) -> Result<(), CUresult> {
     let (h, fo) = func(f)?;
     crate::stream::resolve(stream)?;
-    if CONTEXTS.get(fo.module_obj.ctx).is_err() {
+    // A library's module belongs to no context (ctx 0) and runs in the current one.
+    let owner = fo.module_obj.ctx;
+    if owner != 0 && CONTEXTS.get(owner).is_err() {
         return Err(CUDA_ERROR_CONTEXT_IS_DESTROYED);
     }
     let k = kernel(&fo);
