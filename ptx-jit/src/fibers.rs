@@ -56,21 +56,8 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             // its slot before every lane has read.
             unsafe { (*warp).slots[lane as usize] = a };
             y.suspend(Wait::Warp);
-            let (bval, cval, seg) = ((b & 31) as i32, (c & 31) as i32, ((c >> 8) & 31) as i32);
-            let l = lane as i32;
-            let max_lane = (l & seg) | (cval & !seg);
-            let min_lane = l & seg;
-            let (j, valid) = match k - SHFL {
-                0 => (l - bval, l - bval >= max_lane),
-                1 => (l + bval, l + bval <= max_lane),
-                2 => (l ^ bval, (l ^ bval) <= max_lane),
-                _ => {
-                    let j = min_lane | (bval & !seg);
-                    (j, j <= max_lane)
-                }
-            };
-            let src = if valid { j } else { l };
-            let v = unsafe { (*warp).slots[src as usize & 31] };
+            let (src, valid) = shfl_source(k - SHFL, lane, b, c);
+            let v = unsafe { (*warp).slots[src] };
             y.suspend(Wait::Warp);
             v as u64 | (valid as u64) << 32
         }
@@ -82,14 +69,37 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
                 .filter(|&i| live >> i & 1 == 1 && unsafe { (*warp).slots[i] } == 1)
                 .fold(0u32, |m, i| m | 1 << i);
             y.suspend(Wait::Warp);
-            match k - VOTE {
-                0 => (ballot == live) as u64,
-                1 => (ballot != 0) as u64,
-                2 => (ballot == live || ballot == 0) as u64,
-                _ => ballot as u64,
-            }
+            vote_result(k - VOTE, ballot, live)
         }
         _ => 0,
+    }
+}
+
+/// The lane `shfl` mode `mode` (0..4: up, down, bfly, idx) reads for `lane`, and whether it is in range.
+pub(crate) fn shfl_source(mode: u32, lane: u32, b: u32, c: u32) -> (usize, bool) {
+    let (bval, cval, seg) = ((b & 31) as i32, (c & 31) as i32, ((c >> 8) & 31) as i32);
+    let l = lane as i32;
+    let max_lane = (l & seg) | (cval & !seg);
+    let min_lane = l & seg;
+    let (j, valid) = match mode {
+        0 => (l - bval, l - bval >= max_lane),
+        1 => (l + bval, l + bval <= max_lane),
+        2 => (l ^ bval, (l ^ bval) <= max_lane),
+        _ => {
+            let j = min_lane | (bval & !seg);
+            (j, j <= max_lane)
+        }
+    };
+    ((if valid { j } else { l }) as usize & 31, valid)
+}
+
+/// `vote` mode `mode` (0..4: all, any, uni, ballot) over a warp's `ballot` of its `live` lanes.
+pub(crate) fn vote_result(mode: u32, ballot: u32, live: u32) -> u64 {
+    match mode {
+        0 => (ballot == live) as u64,
+        1 => (ballot != 0) as u64,
+        2 => (ballot == live || ballot == 0) as u64,
+        _ => ballot as u64,
     }
 }
 

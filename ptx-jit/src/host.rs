@@ -121,7 +121,7 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
     let ctx = Context::create();
-    let lowered = ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit")?;
+    let lowered = ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options())?;
     lowered
         .module
         .verify()
@@ -142,15 +142,28 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
     Ok(lowered.module.print_to_string().to_string())
 }
 
+/// Lowering options for the host; `PTXJIT_REGIONS=0` in the environment runs every synchronising kernel
+/// on fibers (to compare the two execution models).
+pub fn options() -> ptx_llvm::Options {
+    ptx_llvm::Options {
+        regions: std::env::var("PTXJIT_REGIONS").map_or(true, |v| v != "0"),
+    }
+}
+
 /// Lowers, optimises and JIT-compiles a checked module.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
+    compile_with(m, options())
+}
+
+/// `compile` with explicit lowering options.
+pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let lowered = match ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit") {
+    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };

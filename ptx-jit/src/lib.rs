@@ -5,6 +5,7 @@ pub mod arch;
 pub mod args;
 pub mod coverage;
 mod fibers;
+mod regions;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;

@@ -2,6 +2,7 @@
 //! the block entry loops over the CTA's threads.
 
 use crate::host::HostKernel;
+use ptx_llvm::Exec;
 use rayon::prelude::*;
 
 /// Mirrors the host flavour's environment struct (`ptx_llvm::HOST_ENV_FIELDS`).
@@ -119,8 +120,8 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// The loop path's `collective`: never called, since the lowering makes every kernel of a module with
-/// a barrier or warp collective a fiber kernel.
+/// The loop path's `collective`: never called, since the lowering runs every kernel that synchronises
+/// threads as regions or fibers.
 unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32) -> u64 {
     0
 }
@@ -128,8 +129,10 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
-    if k.info.fibers {
-        return crate::fibers::launch(k, l);
+    match k.info.exec {
+        Exec::Loop => {}
+        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes),
+        Exec::Fibers => return crate::fibers::launch(k, l),
     }
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let entry = k.entry;

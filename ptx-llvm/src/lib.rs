@@ -5,7 +5,7 @@
 
 mod lower;
 
-pub use lower::{lower, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
+pub use lower::{lower, lower_with, Exec, KernelInfo, Lowered, Options, ParamInfo, HOST_ENV_FIELDS};
 
 /// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c)`.
 /// These are the operations that need other threads: CTA barriers and warp collectives.
@@ -16,6 +16,19 @@ pub mod collective {
     pub const SHFL: u32 = 2;
     /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
     pub const VOTE: u32 = 6;
+    /// Kernels cut into regions only: publish a warp collective's operands `(a, b, c)` before the thread
+    /// stops; after the warp is released, a call with the collective's own kind (and zero operands)
+    /// returns its result. The caller's linear thread index is in the `Steps` record's `cur`.
+    pub const PUT: u32 = 10;
+}
+
+/// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped
+/// at stop number k (1-based), with `WARP` when that is a warp collective rather than a CTA barrier;
+/// `DONE` when it finished. A region starts from state 0 or a stop's `k | WARP?` value.
+pub mod regions {
+    pub const DONE: u32 = u32::MAX;
+    pub const WAIT: u32 = 1 << 31;
+    pub const WARP: u32 = 1 << 30;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
