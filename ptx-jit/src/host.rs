@@ -118,6 +118,17 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
         .ok_or_else(|| "cannot create the host target machine".to_string())
 }
 
+/// Registers to SSA first, so address arithmetic is visible to `split_address_sums`; then O3.
+fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+    module
+        .run_passes("function(mem2reg)", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())?;
+    crate::addressing::split_address_sums(module);
+    module
+        .run_passes("default<O3>", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())
+}
+
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
     let ctx = Context::create();
@@ -134,10 +145,7 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
         let tm = host_tm(&triple).map_err(internal)?;
         lowered.module.set_triple(&tm.get_triple());
         lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
-        lowered
-            .module
-            .run_passes("default<O3>", &tm, PassBuilderOptions::create())
-            .map_err(|e| internal(e.to_string()))?;
+        optimise_module(&lowered.module, &tm).map_err(internal)?;
     }
     Ok(lowered.module.print_to_string().to_string())
 }
@@ -194,9 +202,7 @@ pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostMo
             let n = format!("{prefix}{}", g.get_name().to_string_lossy());
             g.set_name(&n);
         }
-        module
-            .run_passes("default<O3>", &tm, PassBuilderOptions::create())
-            .map_err(|e| e.to_string())
+        optimise_module(&module, &tm)
     })();
     if let Err(e) = prepared {
         drop(module);

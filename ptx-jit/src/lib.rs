@@ -1,6 +1,7 @@
 //! ptx-jit: compiles PTX for the host CPU (and runs it with CUDA semantics) or re-emits it through
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
+mod addressing;
 pub mod arch;
 pub mod args;
 pub mod coverage;
