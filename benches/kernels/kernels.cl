@@ -13,16 +13,19 @@ __kernel void saxpy(int n, float a, __global const float *x, __global float *y)
 __kernel void reduce_sum(__global const float *in, __global float *partial, int n)
 {
     __local float sums[256];
-    int lid = get_local_id(0), stride = get_global_size(0);
+    int lid = get_local_id(0), step = get_local_size(0);
+    int per_group = (n + get_num_groups(0) - 1) / get_num_groups(0);
+    int begin = get_group_id(0) * per_group;
+    int end = min(begin + per_group, n);
     float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-    int i = get_global_id(0);
-    for (; i + 3 * stride < n; i += 4 * stride) {
+    int i = begin + lid;
+    for (; i + 3 * step < end; i += 4 * step) {
         s0 += in[i];
-        s1 += in[i + stride];
-        s2 += in[i + 2 * stride];
-        s3 += in[i + 3 * stride];
+        s1 += in[i + step];
+        s2 += in[i + 2 * step];
+        s3 += in[i + 3 * step];
     }
-    for (; i < n; i += stride)
+    for (; i < end; i += step)
         s0 += in[i];
     sums[lid] = (s0 + s1) + (s2 + s3);
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -10,21 +10,26 @@ extern "C" __global__ void saxpy(int n, float a, const float *x, float *y)
         y[i] = a * x[i] + y[i];
 }
 
-// Each block sums a grid-stride share with four independent accumulators, reduces each warp with
-// shfl.down, stores the warp sums in shared memory and lets warp 0 reduce them. One partial per block.
+// Each block sums its own contiguous segment of the input (as CUB's even-share reductions do), its
+// threads reading consecutive elements, with four independent accumulators per thread; then each warp
+// reduces with shfl.down, warp sums go through shared memory, and warp 0 reduces them. One partial
+// per block.
 extern "C" __global__ void reduce_sum(const float *in, float *partial, int n)
 {
     __shared__ float warp_sums[32];
-    int stride = blockDim.x * gridDim.x;
+    int per_block = (n + gridDim.x - 1) / gridDim.x;
+    int begin = blockIdx.x * per_block;
+    int end = min(begin + per_block, n);
+    int step = blockDim.x;
     float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n; i += 4 * stride) {
+    int i = begin + threadIdx.x;
+    for (; i + 3 * step < end; i += 4 * step) {
         s0 += in[i];
-        s1 += in[i + stride];
-        s2 += in[i + 2 * stride];
-        s3 += in[i + 3 * stride];
+        s1 += in[i + step];
+        s2 += in[i + 2 * step];
+        s3 += in[i + 3 * step];
     }
-    for (; i < n; i += stride)
+    for (; i < end; i += step)
         s0 += in[i];
     float s = (s0 + s1) + (s2 + s3);
     for (int o = 16; o > 0; o >>= 1)

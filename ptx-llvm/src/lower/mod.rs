@@ -603,10 +603,13 @@ impl<'ctx> Lowerer<'ctx> {
             let tf = self
                 .module
                 .add_function(&format!("{}.thread", f.name.text), ty, Some(LlLinkage::Internal));
-            let inl = self
-                .ctx
-                .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
-            tf.add_attribute(AttributeLoc::Function, inl);
+            // Regions' thread bodies are inlined where the state is a constant (see `regions_block_fn`).
+            if !own_sync {
+                let inl = self
+                    .ctx
+                    .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+                tf.add_attribute(AttributeLoc::Function, inl);
+            }
             (tf, Some(self.kernel_info(f)))
         } else if is_kernel {
             (fv, Some(self.kernel_info(f)))

@@ -18,7 +18,7 @@
 //! the fast case, where one unmasked call runs every thread of the CTA through the same region.
 
 use super::*;
-use crate::regions::{DONE, WAIT, WARP};
+use crate::regions::{WAIT, WARP};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::LLVMOpcode;
@@ -451,6 +451,8 @@ impl<'ctx> Lowerer<'ctx> {
     /// `void kernel(env, params)` for a kernel cut into regions: runs region `steps.state` for every
     /// thread of the CTA (or, when `steps.masked`, for the threads whose state it is), storing where
     /// each stopped in `steps.states` and the OR and AND of those states in `steps.or`/`steps.and`.
+    /// The unmasked loops, one per state, inline the thread body with that state constant, so each
+    /// holds one region's code; the masked loop, the rarer case, calls it.
     pub(super) fn regions_block_fn(
         &mut self,
         block_fn: FunctionValue<'ctx>,
@@ -461,6 +463,10 @@ impl<'ctx> Lowerer<'ctx> {
         let env_ty = self.env_ty();
         let steps_ty = self.steps_ty();
         let env = self.block_env(block_fn)?;
+        // The masked loop's environment is its own, so the one the inlined loops use stays private.
+        let env2 = self.b.build_alloca(env_ty, "env.masked")?;
+        let whole = self.b.build_load(env_ty, env, "env")?;
+        self.b.build_store(env2, whole)?;
         let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
         let steps = self.b.build_load(self.ptr(0), sp, "steps")?.into_pointer_value();
         let load = |this: &Self, f: u32| -> R<BasicValueEnum<'ctx>> {
@@ -475,58 +481,63 @@ impl<'ctx> Lowerer<'ctx> {
         let and_acc = self.b.build_alloca(i32t, "and")?;
         self.b.build_store(or_acc, i32t.const_zero())?;
         self.b.build_store(and_acc, i32t.const_all_ones())?;
+        let entry = self.b.get_insert_block().expect("entry");
         let exit = self.ctx.append_basic_block(block_fn, "exit");
+        let inline = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+        let noinline = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0);
+        // One thread: run it from `sv`, record where it stopped.
+        let run_one = |this: &mut Self, env: PointerValue<'ctx>, t: IntValue<'ctx>, sv: IntValue<'ctx>, check: bool| -> R<()> {
+            let slot = unsafe { this.b.build_in_bounds_gep(i32t, states, &[t], "st")? };
+            let run = this.ctx.append_basic_block(block_fn, "run");
+            let next = this.ctx.append_basic_block(block_fn, "next");
+            if check {
+                let cur = this.b.build_load(i32t, slot, "cur")?;
+                this.parallel(cur.as_instruction_value());
+                let mine = this
+                    .b
+                    .build_int_compare(IntPredicate::EQ, cur.into_int_value(), sv, "mine")?;
+                this.b.build_conditional_branch(mine, run, next)?;
+            } else {
+                this.b.build_unconditional_branch(run)?;
+            }
+            this.b.position_at_end(run);
+            let call = this.b.build_call(thread_fn, &[env.into(), sv.into()], "r")?;
+            call.add_attribute(AttributeLoc::Function, if check { noinline } else { inline });
+            let r = call.try_as_basic_value().basic().expect("state").into_int_value();
+            this.parallel(r.as_instruction_value());
+            let st = this.b.build_store(slot, r)?;
+            this.parallel(Some(st));
+            let o = this.b.build_load(i32t, or_acc, "o")?.into_int_value();
+            this.b.build_store(or_acc, this.b.build_or(o, r, "o")?)?;
+            let a = this.b.build_load(i32t, and_acc, "a")?.into_int_value();
+            this.b.build_store(and_acc, this.b.build_and(a, r, "a")?)?;
+            this.b.build_unconditional_branch(next)?;
+            this.b.position_at_end(next);
+            Ok(())
+        };
         let mut cases = vec![];
         for &s in &plan.states {
             let sv = i32t.const_int(s as u64, false);
             let case = self.ctx.append_basic_block(block_fn, &format!("state{s:x}"));
             cases.push((sv, case));
-            let all = self.ctx.append_basic_block(block_fn, "all");
-            let some = self.ctx.append_basic_block(block_fn, "masked");
             self.b.position_at_end(case);
-            let is_masked = self.b.build_int_compare(IntPredicate::NE, masked, i32t.const_zero(), "m")?;
-            self.b.build_conditional_branch(is_masked, some, all)?;
-            for (bb, check) in [(all, false), (some, true)] {
-                self.b.position_at_end(bb);
-                self.thread_loops(block_fn, env, |this, t| {
-                    let slot = unsafe { this.b.build_in_bounds_gep(i32t, states, &[t], "st")? };
-                    let run = this.ctx.append_basic_block(block_fn, "run");
-                    let next = this.ctx.append_basic_block(block_fn, "next");
-                    if check {
-                        let cur = this.b.build_load(i32t, slot, "cur")?;
-                        this.parallel(cur.as_instruction_value());
-                        let cur = cur.into_int_value();
-                        let mine = this.b.build_int_compare(IntPredicate::EQ, cur, sv, "mine")?;
-                        this.b.build_conditional_branch(mine, run, next)?;
-                    } else {
-                        this.b.build_unconditional_branch(run)?;
-                    }
-                    this.b.position_at_end(run);
-                    let r = this
-                        .b
-                        .build_call(thread_fn, &[env.into(), sv.into()], "r")?
-                        .try_as_basic_value()
-                        .basic()
-                        .expect("state")
-                        .into_int_value();
-                    this.parallel(r.as_instruction_value());
-                    let st = this.b.build_store(slot, r)?;
-                    this.parallel(Some(st));
-                    let o = this.b.build_load(i32t, or_acc, "o")?.into_int_value();
-                    this.b.build_store(or_acc, this.b.build_or(o, r, "o")?)?;
-                    let a = this.b.build_load(i32t, and_acc, "a")?.into_int_value();
-                    this.b.build_store(and_acc, this.b.build_and(a, r, "a")?)?;
-                    this.b.build_unconditional_branch(next)?;
-                    this.b.position_at_end(next);
-                    Ok(())
-                })?;
-                self.b.build_unconditional_branch(exit)?;
-            }
+            self.thread_loops(block_fn, env, |this, t| run_one(this, env, t, sv, false))?;
+            self.b.build_unconditional_branch(exit)?;
         }
-        // Back in the entry block (block_env leaves the builder there) for the dispatch.
-        let entry = block_fn.get_first_basic_block().expect("entry");
-        self.b.position_at_end(entry);
+        let some = self.ctx.append_basic_block(block_fn, "masked");
+        self.b.position_at_end(some);
+        self.thread_loops(block_fn, env2, |this, t| run_one(this, env2, t, state, true))?;
+        self.b.build_unconditional_branch(exit)?;
+        let dispatch = self.ctx.append_basic_block(block_fn, "dispatch");
+        self.b.position_at_end(dispatch);
         self.b.build_switch(state, exit, &cases)?;
+        self.b.position_at_end(entry);
+        let is_masked = self.b.build_int_compare(IntPredicate::NE, masked, i32t.const_zero(), "m")?;
+        self.b.build_conditional_branch(is_masked, some, dispatch)?;
         self.b.position_at_end(exit);
         for (f, acc) in [(OR, or_acc), (AND, and_acc)] {
             let v = self.b.build_load(i32t, acc, "v")?;
@@ -534,7 +545,6 @@ impl<'ctx> Lowerer<'ctx> {
             self.b.build_store(p, v)?;
         }
         self.b.build_return(None)?;
-        let _ = DONE;
         Ok(())
     }
 }
