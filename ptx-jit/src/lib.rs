@@ -13,7 +13,7 @@ pub mod runtime;
 
 pub use host::{HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};
-pub use ptx_llvm::KernelInfo;
+pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, Launch, LaunchError};
 
 /// Parses and checks; any error-severity diagnostic fails. Warnings are returned with the module.
@@ -28,8 +28,13 @@ pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>),
 
 /// PTX text to host code, ready to launch.
 pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
+    load_with(src, host::options())
+}
+
+/// `load` with explicit lowering options (to run a kernel on fibers rather than as regions).
+pub fn load_with(src: &str, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
     let (m, _) = front(src)?;
-    host::compile(&m)
+    host::compile_with(&m, options)
 }
 
 /// PTX text to PTX for `arch` (validated first: LLVM aborts on impossible pairs).
