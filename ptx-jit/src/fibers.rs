@@ -139,7 +139,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
         })
         .collect();
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
-    let (base_addr, entry) = (&base as *const Env as usize, k.entry);
+    let (base_addr, entry) = (&base as *const Env as usize, k.entry()?);
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
     for (i, lane) in lanes.iter_mut().enumerate() {
         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));

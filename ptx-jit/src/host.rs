@@ -2,10 +2,11 @@
 //! unique symbol prefix and its own resource tracker so it can be unloaded.
 
 use inkwell::context::Context;
-use inkwell::llvm_sys::core::{LLVMContextCreate, LLVMContextDispose};
 use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::orc2::lljit::*;
+use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::orc2::*;
+use inkwell::llvm_sys::prelude::{LLVMModuleRef, LLVMValueRef};
 use inkwell::module::Linkage;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
@@ -52,14 +53,40 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
         std::ptr::null_mut(),
     ))?;
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    // Modules are optimised when first looked up, so a kernel costs nothing until its first launch.
+    LLVMOrcIRTransformLayerSetTransform(
+        LLVMOrcLLJITGetIRTransformLayer(jit),
+        optimise_on_materialisation,
+        std::ptr::null_mut(),
+    );
     Ok(Jit(jit))
 });
 
+extern "C" fn optimise_on_materialisation(
+    _: *mut std::ffi::c_void,
+    tsm: *mut LLVMOrcThreadSafeModuleRef,
+    _: LLVMOrcMaterializationResponsibilityRef,
+) -> LLVMErrorRef {
+    extern "C" fn with_module(_: *mut std::ffi::c_void, m: inkwell::llvm_sys::prelude::LLVMModuleRef) -> LLVMErrorRef {
+        // SAFETY: ORC lends the module for this call; ManuallyDrop keeps inkwell from disposing it.
+        let module = ManuallyDrop::new(unsafe { inkwell::module::Module::new(m) });
+        let triple = module.get_triple();
+        let result = host_tm(&triple.as_str().to_string_lossy()).and_then(|tm| optimise_module(&module, &tm));
+        match result {
+            Ok(()) => std::ptr::null_mut(),
+            Err(e) => {
+                let c = CString::new(e.replace('\0', " ")).unwrap_or_default();
+                unsafe { inkwell::llvm_sys::error::LLVMCreateStringError(c.as_ptr()) }
+            }
+        }
+    }
+    unsafe { LLVMOrcThreadSafeModuleWithModuleDo(*tsm, with_module, std::ptr::null_mut()) }
+}
+
 static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 
-/// LLJIT's default compiler shares one TargetMachine, and code generation runs lazily inside lookups,
-/// so adding and materialising modules is serialised. IR optimisation, the expensive part, runs
-/// before this lock on each module's own context.
+/// LLJIT's default compiler shares one TargetMachine, and optimisation and code generation run lazily
+/// inside lookups, so adding and materialising modules is serialised.
 static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
 /// `kernel(env, params)`: the block entry (or, for fiber kernels, one thread's entry).
@@ -67,7 +94,28 @@ pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
 
 pub struct HostKernel {
     pub info: KernelInfo,
-    pub entry: BlockFn,
+    /// The block entry's JIT symbol; its module is optimised and compiled on the first `entry()`.
+    symbol: CString,
+    entry: std::sync::OnceLock<Result<usize, String>>,
+}
+
+impl HostKernel {
+    /// The block entry, compiled on first use (each kernel is its own JIT module).
+    pub fn entry(&self) -> Result<BlockFn, crate::runtime::LaunchError> {
+        let addr = self.entry.get_or_init(|| {
+            let jit = JIT.as_ref().map_err(|e| e.clone())?;
+            let _codegen = CODEGEN.lock();
+            let mut addr = 0;
+            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, self.symbol.as_ptr()) })
+                .map_err(|e| format!("JIT compilation of `{}`: {e}", self.info.name))?;
+            Ok(addr as usize)
+        });
+        match addr {
+            // SAFETY: the symbol is the block entry the host flavour defines as `void(env, params)`.
+            Ok(a) => Ok(unsafe { std::mem::transmute::<usize, BlockFn>(*a) }),
+            Err(e) => Err(crate::runtime::LaunchError::Failed(e.clone())),
+        }
+    }
 }
 
 /// A module compiled for this CPU. Dropping it frees the code.
@@ -158,10 +206,70 @@ pub fn options() -> ptx_llvm::Options {
     }
 }
 
-/// Lowers, optimises and JIT-compiles a checked module.
+/// Lowers a checked module and hands it to the JIT: one JIT module per kernel, optimised and compiled
+/// on the kernel's first launch, and one with the module variables, placed now.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
     compile_with(m, options())
 }
+
+/// Functions with a body.
+fn definitions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    let mut out = vec![];
+    unsafe {
+        let mut f = LLVMGetFirstFunction(m);
+        while !f.is_null() {
+            if LLVMCountBasicBlocks(f) > 0 {
+                out.push(f);
+            }
+            f = LLVMGetNextFunction(f);
+        }
+    }
+    out
+}
+
+/// Deletes unused function definitions that `removable` allows, until none is left.
+fn delete_unused(m: LLVMModuleRef, removable: impl Fn(LLVMValueRef) -> bool) {
+    loop {
+        let dead: Vec<LLVMValueRef> = definitions(m)
+            .into_iter()
+            .filter(|&f| unsafe { LLVMGetFirstUse(f).is_null() } && removable(f))
+            .collect();
+        if dead.is_empty() {
+            return;
+        }
+        for f in dead {
+            unsafe { LLVMDeleteFunction(f) };
+        }
+    }
+}
+
+/// The part of `m` that kernel `keep` needs: its block entry and every function it calls (made
+/// internal, so each kernel's module has its own copy), with module variables as declarations.
+fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModuleRef {
+    unsafe {
+        let k = LLVMCloneModule(m);
+        let name = |f: LLVMValueRef| {
+            let mut len = 0;
+            let p = LLVMGetValueName2(f, &mut len);
+            String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
+        };
+        for f in definitions(k) {
+            let n = name(f);
+            if !kernels.contains(&n) {
+                LLVMSetLinkage(f, inkwell::llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+            }
+        }
+        delete_unused(k, |f| name(f) != keep);
+        let mut g = LLVMGetFirstGlobal(k);
+        while !g.is_null() {
+            LLVMSetInitializer(g, std::ptr::null_mut());
+            LLVMSetLinkage(g, inkwell::llvm_sys::LLVMLinkage::LLVMExternalLinkage);
+            g = LLVMGetNextGlobal(g);
+        }
+        k
+    }
+}
+
 
 /// `compile` with explicit lowering options.
 pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
@@ -202,22 +310,38 @@ pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostMo
             let n = format!("{prefix}{}", g.get_name().to_string_lossy());
             g.set_name(&n);
         }
-        optimise_module(&module, &tm)
+        Ok(())
     })();
     if let Err(e) = prepared {
         drop(module);
         unsafe { LLVMContextDispose(raw_ctx) };
         return Err(internal(e));
     }
+    let symbols: Vec<String> = lowered.kernels.iter().map(|k| format!("{prefix}{}", k.name)).collect();
+    let raw = module.as_mut_ptr();
+    let parts: Vec<LLVMModuleRef> = symbols.iter().map(|k| kernel_module(raw, k, &symbols)).collect();
+    // What is left holds the module variables only.
+    delete_unused(raw, |_| true);
     let codegen = CODEGEN.lock();
     let tracker = unsafe {
         let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(raw_ctx);
-        let tsm = LLVMOrcCreateNewThreadSafeModule(module.as_mut_ptr(), tsc);
-        std::mem::forget(module);
-        LLVMOrcDisposeThreadSafeContext(tsc);
         let jd = LLVMOrcLLJITGetMainJITDylib(jit.0);
         let rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-        if let Err(e) = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, rt, tsm)) {
+        std::mem::forget(module);
+        let mut failed = None;
+        for part in std::iter::once(raw).chain(parts) {
+            let tsm = LLVMOrcCreateNewThreadSafeModule(part, tsc);
+            if failed.is_none() {
+                if let Err(e) = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, rt, tsm)) {
+                    failed = Some(e);
+                }
+            } else {
+                LLVMOrcDisposeThreadSafeModule(tsm);
+            }
+        }
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        if let Some(e) = failed {
+            let _ = take_error(LLVMOrcResourceTrackerRemove(rt));
             LLVMOrcReleaseResourceTracker(rt);
             return Err(internal(format!("JIT: {e}")));
         }
@@ -229,21 +353,19 @@ pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostMo
         tracker,
     };
     let found = (|| -> Result<(), Vec<Diagnostic>> {
-        let lookup = |name: &str| -> Result<u64, Vec<Diagnostic>> {
+        for (info, symbol) in lowered.kernels.into_iter().zip(symbols) {
+            let symbol = CString::new(symbol).map_err(|_| internal("symbol name with NUL".into()))?;
+            hm.kernels.push(HostKernel {
+                info,
+                symbol,
+                entry: std::sync::OnceLock::new(),
+            });
+        }
+        for (name, size) in lowered.globals {
             let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
             let mut addr = 0;
             take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) })
                 .map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
-            Ok(addr)
-        };
-        for info in lowered.kernels {
-            let addr = lookup(&info.name)?;
-            // SAFETY: the symbol is the block entry the host flavour defines as `void(ptr)`.
-            let entry: BlockFn = unsafe { std::mem::transmute::<usize, BlockFn>(addr as usize) };
-            hm.kernels.push(HostKernel { info, entry });
-        }
-        for (name, size) in lowered.globals {
-            let addr = lookup(&name)?;
             hm.globals.push((name, addr, size));
         }
         Ok(())

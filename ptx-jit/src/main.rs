@@ -356,6 +356,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
                 .collect();
             let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
+            // The kernel compiles on first use; count that as compilation, not as the run.
+            k.entry().map_err(|e| usage(e.to_string()))?;
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
             ptx_jit::launch(

@@ -120,7 +120,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Resul
     };
     let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);
     env.sync = &mut steps as *mut Steps as *mut c_void;
-    let entry = k.entry;
+    let entry = k.entry()?;
     let call = |steps: &mut Steps, state: u32, masked: bool| {
         steps.state = state;
         steps.masked = masked as u32;

@@ -129,13 +129,14 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
+    // Compiles the kernel on its first launch.
+    let entry = k.entry()?;
     match k.info.exec {
         Exec::Loop => {}
         Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes),
         Exec::Fibers => return crate::fibers::launch(k, l),
     }
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
-    let entry = k.entry;
     let run = |shared: &mut Vec<u64>, cta: u64| {
         let env = Env::for_cta(l, cta, shared, no_collective);
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
