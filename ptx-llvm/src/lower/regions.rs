@@ -176,6 +176,143 @@ fn live_after_stops(blocks: &[LLVMBasicBlockRef], scalars: &[LLVMValueRef], stop
         .collect()
 }
 
+/// Registers worth recomputing at a resume point rather than restoring from the frame: stored once,
+/// with a value computed by plain arithmetic from the launch and the thread's identity (environment
+/// fields, parameters, constants) and other such registers. Typical are addresses such as
+/// `shared + tid.x * 4`: recomputed, LLVM sees how they advance from thread to thread and vectorises
+/// the accesses of a thread loop; restored, they would be opaque. Maps the alloca to its value.
+fn recomputable(scalars: &[LLVMValueRef], env: LLVMValueRef) -> HashMap<LLVMValueRef, LLVMValueRef> {
+    let mut def = HashMap::new();
+    for &a in scalars {
+        let us = users(a);
+        let stores: Vec<LLVMValueRef> = us
+            .iter()
+            .copied()
+            .filter(|&u| unsafe { LLVMGetInstructionOpcode(u) } == LLVMOpcode::LLVMStore)
+            .collect();
+        let plain = us.iter().all(|&u| unsafe {
+            match LLVMGetInstructionOpcode(u) {
+                LLVMOpcode::LLVMLoad => true,
+                LLVMOpcode::LLVMStore => LLVMGetOperand(u, 1) == a && LLVMGetOperand(u, 0) != a,
+                _ => false,
+            }
+        });
+        if plain && stores.len() == 1 {
+            def.insert(a, unsafe { LLVMGetOperand(stores[0], 0) });
+        }
+    }
+    // A value is invariant if everything it is computed from is; `None` marks one being decided, so a
+    // cycle counts as not invariant.
+    fn invariant(
+        v: LLVMValueRef,
+        env: LLVMValueRef,
+        def: &HashMap<LLVMValueRef, LLVMValueRef>,
+        memo: &mut HashMap<LLVMValueRef, Option<bool>>,
+    ) -> bool {
+        unsafe {
+            if !LLVMIsAConstant(v).is_null() {
+                return true;
+            }
+            if !LLVMIsAArgument(v).is_null() {
+                return v == env;
+            }
+            if LLVMIsAInstruction(v).is_null() {
+                return false;
+            }
+            match memo.get(&v) {
+                Some(Some(r)) => return *r,
+                Some(None) => return false,
+                None => {}
+            }
+            memo.insert(v, None);
+            use LLVMOpcode::*;
+            let op = LLVMGetInstructionOpcode(v);
+            let operands = |memo: &mut HashMap<_, _>| {
+                (0..LLVMGetNumOperands(v) as u32).all(|i| invariant(LLVMGetOperand(v, i), env, def, memo))
+            };
+            let r = match op {
+                LLVMLoad if LLVMGetVolatile(v) == 0 => {
+                    let p = LLVMGetOperand(v, 0);
+                    if let Some(&d) = def.get(&p) {
+                        invariant(d, env, def, memo)
+                    } else {
+                        // Environment fields, and the argument buffer that field 0 points to.
+                        let root = strip_geps(p);
+                        let params = !LLVMIsALoadInst(root).is_null()
+                            && strip_geps(LLVMGetOperand(root, 0)) == env
+                            && field_of(LLVMGetOperand(root, 0)) == Some(0);
+                        (root == env || params) && invariant(p, env, def, memo)
+                    }
+                }
+                LLVMAdd | LLVMSub | LLVMMul | LLVMShl | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor
+                | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast
+                | LLVMGetElementPtr | LLVMICmp | LLVMSelect => operands(memo),
+                _ => false,
+            };
+            memo.insert(v, Some(r));
+            r
+        }
+    }
+    let mut memo = HashMap::new();
+    def.iter()
+        .filter(|&(_, &v)| invariant(v, env, &def, &mut memo))
+        .map(|(&a, &v)| (a, v))
+        .collect()
+}
+
+/// Emits a copy of `v`'s computation at the builder, following loads of recomputable registers to
+/// their definitions.
+fn recompute(
+    b: LLVMBuilderRef,
+    v: LLVMValueRef,
+    remat: &HashMap<LLVMValueRef, LLVMValueRef>,
+    done: &mut HashMap<LLVMValueRef, LLVMValueRef>,
+) -> LLVMValueRef {
+    unsafe {
+        if LLVMIsAInstruction(v).is_null() {
+            return v;
+        }
+        if let Some(&c) = done.get(&v) {
+            return c;
+        }
+        let c = if LLVMGetInstructionOpcode(v) == LLVMOpcode::LLVMLoad && remat.contains_key(&LLVMGetOperand(v, 0)) {
+            recompute(b, remat[&LLVMGetOperand(v, 0)], remat, done)
+        } else {
+            let ops: Vec<LLVMValueRef> = (0..LLVMGetNumOperands(v) as u32)
+                .map(|i| recompute(b, LLVMGetOperand(v, i), remat, done))
+                .collect();
+            let c = LLVMInstructionClone(v);
+            for (i, o) in ops.into_iter().enumerate() {
+                LLVMSetOperand(c, i as u32, o);
+            }
+            LLVMInsertIntoBuilder(b, c);
+            c
+        };
+        done.insert(v, c);
+        c
+    }
+}
+
+/// The pointer under any chain of GEPs.
+fn strip_geps(mut p: LLVMValueRef) -> LLVMValueRef {
+    unsafe {
+        while !LLVMIsAGetElementPtrInst(p).is_null() {
+            p = LLVMGetOperand(p, 0);
+        }
+    }
+    p
+}
+
+/// The struct field a `getelementptr %T, ptr, 0, field` selects.
+fn field_of(p: LLVMValueRef) -> Option<u32> {
+    unsafe {
+        if LLVMIsAGetElementPtrInst(p).is_null() || LLVMGetNumOperands(p) < 3 {
+            return None;
+        }
+        const_u32(LLVMGetOperand(p, 2))
+    }
+}
+
 impl<'ctx> Lowerer<'ctx> {
     /// A call of `env->collective` (the callee is loaded from the environment's field 7), with its kind.
     fn collective_call(&self, i: LLVMValueRef, env: LLVMValueRef) -> Option<Option<u32>> {
@@ -339,6 +476,7 @@ impl<'ctx> Lowerer<'ctx> {
         let blocks: Vec<LLVMBasicBlockRef> = tf.get_basic_blocks().iter().map(|b| b.as_mut_ptr()).collect();
         let scalar_refs: Vec<LLVMValueRef> = scalars.iter().map(|s| s.0).collect();
         let live = live_after_stops(&blocks, &scalar_refs, stops);
+        let remat = recomputable(&scalar_refs, env.as_value_ref());
         // Each stop: its block ends in a save and a return; the rest goes to a new block that restores.
         let mut cases = vec![];
         let mut states = vec![0u32];
@@ -383,7 +521,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let callee = unsafe { PointerValue::new(callee) };
                 self.b.build_indirect_call(fty, callee, &args, "")?;
             }
-            for &(a, ty, slot) in live[k].iter().map(|&i| &scalars[i]) {
+            for &(a, ty, slot) in live[k].iter().map(|&i| &scalars[i]).filter(|s| !remat.contains_key(&s.0)) {
                 let ty = unsafe { BasicTypeEnum::new(ty) };
                 let v = self.b.build_load(ty, unsafe { PointerValue::new(a) }, "save")?;
                 self.b.build_store(slot, v)?;
@@ -395,10 +533,16 @@ impl<'ctx> Lowerer<'ctx> {
                 Some(i) => self.b.position_before(&i),
                 None => self.b.position_at_end(rb),
             }
+            let mut done = HashMap::new();
             for &(a, ty, slot) in live[k].iter().map(|&i| &scalars[i]) {
-                let ty = unsafe { BasicTypeEnum::new(ty) };
-                let v = self.b.build_load(ty, slot, "restore")?;
-                self.b.build_store(unsafe { PointerValue::new(a) }, v)?;
+                let v = match remat.get(&a) {
+                    Some(&d) => recompute(self.b.as_mut_ptr(), d, &remat, &mut done),
+                    None => {
+                        let ty = unsafe { BasicTypeEnum::new(ty) };
+                        self.b.build_load(ty, slot, "restore")?.as_value_ref()
+                    }
+                };
+                unsafe { LLVMBuildStore(self.b.as_mut_ptr(), v, a) };
             }
             let result = if s.kind >= SHFL {
                 self.b.build_store(cur_p, t32)?;
