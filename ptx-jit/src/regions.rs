@@ -150,16 +150,9 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Resul
         }
         // Threads stopped at different places: run every runnable group until all wait or are done.
         let states = unsafe { std::slice::from_raw_parts_mut(steps.states, n) };
-        loop {
-            let mut groups: Vec<u32> = states.iter().copied().filter(|&s| s != DONE && s & WAIT == 0).collect();
-            if groups.is_empty() {
-                break;
-            }
-            groups.sort_unstable();
-            groups.dedup();
-            for s in groups {
-                call(&mut steps, s, true);
-            }
+        // One state at a time: a masked call runs every thread in it, and they all stop (or finish).
+        while let Some(s) = states.iter().copied().find(|&s| s != DONE && s & WAIT == 0) {
+            call(&mut steps, s, true);
         }
         if states.iter().all(|&s| s == DONE) {
             return Ok(());

@@ -216,7 +216,10 @@ struct Lowerer<'ctx> {
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
     ast::visit(body, &mut |s| {
-        found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "bar" | "barrier" | "shfl" | "vote"));
+        found |= matches!(s, Statement::Inst(i) if matches!(
+            i.opcode.text,
+            "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier"
+        ));
     });
     found
 }
@@ -714,6 +717,12 @@ impl<'ctx> Lowerer<'ctx> {
             } else {
                 Exec::Fibers
             };
+            if k.exec == Exec::Loop && self.calls_collective(body_fn) {
+                return Err(unsupported(
+                    f.name.span,
+                    "internal error: this kernel synchronises threads through an instruction the execution model does not know synchronises (see `needs_fibers`)",
+                ));
+            }
             self.host_block_loop(fv, body_fn, k.exec)?;
         }
         Ok(info)

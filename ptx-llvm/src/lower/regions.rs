@@ -333,6 +333,15 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// Whether `f` calls `env->collective` (the runtime's barriers and warp collectives).
+    pub(super) fn calls_collective(&self, f: FunctionValue<'ctx>) -> bool {
+        let env = f.get_nth_param(0).expect("env").as_value_ref();
+        f.get_basic_blocks()
+            .iter()
+            .flat_map(|b| instructions(b.as_mut_ptr()))
+            .any(|i| self.collective_call(i, env).is_some())
+    }
+
     /// Cuts the thread body `tf` at its barriers and warp collectives. None (and `tf` untouched) when
     /// its shape is outside what regions handle; the kernel then runs on fibers.
     pub(super) fn split_regions(&mut self, tf: FunctionValue<'ctx>) -> R<Option<Plan>> {
