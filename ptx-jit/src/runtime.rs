@@ -17,8 +17,10 @@ pub struct Env {
     pub nctaid: [u32; 3],
     /// Passed to `collective`: the calling thread's fiber.
     pub sync: *mut c_void,
-    /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that run as fibers.
+    /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that synchronise.
     pub collective: Collective,
+    /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
+    pub ctas: u32,
 }
 
 pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32) -> u64;
@@ -37,6 +39,7 @@ impl Env {
             nctaid: l.grid,
             sync: std::ptr::null_mut(),
             collective,
+            ctas: 1,
         }
     }
 }
@@ -136,20 +139,31 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes),
         Exec::Fibers => return crate::fibers::launch(k, l),
     }
-    let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
-    let run = |shared: &mut Vec<u64>, cta: u64| {
-        let env = Env::for_cta(l, cta, shared, no_collective);
+    // Work items: runs of up to CTA_RUN CTAs along x (one entry call each), so small CTAs do not pay
+    // a call, an environment and loop set-up apiece.
+    let gx = l.grid[0] as u64;
+    let runs_per_row = gx.div_ceil(CTA_RUN);
+    let rows = l.grid[1] as u64 * l.grid[2] as u64;
+    let run = |shared: &mut Vec<u64>, item: u64| {
+        let (row, r) = (item / runs_per_row, item % runs_per_row);
+        let x0 = r * CTA_RUN;
+        let mut env = Env::for_cta(l, row * gx + x0, shared, no_collective);
+        env.ctas = (gx - x0).min(CTA_RUN) as u32;
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env, env.params) };
     };
     let words = shared_words(k, l);
-    if total == 1 {
+    let items = rows * runs_per_row;
+    if items == 1 {
         run(&mut vec![0u64; words], 0);
     } else {
-        (0..total).into_par_iter().for_each_init(|| vec![0u64; words], run);
+        (0..items).into_par_iter().for_each_init(|| vec![0u64; words], run);
     }
     Ok(())
 }
+
+/// CTAs along x per entry call of an `Exec::Loop` kernel.
+const CTA_RUN: u64 = 16;
 
 /// The (x, y, z) index of the `cta`-th CTA, x fastest.
 pub fn cta_index(cta: u64, grid: [u32; 3]) -> [u32; 3] {

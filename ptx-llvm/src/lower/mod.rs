@@ -31,10 +31,11 @@ use ptx_front::Target;
 use std::collections::HashMap;
 
 /// Field order of the host environment struct
-/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective }`; ptx-jit's runtime mirrors
-/// it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
-/// kernels that run as fibers, at barriers and warp collectives.
-pub const HOST_ENV_FIELDS: [&str; 8] = [
+/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, ctas }`; ptx-jit's runtime
+/// mirrors it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is
+/// called by kernels that synchronise, at barriers and warp collectives. `ctas`: a `Loop` kernel's entry
+/// runs that many CTAs, from `ctaid` on along x (fewer calls for grids of small CTAs).
+pub const HOST_ENV_FIELDS: [&str; 9] = [
     "params",
     "shared",
     "tid",
@@ -43,6 +44,7 @@ pub const HOST_ENV_FIELDS: [&str; 8] = [
     "nctaid",
     "sync",
     "collective",
+    "ctas",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -365,6 +367,7 @@ impl<'ctx> Lowerer<'ctx> {
                 a3.into(),
                 p.into(),
                 p.into(),
+                self.i32().into(),
             ],
             false,
         );
@@ -782,11 +785,32 @@ impl<'ctx> Lowerer<'ctx> {
         if exec == Exec::Fibers {
             self.b.build_call(thread_fn, &args, "")?;
         } else {
+            // CTAs ctaid.x .. ctaid.x + ctas, one after the other.
+            let i32t = self.i32();
+            let env_ty = self.env_ty();
+            let cp = self.b.build_struct_gep(env_ty, env, 8, "ctas")?;
+            let count = self.b.build_load(i32t, cp, "ctas")?.into_int_value();
+            let xp = self.b.build_struct_gep(env_ty, env, 4, "ctaid")?;
+            let x0 = self.b.build_load(i32t, xp, "x0")?.into_int_value();
+            let pre = self.b.get_insert_block().expect("block");
+            let head = self.ctx.append_basic_block(block_fn, "cta");
+            let done = self.ctx.append_basic_block(block_fn, "ctas.done");
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(head);
+            let c = self.b.build_phi(i32t, "c")?;
+            c.add_incoming(&[(&i32t.const_zero(), pre)]);
+            let cv = c.as_basic_value().into_int_value();
+            self.b.build_store(xp, self.b.build_int_add(x0, cv, "x")?)?;
             self.thread_loops(block_fn, env, |this, _| {
                 let c = this.b.build_call(thread_fn, &args, "")?;
                 this.parallel(Some(unsafe { inkwell::values::InstructionValue::new(c.as_value_ref()) }));
                 Ok(())
             })?;
+            let next = self.b.build_int_add(cv, i32t.const_int(1, false), "c")?;
+            c.add_incoming(&[(&next, self.b.get_insert_block().expect("block"))]);
+            let more = self.b.build_int_compare(IntPredicate::ULT, next, count, "more")?;
+            self.b.build_conditional_branch(more, head, done)?;
+            self.b.position_at_end(done);
         }
         self.b.build_return(None)?;
         Ok(())
