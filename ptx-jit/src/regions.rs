@@ -9,7 +9,7 @@
 use crate::fibers::{shfl_source, vote_result};
 use crate::host::HostKernel;
 use crate::runtime::{shared_words, Env, Launch, LaunchError};
-use ptx_llvm::collective::{PUT, SHFL, VOTE};
+use ptx_llvm::collective::{SHFL, VOTE};
 use ptx_llvm::regions::{DONE, WAIT, WARP};
 use rayon::prelude::*;
 use std::ffi::c_void;
@@ -25,43 +25,44 @@ struct Steps {
     or: u32,
     and: u32,
     cur: u32,
+    slots: *mut u32,
+    args: *mut u32,
+    parity: *mut u32,
     exchange: *mut Exchange,
 }
 
-/// Values exchanged by warp collectives: each thread publishes into `slots[parity of its warp]`; a
-/// release flips the warp's parity, so the lanes read what was published while later collectives
-/// write to the other buffer.
+/// Values exchanged by warp collectives: each thread publishes into half `parity[its warp]` of
+/// `slots`; a release flips the warp's parity, so the lanes read what was published while later
+/// collectives write to the other half.
 struct Exchange {
-    slots: [Vec<u32>; 2],
-    /// Each thread's `b` and `c` operands (the shuffle's lane and clamp).
-    args: Vec<(u32, u32)>,
-    parity: Vec<usize>,
+    /// Two halves of one slot per thread, rounded up to whole warps.
+    slots: Vec<u32>,
+    /// Each thread's `b` and `c` operands (the shuffle's lane and clamp), interleaved.
+    args: Vec<u32>,
+    parity: Vec<u32>,
     /// Each warp's lanes that had not exited when it was last released.
     live: Vec<u32>,
 }
 
-unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c: u32) -> u64 {
+unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _: u32) -> u64 {
     // SAFETY: `sync` is the `Steps` of the CTA running this call, and `cur` the calling thread.
     let steps = unsafe { &*(sync as *const Steps) };
     let x = unsafe { &mut *steps.exchange };
     let t = steps.cur as usize;
     let (w, lane) = (t / 32, t % 32);
-    let p = x.parity[w];
+    let half = x.slots.len() / 2;
+    // The half published into before the warp's last release.
+    let read = (x.parity[w] as usize ^ 1) * half + w * 32;
     match kind {
-        PUT => {
-            x.slots[p][t] = a;
-            x.args[t] = (b, c);
-            0
-        }
         k if (SHFL..SHFL + 4).contains(&k) => {
-            let (b, c) = x.args[t];
+            let (b, c) = (x.args[2 * t], x.args[2 * t + 1]);
             let (src, valid) = shfl_source(k - SHFL, lane as u32, b, c);
-            x.slots[p ^ 1][w * 32 + src] as u64 | (valid as u64) << 32
+            x.slots[read + src] as u64 | (valid as u64) << 32
         }
         k if (VOTE..VOTE + 4).contains(&k) => {
             let live = x.live[w];
             let ballot = (0..32)
-                .filter(|&i| live >> i & 1 == 1 && x.slots[p ^ 1][w * 32 + i] & 1 == 1)
+                .filter(|&i| live >> i & 1 == 1 && x.slots[read + i] & 1 == 1)
                 .fold(0u32, |m, i| m | 1 << i);
             vote_result(k - VOTE, ballot, live)
         }
@@ -85,8 +86,8 @@ impl Buffers {
             states: vec![0; n],
             frames: vec![[0; 8]; (n as u64 * frame_bytes).div_ceil(64) as usize],
             exchange: Exchange {
-                slots: [vec![0; warps * 32], vec![0; warps * 32]],
-                args: vec![(0, 0); n],
+                slots: vec![0; 2 * warps * 32],
+                args: vec![0; 2 * n],
                 parity: vec![0; warps],
                 live: vec![0; warps],
             },
@@ -116,6 +117,9 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Resul
         or: 0,
         and: 0,
         cur: 0,
+        slots: buf.exchange.slots.as_mut_ptr(),
+        args: buf.exchange.args.as_mut_ptr(),
+        parity: buf.exchange.parity.as_mut_ptr(),
         exchange: &mut buf.exchange,
     };
     let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);

@@ -16,10 +16,6 @@ pub mod collective {
     pub const SHFL: u32 = 2;
     /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
     pub const VOTE: u32 = 6;
-    /// Kernels cut into regions only: publish a warp collective's operands `(a, b, c)` before the thread
-    /// stops; after the warp is released, a call with the collective's own kind (and zero operands)
-    /// returns its result. The caller's linear thread index is in the `Steps` record's `cur`.
-    pub const PUT: u32 = 10;
 }
 
 /// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped

@@ -9,9 +9,9 @@
 //! allocas. `.local` arrays live in the frame. Frames are laid out slot by slot across the CTA's threads
 //! (`frames + n * offset + t * size`), so a loop over threads touches consecutive addresses.
 //!
-//! A warp collective becomes two runtime calls around a stop: `PUT` publishes the thread's operands
-//! before it stops, and the original kind, called after the warp is released, reads the result. Which
-//! thread calls is in `Steps.cur`.
+//! A warp collective becomes a stop: before it the thread publishes its operands in the CTA's exchange
+//! buffers (plain stores), and after the warp is released a runtime call with the collective's own
+//! kind (and zero operands) reads the result. Which thread calls is in `Steps.cur`.
 //!
 //! The runtime decides when threads are released (ptx-jit's `regions.rs`), exactly as for fibers:
 //! any control flow works, since each thread resumes from its own state. Uniform barriers are merely
@@ -26,7 +26,9 @@ use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::values::AsValueRef;
 
 /// Field indices of the runtime's per-CTA `Steps` record, which `env.sync` points to:
-/// `{ states: *u32, frames: *u8, state: u32, masked: u32, or: u32, and: u32, cur: u32 }`.
+/// `{ states: *u32, frames: *u8, state: u32, masked: u32, or: u32, and: u32, cur: u32, slots: *u32,
+/// args: *u32, parity: *u32 }`. A warp collective stores its value `a` at `slots[parity[warp] * nslots
+/// + t]` (nslots: the thread count rounded up to whole warps) and its `b`, `c` at `args[2t]`, `args[2t+1]`.
 const STATES: u32 = 0;
 const FRAMES: u32 = 1;
 const STATE: u32 = 2;
@@ -34,6 +36,9 @@ const MASKED: u32 = 3;
 const OR: u32 = 4;
 const AND: u32 = 5;
 const CUR: u32 = 6;
+const SLOTS: u32 = 7;
+const ARGS: u32 = 8;
+const PARITY: u32 = 9;
 
 /// What `split_regions` made of a thread body.
 pub(super) struct Plan {
@@ -466,6 +471,26 @@ impl<'ctx> Lowerer<'ctx> {
         let (steps, frames) = (steps.into_pointer_value(), frames.into_pointer_value());
         let cur_p = self.b.build_struct_gep(steps_ty, steps, CUR, "cur")?;
         let t32 = self.b.build_int_truncate(t, i32t, "t32")?;
+        // The exchange buffers of warp collectives; like the frames, fixed for a launch.
+        let field_ptr = |this: &Self, f: u32| -> R<PointerValue<'ctx>> {
+            let p = this.b.build_struct_gep(steps_ty, steps, f, "x")?;
+            let v = this.b.build_load(ptr, p, "x")?;
+            let inv = this.ctx.get_kind_id("invariant.load");
+            v.as_instruction_value()
+                .expect("load")
+                .set_metadata(this.ctx.metadata_node(&[]), inv)
+                .expect("metadata");
+            Ok(v.into_pointer_value())
+        };
+        let slots_base = field_ptr(self, SLOTS)?;
+        let args_base = field_ptr(self, ARGS)?;
+        let parity = field_ptr(self, PARITY)?;
+        let n32 = self.b.build_int_truncate(n, i32t, "n32")?;
+        let nslots = self.b.build_and(
+            self.b.build_int_add(n32, i32t.const_int(31, false), "ns")?,
+            i32t.const_int(!31u32 as u64, false),
+            "nslots",
+        )?;
         let mut scalars = vec![];
         for &(a, ty, array, off, size) in &slots {
             let o = self.b.build_int_mul(n, i64t.const_int(off, false), "o")?;
@@ -514,21 +539,24 @@ impl<'ctx> Lowerer<'ctx> {
                 false,
             );
             if s.kind >= SHFL {
-                self.b.build_store(cur_p, t32)?;
-                let callee = unsafe { LLVMGetCalledValue(s.call) };
-                let args: Vec<BasicMetadataValueEnum> = (0..5)
-                    .map(|j| {
-                        let v = if j == 1 {
-                            i32t.const_int(PUT as u64, false).as_value_ref()
-                        } else {
-                            unsafe { LLVMGetOperand(s.call, j) }
-                        };
-                        let v = unsafe { inkwell::values::AnyValueEnum::new(v) };
-                        BasicMetadataValueEnum::from(BasicValueEnum::try_from(v).expect("collective operand"))
-                    })
-                    .collect();
-                let callee = unsafe { PointerValue::new(callee) };
-                self.b.build_indirect_call(fty, callee, &args, "")?;
+                // slots[parity[warp]][t] = a; args[t] = (b, c)
+                let w = self.b.build_right_shift(t32, i32t.const_int(5, false), false, "w")?;
+                let pp = unsafe { self.b.build_in_bounds_gep(i32t, parity, &[w], "pp")? };
+                let par = self.b.build_load(i32t, pp, "parity")?.into_int_value();
+                let half = self.b.build_int_mul(par, nslots, "half")?;
+                let at = self.b.build_int_add(half, t32, "at")?;
+                let sp = unsafe { self.b.build_in_bounds_gep(i32t, slots_base, &[at], "slot")? };
+                let operand = |j| {
+                    let v = unsafe { inkwell::values::AnyValueEnum::new(LLVMGetOperand(s.call, j)) };
+                    BasicValueEnum::try_from(v).expect("collective operand")
+                };
+                self.b.build_store(sp, operand(2))?;
+                let two_t = self.b.build_int_mul(t32, i32t.const_int(2, false), "a")?;
+                for (j, o) in [(3u32, 0u64), (4, 1)] {
+                    let at = self.b.build_int_add(two_t, i32t.const_int(o, false), "a")?;
+                    let ap = unsafe { self.b.build_in_bounds_gep(i32t, args_base, &[at], "arg")? };
+                    self.b.build_store(ap, operand(j))?;
+                }
             }
             for &(a, ty, slot) in live[k].iter().map(|&i| &scalars[i]).filter(|s| !remat.contains_key(&s.0)) {
                 let ty = unsafe { BasicTypeEnum::new(ty) };
@@ -597,8 +625,21 @@ impl<'ctx> Lowerer<'ctx> {
     fn steps_ty(&self) -> inkwell::types::StructType<'ctx> {
         let p = self.ptr(0);
         let i = self.i32();
-        self.ctx
-            .struct_type(&[p.into(), p.into(), i.into(), i.into(), i.into(), i.into(), i.into()], false)
+        self.ctx.struct_type(
+            &[
+                p.into(),
+                p.into(),
+                i.into(),
+                i.into(),
+                i.into(),
+                i.into(),
+                i.into(),
+                p.into(),
+                p.into(),
+                p.into(),
+            ],
+            false,
+        )
     }
 
     /// `void kernel(env, params)` for a kernel cut into regions: runs region `steps.state` for every
