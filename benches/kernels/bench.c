@@ -270,6 +270,18 @@ int main(int argc, char **argv) {
     CU(cuMemcpyHtoD(dB, B, sg));
     int n_red = REDUCE_N, n_gemm = GEMM_N;
     double got_sum = 0;
+    /* Kernels compile on their first launch: the other two, with empty problems, complete the module's
+     * compile time (what ptxas does for all three). */
+    double t_rest0 = now();
+    {
+        int zero = 0;
+        void *ra[] = {&din, &dpart, &zero};
+        CU(cuLaunchKernel(f[REDUCE], 1, 1, 1, REDUCE_THREADS, 1, 1, 0, NULL, ra, NULL));
+        void *ga[] = {&zero, &dA, &dB, &dC};
+        CU(cuLaunchKernel(f[SGEMM], 1, 1, 1, TILE, TILE, 1, 0, NULL, ga, NULL));
+        CU(cuCtxSynchronize());
+    }
+    double t_all = t_load + (now() - t_rest0);
 
     void *saxpy_args[] = {&n_saxpy, &a, &dx, &dy};
     MEASURE(SAXPY, V_PTXJIT, CU(cuMemcpyHtoD(dy, y0, sx)),
@@ -411,6 +423,8 @@ int main(int argc, char **argv) {
             if (errors[k][v]) printf("%s on %s: %s\n", kernel_names[k], variant_names[v], errors[k][v]);
     printf("\ncuModuleLoadData to end of first launch: %.1f ms; ptxas -O3 on the same PTX: %.1f ms (%.2fx)\n",
            t_load * 1e3, t_ptxas * 1e3, t_load / t_ptxas);
+    printf("(kernels compile on first launch; all three compiled: %.1f ms, %.2fx ptxas)\n", t_all * 1e3,
+           t_all / t_ptxas);
     static const double goal[NKERNELS] = {1.5, 1.5, 3.0};
     printf("goals: ptx-jit within 1.5x/1.5x/3x of native-c, faster than pocl, load below ptxas\n");
     for (int k = 0; k < NKERNELS; k++) {
@@ -425,7 +439,9 @@ int main(int argc, char **argv) {
     if (!js) die("cannot write the JSON file");
     fprintf(js, "{\n  \"ptxjit_device\": \"%s\",\n  \"opencl_device\": \"%s\",\n  \"threads\": %d,\n  \"reps\": %d,\n",
             devname, clname, omp_get_max_threads(), REPS);
-    fprintf(js, "  \"load_to_first_launch_s\": %.6f,\n  \"ptxas_s\": %.6f,\n  \"kernels\": {\n", t_load, t_ptxas);
+    fprintf(js, "  \"load_to_first_launch_s\": %.6f,\n  \"all_kernels_compiled_s\": %.6f,\n  \"ptxas_s\": %.6f,\n",
+            t_load, t_all, t_ptxas);
+    fprintf(js, "  \"kernels\": {\n");
     for (int k = 0; k < NKERNELS; k++) {
         fprintf(js, "    \"%s\": {", kernel_names[k]);
         for (int v = 0; v < NVARIANTS; v++) {

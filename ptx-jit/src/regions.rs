@@ -191,8 +191,16 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Resul
     }
 }
 
+/// Frames of one CTA at most (per worker thread): registers and `.local` arrays of every thread.
+const MAX_FRAMES_BYTES: u64 = 1 << 30;
+
 pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64) -> Result<(), LaunchError> {
     let n = l.block.iter().map(|&b| b as usize).product::<usize>();
+    if n as u64 * frame_bytes > MAX_FRAMES_BYTES {
+        return Err(LaunchError::OutOfResources(format!(
+            "{n} threads with {frame_bytes} bytes of registers and local memory each"
+        )));
+    }
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     (0..total).into_par_iter().try_for_each_init(
