@@ -646,7 +646,7 @@ impl<'ctx> Lowerer<'ctx> {
     /// thread of the CTA (or, when `steps.masked`, for the threads whose state it is), storing where
     /// each stopped in `steps.states` and the OR and AND of those states in `steps.or`/`steps.and`.
     /// The unmasked loops, one per state, inline the thread body with that state constant, so each
-    /// holds one region's code; the masked loop, the rarer case, calls it.
+    /// holds one region's code (except after warp collectives); the masked loop, the rarer case, calls it.
     pub(super) fn regions_block_fn(
         &mut self,
         block_fn: FunctionValue<'ctx>,
@@ -684,7 +684,13 @@ impl<'ctx> Lowerer<'ctx> {
             .ctx
             .create_enum_attribute(Attribute::get_named_enum_kind_id("noinline"), 0);
         // One thread: run it from `sv`, record where it stopped.
-        let run_one = |this: &mut Self, env: PointerValue<'ctx>, t: IntValue<'ctx>, sv: IntValue<'ctx>, check: bool| -> R<()> {
+        let run_one = |this: &mut Self,
+                       env: PointerValue<'ctx>,
+                       t: IntValue<'ctx>,
+                       sv: IntValue<'ctx>,
+                       check: bool,
+                       inlined: bool|
+         -> R<()> {
             let slot = unsafe { this.b.build_in_bounds_gep(i32t, states, &[t], "st")? };
             let run = this.ctx.append_basic_block(block_fn, "run");
             let next = this.ctx.append_basic_block(block_fn, "next");
@@ -700,7 +706,7 @@ impl<'ctx> Lowerer<'ctx> {
             }
             this.b.position_at_end(run);
             let call = this.b.build_call(thread_fn, &[env.into(), sv.into()], "r")?;
-            call.add_attribute(AttributeLoc::Function, if check { noinline } else { inline });
+            call.add_attribute(AttributeLoc::Function, if inlined { inline } else { noinline });
             let r = call.try_as_basic_value().basic().expect("state").into_int_value();
             this.parallel(r.as_instruction_value());
             let st = this.b.build_store(slot, r)?;
@@ -719,12 +725,16 @@ impl<'ctx> Lowerer<'ctx> {
             let case = self.ctx.append_basic_block(block_fn, &format!("state{s:x}"));
             cases.push((sv, case));
             self.b.position_at_end(case);
-            self.thread_loops(block_fn, env, |this, t| run_one(this, env, t, sv, false))?;
+            // A region after a warp collective starts with a runtime call, which no thread loop can
+            // vectorise past, and such regions are short: calling the body there saves compile time.
+            let inlined = s & WARP == 0;
+            let env_here = if inlined { env } else { env2 };
+            self.thread_loops(block_fn, env_here, |this, t| run_one(this, env_here, t, sv, false, inlined))?;
             self.b.build_unconditional_branch(exit)?;
         }
         let some = self.ctx.append_basic_block(block_fn, "masked");
         self.b.position_at_end(some);
-        self.thread_loops(block_fn, env2, |this, t| run_one(this, env2, t, state, true))?;
+        self.thread_loops(block_fn, env2, |this, t| run_one(this, env2, t, state, true, false))?;
         self.b.build_unconditional_branch(exit)?;
         let dispatch = self.ctx.append_basic_block(block_fn, "dispatch");
         self.b.position_at_end(dispatch);
