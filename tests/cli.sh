@@ -53,4 +53,8 @@ printf '.version 8.5\n.target sm_90\n.entry k { add.s32 %%r1 %%r2; }\n' >/tmp/pt
 expect 1 "fmt refuses a file with syntax errors" -- "$bin" fmt /tmp/ptx-jit-frag.ptx
 expect 0 "coverage" -- "$bin" coverage
 contains "176 sections" "coverage reports every instruction section of the 8.5 manual"
+faults="$dir"/../cuda-shim/tests/checked_faults.ptx
+expect 0 "run --checked lets in-bounds accesses through" -- "$bin" run "$faults" --kernel global_oob --block 8 --arg 'u32*8' --checked
+expect 1 "run --checked stops an out-of-bounds store" -- "$bin" run "$faults" --kernel global_oob --block 9 --arg 'u32*8' --checked
+contains "\`global_oob\`, line 16: thread (8, 0, 0) of block (0, 0, 0) accessed 4 byte(s) of .global memory" "the fault names kernel, PTX line, thread, block and space"
 exit $fail

@@ -47,7 +47,7 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
         let mut runs = vec![(exec_name(exec), bufs)];
         // A kernel cut into regions must agree with the general fiber execution.
         if matches!(exec, ptx_jit::Exec::Regions { .. }) {
-            let (bufs, _) = run_with(&src, r, ptx_jit::Options { regions: false })?;
+            let (bufs, _) = run_with(&src, r, ptx_jit::Options { regions: false, ..Default::default() })?;
             runs.push(("fibers", bufs));
         }
         for (how, bufs) in &runs {

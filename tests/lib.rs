@@ -112,7 +112,7 @@ pub fn exec_name(e: ptx_jit::Exec) -> &'static str {
 
 /// `run` with lowering options; also returns how the kernel ran.
 pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Vec<u8>>, ptx_jit::Exec), String> {
-    let module = ptx_jit::load_with(src, options).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
+    let module = ptx_jit::load_options(src, options).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
     let k = module
         .kernel(&r.kernel)
         .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
@@ -124,12 +124,7 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
     let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
     ptx_jit::launch(
         k,
-        &ptx_jit::Launch {
-            grid: r.grid,
-            block: r.block,
-            dynamic_shared: r.shared,
-            params: &params,
-        },
+        &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params),
     )
     .map_err(|e| e.to_string())?;
     Ok((bufs, k.info.exec))

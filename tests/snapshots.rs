@@ -105,7 +105,7 @@ fn backend_diagnostics() {
     let arch = ptx_jit::arch::validate("sm_20", None).unwrap();
     let diags = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_err();
     let mut text: String = diags.iter().take(1).map(|d| d.render("warp_collectives.ptx", &src, false)).collect();
-    let unsupported = ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tmov.u32 %r1, 0;\n\tmul24.lo.s32 %r2, %r1, %r1;\n\tret;\n}\n";
+    let unsupported = ".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";
     let (m, _) = ptx_jit::front(unsupported).unwrap();
     let diags = ptx_jit::host::host_ir(&m, false).unwrap_err();
     text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));

@@ -91,6 +91,8 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         INITIALIZED.store(true, Ordering::Release);
+        // Checked kernels (PTXJIT_CHECKED=1) accept exactly the memory this driver has handed out.
+        ptx_jit::checked::set_global_memory(|p, n| state::check_range(p, n).is_ok());
         Ok(())
     }
     fn cuDriverGetVersion(v: *mut c_int) {
@@ -307,8 +309,12 @@ api! {
         if dptr.is_null() || size == 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        // 256-byte alignment, as the CUDA driver guarantees.
-        let layout = std::alloc::Layout::from_size_align(size, 256).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+        // 256-byte alignment, as the CUDA driver guarantees. A GPU maps memory in large pages, so a
+        // kernel that overruns its buffer a little goes unnoticed there; here the same overrun would
+        // corrupt the host's heap. Each allocation gets a tail as long as itself (up to 2 MiB) that
+        // only such kernels touch (checked mode still reports them, by the size asked for).
+        let padded = size.saturating_add(size.min(2 << 20)).next_multiple_of(4096);
+        let layout = std::alloc::Layout::from_size_align(padded, 256).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
         if size as u64 > device::total_mem() {
             return Err(CUDA_ERROR_OUT_OF_MEMORY);
         }
@@ -427,15 +433,17 @@ api! {
         let func = FUNCTIONS.get(f as usize)?;
         let k = &func.module_obj.host.kernels[func.kernel];
         let buf = param_buffer(&k.info, params, extra)?;
-        let launch = ptx_jit::Launch { grid: [gx, gy, gz], block: [bx, by, bz], dynamic_shared: shared as u64, params: &buf };
+        let launch = ptx_jit::Launch::new([gx, gy, gz], [bx, by, bz], shared as u64, &buf);
         ptx_jit::launch(k, &launch).map_err(|e| {
-            if log_enabled() {
+            // Checked mode's report is what the user asked for; other errors only with logging on.
+            if log_enabled() || matches!(e, ptx_jit::LaunchError::IllegalAddress(_)) {
                 eprintln!("ptx-jit: cuLaunchKernel({}): {e}", k.info.name);
             }
             match e {
                 ptx_jit::LaunchError::InvalidConfig(_) | ptx_jit::LaunchError::InvalidArgs(_) => CUDA_ERROR_INVALID_VALUE,
                 ptx_jit::LaunchError::OutOfResources(_) => CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                 ptx_jit::LaunchError::Failed(_) => CUDA_ERROR_LAUNCH_FAILED,
+                ptx_jit::LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
             }
         })
     }
@@ -664,7 +672,7 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
         CUDA_ERROR_INVALID_IMAGE
     })?;
     let t = std::time::Instant::now();
-    match ptx_jit::load(text) {
+    match ptx_jit::load_with(text, ptx_jit::checked_from_env()) {
         Ok(host) => {
             let h = MODULES.insert(ModuleObj { ctx, host });
             let m = MODULES.get(h)?;

@@ -862,6 +862,24 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     .help("write `div.rn` for an IEEE division (or `div.approx` / `div.full` for `.f32`)"),
             );
         }
+        // `setp`/`set` take a fourth operand exactly when a boolean operation combines it (ptxas:
+        // "Arguments mismatch").
+        if matches!(name, "setp" | "set") {
+            let ops = i.operands.len();
+            match (d.get(G::BoolOp), ops) {
+                (None, 4) => self.diags.push(
+                    Diagnostic::error(Code::P0104, i.operands[3].span(), format!("`{name}` has no boolean operation to combine this predicate with"))
+                        .label("extra operand")
+                        .help(format!("add `.and`, `.or` or `.xor` after the comparison, or drop the operand")),
+                ),
+                (Some(op), 3) => self.diags.push(
+                    Diagnostic::error(Code::P0104, i.span, format!("`{op}` needs a predicate operand to combine with"))
+                        .label("missing operand")
+                        .help("add the predicate as the last operand, e.g. `, %p1`"),
+                ),
+                _ => {}
+            }
+        }
         // Which comparisons a type has: bit types compare for equality only, the unsigned-only names
         // (`.lo` …) and the unordered ones (`.equ` …) belong to unsigned and float types.
         if matches!(name, "setp" | "set") && d.is_primary() {

@@ -165,6 +165,25 @@ pub fn try_form(f: &Form, arch: &Arch) -> Outcome {
     }
 }
 
+/// Every form that checks but that the host (or NVPTX) backend refuses: (section, form, first reason).
+pub fn missing(host: bool) -> Vec<(&'static str, String, String)> {
+    let arch = crate::arch::validate("sm_90", None).expect("sm_90 is a valid target");
+    forms()
+        .into_iter()
+        .filter_map(|f| {
+            let (m, _) = crate::front(&f.kernel).ok()?;
+            let r = if host {
+                crate::host::host_ir(&m, false).map(drop)
+            } else {
+                crate::nvptx::emit(&m, &arch, 0, crate::nvptx::Emit::Ptx).map(drop)
+            };
+            let diags = r.err()?;
+            let why = diags.first().map_or(String::new(), |d| d.message.clone());
+            Some((f.section, format!("{}{}", f.spec.name, f.mods.concat()), why))
+        })
+        .collect()
+}
+
 /// Counts for one manual section.
 #[derive(Clone, Debug, Default)]
 pub struct Row {

@@ -1,76 +1,184 @@
 //! CTAs whose kernels synchronise threads: every thread of the CTA runs on its own fiber, which
-//! suspends at `bar.sync` and at warp collectives (`shfl`, `vote`, `bar.warp.sync`). The scheduler
-//! resumes runnable fibers until each waits or finishes; then it releases a warp whose live lanes all
-//! wait at a warp collective, or else the whole CTA when every live thread waits at a barrier. Threads
-//! that have exited count as arrived (as on sm_70+).
+//! suspends at barriers and warp collectives. The scheduler resumes runnable fibers until each waits
+//! or finishes, then releases what can proceed:
+//! - a warp collective once every live lane of its member mask waits at one (independent thread
+//!   scheduling: lanes outside the mask go on alone);
+//! - a named barrier once its thread count (or, without one, every live thread of the CTA) has arrived,
+//!   `bar.arrive` included, handing out `bar.red` results;
+//! - `activemask` once the whole warp is blocked: its lanes are the ones waiting at the same site;
+//! - yields (`nanosleep`, `mbarrier` polls) at once, after the others have run.
+//! Threads that have exited count as arrived (as on sm_70+). If nothing can proceed, the kernel would
+//! hang on a GPU; the launch fails instead.
 
 use crate::host::HostKernel;
 use crate::runtime::{shared_words, Env, Launch, LaunchError};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use ptx_llvm::collective::{BAR_SYNC, SHFL, VOTE, WARP_SYNC};
+use ptx_llvm::collective::*;
 use rayon::prelude::*;
 use std::ffi::c_void;
 
 /// Fiber stacks: JIT'd thread bodies keep registers in stack slots and recurse only through `call`.
 const STACK_BYTES: usize = 256 * 1024;
+/// Named barriers per CTA (`bar` ids 0–15), and the cluster barrier of a cluster of one.
+const BARRIERS: usize = CLUSTER_BARRIER as usize + 1;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Wait {
-    Bar,
-    Warp,
+    Bar { id: u32, op: u32 },
+    /// `barrier.cluster.wait`: until barrier `id` has completed the phase this thread arrived in.
+    Phase { id: u32, phase: u32 },
+    Warp { mask: u32 },
+    Converge { site: u32 },
+    Yield,
 }
 
 type Fiber = Coroutine<(), Wait, (), DefaultStack>;
 
-/// What a fiber's `collective` calls need: its yielder, lane, and warp's exchange slots.
+/// What a fiber's `collective` calls need: its yielder, lane, the CTA's shared state, and the result
+/// the scheduler hands it when it releases a barrier or an `activemask`.
 struct Lane {
     yielder: *const Yielder<(), Wait>,
     lane: u32,
     warp: *mut Warp,
+    bars: *mut Barrier,
+    result: u64,
 }
 
 /// Values exchanged by one warp, and which lanes are still running.
 struct Warp {
-    slots: [u32; 32],
+    slots: [u64; 32],
     live: u32,
 }
 
-unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c: u32) -> u64 {
-    // SAFETY: `sync` is the `Lane` of the fiber running this call; its warp outlives the CTA.
-    let me = unsafe { &*(sync as *const Lane) };
+#[derive(Clone, Copy, Default)]
+struct Barrier {
+    arrived: u32,
+    /// The thread count named by `bar.sync a, b` (0: every live thread).
+    expected: u32,
+    popc: u32,
+    all: bool,
+    any: bool,
+    /// Phases completed so far.
+    phase: u32,
+}
+
+impl Barrier {
+    fn arrive(&mut self, expected: u32, pred: bool) {
+        if self.arrived == 0 {
+            *self = Barrier { arrived: 0, expected, popc: 0, all: true, any: false, phase: self.phase };
+        }
+        self.arrived += 1;
+        self.expected = self.expected.max(expected);
+        self.popc += pred as u32;
+        self.all &= pred;
+        self.any |= pred;
+    }
+    fn result(&self, op: u32) -> u64 {
+        match op {
+            RED_POPC => self.popc as u64,
+            RED_AND => self.all as u64,
+            RED_OR => self.any as u64,
+            _ => 0,
+        }
+    }
+}
+
+/// Publishes a value, waits for the member lanes, lets `f` read the warp, and waits again so no lane
+/// overwrites its slot before every member has read.
+fn exchange(me: &Lane, value: u64, mask: u32, f: impl FnOnce(&Warp, u32) -> u64) -> u64 {
     let y = unsafe { &*me.yielder };
     let warp = me.warp;
+    unsafe { (*warp).slots[me.lane as usize] = value };
+    y.suspend(Wait::Warp { mask });
+    let members = (mask | 1 << me.lane) & unsafe { (*warp).live };
+    let r = f(unsafe { &*warp }, members);
+    y.suspend(Wait::Warp { mask });
+    r
+}
+
+unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c: u32, mask: u32) -> u64 {
+    // SAFETY: `sync` is the `Lane` of the fiber running this call; its CTA outlives the fibers.
+    let me = unsafe { &mut *(sync as *mut Lane) };
+    let y = unsafe { &*me.yielder };
     let lane = me.lane;
     match kind {
-        BAR_SYNC => {
-            y.suspend(Wait::Bar);
+        BAR_SYNC | BAR_ARRIVE => {
+            let id = (a as usize) % BARRIERS;
+            let bar = unsafe { &mut *me.bars.add(id) };
+            // The phase this arrival belongs to, for a later `barrier.cluster.wait`.
+            me.result = bar.phase as u64;
+            bar.arrive(b, mask & 1 == 1);
+            if kind == BAR_SYNC {
+                y.suspend(Wait::Bar { id: id as u32, op: c });
+            }
+            me.result
+        }
+        BAR_WAIT => {
+            let id = a % BARRIERS as u32;
+            let phase = me.result as u32;
+            if unsafe { (*me.bars.add(id as usize)).phase } == phase {
+                y.suspend(Wait::Phase { id, phase });
+            }
             0
         }
         WARP_SYNC => {
-            y.suspend(Wait::Warp);
+            y.suspend(Wait::Warp { mask });
             0
         }
-        k if (SHFL..SHFL + 4).contains(&k) => {
-            // Publish, wait for the warp, read the source lane, then wait again so no lane overwrites
-            // its slot before every lane has read.
-            unsafe { (*warp).slots[lane as usize] = a };
-            y.suspend(Wait::Warp);
+        ACTIVEMASK => {
+            y.suspend(Wait::Converge { site: c });
+            me.result
+        }
+        YIELD => {
+            y.suspend(Wait::Yield);
+            0
+        }
+        k if (SHFL..SHFL + 4).contains(&k) => exchange(me, a as u64, mask, |w, _| {
             let (src, valid) = shfl_source(k - SHFL, lane, b, c);
-            let v = unsafe { (*warp).slots[src] };
-            y.suspend(Wait::Warp);
-            v as u64 | (valid as u64) << 32
-        }
-        k if (VOTE..VOTE + 4).contains(&k) => {
-            unsafe { (*warp).slots[lane as usize] = a & 1 };
-            y.suspend(Wait::Warp);
-            let live = unsafe { (*warp).live };
+            (w.slots[src] as u32) as u64 | (valid as u64) << 32
+        }),
+        k if (VOTE..VOTE + 4).contains(&k) => exchange(me, (a & 1) as u64, mask, |w, members| {
             let ballot = (0..32)
-                .filter(|&i| live >> i & 1 == 1 && unsafe { (*warp).slots[i] } == 1)
+                .filter(|&i| members >> i & 1 == 1 && w.slots[i] == 1)
                 .fold(0u32, |m, i| m | 1 << i);
-            y.suspend(Wait::Warp);
-            vote_result(k - VOTE, ballot, live)
+            vote_result(k - VOTE, ballot, members)
+        }),
+        k if (REDUX..REDUX + 6).contains(&k) => exchange(me, a as u64, mask, |w, members| {
+            let vals = (0..32).filter(|&i| members >> i & 1 == 1).map(|i| w.slots[i] as u32);
+            let signed = b == 1;
+            (match k - REDUX {
+                0 => vals.fold(0u32, u32::wrapping_add),
+                1 if signed => vals.map(|v| v as i32).min().unwrap_or(0) as u32,
+                1 => vals.min().unwrap_or(0),
+                2 if signed => vals.map(|v| v as i32).max().unwrap_or(0) as u32,
+                2 => vals.max().unwrap_or(0),
+                3 => vals.fold(u32::MAX, |x, v| x & v),
+                4 => vals.fold(0, |x, v| x | v),
+                _ => vals.fold(0, |x, v| x ^ v),
+            }) as u64
+        }),
+        MMA | LDMATRIX | STMATRIX => {
+            let buf = (a as u64 | (b as u64) << 32) as *mut u32;
+            exchange(me, buf as u64, mask, |w, _| unsafe { crate::matrix::warp_op(kind, c, w.slots.as_ptr() as *const u64, lane) })
         }
+        MOVMATRIX => exchange(me, a as u64, mask, |w, _| {
+            let regs: [u32; 32] = std::array::from_fn(|i| w.slots[i] as u32);
+            crate::mma::movmatrix_lane(&regs, lane as usize) as u64
+        }),
+        MATCH_ANY | MATCH_ALL => exchange(me, a as u64 | (b as u64) << 32, mask, |w, members| {
+            let mine = w.slots[lane as usize];
+            let same = (0..32)
+                .filter(|&i| members >> i & 1 == 1 && w.slots[i] == mine)
+                .fold(0u32, |m, i| m | 1 << i);
+            if kind == MATCH_ANY {
+                same as u64
+            } else if same == members {
+                members as u64 | 1 << 32
+            } else {
+                0
+            }
+        }),
         _ => 0,
     }
 }
@@ -115,32 +223,132 @@ enum State {
     Done,
 }
 
-fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Result<(), LaunchError> {
+/// Marks runnable whatever can proceed; false if nothing can.
+fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [Barrier]) -> bool {
+    let n = state.len();
+    let mut released = false;
+    for s in state.iter_mut() {
+        if *s == State::Waiting(Wait::Yield) {
+            *s = State::Runnable;
+            released = true;
+        }
+    }
+    for (w, warp) in warps.iter().enumerate() {
+        let range = w * 32..((w + 1) * 32).min(n);
+        // Warp collectives: each distinct member mask whose live lanes all wait.
+        for i in range.clone() {
+            let State::Waiting(Wait::Warp { mask }) = state[i] else { continue };
+            let members = (mask | 1 << (i % 32)) & warp.live;
+            let group = range.clone().filter(|&j| members >> (j % 32) & 1 == 1);
+            if group
+                .clone()
+                .all(|j| matches!(state[j], State::Waiting(Wait::Warp { .. })))
+            {
+                for j in group {
+                    state[j] = State::Runnable;
+                }
+                released = true;
+            }
+        }
+        // activemask: when no lane of the warp can move, the lanes at one site form the mask.
+        let blocked = range.clone().all(|i| !matches!(state[i], State::Runnable));
+        if blocked {
+            let sites: Vec<u32> = range
+                .clone()
+                .filter_map(|i| match state[i] {
+                    State::Waiting(Wait::Converge { site }) => Some(site),
+                    _ => None,
+                })
+                .collect();
+            if let Some(&site) = sites.first() {
+                let at_site: Vec<usize> = range
+                    .clone()
+                    .filter(|&i| state[i] == State::Waiting(Wait::Converge { site }))
+                    .collect();
+                let m = at_site.iter().fold(0u32, |m, &i| m | 1 << (i % 32));
+                for i in at_site {
+                    lanes[i].result = m as u64;
+                    state[i] = State::Runnable;
+                }
+                released = true;
+            }
+        }
+    }
+    let live = state.iter().filter(|s| **s != State::Done).count() as u32;
+    for (id, bar) in bars.iter_mut().enumerate() {
+        if bar.arrived == 0 {
+            continue;
+        }
+        let expected = if bar.expected == 0 { live } else { bar.expected };
+        let waiters = state
+            .iter()
+            .any(|s| matches!(s, State::Waiting(Wait::Bar { id: b, .. }) if *b as usize == id));
+        // A phase completes when its count is in; a named barrier also needs a thread waiting on it
+        // (arrivals from bar.arrive alone carry over to the next bar.sync).
+        if bar.arrived < expected || !(waiters || id == CLUSTER_BARRIER as usize) {
+            continue;
+        }
+        for i in 0..n {
+            if let State::Waiting(Wait::Bar { id: b, op }) = state[i] {
+                if b as usize == id {
+                    lanes[i].result = bar.result(op);
+                    state[i] = State::Runnable;
+                }
+            }
+        }
+        bar.arrived = 0;
+        bar.phase = bar.phase.wrapping_add(1);
+        released = true;
+    }
+    for s in state.iter_mut() {
+        if let State::Waiting(Wait::Phase { id, phase }) = *s {
+            if bars[id as usize].phase != phase {
+                *s = State::Runnable;
+                released = true;
+            }
+        }
+    }
+    released
+}
+
+fn run_cta(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    cta_index: u64,
+    shared: &mut [u64],
+    fault: *const c_void,
+) -> Result<(), LaunchError> {
     let [bx, by, bz] = l.block;
     let n = (bx * by * bz) as usize;
-    let base = Env::for_cta(l, cta, shared, collective);
+    let mut base = Env::for_cta(l, cta_index, shared, collective);
+    base.fault = fault;
+    let cell = unsafe { (fault as *const crate::checked::FaultCell).as_ref() };
+    if cell.is_some_and(|c| c.faulted()) {
+        return Ok(()); // the launch has failed: no further CTAs start
+    }
     let mut warps: Vec<Warp> = (0..n.div_ceil(32))
         .map(|w| Warp {
             slots: [0; 32],
-            live: if (w + 1) * 32 <= n {
-                u32::MAX
-            } else {
-                (1u32 << (n % 32)) - 1
-            },
+            live: if (w + 1) * 32 <= n { u32::MAX } else { (1u32 << (n % 32)) - 1 },
         })
         .collect();
-    // Fibers hold raw pointers into `warps` and `lanes`; neither moves until the fibers are done.
-    let warps_ptr = warps.as_mut_ptr();
+    let mut bars = [Barrier::default(); BARRIERS];
+    // Fibers hold raw pointers into `warps`, `bars` and `lanes`; none moves until the fibers are done.
+    let (warps_ptr, bars_ptr) = (warps.as_mut_ptr(), bars.as_mut_ptr());
     let mut lanes: Vec<Lane> = (0..n)
         .map(|i| Lane {
             yielder: std::ptr::null(),
             lane: (i % 32) as u32,
             warp: unsafe { warps_ptr.add(i / 32) },
+            bars: bars_ptr,
+            result: 0,
         })
         .collect();
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
     let (base_addr, entry) = (&base as *const Env as usize, k.entry()?);
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
+    // Each fiber's stack (lowest, highest address), the local memory checked mode allows it.
+    let mut stacks: Vec<(u64, u64)> = Vec::with_capacity(n);
     for (i, lane) in lanes.iter_mut().enumerate() {
         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
         let stack = match STACKS.with(|s| s.borrow_mut().pop()) {
@@ -149,6 +357,10 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
                 DefaultStack::new(STACK_BYTES).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?
             }
         };
+        {
+            use corosensei::stack::Stack;
+            stacks.push((stack.limit().get() as u64, stack.base().get() as u64));
+        }
         let lane_addr = lane as *mut Lane as usize;
         fibers.push(Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
             // SAFETY: `base` and the lanes live until every fiber has finished or been leaked.
@@ -164,6 +376,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
     loop {
         for i in 0..n {
             if state[i] == State::Runnable {
+                crate::checked::set_stack(stacks[i].0, stacks[i].1);
                 state[i] = match fibers[i].resume(()) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(()) => {
@@ -176,52 +389,29 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, shared: &mut [u64]) -> Resu
         if state.iter().all(|s| *s == State::Done) {
             break;
         }
-        // Release every warp whose live lanes all wait at a warp collective.
-        let mut released = false;
-        for w in 0..warps.len() {
-            let lanes = w * 32..((w + 1) * 32).min(n);
-            let waiting = lanes
-                .clone()
-                .all(|i| matches!(state[i], State::Waiting(Wait::Warp) | State::Done));
-            if waiting && lanes.clone().any(|i| state[i] != State::Done) {
-                lanes.for_each(|i| {
-                    if state[i] != State::Done {
-                        state[i] = State::Runnable
-                    }
-                });
-                released = true;
-            }
-        }
-        if !released {
-            if state
-                .iter()
-                .all(|s| matches!(s, State::Waiting(Wait::Bar) | State::Done))
-            {
-                state
-                    .iter_mut()
-                    .filter(|s| **s != State::Done)
-                    .for_each(|s| *s = State::Runnable);
-            } else {
-                // Threads wait at different kinds of synchronisation that can never all be met: the
-                // kernel would hang on a GPU. The fibers cannot be unwound through JIT frames, so they
-                // (and their stacks) are leaked rather than dropped.
-                std::mem::forget(fibers);
-                std::mem::forget(lanes);
-                std::mem::forget(warps);
-                return Err(LaunchError::Failed(
-                    "threads wait at a barrier that the rest of the CTA never reaches (the kernel would hang)".into(),
-                ));
-            }
+        // No fiber runs while the scheduler looks at the shared state.
+        if !release(&mut state, &mut lanes, &warps, &mut bars) {
+            // The fibers cannot be unwound through JIT frames, so they (and their stacks) are leaked
+            // rather than dropped.
+            std::mem::forget(fibers);
+            std::mem::forget(lanes);
+            std::mem::forget(warps);
+            return Err(LaunchError::Failed(
+                "threads wait at a barrier or warp collective that the threads it needs never reach (the kernel would hang)"
+                    .into(),
+            ));
         }
     }
     STACKS.with(|s| s.borrow_mut().extend(fibers.into_iter().map(Coroutine::into_stack)));
     Ok(())
 }
 
-pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
+pub fn launch(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), LaunchError> {
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
-    (0..total)
-        .into_par_iter()
-        .try_for_each_init(|| vec![0u64; words], |shared, cta| run_cta(k, l, cta, shared))
+    let fault = fault as usize;
+    (0..total).into_par_iter().try_for_each_init(
+        || vec![0u64; words],
+        |shared, cta| run_cta(k, l, cta, shared, fault as *const c_void),
+    )
 }

@@ -1,6 +1,7 @@
 //! The host flavour: LLVM O3 for this CPU, then ORC LLJIT. One process-wide LLJIT; every module gets a
 //! unique symbol prefix and its own resource tracker so it can be unloaded.
 
+use inkwell::llvm_sys::core::{LLVMContextCreate, LLVMContextDispose};
 use inkwell::context::Context;
 use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::orc2::lljit::*;
@@ -53,6 +54,7 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
         std::ptr::null_mut(),
     ))?;
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    define_builtins(jit)?;
     // Modules are optimised when first looked up, so a kernel costs nothing until its first launch.
     LLVMOrcIRTransformLayerSetTransform(
         LLVMOrcLLJITGetIRTransformLayer(jit),
@@ -83,6 +85,37 @@ extern "C" fn optimise_on_materialisation(
     unsafe { LLVMOrcThreadSafeModuleWithModuleDo(*tsm, with_module, std::ptr::null_mut()) }
 }
 
+/// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
+/// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
+unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
+    let fns: [(&str, u64); 5] = [
+        (ptx_llvm::builtin::MEM, crate::memops::ptxjit_mem as *const () as u64),
+        (ptx_llvm::builtin::CHECK, crate::checked::ptxjit_check as *const () as u64),
+        (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
+        (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
+        (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
+    ];
+    let mut pairs: Vec<LLVMOrcCSymbolMapPair> = fns
+        .iter()
+        .map(|(name, addr)| {
+            let c = CString::new(*name).expect("no NUL");
+            LLVMOrcCSymbolMapPair {
+                Name: unsafe { LLVMOrcLLJITMangleAndIntern(jit, c.as_ptr()) },
+                Sym: LLVMJITEvaluatedSymbol {
+                    Address: *addr,
+                    Flags: LLVMJITSymbolFlags {
+                        GenericFlags: LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported as u8
+                            | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable as u8,
+                        TargetFlags: 0,
+                    },
+                },
+            }
+        })
+        .collect();
+    let mu = unsafe { LLVMOrcAbsoluteSymbols(pairs.as_mut_ptr(), pairs.len()) };
+    take_error(unsafe { LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu) })
+}
+
 static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 
 /// LLJIT's default compiler shares one TargetMachine, and optimisation and code generation run lazily
@@ -97,6 +130,8 @@ pub struct HostKernel {
     /// The block entry's JIT symbol; its module is optimised and compiled on the first `entry()`.
     symbol: CString,
     entry: std::sync::OnceLock<Result<usize, String>>,
+    /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
+    pub lines: Option<std::sync::Arc<[u32]>>,
 }
 
 impl HostKernel {
@@ -132,6 +167,9 @@ unsafe impl Sync for HostModule {}
 
 impl Drop for HostModule {
     fn drop(&mut self) {
+        for (_, addr, _) in &self.globals {
+            crate::checked::unregister(*addr);
+        }
         let _codegen = CODEGEN.lock();
         unsafe {
             let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
@@ -179,6 +217,10 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> 
 
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
+    let bad = unsupported_mma(m);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
     let ctx = Context::create();
     let lowered = ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options())?;
     lowered
@@ -203,13 +245,42 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
 pub fn options() -> ptx_llvm::Options {
     ptx_llvm::Options {
         regions: std::env::var("PTXJIT_REGIONS").map_or(true, |v| v != "0"),
+        checked: false,
     }
 }
 
 /// Lowers a checked module and hands it to the JIT: one JIT module per kernel, optimised and compiled
 /// on the kernel's first launch, and one with the module variables, placed now.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
-    compile_with(m, options())
+    compile_with(m, None, options())
+}
+
+/// `mma` forms the emulation has no layout for, found before lowering (the runtime parses the same
+/// modifiers again when the instruction runs).
+fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    for item in &m.items {
+        if let ptx_front::ast::Item::Function(f) = item {
+            if let Some(body) = &f.body {
+                ptx_front::ast::visit(body, &mut |s| {
+                    if let ptx_front::ast::Statement::Inst(i) = s {
+                        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+                        if i.opcode.text == "mma" && crate::mma::MmaDesc::parse(&mods).is_none() {
+                            out.push(
+                                Diagnostic::error(
+                                    Code::P0401,
+                                    i.span,
+                                    format!("`mma{}` is not supported on the CPU yet", mods.concat()),
+                                )
+                                .label("not supported yet"),
+                            );
+                        }
+                    }
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Functions with a body.
@@ -260,10 +331,15 @@ fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModule
             }
         }
         delete_unused(k, |f| name(f) != keep);
+        // Module variables are shared: declared here, defined once. The lowering's own constants
+        // (internal or private) stay with each copy.
         let mut g = LLVMGetFirstGlobal(k);
         while !g.is_null() {
-            LLVMSetInitializer(g, std::ptr::null_mut());
-            LLVMSetLinkage(g, inkwell::llvm_sys::LLVMLinkage::LLVMExternalLinkage);
+            use inkwell::llvm_sys::LLVMLinkage::*;
+            if !matches!(LLVMGetLinkage(g), LLVMInternalLinkage | LLVMPrivateLinkage) {
+                LLVMSetInitializer(g, std::ptr::null_mut());
+                LLVMSetLinkage(g, LLVMExternalLinkage);
+            }
             g = LLVMGetNextGlobal(g);
         }
         k
@@ -271,8 +347,19 @@ fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModule
 }
 
 
-/// `compile` with explicit lowering options.
-pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
+/// [`compile`] with explicit lowering options, given the module's text (so faults name lines). Checked
+/// mode (see `crate::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
+/// heap frames, which the local-memory check does not know.
+pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
+    let bad = unsupported_mma(m);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    let options = ptx_llvm::Options {
+        regions: options.regions && !options.checked,
+        ..options
+    };
+    let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| crate::checked::line_starts(s).into());
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
@@ -359,6 +446,7 @@ pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostMo
                 info,
                 symbol,
                 entry: std::sync::OnceLock::new(),
+                lines: lines.clone(),
             });
         }
         for (name, size) in lowered.globals {
@@ -366,6 +454,7 @@ pub fn compile_with(m: &Module<'_>, options: ptx_llvm::Options) -> Result<HostMo
             let mut addr = 0;
             take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) })
                 .map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
+            crate::checked::register(addr, size);
             hm.globals.push((name, addr, size));
         }
         Ok(())

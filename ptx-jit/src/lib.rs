@@ -5,7 +5,12 @@ mod addressing;
 pub mod arch;
 pub mod args;
 pub mod coverage;
+mod builtins;
+pub mod checked;
 mod fibers;
+mod matrix;
+mod memops;
+pub mod mma;
 mod regions;
 pub mod host;
 pub mod nvptx;
@@ -28,13 +33,25 @@ pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>),
 
 /// PTX text to host code, ready to launch.
 pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
-    load_with(src, host::options())
+    load_with(src, false)
 }
 
-/// `load` with explicit lowering options (to run a kernel on fibers rather than as regions).
-pub fn load_with(src: &str, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
+/// [`load`], optionally in checked mode: out-of-bounds accesses fail the launch with
+/// [`LaunchError::IllegalAddress`] instead of touching memory. Module variables are registered as
+/// valid memory while the module lives.
+pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
+    load_options(src, Options { checked, ..host::options() })
+}
+
+/// [`load`] with explicit lowering options (e.g. to run a kernel on fibers rather than as regions).
+pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagnostic>> {
     let (m, _) = front(src)?;
-    host::compile_with(&m, options)
+    host::compile_with(&m, Some(src), options)
+}
+
+/// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`).
+pub fn checked_from_env() -> bool {
+    std::env::var("PTXJIT_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 /// PTX text to PTX for `arch` (validated first: LLVM aborts on impossible pairs).

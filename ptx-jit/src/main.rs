@@ -84,6 +84,10 @@ enum Cmd {
         /// Kernel arguments in order: `u32:7`, `f32[1,2,3]`, `f32*1024=1.5`, `u32*64=iota`.
         #[arg(long = "arg", allow_hyphen_values = true)]
         args: Vec<String>,
+        /// Bounds-check every global, shared and local access (also PTXJIT_CHECKED=1); an
+        /// out-of-bounds access fails the launch with the thread, block, PTX line and address.
+        #[arg(long)]
+        checked: bool,
     },
     /// Measure parse throughput.
     Bench {
@@ -96,6 +100,10 @@ enum Cmd {
         /// Print only the summary line.
         #[arg(long)]
         summary: bool,
+        /// Instead of counts, list every checked form that a backend (`host` or `nvptx`) does not
+        /// lower yet, with the reason.
+        #[arg(long, value_parser = ["host", "nvptx"])]
+        missing: Option<String>,
     },
     /// Explain a diagnostic code (P0201) or describe an instruction (add).
     Explain { what: String },
@@ -230,7 +238,15 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
         }
-        Cmd::Coverage { summary } => {
+        Cmd::Coverage {
+            missing: Some(backend), ..
+        } => {
+            for (section, form, why) in ptx_jit::coverage::missing(backend == "host") {
+                println!("{section:<12} {form:<48} {why}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Coverage { summary, .. } => {
             let rows = ptx_jit::coverage::report();
             let mut total = ptx_jit::coverage::Row::default();
             let (mut s_checked, mut s_host, mut s_nvptx) = (0, 0, 0);
@@ -326,6 +342,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             block,
             shared,
             args: raw,
+            checked,
         } => {
             let src = read(&file)?;
             let usage = |e: String| {
@@ -339,7 +356,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .collect::<Result<_, _>>()
                 .map_err(usage)?;
             let t0 = std::time::Instant::now();
-            let module = ptx_jit::load(&src).map_err(|d| {
+            let checked = checked || ptx_jit::checked_from_env();
+            let module = ptx_jit::load_with(&src, checked).map_err(|d| {
                 print_diags(&d, &file.display().to_string(), &src);
                 ExitCode::from(1)
             })?;
@@ -356,20 +374,21 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
                 .collect();
             let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
+            for b in &bufs {
+                ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
+            }
             // The kernel compiles on first use; count that as compilation, not as the run.
             k.entry().map_err(|e| usage(e.to_string()))?;
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
-            ptx_jit::launch(
-                k,
-                &ptx_jit::Launch {
-                    grid,
-                    block,
-                    dynamic_shared: shared,
-                    params: &params,
-                },
-            )
-            .map_err(|e| usage(e.to_string()))?;
+            ptx_jit::launch(k, &ptx_jit::Launch::new(grid, block, shared, &params)).map_err(|e| {
+                eprintln!("error: {e}");
+                // A bad launch request is a usage error; a kernel that fails is the program's.
+                match e {
+                    ptx_jit::LaunchError::InvalidConfig(_) | ptx_jit::LaunchError::InvalidArgs(_) => ExitCode::from(2),
+                    _ => ExitCode::from(1),
+                }
+            })?;
             let dt = t.elapsed();
             for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
                 if let Arg::Buffer(e, _) = a {

@@ -44,7 +44,7 @@ struct Exchange {
     live: Vec<u32>,
 }
 
-unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _: u32) -> u64 {
+unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _: u32, _: u32) -> u64 {
     // SAFETY: `sync` is the `Steps` of the CTA running this call, and `cur` the calling thread.
     let steps = unsafe { &*(sync as *const Steps) };
     let x = unsafe { &mut *steps.exchange };
@@ -105,7 +105,7 @@ fn full_mask(w: usize, n: usize) -> u32 {
     }
 }
 
-fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Result<(), LaunchError> {
+fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers, fault: *const c_void) -> Result<(), LaunchError> {
     let n = buf.states.len();
     let warps = n.div_ceil(32);
     buf.exchange.parity.iter_mut().for_each(|p| *p = 0);
@@ -124,6 +124,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Resul
     };
     let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);
     env.sync = &mut steps as *mut Steps as *mut c_void;
+    env.fault = fault;
     let entry = k.entry()?;
     let call = |steps: &mut Steps, state: u32, masked: bool| {
         steps.state = state;
@@ -194,7 +195,7 @@ fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers) -> Resul
 /// Frames of one CTA at most (per worker thread): registers and `.local` arrays of every thread.
 const MAX_FRAMES_BYTES: u64 = 1 << 30;
 
-pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64) -> Result<(), LaunchError> {
+pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64, fault: *const c_void) -> Result<(), LaunchError> {
     let n = l.block.iter().map(|&b| b as usize).product::<usize>();
     if n as u64 * frame_bytes > MAX_FRAMES_BYTES {
         return Err(LaunchError::OutOfResources(format!(
@@ -203,8 +204,18 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64) -> Result<(), La
     }
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
+    let fault_addr = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
         || Buffers::new(n, frame_bytes, words),
-        |buf, cta| run_cta(k, l, cta, buf),
+        |buf, cta| {
+            // SAFETY: `fault` is the launch's fault record, alive until the launch returns.
+            if let Some(cell) = unsafe { (fault_addr as *const crate::checked::FaultCell).as_ref() } {
+                if cell.faulted() {
+                    return Ok(()); // the launch has failed: no further CTAs start
+                }
+            }
+            crate::checked::use_thread_stack();
+            run_cta(k, l, cta, buf, fault_addr as *const c_void)
+        },
     )
 }

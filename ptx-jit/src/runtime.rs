@@ -19,11 +19,27 @@ pub struct Env {
     pub sync: *mut c_void,
     /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that synchronise.
     pub collective: Collective,
+    /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
+    pub dynamic_shared: u32,
+    /// The worker running this CTA (`%smid`), and how many there are (`%nsmid`).
+    pub smid: u32,
+    pub nsmid: u32,
+    /// The launch's number in this process (`%gridid`).
+    pub gridid: u64,
+    /// Checked kernels: the launch's `checked::FaultCell` (null otherwise).
+    pub fault: *const c_void,
     /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
     pub ctas: u32,
 }
 
-pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32) -> u64;
+/// `%nsmid`: the CPU backend presents one SM per core.
+pub fn sm_count() -> u32 {
+    rayon::current_num_threads() as u32
+}
+
+static GRIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32, u32) -> u64;
 
 use std::ffi::c_void;
 
@@ -39,6 +55,11 @@ impl Env {
             nctaid: l.grid,
             sync: std::ptr::null_mut(),
             collective,
+            dynamic_shared: l.dynamic_shared as u32,
+            smid: rayon::current_thread_index().unwrap_or(0) as u32,
+            nsmid: sm_count(),
+            gridid: l.gridid,
+            fault: std::ptr::null(),
             ctas: 1,
         }
     }
@@ -66,6 +87,8 @@ pub enum LaunchError {
     OutOfResources(String),
     #[error("launch failed: {0}")]
     Failed(String),
+    #[error("illegal address: {0}")]
+    IllegalAddress(String),
 }
 
 pub struct Launch<'p> {
@@ -74,6 +97,20 @@ pub struct Launch<'p> {
     pub dynamic_shared: u64,
     /// The argument buffer, laid out as `KernelInfo::params` says.
     pub params: &'p [u8],
+    /// Set by [`Launch::new`]: a number unique to this launch.
+    pub gridid: u64,
+}
+
+impl<'p> Launch<'p> {
+    pub fn new(grid: [u32; 3], block: [u32; 3], dynamic_shared: u64, params: &'p [u8]) -> Self {
+        Launch {
+            grid,
+            block,
+            dynamic_shared,
+            params,
+            gridid: GRIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
 }
 
 pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
@@ -123,9 +160,9 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// The loop path's `collective`: never called, since the lowering runs every kernel that synchronises
-/// threads as regions or fibers.
-unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32) -> u64 {
+/// The loop path's `collective`: the lowering runs every kernel that synchronises threads as regions or
+/// fibers, so only `nanosleep`'s yield gets here, with no other thread to wait for.
+unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32, _: u32) -> u64 {
     0
 }
 
@@ -134,11 +171,49 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
     // Compiles the kernel on its first launch.
     let entry = k.entry()?;
+    let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
+    let r = run(k, l, entry, &cell as *const _ as *const c_void);
+    let line = |site| match &k.lines {
+        Some(lines) => format!("line {}", crate::checked::line_of(lines, site)),
+        None => format!("byte {site} of the PTX"),
+    };
+    match cell.take() {
+        Some(f) if f.trap => Err(LaunchError::Failed(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) executed `trap`",
+            k.info.name,
+            line(f.site),
+            f.tid[0],
+            f.tid[1],
+            f.tid[2],
+            f.ctaid[0],
+            f.ctaid[1],
+            f.ctaid[2],
+        ))),
+        Some(f) => Err(LaunchError::IllegalAddress(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
+            k.info.name,
+            line(f.site),
+            f.tid[0],
+            f.tid[1],
+            f.tid[2],
+            f.ctaid[0],
+            f.ctaid[1],
+            f.ctaid[2],
+            f.bytes,
+            f.space_name(),
+            f.addr
+        ))),
+        None => r,
+    }
+}
+
+fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
     match k.info.exec {
         Exec::Loop => {}
-        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes),
-        Exec::Fibers => return crate::fibers::launch(k, l),
+        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes, fault),
+        Exec::Fibers => return crate::fibers::launch(k, l, fault),
     }
+    let fault_addr = fault as usize;
     // Work items: runs of up to CTA_RUN CTAs along x (one entry call each), so small CTAs do not pay
     // a call, an environment and loop set-up apiece.
     let gx = l.grid[0] as u64;
@@ -149,6 +224,13 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         let x0 = r * CTA_RUN;
         let mut env = Env::for_cta(l, row * gx + x0, shared, no_collective);
         env.ctas = (gx - x0).min(CTA_RUN) as u32;
+        env.fault = fault_addr as *const c_void;
+        if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
+            if cell.faulted() {
+                return; // the launch has failed: no further CTAs start
+            }
+        }
+        crate::checked::use_thread_stack();
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
         unsafe { entry(&env, env.params) };
     };

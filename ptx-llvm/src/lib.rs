@@ -7,15 +7,210 @@ mod lower;
 
 pub use lower::{lower, lower_with, Exec, KernelInfo, Lowered, Options, ParamInfo, HOST_ENV_FIELDS};
 
-/// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c)`.
-/// These are the operations that need other threads: CTA barriers and warp collectives.
+/// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
+/// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
+/// member mask of `.sync` warp collectives.
 pub mod collective {
+    /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
+    /// (`RED_*`), mask = the thread's predicate; the result is the reduction's.
     pub const BAR_SYNC: u32 = 0;
     pub const WARP_SYNC: u32 = 1;
     /// `shfl` modes: `SHFL + 0..4` for up, down, bfly, idx; the result is `value | valid << 32`.
     pub const SHFL: u32 = 2;
     /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
     pub const VOTE: u32 = 6;
+    /// `bar.arrive`: a = barrier, b = thread count.
+    pub const BAR_ARRIVE: u32 = 10;
+    /// `activemask`: the lanes that reach the same site (c) together.
+    pub const ACTIVEMASK: u32 = 11;
+    /// `redux.sync`: `REDUX + 0..6` for add, min, max, and, or, xor; b = 1 for signed min/max.
+    pub const REDUX: u32 = 12;
+    /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
+    pub const MATCH_ANY: u32 = 18;
+    pub const MATCH_ALL: u32 = 19;
+    /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
+    pub const YIELD: u32 = 20;
+    /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
+    /// `MMA`: [descriptor (a pointer to the instruction's modifiers as NUL-terminated text, 2 words),
+    ///   A, B, C words, then room for D]; `LDMATRIX`: [row address (2 words), room for the result];
+    /// `STMATRIX`: [row address (2 words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
+    pub const MMA: u32 = 21;
+    pub const LDMATRIX: u32 = 22;
+    pub const STMATRIX: u32 = 23;
+    /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
+    pub const MOVMATRIX: u32 = 24;
+    /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
+    pub const BAR_WAIT: u32 = 25;
+    /// The barrier `barrier.cluster` uses: the CTA's own, past the sixteen named ones.
+    pub const CLUSTER_BARRIER: u32 = 16;
+
+    pub const RED_NONE: u32 = 0;
+    pub const RED_POPC: u32 = 1;
+    pub const RED_AND: u32 = 2;
+    pub const RED_OR: u32 = 3;
+}
+
+/// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed
+/// rounding or in the 16- and 8-bit formats, conversions between any two types, and rare integer
+/// operations. `ptxjit_fp(code, a, b, c)` and `ptxjit_int(code, a, b, c)` take and return raw bits
+/// (zero-extended to 64); `code` packs the operation, types, rounding and flags.
+pub mod builtin {
+    pub const FP: &str = "ptxjit_fp";
+    pub const INT: &str = "ptxjit_int";
+    /// Checked mode: `i32 ptxjit_check(env, addr, bytes, site, space)` is 0 when the access may go
+    /// ahead; otherwise the thread stops (the launch has faulted). `site` is the instruction's byte
+    /// offset in the PTX text; `space` is a `SPACE_*` code.
+    pub const CHECK: &str = "ptxjit_check";
+    pub const SPACE_GENERIC: u32 = 0;
+    pub const SPACE_GLOBAL: u32 = 1;
+    pub const SPACE_SHARED: u32 = 2;
+    pub const SPACE_LOCAL: u32 = 3;
+    pub const SPACE_CONST: u32 = 4;
+    /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
+    /// one of `MEM_*` (with a `ptxjit_fp` code in `b` for `MEM_ATOMIC_FP`).
+    pub const MEM: &str = "ptxjit_mem";
+    /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
+    pub const MEM_ISSPACEP: u32 = 0;
+    /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags; the
+    /// result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or parity,
+    /// b = 1 for parity; 1 when that phase is complete), inval.
+    pub const MEM_MBAR_INIT: u32 = 1;
+    pub const MEM_MBAR_ARRIVE: u32 = 2;
+    pub const MEM_MBAR_EXPECT_TX: u32 = 3;
+    pub const MEM_MBAR_COMPLETE_TX: u32 = 4;
+    pub const MEM_MBAR_TEST: u32 = 5;
+    pub const MEM_MBAR_INVAL: u32 = 6;
+    /// Atomic read-modify-write of a 16- or 32-bit float (or packed pair) at `addr`: a = operand bits,
+    /// b = the `ptxjit_fp` code of the operation; the result is the old value.
+    pub const MEM_ATOMIC_FP: u32 = 7;
+    /// `trap`: a = the instruction's byte offset; the launch fails.
+    pub const MEM_TRAP: u32 = 8;
+    /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest are
+    /// zeros (`cp.async` with a source size).
+    pub const MEM_COPY: u32 = 9;
+    pub const MBAR_DROP: u32 = 1;
+    /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.
+    pub const MBAR_PENDING_MASK: u64 = (1 << 21) - 1;
+    /// `%globaltimer`: nanoseconds since the Unix epoch.
+    pub const GLOBALTIMER: &str = "ptxjit_globaltimer";
+
+    /// `code = op | dty << 8 | sty << 13 | rnd << 18 | flags << 22`.
+    pub const fn code(op: u32, dty: u32, sty: u32, rnd: u32, flags: u32) -> u32 {
+        op | dty << 8 | sty << 13 | rnd << 18 | flags << 22
+    }
+    pub const fn parts(code: u32) -> (u32, u32, u32, u32, u32) {
+        (code & 0xff, code >> 8 & 31, code >> 13 & 31, code >> 18 & 15, code >> 22)
+    }
+
+    // Floating-point operations (`ptxjit_fp`); `dty` is the operation's type.
+    pub const ADD: u32 = 0;
+    pub const SUB: u32 = 1;
+    pub const MUL: u32 = 2;
+    pub const FMA: u32 = 3;
+    pub const DIV: u32 = 4;
+    pub const MIN: u32 = 5;
+    pub const MAX: u32 = 6;
+    pub const SQRT: u32 = 7;
+    pub const RCP: u32 = 8;
+    pub const RSQRT: u32 = 9;
+    pub const EX2: u32 = 10;
+    pub const LG2: u32 = 11;
+    pub const SIN: u32 = 12;
+    pub const COS: u32 = 13;
+    pub const TANH: u32 = 14;
+    pub const ABS: u32 = 15;
+    pub const NEG: u32 = 16;
+    /// `cvt` from `sty` to `dty`; packed destinations take `a` into the upper half and `b` into the lower.
+    pub const CVT: u32 = 17;
+    /// `testp`: the property is in `rnd` (see `TESTP_*`).
+    pub const TESTP: u32 = 18;
+    /// `setp`: the comparison is in `rnd` (see `CMP_*`); the result has one bit per lane.
+    pub const CMP: u32 = 19;
+
+    pub const TESTP_FINITE: u32 = 0;
+    pub const TESTP_INFINITE: u32 = 1;
+    pub const TESTP_NUMBER: u32 = 2;
+    pub const TESTP_NAN: u32 = 3;
+    pub const TESTP_NORMAL: u32 = 4;
+    pub const TESTP_SUBNORMAL: u32 = 5;
+    /// `.eq .ne .lt .le .gt .ge .equ .neu .ltu .leu .gtu .geu .num .nan`, in this order.
+    pub const CMPS: [&str; 14] = [
+        ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
+    ];
+
+    // Types.
+    pub const F16: u32 = 0;
+    pub const BF16: u32 = 1;
+    pub const F32: u32 = 2;
+    pub const F64: u32 = 3;
+    pub const F16X2: u32 = 4;
+    pub const BF16X2: u32 = 5;
+    pub const TF32: u32 = 6;
+    pub const E4M3X2: u32 = 7;
+    pub const E5M2X2: u32 = 8;
+    pub const U8: u32 = 16;
+    pub const U16: u32 = 17;
+    pub const U32: u32 = 18;
+    pub const U64: u32 = 19;
+    pub const S8: u32 = 20;
+    pub const S16: u32 = 21;
+    pub const S32: u32 = 22;
+    pub const S64: u32 = 23;
+    pub const U16X2: u32 = 24;
+    pub const S16X2: u32 = 25;
+
+    // Rounding.
+    pub const RN: u32 = 0;
+    pub const RZ: u32 = 1;
+    pub const RM: u32 = 2;
+    pub const RP: u32 = 3;
+    pub const RNA: u32 = 4;
+    pub const RNI: u32 = 5;
+    pub const RZI: u32 = 6;
+    pub const RMI: u32 = 7;
+    pub const RPI: u32 = 8;
+    /// No rounding modifier: the instruction's default (`.approx` for the transcendentals).
+    pub const RDEFAULT: u32 = 9;
+
+    // Flags.
+    pub const FTZ: u32 = 1;
+    pub const SAT: u32 = 2;
+    pub const RELU: u32 = 4;
+    /// `min`/`max.NaN`: a NaN input gives the canonical NaN.
+    pub const NAN: u32 = 8;
+    pub const XORSIGN: u32 = 16;
+    pub const SATFINITE: u32 = 32;
+
+    // Integer operations (`ptxjit_int`): `dty` is the type, `rnd` a mode.
+    pub const MUL24_LO: u32 = 0;
+    pub const MUL24_HI: u32 = 1;
+    pub const MAD24_LO: u32 = 2;
+    pub const MAD24_HI: u32 = 3;
+    pub const SAD: u32 = 4;
+    /// `bfind`; `rnd` = 1 for `.shiftamt`.
+    pub const BFIND: u32 = 5;
+    pub const FNS: u32 = 6;
+    /// `bmsk`; `rnd` = 1 for `.clamp`.
+    pub const BMSK: u32 = 7;
+    /// `szext`; `rnd` = 1 for `.clamp`.
+    pub const SZEXT: u32 = 8;
+    /// `dp4a`/`dp2a`: `dty` is a's type, `sty` b's type; for dp2a `rnd` = 1 for `.hi`.
+    pub const DP4A: u32 = 9;
+    pub const DP2A: u32 = 10;
+    /// `prmt` with mode `rnd`: 0 default, then `.f4e .b4e .rc8 .ecl .ecr .rc16`.
+    pub const PRMT: u32 = 11;
+    /// `mad.hi.sat.s32`.
+    pub const MAD_HI_SAT: u32 = 12;
+    /// `cvt.pack.sat`: `dty` the narrow type, `sty` the source type; c holds the lower packed bits.
+    pub const CVT_PACK: u32 = 13;
+    /// `add`/`sub`/`min`/`max` on packed `.u16x2`/`.s16x2`, and `.relu` forms: `rnd` selects the op.
+    pub const PACKED: u32 = 14;
+    /// `PACKED` operations, in `rnd`.
+    pub const PACKED_ADD: u32 = 0;
+    pub const PACKED_SUB: u32 = 1;
+    pub const PACKED_MIN: u32 = 2;
+    pub const PACKED_MAX: u32 = 3;
+    pub const PRMT_MODES: [&str; 7] = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
 }
 
 /// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped

@@ -548,4 +548,40 @@ impl<'ctx> Lowerer<'ctx> {
         let v = self.ftz(d, v)?;
         self.write(st, &i.operands[0], v, false, scope)
     }
+
+    /// `slct` (a if c >= 0, else b; -0.0 counts as zero, NaN picks b) and `cnot` (1 if a is 0).
+    pub(super) fn select_not<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let ops = &i.operands;
+        let mut ts = d.types();
+        let t = ts.next().expect("typed");
+        if d.spec.name == "cnot" {
+            let a = self.read(st, &ops[1], t, scope)?.into_int_value();
+            let z = self.b.build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "z")?;
+            let v = self.b.build_int_z_extend(z, a.get_type(), "cnot")?;
+            return self.write(st, &ops[0], v.into(), false, scope);
+        }
+        let ct = ts.next().unwrap_or(Type::S32);
+        let a = self.read(st, &ops[1], t, scope)?;
+        let b = self.read(st, &ops[2], t, scope)?;
+        let c = self.read(st, &ops[3], ct, scope)?;
+        let pick_a = match self.ftz(d, c)? {
+            BasicValueEnum::FloatValue(f) => {
+                self.b
+                    .build_float_compare(FloatPredicate::OGE, f, f.get_type().const_zero(), "ge")?
+            }
+            other => {
+                let x = other.into_int_value();
+                self.b
+                    .build_int_compare(IntPredicate::SGE, x, x.get_type().const_zero(), "ge")?
+            }
+        };
+        let v = self.b.build_select(pick_a, a, b, "slct")?;
+        self.write(st, &ops[0], v, t.is_signed(), scope)
+    }
 }

@@ -1,4 +1,5 @@
-//! `call` of device functions with `.param` and register arguments.
+//! `call` of device functions: direct, or indirect through a register and a `.callprototype` (or a
+//! `.calltargets` list); arguments and results in `.param` variables, registers or vector registers.
 
 use super::*;
 
@@ -9,78 +10,152 @@ impl<'ctx> Lowerer<'ctx> {
         i: &'m Instruction<'a>,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        let (rets, callee, args): (&[Operand], &Operand, &[Operand]) = match i.operands.as_slice() {
-            [Operand::List(r, _), f, Operand::List(a, _)] => (r, f, a),
-            [Operand::List(r, _), f] => (r, f, &[]),
-            [f, Operand::List(a, _)] => (&[], f, a),
-            [f] => (&[], f, &[]),
+        // call (rets), f, (args) [, proto]; the result and argument lists are optional.
+        let ops = i.operands.as_slice();
+        let (rets, rest): (&[Operand], &[Operand]) = match ops {
+            [Operand::List(r, _), rest @ ..] => (r, rest),
+            rest => (&[], rest),
+        };
+        let (callee, args, proto) = match rest {
+            [f, Operand::List(a, _), p] => (f, a.as_slice(), Some(p)),
+            [f, Operand::List(a, _)] => (f, a.as_slice(), None),
+            [f, p] => (f, &[][..], Some(p)),
+            [f] => (f, &[][..], None),
             _ => return Err(unsupported(i.span, "this form of `call` is not supported yet")),
         };
         let Operand::Sym { name: fname, .. } = callee else {
-            return Err(unsupported(callee.span(), "indirect calls are not supported yet"));
+            return Err(unsupported(callee.span(), "this callee is not supported"));
         };
-        let Some(fv) = self.funcs.get(fname.text).copied() else {
-            return Err(unsupported(fname.span, "unknown function"));
+        // The signature: the callee's own, or for a call through a register, the prototype's (or the
+        // first function of a `.calltargets` list).
+        let (decl_rets, decl_params, target) = match scope.lookup(fname.text) {
+            Some(Entry::Func(f)) => {
+                let fv = *self
+                    .funcs
+                    .get(fname.text)
+                    .ok_or_else(|| unsupported(fname.span, "unknown function"))?;
+                (&f.returns[..], &f.params[..], Ok(fv))
+            }
+            Some(Entry::Reg { .. }) => {
+                let Some(Operand::Sym { name: pname, .. }) = proto else {
+                    return Err(unsupported(i.span, "an indirect call needs a prototype"));
+                };
+                let (r, p) = st
+                    .protos
+                    .get(pname.text)
+                    .copied()
+                    .ok_or_else(|| unsupported(pname.span, "prototype not found"))?;
+                let addr = self.read(st, callee, Type::U64, scope)?.into_int_value();
+                let fp = self.b.build_int_to_ptr(addr, self.ptr(0), "fp")?;
+                (r, p, Err(fp))
+            }
+            _ => return Err(unsupported(fname.span, "unknown function")),
         };
-        let Some(Entry::Func(fdecl)) = scope.lookup(fname.text) else {
-            return Err(unsupported(fname.span, "unknown function"));
-        };
-        let mut vals: Vec<BasicMetadataValueEnum> = vec![];
-        if let Some(env) = st.env {
-            vals.push(env.into());
-        }
-        if args.len() != fdecl.params.len() || rets.len() != fdecl.returns.len() {
+        if args.len() != decl_params.len() || rets.len() != decl_rets.len() {
             return Err(unsupported(
                 i.span,
                 format!(
                     "`{}` takes {} arguments and {} results",
                     fname.text,
-                    fdecl.params.len(),
-                    fdecl.returns.len()
+                    decl_params.len(),
+                    decl_rets.len()
                 ),
             ));
         }
-        for (arg, p) in args.iter().zip(&fdecl.params) {
-            let ty = self.param_ty(p)?;
-            let v = match arg {
-                Operand::Sym { name, .. } => match scope.lookup(name.text) {
-                    Some(Entry::Var(v)) if v.space == Space::Param => {
-                        let slot = st.locals[&(v as *const _)];
-                        self.b.build_load(ty, slot, "arg")?
-                    }
-                    Some(Entry::Reg { .. }) => {
-                        let t = if p.dims.is_empty() {
-                            p.ty
-                        } else {
-                            return Err(unsupported(arg.span(), "array argument from a register"));
-                        };
-                        let v = self.reg_load(st, name, t, scope)?;
-                        self.to_bits(v, ty.into_int_type().get_bit_width(), false)?.into()
-                    }
-                    _ => return Err(unsupported(arg.span(), "unsupported call argument")),
-                },
-                Operand::Imm(imm, s) if p.dims.is_empty() => {
-                    let v = self.imm(*imm, p.ty, *s)?;
-                    self.to_bits(v, ty.into_int_type().get_bit_width(), false)?.into()
-                }
-                other => return Err(unsupported(other.span(), "unsupported call argument")),
-            };
+        let mut vals: Vec<BasicMetadataValueEnum> = vec![];
+        if let Some(env) = st.env {
+            vals.push(env.into());
+        }
+        for (arg, p) in args.iter().zip(decl_params) {
+            let v = self.argument(st, arg, p, scope)?;
             vals.push(v.into());
         }
-        let r = self.b.build_call(fv, &vals, "call")?;
-        if let Some(Operand::Sym { name, .. }) = rets.first() {
-            let v = r.try_as_basic_value().basic().expect("call returns a value");
-            match scope.lookup(name.text) {
-                Some(Entry::Var(var)) if var.space == Space::Param => {
-                    self.b.build_store(st.locals[&(var as *const _)], v)?;
-                }
-                Some(Entry::Reg { .. }) => {
-                    let ret_ty = fdecl.returns[0].ty;
-                    let v = self.from_bits(v.into_int_value(), ret_ty, false)?;
-                    self.write(st, &rets[0], v, false, scope)?;
-                }
-                _ => return Err(unsupported(name.span, "unsupported call result")),
+        let r = match target {
+            Ok(fv) => self.b.build_call(fv, &vals, "call")?,
+            Err(fp) => {
+                let fty = self.func_type(decl_rets, decl_params)?;
+                self.b.build_indirect_call(fty, fp, &vals, "icall")?
             }
+        };
+        let Some(v) = r.try_as_basic_value().basic() else {
+            return Ok(());
+        };
+        let results: Vec<BasicValueEnum> = if rets.len() > 1 {
+            (0..rets.len() as u32)
+                .map(|k| self.b.build_extract_value(v.into_struct_value(), k, "r"))
+                .collect::<Result<_, _>>()?
+        } else {
+            vec![v]
+        };
+        for ((ret, decl), v) in rets.iter().zip(decl_rets).zip(results) {
+            self.result(st, ret, decl, v, scope)?;
+        }
+        Ok(())
+    }
+
+    /// One argument as its parameter's LLVM type.
+    fn argument<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        arg: &Operand<'a>,
+        p: &VarDecl<'_>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let ty = self.param_ty(p)?;
+        match arg {
+            Operand::Sym { name, component: None } => match scope.lookup(name.text) {
+                Some(Entry::Var(v)) if v.space == Space::Param => {
+                    let slot = st.locals[&(v as *const _)];
+                    Ok(self.b.build_load(ty, slot, "arg")?)
+                }
+                Some(Entry::Reg { vector: Some(_), .. }) => {
+                    // A vector register's storage has the parameter's size; pass it whole.
+                    let (slot, _, _) = self.vector_slot(st, name, &Name { text: ".x", span: name.span }, scope)?;
+                    Ok(self.b.build_load(ty, slot, "arg")?)
+                }
+                Some(Entry::Reg { .. }) if p.dims.is_empty() && p.vector.is_none() => {
+                    let v = self.reg_load(st, name, p.ty, scope)?;
+                    Ok(self.to_bits(v, ty.into_int_type().get_bit_width(), false)?.into())
+                }
+                _ => {
+                    // Any other value (a variable's or function's address, a special register).
+                    let v = self.read(st, arg, p.ty, scope)?;
+                    Ok(self.to_bits(v, ty.into_int_type().get_bit_width(), false)?.into())
+                }
+            },
+            _ if p.dims.is_empty() && p.vector.is_none() => {
+                let v = self.read(st, arg, p.ty, scope)?;
+                Ok(self.to_bits(v, ty.into_int_type().get_bit_width(), false)?.into())
+            }
+            other => Err(unsupported(other.span(), "unsupported call argument")),
+        }
+    }
+
+    /// Stores one result of a call where the caller asked for it.
+    fn result<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        ret: &Operand<'a>,
+        decl: &VarDecl<'_>,
+        v: BasicValueEnum<'ctx>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let Operand::Sym { name, .. } = ret else {
+            return Err(unsupported(ret.span(), "unsupported call result"));
+        };
+        match scope.lookup(name.text) {
+            Some(Entry::Var(var)) if var.space == Space::Param => {
+                self.b.build_store(st.locals[&(var as *const _)], v)?;
+            }
+            Some(Entry::Reg { vector: Some(_), .. }) => {
+                let (slot, _, _) = self.vector_slot(st, name, &Name { text: ".x", span: name.span }, scope)?;
+                self.b.build_store(slot, v)?;
+            }
+            Some(Entry::Reg { .. }) if v.is_int_value() => {
+                let v = self.from_bits(v.into_int_value(), decl.ty, false)?;
+                self.write(st, ret, v, false, scope)?;
+            }
+            _ => return Err(unsupported(name.span, "unsupported call result")),
         }
         Ok(())
     }

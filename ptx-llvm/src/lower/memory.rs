@@ -12,19 +12,24 @@ impl<'ctx> Lowerer<'ctx> {
     ) -> R<()> {
         let t = d.ty().expect("ld/st type");
         let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
-        if t == Type::B128 {
-            return Err(unsupported(i.span, "128-bit loads and stores are not supported yet"));
-        }
-        let is_ld = d.spec.name == "ld";
+        let is_ld = d.spec.name != "st";
         let at = isa::address_operand(d.spec.name).expect("ld and st take an address");
         let (data, addr) = (&i.operands[1 - at], &i.operands[at]);
         let Operand::Addr(a) = addr else {
             return Err(unsupported(addr.span(), "expected an address"));
         };
         let base = self.address(st, a, space, scope)?;
-        let elems: Vec<&Operand<'a>> = match data {
-            Operand::Vector(v, _) => v.iter().collect(),
-            other => vec![other],
+        let count = match (data, self.expand_vector(data, scope)) {
+            (_, Some(p)) => p.len(),
+            (Operand::Vector(v, _), None) => v.len(),
+            _ => 1,
+        };
+        self.check_access(st, base, t.bytes() as u64 * count as u64, space, i.span)?;
+        let expanded = self.expand_vector(data, scope);
+        let elems: Vec<&Operand<'a>> = match (data, &expanded) {
+            (_, Some(parts)) => parts.iter().collect(),
+            (Operand::Vector(v, _), _) => v.iter().collect(),
+            (other, _) => vec![other],
         };
         let mem_ty = self.value_ty(t);
         let align = t.bytes() * elems.len() as u32;
@@ -77,13 +82,42 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(i.span, "expected an address"));
         };
         let ptr = self.address(st, a, space, scope)?;
+        self.check_access(st, ptr, t.bytes() as u64, space, i.span)?;
         let b = self.read(st, &ops[at + 1], t, scope)?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
             _ => O::LLVMAtomicOrderingAcquireRelease,
         };
         let op = d.get(G::Op).expect("atom has an op");
+        if d.get(G::Vec).is_some() {
+            return self.vector_atomic(st, i, d, ptr, scope);
+        }
         let (float, signed) = (t.is_float(), t.is_signed());
+        if self.flavour == Flavour::Host && matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2) {
+            // 16-bit floats (and pairs): a compare-and-swap loop in the runtime around exact arithmetic.
+            let fop = match op {
+                ".add" => crate::builtin::ADD,
+                ".min" => crate::builtin::MIN,
+                ".max" => crate::builtin::MAX,
+                _ => return Err(unsupported(i.span, format!("`{}{op}{}` is not valid", d.spec.name, t.name()))),
+            };
+            let ty = match t {
+                Type::F16 => crate::builtin::F16,
+                Type::Bf16 => crate::builtin::BF16,
+                Type::F16x2 => crate::builtin::F16X2,
+                _ => crate::builtin::BF16X2,
+            };
+            let code = crate::builtin::code(fop, ty, ty, crate::builtin::RN, 0);
+            let addr = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
+            let bits = self.to_bits(b, t.bits(), false)?;
+            let code = self.i64().const_int(code as u64, false);
+            let old = self.mem_call(st, crate::builtin::MEM_ATOMIC_FP, addr, bits, code)?;
+            if is_atom {
+                let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
+                self.write(st, &ops[0], old.into(), false, scope)?;
+            }
+            return Ok(());
+        }
         let raw = unsafe {
             if op == ".cas" {
                 let c = self.read(
@@ -142,6 +176,212 @@ impl<'ctx> Lowerer<'ctx> {
             let old = BasicValueEnum::try_from(unsafe { inkwell::values::AnyValueEnum::new(raw) })
                 .map_err(|_| unsupported(i.span, "internal error: atomic result"))?;
             self.write(st, &ops[0], old, signed, scope)?;
+        }
+        Ok(())
+    }
+
+    /// Checked mode: asks the runtime whether `bytes` at `p` lie in memory of `space`; if not, the
+    /// thread stops here.
+    pub(super) fn check_access(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        p: PointerValue<'ctx>,
+        bytes: u64,
+        space: Space,
+        span: Span,
+    ) -> R<()> {
+        if !self.checked || matches!(space, Space::Param) {
+            return Ok(());
+        }
+        use crate::builtin as bi;
+        let code = match space {
+            Space::Global => bi::SPACE_GLOBAL,
+            Space::Shared => bi::SPACE_SHARED,
+            Space::Local => bi::SPACE_LOCAL,
+            Space::Const => bi::SPACE_CONST,
+            _ => bi::SPACE_GENERIC,
+        };
+        let r = self.call_check(st, p, bytes, span.start as u64, code)?;
+        self.stop_if_faulted(st, Some(r))
+    }
+
+    /// Returns from the current function when `status` (or, after a call, the launch's fault flag)
+    /// says the launch has faulted.
+    pub(super) fn stop_if_faulted(&mut self, st: &Fn<'ctx, '_, '_>, status: Option<IntValue<'ctx>>) -> R<()> {
+        if !self.checked {
+            return Ok(());
+        }
+        let status = match status {
+            Some(s) => s,
+            None => {
+                let null = self.ptr(0).const_null();
+                self.call_check(st, null, 0, 0, 0)?
+            }
+        };
+        let bad = self
+            .b
+            .build_int_compare(IntPredicate::NE, status, self.i32().const_zero(), "faulted")?;
+        let stop = self.ctx.append_basic_block(st.func, "fault");
+        let go = self.ctx.append_basic_block(st.func, "ok");
+        self.b.build_conditional_branch(bad, stop, go)?;
+        self.b.position_at_end(stop);
+        self.emit_return(st)?;
+        self.b.position_at_end(go);
+        Ok(())
+    }
+
+    /// `ptxjit_check(env, p, bytes, site, space)`; with a null `p` it only reports whether the launch
+    /// has faulted.
+    fn call_check(&mut self, st: &Fn<'ctx, '_, '_>, p: PointerValue<'ctx>, bytes: u64, site: u64, space: u32) -> R<IntValue<'ctx>> {
+        use crate::builtin as bi;
+        let (i32t, i64t, pt) = (self.i32(), self.i64(), self.ptr(0));
+        let f = self.module.get_function(bi::CHECK).unwrap_or_else(|| {
+            let ty = i32t.fn_type(&[pt.into(), pt.into(), i64t.into(), i32t.into(), i32t.into()], false);
+            self.module.add_function(bi::CHECK, ty, None)
+        });
+        Ok(self
+            .b
+            .build_call(
+                f,
+                &[
+                    st.env.expect("env").into(),
+                    p.into(),
+                    i64t.const_int(bytes, false).into(),
+                    i32t.const_int(site, false).into(),
+                    i32t.const_int(space as u64, false).into(),
+                ],
+                "check",
+            )?
+            .try_as_basic_value()
+            .basic()
+            .expect("check result")
+            .into_int_value())
+    }
+
+    /// `isspacep.space p, a` for generic addresses on the host.
+    pub(super) fn isspacep<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::builtin as bi;
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, "`isspacep` is not supported for NVPTX yet"));
+        }
+        let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+        let code = match space {
+            Space::Shared => bi::SPACE_SHARED,
+            Space::Local => bi::SPACE_LOCAL,
+            Space::Const => bi::SPACE_CONST,
+            Space::Global => bi::SPACE_GLOBAL,
+            _ => bi::SPACE_GENERIC,
+        };
+        let (i32t, i64t) = (self.i32(), self.i64());
+        if matches!(space, Space::Param) {
+            // Parameter addresses never become generic addresses on the host.
+            return self.write(st, &i.operands[0], self.ctx.bool_type().const_zero().into(), false, scope);
+        }
+        let a = self.read(st, &i.operands[1], Type::U64, scope)?.into_int_value();
+        let dynamic = self.env_field_pub(st, 8, i32t)?;
+        let window = self
+            .b
+            .build_int_add(dynamic, i32t.const_int(self.shared_size, false), "window")?;
+        let window = self.b.build_int_z_extend(window, i64t, "window")?;
+        let r = self.mem_call(st, bi::MEM_ISSPACEP, a, i64t.const_int(code as u64, false), window)?;
+        let p = self.b.build_int_truncate(r, self.ctx.bool_type(), "isspacep")?;
+        self.write(st, &i.operands[0], p.into(), false, scope)
+    }
+
+    /// `alloca`, `stacksave` and `stackrestore`: the thread's own stack on the host.
+    pub(super) fn stack<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
+        }
+        let t = d.ty().unwrap_or(Type::U64);
+        let it = self.int(t.bits());
+        let ops = &i.operands;
+        match d.spec.name {
+            "stacksave" => {
+                let p = self.call_intrinsic("llvm.stacksave", &[self.ptr(0).into()], &[])?.into_pointer_value();
+                let v = self.b.build_ptr_to_int(p, it, "sp")?;
+                self.write(st, &ops[0], v.into(), false, scope)
+            }
+            "stackrestore" => {
+                let v = self.read(st, &ops[0], t, scope)?.into_int_value();
+                let p = self.b.build_int_to_ptr(v, self.ptr(0), "sp")?;
+                let f = self.intrinsic("llvm.stackrestore", &[self.ptr(0).into()])?;
+                self.b.build_call(f, &[p.into()], "")?;
+                Ok(())
+            }
+            _ => {
+                let size = self.read(st, &ops[1], t, scope)?.into_int_value();
+                let p = self.b.build_array_alloca(self.ctx.i8_type(), size, "alloca")?;
+                let align = match ops.get(2) {
+                    Some(Operand::Imm(Imm::Int(a), _)) => *a as u32,
+                    _ => 8,
+                };
+                if let Some(inst) = p.as_instruction() {
+                    let _ = inst.set_alignment(align.max(1));
+                }
+                let v = self.b.build_ptr_to_int(p, it, "alloca")?;
+                self.write(st, &ops[0], v.into(), false, scope)
+            }
+        }
+    }
+
+    /// `atom`/`red` on `.v2`/`.v4`/`.v8` of floats: each element is its own atomic operation.
+    fn vector_atomic<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        ptr: PointerValue<'ctx>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::builtin as bi;
+        let t = d.ty().expect("typed");
+        let ops = &i.operands;
+        let is_atom = d.spec.name == "atom";
+        let at = isa::address_operand(d.spec.name).expect("atom and red take an address");
+        let list = |o: &'m Operand<'a>| -> Vec<&'m Operand<'a>> {
+            match o {
+                Operand::Vector(v, _) => v.iter().collect(),
+                o => vec![o],
+            }
+        };
+        let (dst, src) = (is_atom.then(|| list(&ops[0])), list(&ops[at + 1]));
+        let fop = match d.get(G::Op) {
+            Some(".add") => bi::ADD,
+            Some(".min") => bi::MIN,
+            Some(".max") => bi::MAX,
+            other => return Err(unsupported(i.span, format!("vector `{}{}` is not valid", d.spec.name, other.unwrap_or("")))),
+        };
+        let ty = match t {
+            Type::F16x2 => bi::F16X2,
+            Type::Bf16x2 => bi::BF16X2,
+            Type::F16 => bi::F16,
+            Type::Bf16 => bi::BF16,
+            Type::F32 => bi::F32,
+            _ => return Err(unsupported(i.span, format!("vector atomics on `{}` are not supported yet", t.name()))),
+        };
+        let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, 0) as u64, false);
+        let base = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
+        for (k, b) in src.iter().enumerate() {
+            let addr = self.b.build_int_add(base, self.i64().const_int(k as u64 * t.bytes() as u64, false), "e")?;
+            let v = self.read(st, b, bits_type(t.bits()), scope)?.into_int_value();
+            let old = self.mem_call(st, bi::MEM_ATOMIC_FP, addr, v, code)?;
+            if let Some(dst) = &dst {
+                let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
+                self.write(st, dst[k], old.into(), false, scope)?;
+            }
         }
         Ok(())
     }

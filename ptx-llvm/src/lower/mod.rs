@@ -3,6 +3,8 @@
 //! function structure and the instruction dispatch; the submodules hold one concern each.
 
 mod arith;
+mod async_copy;
+mod builtin;
 mod calls;
 mod convert;
 mod memory;
@@ -31,11 +33,13 @@ use ptx_front::Target;
 use std::collections::HashMap;
 
 /// Field order of the host environment struct
-/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, ctas }`; ptx-jit's runtime
-/// mirrors it with a `#[repr(C)]` struct. `collective(sync, kind, a, b, c)` (see `crate::collective`) is
-/// called by kernels that synchronise, at barriers and warp collectives. `ctas`: a `Loop` kernel's entry
-/// runs that many CTAs, from `ctaid` on along x (fewer calls for grids of small CTAs).
-pub const HOST_ENV_FIELDS: [&str; 9] = [
+/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
+/// gridid, fault, ctas }`;
+/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `fault` is checked mode's fault record (null
+/// otherwise). `collective(sync, kind, a, b, c, mask)` (see `crate::collective`) is called by kernels
+/// that synchronise, at barriers and warp collectives. `ctas`: a `Loop` kernel's entry runs that many
+/// CTAs, from `ctaid` on along x (fewer calls for grids of small CTAs).
+pub const HOST_ENV_FIELDS: [&str; 14] = [
     "params",
     "shared",
     "tid",
@@ -44,8 +48,16 @@ pub const HOST_ENV_FIELDS: [&str; 9] = [
     "nctaid",
     "sync",
     "collective",
+    "dynamic_shared",
+    "smid",
+    "nsmid",
+    "gridid",
+    "fault",
     "ctas",
 ];
+
+/// The index of `ctas` in the environment struct.
+const CTAS_FIELD: u32 = 13;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamInfo {
@@ -86,11 +98,16 @@ pub enum Exec {
 pub struct Options {
     /// Cut synchronising kernels into regions where possible; otherwise every one runs on fibers.
     pub regions: bool,
+    /// Checked mode: bounds-check every global, shared and local access.
+    pub checked: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { regions: true }
+        Options {
+            regions: true,
+            checked: false,
+        }
     }
 }
 
@@ -130,7 +147,8 @@ pub fn lower<'ctx>(
     lower_with(ctx, m, flavour, name, Options::default())
 }
 
-/// `lower` with options.
+/// [`lower`] with options. Checked mode (host flavour): every global, shared and local access first
+/// calls `ptx_llvm::builtin::CHECK`, and a thread whose access is out of bounds stops there.
 pub fn lower_with<'ctx>(
     ctx: &'ctx Context,
     m: &ast::Module<'_>,
@@ -157,6 +175,7 @@ pub fn lower_with<'ctx>(
         env_ty: None,
         syncing: syncing_functions(m),
         options,
+        checked: options.checked && flavour == Flavour::Host,
     };
     let (scope, _) = Scope::module(m);
     if let Err(e) = l.declare_module(m) {
@@ -212,6 +231,8 @@ struct Lowerer<'ctx> {
     /// Functions that synchronise threads, in their own body or through calls.
     syncing: std::collections::HashSet<String>,
     options: Options,
+    /// Checked mode: bounds-check memory accesses.
+    checked: bool,
 }
 
 /// Whether a body synchronises threads itself (barriers or warp collectives).
@@ -220,7 +241,8 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
     ast::visit(body, &mut |s| {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
-            "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier"
+            "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
+                | "ldmatrix" | "stmatrix" | "movmatrix"
         ));
     });
     found
@@ -293,7 +315,12 @@ struct Fn<'ctx, 'm, 'a> {
     locals: HashMap<*const VarDecl<'a>, PointerValue<'ctx>>,
     blocks: HashMap<&'a str, BasicBlock<'ctx>>,
     is_kernel: bool,
-    ret: Option<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// Result slots of a device function.
+    ret: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
+    /// `.callprototype`s of the body by the label that names them: (results, parameters).
+    protos: HashMap<&'a str, (&'m [VarDecl<'a>], &'m [VarDecl<'a>])>,
+    /// `.branchtargets` lists by the label that names them.
+    targets: HashMap<&'a str, &'m [Name<'a>]>,
     /// The condition-code carry flag (CC.CF) of `.cc` arithmetic, made on first use.
     carry: Option<PointerValue<'ctx>>,
     alloca_at: Builder<'ctx>,
@@ -368,6 +395,11 @@ impl<'ctx> Lowerer<'ctx> {
                 p.into(),
                 p.into(),
                 self.i32().into(),
+                self.i32().into(),
+                self.i32().into(),
+                self.i64().into(),
+                p.into(),
+                self.i32().into(),
             ],
             false,
         );
@@ -378,10 +410,11 @@ impl<'ctx> Lowerer<'ctx> {
     fn declare_module(&mut self, m: &ast::Module<'_>) -> R<()> {
         // Shared variables anywhere in the module get one layout (host) or one addrspace(3) global (nvvm).
         let mut shared: Vec<&VarDecl<'_>> = vec![];
+        let mut vars: Vec<&VarDecl<'_>> = vec![];
         for item in &m.items {
             match item {
                 Item::Var(v) if v.space == Space::Shared => shared.push(v),
-                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => self.module_var(v)?,
+                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => vars.push(v),
                 Item::Var(v) => {
                     return Err(unsupported(
                         v.span,
@@ -439,7 +472,8 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
-        // Functions are declared before any body so calls may go forward.
+        // Functions are declared before any body so calls may go forward, and before variables, whose
+        // initializers may hold function addresses.
         for item in &m.items {
             if let Item::Function(f) = item {
                 if !self.funcs.contains_key(f.name.text) {
@@ -447,6 +481,27 @@ impl<'ctx> Lowerer<'ctx> {
                     self.funcs.insert(f.name.text.to_string(), fv);
                 }
             }
+        }
+        // All variables exist before any initializer refers to one.
+        for v in &vars {
+            self.module_var(v)?;
+        }
+        for v in &vars {
+            let init = self.initializer(v)?;
+            let old = self.globals[v.name.text];
+            if init.get_type() == old.get_value_type().into_array_type().into() {
+                old.set_initializer(&init);
+                continue;
+            }
+            // Address-holding initializers are structs: the variable is remade with that type.
+            old.as_pointer_value().set_name("");
+            let g = self.module.add_global(init.get_type(), Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
+            g.set_alignment(v.alignment() as u32);
+            g.set_linkage(old.get_linkage());
+            g.set_initializer(&init);
+            old.as_pointer_value().replace_all_uses_with(g.as_pointer_value());
+            unsafe { old.delete() };
+            self.globals.insert(v.name.text.to_string(), g);
         }
         Ok(())
     }
@@ -459,17 +514,11 @@ impl<'ctx> Lowerer<'ctx> {
                 "module variables without a size are not supported yet",
             ));
         }
-        let bytes = self.init_bytes(v)?;
         let ty = self.ctx.i8_type().array_type(size as u32);
         let g = self
             .module
             .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
         g.set_alignment(v.alignment() as u32);
-        let vals: Vec<_> = bytes
-            .iter()
-            .map(|&b| self.ctx.i8_type().const_int(b as u64, false))
-            .collect();
-        g.set_initializer(&self.ctx.i8_type().const_array(&vals));
         if v.linkage == Some(ast::Linkage::Extern) {
             return Err(unsupported(
                 v.span,
@@ -480,6 +529,62 @@ impl<'ctx> Lowerer<'ctx> {
         g.set_constant(false);
         self.globals.insert(v.name.text.to_string(), g);
         Ok(())
+    }
+
+    /// A variable's initial value: its bytes, or where elements are addresses of variables or
+    /// functions, a packed struct of the elements with those addresses as constant expressions.
+    fn initializer(&self, v: &VarDecl<'_>) -> R<inkwell::values::BasicValueEnum<'ctx>> {
+        let i8t = self.ctx.i8_type();
+        let bytes = match self.init_bytes(v) {
+            Ok(b) => b,
+            Err(e) => return self.symbolic_initializer(v).ok_or(e),
+        };
+        let vals: Vec<_> = bytes.iter().map(|&b| i8t.const_int(b as u64, false)).collect();
+        Ok(i8t.const_array(&vals).into())
+    }
+
+    fn symbolic_initializer(&self, v: &VarDecl<'_>) -> Option<inkwell::values::BasicValueEnum<'ctx>> {
+        let eb = v.ty.bytes();
+        let et = self.int(eb * 8);
+        let mut elems = vec![];
+        fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) {
+            match i {
+                Init::Scalar(e) => out.push(e),
+                Init::List(l) => l.iter().for_each(|x| flat(x, out)),
+                Init::Field(..) => {}
+            }
+        }
+        flat(v.init.as_ref()?, &mut elems);
+        let mut fields: Vec<BasicValueEnum> = vec![];
+        for e in &elems {
+            let (sym, off) = match e {
+                Expr::Sym(n) | Expr::Generic(n, _) => (Some(n.text), 0),
+                Expr::Binary(ast::BinOp::Add, l, r, _) => match (&**l, &**r) {
+                    (Expr::Sym(n) | Expr::Generic(n, _), Expr::Imm(Imm::Int(k), _)) => (Some(n.text), *k),
+                    _ => (None, 0),
+                },
+                _ => (None, 0),
+            };
+            let c = match sym {
+                Some(name) => {
+                    let p = match (self.globals.get(name), self.funcs.get(name)) {
+                        (Some(g), _) => g.as_pointer_value(),
+                        (None, Some(f)) => f.as_global_value().as_pointer_value(),
+                        _ => return None,
+                    };
+                    let a = p.const_to_int(et);
+                    a.const_add(et.const_int(off as u64, false))
+                }
+                None => et.const_int(const_eval(e, v.ty)?, false),
+            };
+            fields.push(c.into());
+        }
+        let used = elems.len() as u64 * eb as u64;
+        let pad = v.size_bytes().checked_sub(used)?;
+        if pad > 0 {
+            fields.push(self.ctx.i8_type().array_type(pad as u32).const_zero().into());
+        }
+        Some(self.ctx.const_struct(&fields, true).into())
     }
 
     /// Flattens an initializer into little-endian bytes.
@@ -548,23 +653,7 @@ impl<'ctx> Lowerer<'ctx> {
                 fv
             }
             (FnKind::Func, _) => {
-                let mut args: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
-                if self.flavour == Flavour::Host {
-                    args.push(self.ptr(0).into());
-                }
-                for p in &f.params {
-                    args.push(self.param_ty(p)?.into());
-                }
-                let ty = match f.returns.as_slice() {
-                    [] => self.ctx.void_type().fn_type(&args, false),
-                    [r] => self.param_ty(r)?.fn_type(&args, false),
-                    _ => {
-                        return Err(unsupported(
-                            f.name.span,
-                            "functions with several return values are not supported yet",
-                        ))
-                    }
-                };
+                let ty = self.func_type(&f.returns, &f.params)?;
                 let fv = self.module.add_function(f.name.text, ty, None);
                 if f.linkage != Some(ast::Linkage::Visible) && f.linkage != Some(ast::Linkage::Extern) {
                     fv.set_linkage(LlLinkage::Internal);
@@ -573,6 +662,26 @@ impl<'ctx> Lowerer<'ctx> {
             }
         };
         Ok(fv)
+    }
+
+    /// The LLVM type of a device function (or of a `.callprototype`): host functions take the
+    /// environment first; several results come back as a struct.
+    fn func_type(&self, returns: &[VarDecl<'_>], params: &[VarDecl<'_>]) -> R<inkwell::types::FunctionType<'ctx>> {
+        let mut args: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![];
+        if self.flavour == Flavour::Host {
+            args.push(self.ptr(0).into());
+        }
+        for p in params {
+            args.push(self.param_ty(p)?.into());
+        }
+        Ok(match returns {
+            [] => self.ctx.void_type().fn_type(&args, false),
+            [r] => self.param_ty(r)?.fn_type(&args, false),
+            many => {
+                let tys = many.iter().map(|r| self.param_ty(r)).collect::<R<Vec<_>>>()?;
+                self.ctx.struct_type(&tys, false).fn_type(&args, false)
+            }
+        })
     }
 
     fn param_ty(&self, p: &VarDecl<'_>) -> R<BasicTypeEnum<'ctx>> {
@@ -636,7 +745,9 @@ impl<'ctx> Lowerer<'ctx> {
             locals: HashMap::new(),
             blocks: HashMap::new(),
             is_kernel,
-            ret: None,
+            ret: vec![],
+            protos: HashMap::new(),
+            targets: HashMap::new(),
             carry: None,
             alloca_at,
             _m: std::marker::PhantomData,
@@ -671,14 +782,30 @@ impl<'ctx> Lowerer<'ctx> {
                 arg_index += 1;
                 st.params.insert(p.name.text, ParamHome::Slot(slot));
             }
-            if let [r] = f.returns.as_slice() {
+            for r in &f.returns {
                 let ty = self.param_ty(r)?;
                 let slot = st.alloca_at.build_alloca(ty, r.name.text)?;
                 self.b.build_store(slot, ty.const_zero())?;
                 st.params.insert(r.name.text, ParamHome::Slot(slot));
-                st.ret = Some((slot, ty));
+                st.ret.push((slot, ty));
             }
         }
+        // Prototypes are named by the label right before them.
+        let mut pending = None;
+        ast::visit(body, &mut |s| match s {
+            Statement::Label(n) => pending = Some(n.text),
+            Statement::Directive(ast::Directive::Prototype { returns, params, .. }) => {
+                if let Some(l) = pending.take() {
+                    st.protos.insert(l, (&returns[..], &params[..]));
+                }
+            }
+            Statement::Directive(ast::Directive::Targets { targets, .. }) => {
+                if let Some(l) = pending.take() {
+                    st.targets.insert(l, &targets[..]);
+                }
+            }
+            _ => pending = None,
+        });
         // Labels become blocks, in source order so the output is deterministic.
         let mut lbls = vec![];
         label_order(body, &mut lbls);
@@ -788,7 +915,7 @@ impl<'ctx> Lowerer<'ctx> {
             // CTAs ctaid.x .. ctaid.x + ctas, one after the other.
             let i32t = self.i32();
             let env_ty = self.env_ty();
-            let cp = self.b.build_struct_gep(env_ty, env, 8, "ctas")?;
+            let cp = self.b.build_struct_gep(env_ty, env, CTAS_FIELD, "ctas")?;
             let count = self.b.build_load(i32t, cp, "ctas")?.into_int_value();
             let xp = self.b.build_struct_gep(env_ty, env, 4, "ctaid")?;
             let x0 = self.b.build_load(i32t, xp, "x0")?.into_int_value();
@@ -982,12 +1109,6 @@ impl<'ctx> Lowerer<'ctx> {
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
         let d = isa::decode(i.opcode.text, &mods)
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
-        // The lowering implements the forms of each opcode's primary ISA-table entry; the other entries
-        // (half precision, sub-instructions such as st.async, new modifiers) are recognised, not lowered.
-        if !d.is_primary() {
-            let form = format!("{}{}", i.opcode.text, mods.concat());
-            return Err(unsupported(i.span, format!("`{form}` is not supported yet")));
-        }
         let Some(g) = &i.guard else {
             return self.inst(st, i, &d, scope);
         };
@@ -1024,24 +1145,67 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// `brx.idx index, tlist`: a switch over the labels of a `.branchtargets` list.
+    fn branch_indexed<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let [index, Operand::Sym { name: list, .. }] = i.operands.as_slice() else {
+            return Err(unsupported(i.span, "`brx.idx` takes an index and a target list"));
+        };
+        let targets = st
+            .targets
+            .get(list.text)
+            .copied()
+            .ok_or_else(|| unsupported(list.span, "not a `.branchtargets` list"))?;
+        let blocks = targets
+            .iter()
+            .map(|t| st.blocks.get(t.text).copied().ok_or_else(|| unsupported(t.span, "not a label")))
+            .collect::<R<Vec<_>>>()?;
+        let Some(&first) = blocks.first() else {
+            return Err(unsupported(list.span, "empty target list"));
+        };
+        let idx = self.read(st, index, Type::U32, scope)?.into_int_value();
+        // An index past the list is undefined behaviour; it goes to the first target.
+        let cases: Vec<_> = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| (self.i32().const_int(k as u64, false), *b))
+            .collect();
+        self.b.build_switch(idx, first, &cases)?;
+        Ok(())
+    }
+
     fn emit_return(&mut self, st: &Fn<'ctx, '_, '_>) -> R<()> {
         if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_some() {
             return Ok(());
         }
-        match st.ret {
-            Some((slot, ty)) => {
-                let v = self.b.build_load(ty, slot, "ret")?;
-                self.b.build_return(Some(&v))?;
-            }
+        let vals = st
+            .ret
+            .iter()
+            .map(|(slot, ty)| self.b.build_load(*ty, *slot, "ret"))
+            .collect::<Result<Vec<_>, _>>()?;
+        match vals.as_slice() {
             // A thread body cut into regions returns where it stopped: here, at its end.
-            None if st.func.get_type().get_return_type().is_some() => {
-                self.b
-                    .build_return(Some(&self.i32().const_int(crate::regions::DONE as u64, false)))?;
+            [] if st.func.get_type().get_return_type().is_some() => self
+                .b
+                .build_return(Some(&self.i32().const_int(crate::regions::DONE as u64, false)))?,
+            [] => self.b.build_return(None)?,
+            [v] => self.b.build_return(Some(v))?,
+            many => {
+                let tys: Vec<BasicTypeEnum> = many.iter().map(|v| v.get_type()).collect();
+                let mut agg = self.ctx.struct_type(&tys, false).get_undef();
+                for (k, v) in many.iter().enumerate() {
+                    agg = self
+                        .b
+                        .build_insert_value(agg, *v, k as u32, "ret")?
+                        .into_struct_value();
+                }
+                self.b.build_return(Some(&agg))?
             }
-            None => {
-                self.b.build_return(None)?;
-            }
-        }
+        };
         Ok(())
     }
 
@@ -1054,11 +1218,51 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
+        if self.try_builtin(st, i, d, scope)? {
+            return Ok(());
+        }
+        // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
+        // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
+        // unless a builtin took them above.
+        // Extension entries whose forms the inline lowering also implements: cache and eviction hints
+        // on loads and stores, 128-bit moves, vector moves, bar.red, atomics on more types, and the
+        // sub-instructions with handlers of their own.
+        let lowered_here = match d.spec.name {
+            "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
+            "bar" | "barrier" => {
+                (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
+            }
+            "cp" | "mbarrier" | "stmatrix" | "movmatrix" => true,
+            _ => false,
+        };
+        // NVPTX gets only the primary forms: LLVM aborts on some others (a 16-bit cmpxchg, say).
+        if !d.is_primary() && !(lowered_here && self.flavour == Flavour::Host) {
+            let mods: String = i.mods.iter().map(|m| m.text).collect();
+            return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
+        }
         let ops = &i.operands;
         let name = d.spec.name;
         let t = d.ty();
         let need_ty = || t.ok_or_else(|| unsupported(i.span, "missing type"));
         match name {
+            "mov" if d.get(G::Vec).is_some() => {
+                // mov.v2/.v4: element by element between vector registers and brace lists.
+                let t = need_ty()?;
+                let parts = |op: &'m Operand<'a>, l: &Self| -> Vec<Operand<'a>> {
+                    match (op, l.expand_vector(op, scope)) {
+                        (_, Some(p)) => p,
+                        (Operand::Vector(v, _), None) => v.clone(),
+                        (o, None) => vec![o.clone()],
+                    }
+                };
+                let (dst, src) = (parts(&ops[0], self), parts(&ops[1], self));
+                // Read every source before writing, so `mov.v2 {a, b}, {b, a}` swaps.
+                let vals = src.iter().map(|o| self.read(st, o, t, scope)).collect::<R<Vec<_>>>()?;
+                for (o, v) in dst.iter().zip(vals) {
+                    self.write(st, o, v, t.is_signed(), scope)?;
+                }
+                Ok(())
+            }
             "mov" => {
                 let t = need_ty()?;
                 match (&ops[0], &ops[1]) {
@@ -1288,8 +1492,20 @@ impl<'ctx> Lowerer<'ctx> {
                             self.b.build_int_add(a, base, "cvta")?
                         }
                     }
+                    (Flavour::Host, Space::Param) if st.is_kernel => {
+                        // Kernel parameters live in the launch's argument buffer.
+                        let env_ty = self.env_ty();
+                        let bp = self.b.build_struct_gep(env_ty, st.env.expect("env"), 0, "params")?;
+                        let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
+                        let base = self.b.build_ptr_to_int(base, self.int(t.bits()), "b")?;
+                        if to {
+                            self.b.build_int_sub(a, base, "cvta")?
+                        } else {
+                            self.b.build_int_add(a, base, "cvta")?
+                        }
+                    }
                     (Flavour::Host, Space::Param) => {
-                        return Err(unsupported(i.span, "`cvta.param` is not supported yet"))
+                        return Err(unsupported(i.span, "`cvta.param` in a device function is not supported yet"))
                     }
                     (Flavour::Host, _) => a,
                     (Flavour::Nvvm, s) => {
@@ -1302,47 +1518,48 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 self.write(st, &ops[0], v.into(), false, scope)
             }
-            "ld" | "st" => self.memory(st, i, d, scope),
+            "ld" | "st" | "ldu" => self.memory(st, i, d, scope),
+            // Cache hints, register budgets, profiler events and debugger stops: no effect on any value.
+            "prefetch" | "prefetchu" | "applypriority" | "discard" | "setmaxnreg" | "pmevent" | "brkpt" => Ok(()),
+            // A CTA is its own cluster of one: rank 0, and every shared address is already its own.
+            "getctarank" => self.write(st, &ops[0], self.i32().const_zero().into(), false, scope),
+            "mapa" => {
+                let t = need_ty()?;
+                let a = self.read(st, &ops[1], t, scope)?;
+                self.write(st, &ops[0], a, false, scope)
+            }
+            // An opaque L2 policy; the loads that take one ignore it.
+            "createpolicy" => self.write(st, &ops[0], self.i64().const_zero().into(), false, scope),
+            "isspacep" => self.isspacep(st, i, d, scope),
+            "alloca" | "stacksave" | "stackrestore" => self.stack(st, i, d, scope),
+            "cp" => self.async_copy(st, i, d, scope),
+            "mbarrier" => self.mbarrier(st, i, d, scope),
+            "slct" | "cnot" => self.select_not(st, i, d, scope),
+            "brx" => self.branch_indexed(st, i, scope),
+            "trap" => {
+                if self.flavour == Flavour::Nvvm {
+                    return self.call_intrinsic_void("llvm.trap", &[]);
+                }
+                let i64t = self.i64();
+                let site = i64t.const_int(i.span.start as u64, false);
+                self.mem_call(st, crate::builtin::MEM_TRAP, i64t.const_zero(), site, i64t.const_zero())?;
+                self.emit_return(st)
+            }
             "atom" | "red" => self.atomic(st, i, d, scope),
             "bra" => {
                 let target = self.label(st, i)?;
                 self.b.build_unconditional_branch(target)?;
                 Ok(())
             }
-            "ret" | "exit" => self.emit_return(st),
-            "call" => self.call(st, i, scope),
-            "bar" | "barrier" => match self.flavour {
-                Flavour::Nvvm if d.has(".warp") => {
-                    let mask = self.read(st, &ops[0], Type::B32, scope)?;
-                    self.call_intrinsic_void("llvm.nvvm.bar.warp.sync", &[mask])
-                }
-                Flavour::Nvvm => {
-                    let id = self.read(st, &ops[0], Type::U32, scope)?;
-                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(i.span, "only `bar.sync a` is supported yet"));
-                    }
-                    let f = if name == "bar" {
-                        "llvm.nvvm.barrier.cta.sync.aligned.all"
-                    } else {
-                        "llvm.nvvm.barrier.cta.sync.all"
-                    };
-                    self.call_intrinsic_void(f, &[id])
-                }
-                Flavour::Host => {
-                    if d.has(".warp") {
-                        self.collective(st, crate::collective::WARP_SYNC, [None; 3])?;
-                        return Ok(());
-                    }
-                    if d.get(G::Sync) != Some(".sync") || ops.len() > 1 {
-                        return Err(unsupported(
-                            i.span,
-                            "only `bar.sync a` (all threads of the CTA) is supported yet",
-                        ));
-                    }
-                    self.collective(st, crate::collective::BAR_SYNC, [None; 3])?;
-                    Ok(())
-                }
-            },
+            "ret" => self.emit_return(st),
+            "call" => {
+                self.call(st, i, scope)?;
+                self.stop_if_faulted(st, None)
+            }
+            "exit" => self.emit_return(st),
+            "bar" | "barrier" => self.barrier(st, i, d, scope),
+            "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
+            "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => self.warp_matrix(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }

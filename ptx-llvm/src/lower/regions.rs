@@ -80,6 +80,50 @@ fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
     out
 }
 
+/// The value of a constant operand, also through a register stored once with a constant (as in
+/// `mov.b32 %r51, -1; shfl.sync ... %r51`) and through width changes.
+fn constant(v: LLVMValueRef) -> Option<u64> {
+    unsafe {
+        if !LLVMIsAConstantInt(v).is_null() {
+            return Some(LLVMConstIntGetZExtValue(v));
+        }
+        if LLVMIsAInstruction(v).is_null() {
+            return None;
+        }
+        match LLVMGetInstructionOpcode(v) {
+            LLVMOpcode::LLVMZExt | LLVMOpcode::LLVMTrunc | LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMBitCast => {
+                let inner = constant(LLVMGetOperand(v, 0))?;
+                let bits = LLVMGetIntTypeWidth(LLVMTypeOf(v));
+                let from = LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(v, 0)));
+                let inner = if LLVMGetInstructionOpcode(v) == LLVMOpcode::LLVMSExt && from < 64 && inner >> (from - 1) & 1 == 1 {
+                    inner | !0u64 << from
+                } else {
+                    inner
+                };
+                Some(if bits >= 64 { inner } else { inner & ((1u64 << bits) - 1) })
+            }
+            LLVMOpcode::LLVMLoad => {
+                let p = LLVMGetOperand(v, 0);
+                if LLVMIsAAllocaInst(p).is_null() {
+                    return None;
+                }
+                let stores: Vec<LLVMValueRef> = users(p)
+                    .into_iter()
+                    .filter(|&u| LLVMGetInstructionOpcode(u) == LLVMOpcode::LLVMStore)
+                    .collect();
+                match stores.as_slice() {
+                    [st] if LLVMGetOperand(*st, 1) == p => {
+                        let c = LLVMGetOperand(*st, 0);
+                        (!LLVMIsAConstantInt(c).is_null()).then(|| LLVMConstIntGetZExtValue(c))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
 fn const_u32(v: LLVMValueRef) -> Option<u32> {
     unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v) as u32) }
 }
@@ -338,13 +382,14 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
-    /// Whether `f` calls `env->collective` (the runtime's barriers and warp collectives).
+    /// Whether `f` calls `env->collective` for something that waits for other threads (a yield, as of
+    /// `nanosleep`, does not).
     pub(super) fn calls_collective(&self, f: FunctionValue<'ctx>) -> bool {
         let env = f.get_nth_param(0).expect("env").as_value_ref();
         f.get_basic_blocks()
             .iter()
             .flat_map(|b| instructions(b.as_mut_ptr()))
-            .any(|i| self.collective_call(i, env).is_some())
+            .any(|i| matches!(self.collective_call(i, env), Some(k) if k != Some(crate::collective::YIELD)))
     }
 
     /// Cuts the thread body `tf` at its barriers and warp collectives. None (and `tf` untouched) when
@@ -381,9 +426,20 @@ impl<'ctx> Lowerer<'ctx> {
                 {
                     return Ok(None);
                 }
+                // Regions handle barrier 0 of the whole CTA without a reduction, and warp collectives
+                // of the full warp; named barriers, thread counts, `bar.red`, member masks and the other
+                // collectives run on fibers.
+                let operand = |j| constant(unsafe { LLVMGetOperand(i, j) });
                 match self.collective_call(i, env) {
-                    Some(Some(kind)) if kind == BAR_SYNC || kind == WARP_SYNC => stops.push(Stop { call: i, kind }),
-                    Some(Some(kind)) if (SHFL..SHFL + 4).contains(&kind) || (VOTE..VOTE + 4).contains(&kind) => {
+                    Some(Some(BAR_SYNC)) if (2..5).all(|j| operand(j) == Some(0)) => {
+                        stops.push(Stop { call: i, kind: BAR_SYNC })
+                    }
+                    Some(Some(kind))
+                        if (kind == WARP_SYNC
+                            || (SHFL..SHFL + 4).contains(&kind)
+                            || (VOTE..VOTE + 4).contains(&kind))
+                            && operand(5) == Some(u32::MAX as u64) =>
+                    {
                         stops.push(Stop { call: i, kind })
                     }
                     Some(_) => return Ok(None),
@@ -535,7 +591,7 @@ impl<'ctx> Lowerer<'ctx> {
             // Before the stop: publish a warp collective's operands, save the registers, return.
             self.b.position_before(&unsafe { inkwell::values::InstructionValue::new(s.call) });
             let fty = self.i64().fn_type(
-                &[ptr.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
+                &[ptr.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
                 false,
             );
             if s.kind >= SHFL {
@@ -597,6 +653,7 @@ impl<'ctx> Lowerer<'ctx> {
                         zero.into(),
                         zero.into(),
                         zero.into(),
+                        i32t.const_all_ones().into(),
                     ],
                     "get",
                 )?;

@@ -3,12 +3,12 @@
 use super::*;
 
 impl<'ctx> Lowerer<'ctx> {
-    /// `env->collective(env->sync, kind, a, b, c)`; the result is an i64.
+    /// `env->collective(env->sync, kind, a, b, c, mask)`; the result is an i64.
     pub(super) fn collective(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
         kind: u32,
-        args: [Option<IntValue<'ctx>>; 3],
+        args: [Option<IntValue<'ctx>>; 4],
     ) -> R<IntValue<'ctx>> {
         let env_ty = self.env_ty();
         let env = st.env.expect("env");
@@ -18,18 +18,194 @@ impl<'ctx> Lowerer<'ctx> {
         let f = self.b.build_load(self.ptr(0), fp, "collective")?.into_pointer_value();
         let i32t = self.i32();
         let fty = self.i64().fn_type(
-            &[self.ptr(0).into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
+            &[self.ptr(0).into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
             false,
         );
         let mut call_args: Vec<BasicMetadataValueEnum> = vec![sync.into(), i32t.const_int(kind as u64, false).into()];
-        call_args.extend(
-            args.iter()
-                .map(|a| BasicMetadataValueEnum::from(a.unwrap_or(i32t.const_zero()))),
-        );
+        for a in args {
+            let v = match a {
+                Some(v) => self.b.build_int_z_extend_or_bit_cast(v, i32t, "arg")?,
+                None => i32t.const_zero(),
+            };
+            call_args.push(v.into());
+        }
         let r = self.b.build_indirect_call(fty, f, &call_args, "coll")?;
         match r.try_as_basic_value() {
             inkwell::values::ValueKind::Basic(v) => Ok(v.into_int_value()),
             _ => Err(unsupported(Span::default(), "internal error: collective result")),
+        }
+    }
+
+    /// A member-mask operand, or the full warp for the legacy forms without one.
+    fn member_mask<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        op: Option<&Operand<'a>>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<IntValue<'ctx>> {
+        match op {
+            Some(o) => Ok(self.read(st, o, Type::B32, scope)?.into_int_value()),
+            None => Ok(self.i32().const_all_ones()),
+        }
+    }
+
+    /// CTA barriers: `bar`/`barrier` `.sync`, `.arrive` and `.red`, named, with thread counts.
+    pub(super) fn barrier<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let ops = &i.operands;
+        let i32t = self.i32();
+        if d.has(".warp") {
+            let mask = self.member_mask(st, ops.first(), scope)?;
+            if self.flavour == Flavour::Nvvm {
+                return self.call_intrinsic_void("llvm.nvvm.bar.warp.sync", &[mask.into()]);
+            }
+            self.collective(st, crate::collective::WARP_SYNC, [None, None, None, Some(mask)])?;
+            return Ok(());
+        }
+        let sync = d.get(G::Sync).unwrap_or(".sync");
+        if d.spec.sub == [".cluster"] && self.flavour == Flavour::Host {
+            // A cluster of one CTA: arrive counts on the cluster barrier, wait waits for every thread.
+            use crate::collective::*;
+            let id = Some(i32t.const_int(CLUSTER_BARRIER as u64, false));
+            let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_WAIT };
+            self.collective(st, kind, [id, None, None, None])?;
+            return Ok(());
+        }
+        if self.flavour == Flavour::Nvvm {
+            let id = self.read(st, &ops[0], Type::U32, scope)?;
+            if sync != ".sync" || ops.len() > 1 {
+                return Err(unsupported(i.span, "only `bar.sync a` is supported for NVPTX yet"));
+            }
+            let f = if d.spec.name == "bar" {
+                "llvm.nvvm.barrier.cta.sync.aligned.all"
+            } else {
+                "llvm.nvvm.barrier.cta.sync.all"
+            };
+            return self.call_intrinsic_void(f, &[id]);
+        }
+        use crate::collective::*;
+        // bar.red d, a{, b}, c: the destination comes first.
+        let (dst, rest) = if sync == ".red" { (Some(&ops[0]), &ops[1..]) } else { (None, &ops[..]) };
+        let id = self.read(st, &rest[0], Type::U32, scope)?.into_int_value();
+        let (count, pred) = match (sync, rest.len()) {
+            (".red", 3) => (Some(&rest[1]), Some(&rest[2])),
+            (".red", _) => (None, rest.get(1)),
+            (_, _) => (rest.get(1), None),
+        };
+        let count = match count {
+            Some(c) => Some(self.read(st, c, Type::U32, scope)?.into_int_value()),
+            None => None,
+        };
+        let pred = match pred {
+            Some(p) => Some(self.read(st, p, Type::Pred, scope)?.into_int_value()),
+            None => None,
+        };
+        let op = match (sync, d.get(G::Op)) {
+            (".red", Some(".popc")) => RED_POPC,
+            (".red", Some(".and")) => RED_AND,
+            (".red", Some(".or")) => RED_OR,
+            _ => RED_NONE,
+        };
+        let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_SYNC };
+        let r = self.collective(
+            st,
+            kind,
+            [Some(id), count, Some(i32t.const_int(op as u64, false)), pred],
+        )?;
+        if let Some(dst) = dst {
+            let v: BasicValueEnum = if op == RED_POPC {
+                self.b.build_int_truncate(r, i32t, "popc")?.into()
+            } else {
+                self.b.build_int_truncate(r, self.ctx.bool_type(), "red")?.into()
+            };
+            self.write(st, dst, v, false, scope)?;
+        }
+        Ok(())
+    }
+
+    /// `activemask`, `redux.sync`, `match.sync`, `elect.sync` and `nanosleep` on the host.
+    pub(super) fn warp_other<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::collective::*;
+        let ops = &i.operands;
+        let (i32t, i64t) = (self.i32(), self.i64());
+        if self.flavour == Flavour::Nvvm {
+            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
+        }
+        match d.spec.name {
+            "activemask" => {
+                // The site tells lanes that reached this instruction from lanes waiting elsewhere.
+                let site = i32t.const_int(i.span.start as u64, false);
+                let r = self.collective(st, ACTIVEMASK, [None, None, Some(site), None])?;
+                let v = self.b.build_int_truncate(r, i32t, "active")?;
+                self.write(st, &ops[0], v.into(), false, scope)
+            }
+            "nanosleep" => {
+                self.collective(st, YIELD, [None; 4])?;
+                Ok(())
+            }
+            "redux" => {
+                let t = d.ty().unwrap_or(Type::B32);
+                let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
+                let mask = self.member_mask(st, ops.get(2), scope)?;
+                let k = [".add", ".min", ".max", ".and", ".or", ".xor"]
+                    .iter()
+                    .position(|m| d.get(G::Op) == Some(m))
+                    .unwrap_or(0) as u32;
+                let signed = i32t.const_int(t.is_signed() as u64, false);
+                let r = self.collective(st, REDUX + k, [Some(a), Some(signed), None, Some(mask)])?;
+                let v = self.b.build_int_truncate(r, i32t, "redux")?;
+                self.write(st, &ops[0], v.into(), false, scope)
+            }
+            "match" => {
+                let t = d.ty().unwrap_or(Type::B32);
+                let a = self.read(st, &ops[1], bits_type(t.bits()), scope)?.into_int_value();
+                let a = self.b.build_int_z_extend_or_bit_cast(a, i64t, "a")?;
+                let lo = self.b.build_int_truncate(a, i32t, "lo")?;
+                let hi = self.b.build_int_truncate(
+                    self.b.build_right_shift(a, i64t.const_int(32, false), false, "hi")?,
+                    i32t,
+                    "hi",
+                )?;
+                let mask = self.member_mask(st, ops.get(2), scope)?;
+                let kind = if d.get(G::Mode) == Some(".all") { MATCH_ALL } else { MATCH_ANY };
+                let r = self.collective(st, kind, [Some(lo), Some(hi), None, Some(mask)])?;
+                let m = self.b.build_int_truncate(r, i32t, "match")?;
+                let p = self.b.build_int_truncate(
+                    self.b.build_right_shift(r, i64t.const_int(32, false), false, "p")?,
+                    self.ctx.bool_type(),
+                    "p",
+                )?;
+                match &ops[0] {
+                    Operand::Pair(dm, dp, _) => {
+                        self.write(st, dm, m.into(), false, scope)?;
+                        self.write(st, dp, p.into(), false, scope)
+                    }
+                    dst => self.write(st, dst, m.into(), false, scope),
+                }
+            }
+            _ => {
+                // elect.sync d|p, mask: the lowest lane of the mask leads.
+                let mask = self.member_mask(st, ops.get(1), scope)?;
+                let leader = self.call_intrinsic("llvm.cttz", &[i32t.into()], &[mask.into(), self.ctx.bool_type().const_zero().into()])?.into_int_value();
+                let Operand::Pair(dl, dp, _) = &ops[0] else {
+                    return Err(unsupported(ops[0].span(), "`elect.sync` writes `d|p`"));
+                };
+                let lane = self.special_scalar(st, &Name { text: "%laneid", span: i.span })?;
+                let me = self.b.build_int_compare(IntPredicate::EQ, lane, leader, "elected")?;
+                self.write(st, dl, leader.into(), false, scope)?;
+                self.write(st, dp, me.into(), false, scope)
+            }
         }
     }
 
@@ -57,7 +233,8 @@ impl<'ctx> Lowerer<'ctx> {
             let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
             let b = self.read(st, &ops[2], Type::B32, scope)?.into_int_value();
             let c = self.read(st, &ops[3], Type::B32, scope)?.into_int_value();
-            let r = self.collective(st, kind, [Some(a), Some(b), Some(c)])?;
+            let mask = self.member_mask(st, ops.get(4), scope)?;
+            let r = self.collective(st, kind, [Some(a), Some(b), Some(c), Some(mask)])?;
             let v = self.b.build_int_truncate(r, i32t, "shfl")?;
             let top = self
                 .b
@@ -78,7 +255,8 @@ impl<'ctx> Lowerer<'ctx> {
                 .expect("vote mode") as u32;
         let p = self.read(st, &ops[1], Type::Pred, scope)?.into_int_value();
         let p = self.b.build_int_z_extend(p, i32t, "p")?;
-        let r = self.collective(st, kind, [Some(p), None, None])?;
+        let mask = self.member_mask(st, ops.get(2), scope)?;
+        let r = self.collective(st, kind, [Some(p), None, None, Some(mask)])?;
         let v = self.b.build_int_truncate(r, i32t, "vote")?;
         if mode == ".ballot" {
             self.write(st, &ops[0], v.into(), false, scope)
@@ -130,5 +308,113 @@ impl<'ctx> Lowerer<'ctx> {
         let p = self.read(st, &ops[1], Type::Pred, scope)?;
         let v = self.call_intrinsic(&format!("llvm.nvvm.vote.{m}.sync"), &[], &[mask, p])?;
         self.write(st, &ops[0], v, false, scope)
+    }
+
+    /// Warp matrix instructions on the host (`mma`, `ldmatrix`, `stmatrix`, `movmatrix`): each lane
+    /// writes its operands into a buffer of 32-bit words, the runtime computes every lane's part from
+    /// all 32 buffers, and the lane reads its result back (see `crate::collective::MMA`).
+    pub(super) fn warp_matrix<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::collective::*;
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
+        }
+        let ops = &i.operands;
+        let (i32t, i64t) = (self.i32(), self.i64());
+        let full = Some(i32t.const_all_ones());
+        if d.spec.name == "movmatrix" {
+            let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
+            let r = self.collective(st, MOVMATRIX, [Some(a), None, None, full])?;
+            let v = self.b.build_int_truncate(r, i32t, "movmatrix")?;
+            return self.write(st, &ops[0], v.into(), false, scope);
+        }
+        // The registers of each brace list, with their widths in 32-bit words.
+        let regs = |l: &Self, op: &'m Operand<'a>| -> Vec<(&'m Operand<'a>, u32)> {
+            let elems: Vec<&'m Operand<'a>> = match op {
+                Operand::Vector(v, _) => v.iter().collect(),
+                o => vec![o],
+            };
+            elems
+                .into_iter()
+                .map(|e| {
+                    let bits = match e {
+                        Operand::Sym { name, .. } => match scope.lookup(name.text) {
+                            Some(Entry::Reg { ty, .. }) => ty.bits(),
+                            _ => 32,
+                        },
+                        _ => 32,
+                    };
+                    let _ = l;
+                    (e, bits.div_ceil(32))
+                })
+                .collect()
+        };
+        let (inputs, outputs, addr_op): (Vec<(&'m Operand<'a>, u32)>, Vec<(&'m Operand<'a>, u32)>, Option<&'m Operand<'a>>) =
+            match d.spec.name {
+                "mma" => {
+                    let mut ins = regs(self, &ops[1]);
+                    ins.extend(regs(self, &ops[2]));
+                    ins.extend(regs(self, &ops[3]));
+                    (ins, regs(self, &ops[0]), None)
+                }
+                "ldmatrix" => (vec![], regs(self, &ops[0]), Some(&ops[1])),
+                _ => (regs(self, &ops[1]), vec![], Some(&ops[0])),
+            };
+        let words_in: u32 = inputs.iter().map(|(_, w)| w).sum();
+        let words_out: u32 = outputs.iter().map(|(_, w)| w).sum();
+        let buf_ty = i32t.array_type(2 + words_in + words_out);
+        let buf = st.alloca_at.build_alloca(buf_ty, "lane.buf")?;
+        let word = |l: &Self, k: u32| -> R<PointerValue<'ctx>> {
+            Ok(unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? })
+        };
+        // Header: the descriptor text (mma) or this lane's row address (ldmatrix/stmatrix).
+        let head: IntValue<'ctx> = match addr_op {
+            None => {
+                let text: String = d.mods.iter().map(|(_, m)| *m).collect();
+                let g = self.b.build_global_string_ptr(&text, "mma.desc")?;
+                self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "desc")?
+            }
+            Some(Operand::Addr(a)) => {
+                let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+                let p = self.address(st, a, space, scope)?;
+                self.b.build_ptr_to_int(p, i64t, "row")?
+            }
+            Some(o) => return Err(unsupported(o.span(), "expected an address")),
+        };
+        self.b.build_store(word(self, 0)?, head)?;
+        let mut k = 2;
+        for (op, w) in &inputs {
+            let v = self.read(st, op, if *w == 2 { Type::B64 } else { Type::B32 }, scope)?;
+            let v = self.to_bits(v, 32 * w, false)?;
+            self.b.build_store(word(self, k)?, v)?;
+            k += w;
+        }
+        let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
+        let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
+        let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
+        let kind = match d.spec.name {
+            "mma" => MMA,
+            "ldmatrix" => LDMATRIX,
+            _ => STMATRIX,
+        };
+        let num = match d.get(G::Num) {
+            Some(".x2") => 2,
+            Some(".x4") => 4,
+            _ => 1,
+        };
+        let c = i32t.const_int(num | (d.has(".trans") as u64) << 8, false);
+        self.collective(st, kind, [Some(lo), Some(hi), Some(c), full])?;
+        let mut k = if kind == MMA { 2 + words_in } else { 2 };
+        for (op, w) in &outputs {
+            let v = self.b.build_load(self.int(32 * w), word(self, k)?, "r")?;
+            self.write(st, op, v, false, scope)?;
+            k += w;
+        }
+        Ok(())
     }
 }

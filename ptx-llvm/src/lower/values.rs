@@ -20,7 +20,14 @@ impl<'ctx> Lowerer<'ctx> {
                 st.regs.insert(id, p);
                 Ok((p, ty))
             }
-            Some(Entry::Reg { .. }) => Err(unsupported(n.span, "vector registers are not supported yet")),
+            Some(Entry::Reg {
+                ty, vector: Some(len), ..
+            }) => {
+                // A whole vector register read or written as one value (`mov.b64 %rd, %v2`): its
+                // elements are laid out like a packed integer, the first lowest.
+                let (slot, _, _) = self.vector_slot(st, n, &Name { text: ".x", span: n.span }, scope)?;
+                Ok((slot, super::bits_type(ty.bits() * len)))
+            }
             _ => Err(unsupported(n.span, format!("`{}` is not a register", n.text))),
         }
     }
@@ -85,6 +92,19 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
         match op {
+            Operand::Sym {
+                name,
+                component: Some(c),
+            } => {
+                let (slot, ty, k) = self.vector_slot(st, name, c, scope)?;
+                let bits = self.to_bits(v, ty.bits(), signed)?;
+                let p = unsafe {
+                    self.b
+                        .build_in_bounds_gep(self.int(ty.bits()), slot, &[self.i32().const_int(k, false)], "el")?
+                };
+                self.b.build_store(p, bits)?;
+                Ok(())
+            }
             Operand::Sym { name, .. } => {
                 let (slot, ty) = self.reg_slot(st, name, scope)?;
                 let bits = self.to_bits(v, ty.bits(), signed)?;
@@ -109,8 +129,20 @@ impl<'ctx> Lowerer<'ctx> {
         match op {
             Operand::Sym { name, component } => {
                 if let Some(c) = component {
+                    if let Some(Entry::Reg { vector: Some(_), .. }) = scope.lookup(name.text) {
+                        return self.vector_element(st, name, c, want, scope);
+                    }
                     let v = self.special(st, name, c)?;
                     return self.from_bits(v, want, false);
+                }
+                if scope.lookup(name.text).is_none() {
+                    if name.text == "WARP_SZ" {
+                        return self.from_bits(self.i32().const_int(32, false), want, false);
+                    }
+                    if ptx_front::scope::special_register(name.text).is_some() {
+                        let v = self.special_scalar(st, name)?;
+                        return self.from_bits(v, want, false);
+                    }
                 }
                 match scope.lookup(name.text) {
                     Some(Entry::Reg { .. }) => self.reg_load(st, name, want, scope),
@@ -118,7 +150,18 @@ impl<'ctx> Lowerer<'ctx> {
                         let a = self.var_address(st, name, scope)?;
                         self.from_bits(a, want, false)
                     }
-                    Some(Entry::Func(_)) => Err(unsupported(name.span, "function addresses are not supported yet")),
+                    Some(Entry::Func(_)) => {
+                        let f = *self
+                            .funcs
+                            .get(name.text)
+                            .ok_or_else(|| unsupported(name.span, "unknown function"))?;
+                        let a = self.b.build_ptr_to_int(
+                            f.as_global_value().as_pointer_value(),
+                            self.int(want.bits().max(8)),
+                            "fnaddr",
+                        )?;
+                        Ok(a.into())
+                    }
                 }
             }
             Operand::Imm(imm, span) => self.imm(*imm, want, *span),
@@ -159,6 +202,220 @@ impl<'ctx> Lowerer<'ctx> {
         })
     }
 
+    /// A field of the host environment.
+    pub(super) fn env_field_pub(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
+        self.env_field(st, field, ty)
+    }
+
+    fn env_field(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
+        let env_ty = self.env_ty();
+        let p = self.b.build_struct_gep(env_ty, st.env.expect("env"), field, "envf")?;
+        Ok(self.b.build_load(ty, p, "envf")?.into_int_value())
+    }
+
+    /// `%tid.d`, `%ntid.d`, … on the host.
+    fn env_dim(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, dim: u64) -> R<IntValue<'ctx>> {
+        let env_ty = self.env_ty();
+        let p = self.b.build_struct_gep(env_ty, st.env.expect("env"), field, "sreg")?;
+        let p = unsafe {
+            self.b.build_in_bounds_gep(
+                self.i32().array_type(3),
+                p,
+                &[self.i32().const_zero(), self.i32().const_int(dim, false)],
+                "d",
+            )?
+        };
+        Ok(self.b.build_load(self.i32(), p, "sreg")?.into_int_value())
+    }
+
+    /// The thread's index within its CTA, x fastest.
+    fn linear_tid(&mut self, st: &Fn<'ctx, '_, '_>) -> R<IntValue<'ctx>> {
+        let (tx, ty, tz) = (self.env_dim(st, 2, 0)?, self.env_dim(st, 2, 1)?, self.env_dim(st, 2, 2)?);
+        let (nx, ny) = (self.env_dim(st, 3, 0)?, self.env_dim(st, 3, 1)?);
+        let zy = self.b.build_int_add(self.b.build_int_mul(tz, ny, "z")?, ty, "zy")?;
+        Ok(self.b.build_int_add(self.b.build_int_mul(zy, nx, "zyx")?, tx, "lin")?)
+    }
+
+    /// Scalar special registers (`%laneid`, `%lanemask_lt`, `%clock64`, …). On the host a CTA is
+    /// its own cluster of one.
+    pub(super) fn special_scalar(&mut self, st: &Fn<'ctx, '_, '_>, n: &Name<'_>) -> R<IntValue<'ctx>> {
+        let name = n.text;
+        let sreg = ptx_front::scope::special_register(name).expect("special register");
+        let (i32t, i64t) = (self.i32(), self.i64());
+        if self.flavour == Flavour::Nvvm {
+            let f = self.intrinsic(&format!("llvm.nvvm.read.ptx.sreg.{}", &name[1..]), &[]).map_err(|_| {
+                unsupported(n.span, format!("special register `{name}` is not supported for NVPTX yet"))
+            })?;
+            return Ok(self
+                .b
+                .build_call(f, &[], "sreg")?
+                .try_as_basic_value()
+                .basic()
+                .expect("sreg value")
+                .into_int_value());
+        }
+        let lane = |l: &mut Self| -> R<IntValue<'ctx>> {
+            let lin = l.linear_tid(st)?;
+            Ok(l.b.build_and(lin, i32t.const_int(31, false), "lane")?)
+        };
+        let one_shl = |l: &mut Self, by: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            // Computed in 64 bits so a shift by 32 (for %lanemask_le of lane 31) is defined.
+            let by = l.b.build_int_z_extend(by, i64t, "by")?;
+            let v = l.b.build_left_shift(i64t.const_int(1, false), by, "bit")?;
+            Ok(l.b.build_int_truncate(v, i32t, "bit")?)
+        };
+        let v = match name {
+            "%laneid" => lane(self)?,
+            "%warpid" => {
+                let lin = self.linear_tid(st)?;
+                self.b.build_right_shift(lin, i32t.const_int(5, false), false, "warp")?
+            }
+            "%nwarpid" => {
+                let (x, y, z) = (self.env_dim(st, 3, 0)?, self.env_dim(st, 3, 1)?, self.env_dim(st, 3, 2)?);
+                let n = self.b.build_int_mul(self.b.build_int_mul(x, y, "n")?, z, "n")?;
+                let n = self.b.build_int_add(n, i32t.const_int(31, false), "n")?;
+                self.b.build_right_shift(n, i32t.const_int(5, false), false, "nwarp")?
+            }
+            "%lanemask_eq" | "%lanemask_lt" | "%lanemask_ge" => {
+                let l = lane(self)?;
+                let eq = one_shl(self, l)?;
+                let lt = self.b.build_int_sub(eq, i32t.const_int(1, false), "lt")?;
+                match name {
+                    "%lanemask_eq" => eq,
+                    "%lanemask_lt" => lt,
+                    _ => self.b.build_not(lt, "ge")?,
+                }
+            }
+            "%lanemask_le" | "%lanemask_gt" => {
+                let l = lane(self)?;
+                let l1 = self.b.build_int_add(l, i32t.const_int(1, false), "l1")?;
+                let bit = one_shl(self, l1)?;
+                let le = self.b.build_int_sub(bit, i32t.const_int(1, false), "le")?;
+                if name == "%lanemask_le" {
+                    le
+                } else {
+                    self.b.build_not(le, "gt")?
+                }
+            }
+            "%smid" => self.env_field(st, 9, i32t)?,
+            "%nsmid" => self.env_field(st, 10, i32t)?,
+            "%gridid" => self.env_field(st, 11, i64t)?,
+            "%dynamic_smem_size" => self.env_field(st, 8, i32t)?,
+            "%total_smem_size" | "%aggr_smem_size" => {
+                let dynamic = self.env_field(st, 8, i32t)?;
+                self.b
+                    .build_int_add(dynamic, i32t.const_int(self.shared_size, false), "smem")?
+            }
+            "%clock" | "%clock_hi" | "%clock64" => {
+                let c = self.call_intrinsic("llvm.readcyclecounter", &[], &[])?.into_int_value();
+                match name {
+                    "%clock64" => c,
+                    "%clock" => self.b.build_int_truncate(c, i32t, "clock")?,
+                    _ => {
+                        let hi = self.b.build_right_shift(c, i64t.const_int(32, false), false, "hi")?;
+                        self.b.build_int_truncate(hi, i32t, "clock_hi")?
+                    }
+                }
+            }
+            "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" => {
+                let f = self.module.get_function(crate::builtin::GLOBALTIMER).unwrap_or_else(|| {
+                    self.module
+                        .add_function(crate::builtin::GLOBALTIMER, i64t.fn_type(&[], false), None)
+                });
+                let t = self
+                    .b
+                    .build_call(f, &[], "timer")?
+                    .try_as_basic_value()
+                    .basic()
+                    .expect("timer value")
+                    .into_int_value();
+                match name {
+                    "%globaltimer" => t,
+                    "%globaltimer_lo" => self.b.build_int_truncate(t, i32t, "lo")?,
+                    _ => {
+                        let hi = self.b.build_right_shift(t, i64t.const_int(32, false), false, "hi")?;
+                        self.b.build_int_truncate(hi, i32t, "hi")?
+                    }
+                }
+            }
+            "%cluster_nctarank" => i32t.const_int(1, false),
+            "%is_explicit_cluster" => self.ctx.bool_type().const_zero(),
+            // %cluster_ctarank, %envreg<N>, %pm<N>, reserved shared-memory offsets (none reserved),
+            // %current_graph_exec (no graphs).
+            _ => self.int(sreg.ty.bits()).const_zero(),
+        };
+        Ok(v)
+    }
+
+    /// One element (`.x`, `.y`, `.z`, `.w` or `.r`, `.g`, `.b`, `.a`) of a vector register.
+    pub(super) fn vector_element<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        n: &Name<'a>,
+        c: &Name<'a>,
+        want: Type,
+        scope: &Scope<'m, 'a>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let (slot, ty, k) = self.vector_slot(st, n, c, scope)?;
+        let p = unsafe {
+            self.b
+                .build_in_bounds_gep(self.int(ty.bits()), slot, &[self.i32().const_int(k, false)], "el")?
+        };
+        let raw = self.b.build_load(self.int(ty.bits()), p, "el")?.into_int_value();
+        self.from_bits(raw, want, ty.is_signed())
+    }
+
+    /// A vector register's storage (an array of its elements), its element type and the index `c` names.
+    pub(super) fn vector_slot<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        n: &Name<'a>,
+        c: &Name<'a>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<(PointerValue<'ctx>, Type, u64)> {
+        let Some(Entry::Reg { ty, vector: Some(len), id, .. }) = scope.lookup(n.text) else {
+            return Err(unsupported(n.span, format!("`{}` is not a vector register", n.text)));
+        };
+        let k = match c.text {
+            ".x" | ".r" => 0,
+            ".y" | ".g" => 1,
+            ".z" | ".b" => 2,
+            ".w" | ".a" => 3,
+            _ => return Err(unsupported(c.span, format!("`{}` is not a vector component", c.text))),
+        };
+        if k >= len as u64 {
+            return Err(unsupported(c.span, format!("`{}` has only {len} elements", n.text)));
+        }
+        let slot = match st.regs.get(&id) {
+            Some(p) => *p,
+            None => {
+                let p = st
+                    .alloca_at
+                    .build_alloca(self.int(ty.bits()).array_type(len), n.text)?;
+                st.regs.insert(id, p);
+                p
+            }
+        };
+        Ok((slot, ty, k))
+    }
+
+    /// A whole vector register as the list of its elements, so `ld.v4.u32 v, [a]` and
+    /// `mov.v2.u32 v, {a, b}` treat it like a brace list.
+    pub(super) fn expand_vector<'a>(&self, op: &Operand<'a>, scope: &Scope<'_, 'a>) -> Option<Vec<Operand<'a>>> {
+        let Operand::Sym { name, component: None } = op else { return None };
+        let Some(Entry::Reg { vector: Some(len), .. }) = scope.lookup(name.text) else { return None };
+        Some(
+            [".x", ".y", ".z", ".w"]
+                .iter()
+                .take(len as usize)
+                .map(|c| Operand::Sym {
+                    name: *name,
+                    component: Some(Name { text: c, span: name.span }),
+                })
+                .collect(),
+        )
+    }
+
     pub(super) fn special<'a>(&mut self, st: &Fn<'ctx, '_, 'a>, n: &Name<'a>, c: &Name<'a>) -> R<IntValue<'ctx>> {
         let dim = match c.text {
             ".x" => 0,
@@ -166,6 +423,16 @@ impl<'ctx> Lowerer<'ctx> {
             ".z" => 2,
             _ => return Err(unsupported(c.span, format!("component `{}` is not supported", c.text))),
         };
+        if self.flavour == Flavour::Host {
+            // A CTA is its own cluster of one.
+            match n.text {
+                "%clusterid" => return self.env_dim(st, 4, dim),
+                "%nclusterid" => return self.env_dim(st, 5, dim),
+                "%cluster_ctaid" => return Ok(self.i32().const_zero()),
+                "%cluster_nctaid" => return Ok(self.i32().const_int(1, false)),
+                _ => {}
+            }
+        }
         let field = match n.text {
             "%tid" => 2,
             "%ntid" => 3,

@@ -1,0 +1,216 @@
+//! Checked mode: every global, shared and local access of a kernel compiled with `checked` asks
+//! [`ptxjit_check`] first. Valid memory is:
+//! - global and const: the ranges registered here (module variables, the CLI's buffers), or what the
+//!   driver shim says is allocated;
+//! - shared: the CTA's window (static plus dynamic);
+//! - local: the running thread's stack (a fiber's, or the worker's), which catches wild pointers
+//!   though not an overrun from one local array into its neighbour;
+//! - generic: any of these.
+//! The first bad access of a launch is recorded with its thread, block, address and PTX line; every
+//! thread then stops at its next check, and the launch fails with an illegal-address error. `trap`
+//! uses the same record in every mode.
+
+use crate::runtime::Env;
+use parking_lot::{Mutex, RwLock};
+use ptx_llvm::builtin::*;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Registered global memory: start → end (exclusive).
+static REGIONS: RwLock<BTreeMap<u64, u64>> = RwLock::new(BTreeMap::new());
+
+/// Marks `[start, start + len)` as valid global memory for checked kernels.
+pub fn register(start: u64, len: u64) {
+    if len > 0 {
+        REGIONS.write().insert(start, start + len);
+    }
+}
+
+pub fn unregister(start: u64) {
+    REGIONS.write().remove(&start);
+}
+
+fn in_regions(addr: u64, end: u64) -> bool {
+    REGIONS
+        .read()
+        .range(..=addr)
+        .next_back()
+        .is_some_and(|(_, &e)| end <= e)
+}
+
+/// Which global memory is valid: the registered regions, unless a host (the driver shim, which keeps
+/// its own table of allocations and module variables) installs its own test of `(start, bytes)`.
+static GLOBAL_MEMORY: RwLock<fn(u64, u64) -> bool> = RwLock::new(|a, n| in_regions(a, a.saturating_add(n)));
+
+pub fn set_global_memory(valid: fn(u64, u64) -> bool) {
+    *GLOBAL_MEMORY.write() = valid;
+}
+
+fn in_global(addr: u64, end: u64) -> bool {
+    (GLOBAL_MEMORY.read())(addr, end - addr)
+}
+
+thread_local! {
+    /// The stack the current thread of the kernel runs on: (lowest, highest) address.
+    static STACK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// Sets the stack range for the kernel thread about to run on this OS thread (fibers).
+pub fn set_stack(low: u64, high: u64) {
+    STACK.with(|s| s.set((low, high)));
+}
+
+thread_local! {
+    /// This OS thread's own stack, looked up once.
+    static OWN_STACK: (u64, u64) = {
+        let mut range = (0, 0);
+        // SAFETY: pthread_getattr_np fills `attr` for the calling thread, which is then destroyed.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
+                let (mut addr, mut size) = (std::ptr::null_mut(), 0usize);
+                if libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0 {
+                    range = (addr as u64, addr as u64 + size as u64);
+                }
+                libc::pthread_attr_destroy(&mut attr);
+            }
+        }
+        range
+    };
+}
+
+/// The current OS thread's own stack, for kernels that run without fibers.
+pub fn use_thread_stack() {
+    let (lo, hi) = OWN_STACK.with(|r| *r);
+    set_stack(lo, hi);
+}
+
+/// Whether `addr` is on the running kernel thread's stack (its local memory).
+pub fn on_stack(addr: u64) -> bool {
+    let (lo, hi) = STACK.with(Cell::get);
+    addr >= lo && addr < hi
+}
+
+/// The first bad access (or `trap`) of a launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// A `trap` rather than a bad access.
+    pub trap: bool,
+    /// Byte offset of the instruction in the PTX text.
+    pub site: u32,
+    pub addr: u64,
+    pub bytes: u64,
+    pub space: u32,
+    pub tid: [u32; 3],
+    pub ctaid: [u32; 3],
+}
+
+impl Fault {
+    pub fn space_name(&self) -> &'static str {
+        match self.space {
+            SPACE_GLOBAL => ".global",
+            SPACE_SHARED => ".shared",
+            SPACE_LOCAL => ".local",
+            SPACE_CONST => ".const",
+            _ => "generic",
+        }
+    }
+}
+
+/// A launch's fault record, shared by its CTAs through `Env::fault`.
+#[derive(Default)]
+pub struct FaultCell {
+    faulted: AtomicBool,
+    first: Mutex<Option<Fault>>,
+    /// Bytes of the shared window (static plus dynamic) of this launch.
+    pub shared_bytes: u64,
+}
+
+impl FaultCell {
+    pub fn new(shared_bytes: u64) -> Self {
+        FaultCell {
+            shared_bytes,
+            ..Default::default()
+        }
+    }
+    pub fn faulted(&self) -> bool {
+        self.faulted.load(Ordering::Relaxed)
+    }
+    pub fn take(&self) -> Option<Fault> {
+        self.first.lock().take()
+    }
+    fn record(&self, f: Fault) {
+        let mut first = self.first.lock();
+        if first.is_none() {
+            *first = Some(f);
+        }
+        self.faulted.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Called by checked JIT code (`ptx_llvm::builtin::CHECK`): 0 lets the access go ahead.
+pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32, space: u32) -> u32 {
+    // SAFETY: checked code passes its own environment, whose fault cell outlives the launch.
+    let env = unsafe { &*env };
+    let Some(cell) = (unsafe { (env.fault as *const FaultCell).as_ref() }) else {
+        return 0;
+    };
+    if cell.faulted() {
+        return 1;
+    }
+    if addr == 0 && bytes == 0 {
+        return 0; // only asked whether the launch has faulted
+    }
+    let end = addr.saturating_add(bytes);
+    let shared = env.shared as u64;
+    let in_shared = addr >= shared && end <= shared + cell.shared_bytes;
+    let (lo, hi) = STACK.with(Cell::get);
+    let in_stack = addr >= lo && end <= hi;
+    let ok = match space {
+        SPACE_SHARED => in_shared,
+        SPACE_LOCAL => in_stack,
+        SPACE_GLOBAL | SPACE_CONST => in_global(addr, end),
+        _ => in_shared || in_stack || in_global(addr, end),
+    };
+    if ok {
+        return 0;
+    }
+    cell.record(Fault {
+        trap: false,
+        site,
+        addr,
+        bytes,
+        space,
+        tid: env.tid,
+        ctaid: env.ctaid,
+    });
+    1
+}
+
+/// `trap`: the launch fails; threads stop at their next check.
+pub fn trap(env: &Env, site: u32) {
+    if let Some(cell) = unsafe { (env.fault as *const FaultCell).as_ref() } {
+        cell.record(Fault {
+            trap: true,
+            site,
+            addr: 0,
+            bytes: 0,
+            space: 0,
+            tid: env.tid,
+            ctaid: env.ctaid,
+        });
+    }
+}
+
+/// 1-based line of byte offset `at` in `src`.
+pub fn line_of(src_lines: &[u32], at: u32) -> usize {
+    src_lines.partition_point(|&start| start <= at)
+}
+
+/// Byte offsets where the lines of `src` start.
+pub fn line_starts(src: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(src.match_indices('\n').map(|(i, _)| i as u32 + 1))
+        .collect()
+}

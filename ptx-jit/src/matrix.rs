@@ -1,0 +1,52 @@
+//! The runtime side of the warp matrix collectives (`ptx_llvm::collective::MMA`, `LDMATRIX`,
+//! `STMATRIX`): each lane's buffer holds its operands; every lane computes its own result from all
+//! 32 buffers with `crate::mma` and writes it after its operands.
+
+use ptx_llvm::collective::{LDMATRIX, MMA};
+use std::collections::HashMap;
+use std::ffi::CStr;
+
+thread_local! {
+    /// Parsed descriptors by their text (modules come and go, so not by address).
+    static DESCS: std::cell::RefCell<HashMap<String, Option<crate::mma::MmaDesc>>> = std::cell::RefCell::new(HashMap::new());
+}
+
+/// Words of header before a lane's operands: a 64-bit pointer or address.
+const HEADER: usize = 2;
+
+/// # Safety
+/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective` describes.
+pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
+    let lane = lane as usize;
+    let buf = |l: usize| unsafe { *bufs.add(l) as *mut u32 };
+    let head = |l: usize| unsafe { (buf(l) as *const u64).read_unaligned() };
+    if kind == MMA {
+        let text = unsafe { CStr::from_ptr(head(lane) as *const std::ffi::c_char) }.to_string_lossy().into_owned();
+        let desc = DESCS.with(|d| {
+            d.borrow_mut()
+                .entry(text)
+                .or_insert_with_key(|text| {
+                    let mods: Vec<String> = text.split('.').filter(|m| !m.is_empty()).map(|m| format!(".{m}")).collect();
+                    crate::mma::MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
+                })
+                .clone()
+        });
+        let Some(desc) = desc else { return 1 };
+        let (wa, wb, wc, _) = desc.words();
+        let n = wa + wb + wc;
+        let slices: [&[u32]; 32] = std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), n) });
+        let d = crate::mma::mma_lane(&desc, &slices, lane);
+        unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buf(lane).add(HEADER + n), d.len()) };
+        return 0;
+    }
+    let (num, trans) = ((c & 0xff) as usize, c >> 8 & 1 == 1);
+    let rows: [u64; 32] = std::array::from_fn(head);
+    if kind == LDMATRIX {
+        let r = unsafe { crate::mma::ldmatrix_lane(num, trans, &rows, lane) };
+        unsafe { std::ptr::copy_nonoverlapping(r.as_ptr(), buf(lane).add(HEADER), r.len()) };
+    } else {
+        let regs: [&[u32]; 32] = std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), num) });
+        unsafe { crate::mma::stmatrix_lane(num, trans, &rows, &regs, lane) };
+    }
+    0
+}

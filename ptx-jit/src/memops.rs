@@ -1,0 +1,133 @@
+//! `ptx_llvm::builtin::MEM`: the host flavour's operations with effects on memory or on the launch —
+//! `isspacep`, the `mbarrier` object of one CTA, float atomics the host has no instruction for,
+//! `trap`, and the copies of `cp.async`.
+//!
+//! An `mbarrier` is 8 opaque bytes of shared memory. Here they hold the pending arrival count (bits
+//! 0–20), the expected count (21–41), the pending transaction bytes as a signed count (42–62) and the
+//! phase (63). A CTA's threads run on one OS thread, so plain reads and writes are atomic enough.
+
+use crate::runtime::Env;
+use ptx_llvm::builtin::*;
+use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+
+const FIELD: u64 = (1 << 21) - 1;
+
+struct Mbar {
+    pending: u64,
+    expected: u64,
+    tx: i64,
+    phase: u64,
+}
+
+impl Mbar {
+    fn load(w: u64) -> Mbar {
+        let tx = (w >> 42 & FIELD) as i64;
+        Mbar {
+            pending: w & FIELD,
+            expected: w >> 21 & FIELD,
+            tx: if tx >= 1 << 20 { tx - (1 << 21) } else { tx },
+            phase: w >> 63,
+        }
+    }
+    fn store(&self) -> u64 {
+        self.pending & FIELD | (self.expected & FIELD) << 21 | (self.tx as u64 & FIELD) << 42 | self.phase << 63
+    }
+    /// The phase completes once every arrival and every transaction byte is in.
+    fn settle(&mut self) {
+        if self.pending == 0 && self.tx <= 0 {
+            self.phase ^= 1;
+            self.pending = self.expected;
+            self.tx = 0;
+        }
+    }
+}
+
+/// Called by JIT code (`ptx_llvm::builtin::MEM`).
+pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u64) -> u64 {
+    // SAFETY: JIT code passes its own environment and addresses its instruction may touch.
+    let env = unsafe { &*env };
+    let word = addr as *mut u64;
+    let mbar = |f: &mut dyn FnMut(&mut Mbar)| -> u64 {
+        let old = unsafe { word.read_unaligned() };
+        let mut m = Mbar::load(old);
+        f(&mut m);
+        unsafe { word.write_unaligned(m.store()) };
+        old
+    };
+    match code {
+        MEM_ISSPACEP => {
+            let shared = env.shared as u64;
+            let in_shared = addr >= shared && addr < shared + b;
+            let in_local = crate::checked::on_stack(addr);
+            (match a as u32 {
+                SPACE_SHARED => in_shared,
+                SPACE_LOCAL => in_local,
+                SPACE_GLOBAL => !in_shared && !in_local,
+                SPACE_CONST => false,
+                _ => true,
+            }) as u64
+        }
+        MEM_MBAR_INIT => {
+            unsafe { word.write_unaligned(Mbar { pending: a, expected: a, tx: 0, phase: 0 }.store()) };
+            0
+        }
+        MEM_MBAR_ARRIVE => mbar(&mut |m| {
+            m.pending = m.pending.saturating_sub(a);
+            if b & MBAR_DROP as u64 != 0 {
+                m.expected = m.expected.saturating_sub(a);
+            }
+            m.settle();
+        }),
+        MEM_MBAR_EXPECT_TX => mbar(&mut |m| m.tx += a as i64),
+        MEM_MBAR_COMPLETE_TX => mbar(&mut |m| {
+            m.tx -= a as i64;
+            m.settle();
+        }),
+        MEM_MBAR_TEST => {
+            let now = unsafe { word.read_unaligned() } >> 63;
+            let waited = if b == 1 { a & 1 } else { a >> 63 };
+            (now != waited) as u64
+        }
+        MEM_MBAR_INVAL => {
+            unsafe { word.write_unaligned(0) };
+            0
+        }
+        MEM_ATOMIC_FP => {
+            // Compare-and-swap loop around the exact float operation.
+            let (_, ty, _, _, _) = parts(b as u32);
+            let op = |old: u64| crate::builtins::ptxjit_fp(b as u32, old, a, 0);
+            if matches!(ty, F16 | BF16) {
+                let cell = unsafe { AtomicU16::from_ptr(addr as *mut u16) };
+                let mut old = cell.load(Ordering::Relaxed);
+                loop {
+                    match cell.compare_exchange_weak(old, op(old as u64) as u16, Ordering::AcqRel, Ordering::Relaxed) {
+                        Ok(v) => return v as u64,
+                        Err(v) => old = v,
+                    }
+                }
+            }
+            let cell = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+            let mut old = cell.load(Ordering::Relaxed);
+            loop {
+                match cell.compare_exchange_weak(old, op(old as u64) as u32, Ordering::AcqRel, Ordering::Relaxed) {
+                    Ok(v) => return v as u64,
+                    Err(v) => old = v,
+                }
+            }
+        }
+        MEM_TRAP => {
+            crate::checked::trap(env, a as u32);
+            1
+        }
+        MEM_COPY => {
+            let (total, from_src) = (b & 0xffff_ffff, b >> 32);
+            let n = from_src.min(total) as usize;
+            unsafe {
+                std::ptr::copy(a as *const u8, addr as *mut u8, n);
+                std::ptr::write_bytes((addr as *mut u8).add(n), 0, total as usize - n);
+            }
+            0
+        }
+        _ => 0,
+    }
+}

@@ -1,0 +1,216 @@
+//! `cp.async` copies and the `mbarrier` objects that track them, for one CTA on the host. A copy is
+//! done when the instruction is: it completes before any later wait, as every wait requires, so the
+//! commit and wait instructions have nothing left to do.
+
+use super::*;
+use crate::builtin as bi;
+
+impl<'ctx> Lowerer<'ctx> {
+    fn mem_address<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        op: &Operand<'a>,
+        space: Space,
+        scope: &Scope<'m, 'a>,
+    ) -> R<IntValue<'ctx>> {
+        let Operand::Addr(a) = op else {
+            return Err(unsupported(op.span(), "expected an address"));
+        };
+        let p = self.address(st, a, space, scope)?;
+        Ok(self.b.build_ptr_to_int(p, self.i64(), "addr")?)
+    }
+
+    pub(super) fn async_copy<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, "`cp.async` is not supported for NVPTX yet"));
+        }
+        let ops = &i.operands;
+        let i64t = self.i64();
+        let sub = d.spec.sub;
+        match sub {
+            [".async", ".commit_group"] | [".async", ".wait_group"] | [".async", ".wait_all"]
+            | [".async", ".bulk", ".commit_group"] | [".async", ".bulk", ".wait_group"]
+            | [".async", ".bulk", ".prefetch"] => Ok(()),
+            [".async", ".mbarrier", ".arrive"] => {
+                // Without .noinc the pending count is raised before the copies' arrival lowers it:
+                // with the copies already complete, nothing changes.
+                if d.has(".noinc") {
+                    let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
+                    let one = i64t.const_int(1, false);
+                    self.mem_call(st, bi::MEM_MBAR_ARRIVE, addr, one, i64t.const_zero())?;
+                }
+                Ok(())
+            }
+            [".async"] => {
+                // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}{, cache-policy}
+                let dst = self.mem_address(st, &ops[0], Space::Shared, scope)?;
+                let src = self.mem_address(st, &ops[1], Space::Global, scope)?;
+                let size = self.read(st, &ops[2], Type::U32, scope)?.into_int_value();
+                let from_src = match ops.get(3) {
+                    Some(o @ (Operand::Imm(..) | Operand::Sym { .. })) if self.is_value(o, scope) => {
+                        self.read(st, o, Type::U32, scope)?.into_int_value()
+                    }
+                    _ => size,
+                };
+                self.copy(st, dst, src, size, from_src)
+            }
+            [".async", ".bulk"] => {
+                // cp.async.bulk.dst.src.completion [dst], [src], size{, [mbar]}{, ctaMask}{, policy}
+                let (ds, ss) = if d.has(".global") && d.mods.iter().any(|(_, m)| m.starts_with(".shared")) {
+                    // The first space named is the destination.
+                    let first_global = d.mods.iter().position(|(_, m)| *m == ".global");
+                    let first_shared = d.mods.iter().position(|(_, m)| m.starts_with(".shared"));
+                    if first_global < first_shared {
+                        (Space::Global, Space::Shared)
+                    } else {
+                        (Space::Shared, Space::Global)
+                    }
+                } else {
+                    (Space::Shared, Space::Shared)
+                };
+                let dst = self.mem_address(st, &ops[0], ds, scope)?;
+                let src = self.mem_address(st, &ops[1], ss, scope)?;
+                let size = self.read(st, &ops[2], Type::U32, scope)?.into_int_value();
+                self.copy(st, dst, src, size, size)?;
+                if let Some(m @ Operand::Addr(_)) = ops.get(3) {
+                    let mbar = self.mem_address(st, m, Space::Shared, scope)?;
+                    let n = self.b.build_int_z_extend(size, i64t, "n")?;
+                    self.mem_call(st, bi::MEM_MBAR_COMPLETE_TX, mbar, n, i64t.const_zero())?;
+                }
+                Ok(())
+            }
+            _ => Err(unsupported(
+                i.span,
+                format!("`cp{}` is not supported yet", sub.concat()),
+            )),
+        }
+    }
+
+    /// Whether an operand is a value (an immediate or a register), not a cache policy.
+    fn is_value(&self, o: &Operand<'_>, scope: &Scope<'_, '_>) -> bool {
+        match o {
+            Operand::Imm(..) => true,
+            Operand::Sym { name, .. } => matches!(scope.lookup(name.text), Some(Entry::Reg { ty, .. }) if ty.bits() == 32),
+            _ => false,
+        }
+    }
+
+    fn copy(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        dst: IntValue<'ctx>,
+        src: IntValue<'ctx>,
+        size: IntValue<'ctx>,
+        from_src: IntValue<'ctx>,
+    ) -> R<()> {
+        let i64t = self.i64();
+        let size = self.b.build_int_z_extend(size, i64t, "size")?;
+        let from = self.b.build_int_z_extend(from_src, i64t, "from")?;
+        let packed = self.b.build_or(size, self.b.build_left_shift(from, i64t.const_int(32, false), "f")?, "sz")?;
+        self.mem_call(st, bi::MEM_COPY, dst, src, packed)?;
+        Ok(())
+    }
+
+    /// `mbarrier.*` of one CTA; waits that find the phase incomplete let the other threads run.
+    pub(super) fn mbarrier<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, "`mbarrier` is not supported for NVPTX yet"));
+        }
+        let ops = &i.operands;
+        let i64t = self.i64();
+        let zero = i64t.const_zero();
+        let sub = d.spec.sub.first().copied().unwrap_or("");
+        let arg = |l: &mut Self, st: &mut Fn<'ctx, 'm, 'a>, k: usize, default: u64| -> R<IntValue<'ctx>> {
+            match ops.get(k) {
+                Some(o) => {
+                    let v = l.read(st, o, Type::U64, scope)?.into_int_value();
+                    Ok(l.b.build_int_z_extend_or_bit_cast(v, i64t, "v")?)
+                }
+                None => Ok(i64t.const_int(default, false)),
+            }
+        };
+        match sub {
+            ".init" => {
+                let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
+                let count = arg(self, st, 1, 1)?;
+                self.mem_call(st, bi::MEM_MBAR_INIT, addr, count, zero)?;
+                Ok(())
+            }
+            ".inval" => {
+                let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
+                self.mem_call(st, bi::MEM_MBAR_INVAL, addr, zero, zero)?;
+                Ok(())
+            }
+            ".expect_tx" | ".complete_tx" => {
+                let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
+                let n = arg(self, st, 1, 0)?;
+                let code = if sub == ".expect_tx" { bi::MEM_MBAR_EXPECT_TX } else { bi::MEM_MBAR_COMPLETE_TX };
+                self.mem_call(st, code, addr, n, zero)?;
+                Ok(())
+            }
+            ".arrive" | ".arrive_drop" => {
+                // mbarrier.arrive{.expect_tx}… state, [addr]{, count | txCount}; `_` may stand for state.
+                let (state, at) = match &ops[0] {
+                    Operand::Addr(_) => (None, 0),
+                    s => (Some(s), 1),
+                };
+                let addr = self.mem_address(st, &ops[at], Space::Shared, scope)?;
+                let drop = i64t.const_int(if sub == ".arrive_drop" { bi::MBAR_DROP as u64 } else { 0 }, false);
+                let count = if d.has(".expect_tx") {
+                    let tx = arg(self, st, at + 1, 0)?;
+                    self.mem_call(st, bi::MEM_MBAR_EXPECT_TX, addr, tx, zero)?;
+                    i64t.const_int(1, false)
+                } else {
+                    arg(self, st, at + 1, 1)?
+                };
+                let old = self.mem_call(st, bi::MEM_MBAR_ARRIVE, addr, count, drop)?;
+                if let Some(s) = state {
+                    self.write(st, s, old.into(), false, scope)?;
+                }
+                Ok(())
+            }
+            ".test_wait" | ".try_wait" => {
+                let addr = self.mem_address(st, &ops[1], Space::Shared, scope)?;
+                let state = arg(self, st, 2, 0)?;
+                let parity = i64t.const_int(d.has(".parity") as u64, false);
+                let done = self.mem_call(st, bi::MEM_MBAR_TEST, addr, state, parity)?;
+                let done = self.b.build_int_compare(IntPredicate::NE, done, zero, "done")?;
+                // Not complete: let the other threads run (they may be the ones to arrive), then
+                // look once more; the caller's loop retries after that.
+                let wait = self.ctx.append_basic_block(st.func, "mbar.wait");
+                let join = self.ctx.append_basic_block(st.func, "mbar.join");
+                let here = self.b.get_insert_block().expect("block");
+                self.b.build_conditional_branch(done, join, wait)?;
+                self.b.position_at_end(wait);
+                self.collective(st, crate::collective::YIELD, [None; 4])?;
+                let again = self.mem_call(st, bi::MEM_MBAR_TEST, addr, state, parity)?;
+                let again = self.b.build_int_compare(IntPredicate::NE, again, zero, "done")?;
+                let wait_end = self.b.get_insert_block().expect("block");
+                self.b.build_unconditional_branch(join)?;
+                self.b.position_at_end(join);
+                let phi = self.b.build_phi(self.ctx.bool_type(), "complete")?;
+                phi.add_incoming(&[(&done, here), (&again, wait_end)]);
+                self.write(st, &ops[0], phi.as_basic_value(), false, scope)
+            }
+            ".pending_count" => {
+                let s = arg(self, st, 1, 0)?;
+                let v = self.b.build_and(s, i64t.const_int(bi::MBAR_PENDING_MASK, false), "pending")?;
+                let v = self.b.build_int_truncate(v, self.i32(), "pending")?;
+                self.write(st, &ops[0], v.into(), false, scope)
+            }
+            _ => Err(unsupported(i.span, format!("`mbarrier{sub}` is not supported yet"))),
+        }
+    }
+}
