@@ -43,8 +43,12 @@ pub fn split_address_sums(module: &Module<'_>) {
                     while !i.is_null() {
                         if LLVMGetInstructionOpcode(i) == LLVMOpcode::LLVMIntToPtr {
                             let sum = LLVMGetOperand(i, 0);
-                            let scalar = LLVMGetTypeKind(LLVMTypeOf(i)) == inkwell::llvm_sys::LLVMTypeKind::LLVMPointerTypeKind;
-                            if scalar && !LLVMIsAInstruction(sum).is_null() && LLVMGetInstructionOpcode(sum) == LLVMOpcode::LLVMAdd {
+                            let scalar =
+                                LLVMGetTypeKind(LLVMTypeOf(i)) == inkwell::llvm_sys::LLVMTypeKind::LLVMPointerTypeKind;
+                            if scalar
+                                && !LLVMIsAInstruction(sum).is_null()
+                                && LLVMGetInstructionOpcode(sum) == LLVMOpcode::LLVMAdd
+                            {
                                 found.push(i);
                             }
                         }
@@ -60,7 +64,11 @@ pub fn split_address_sums(module: &Module<'_>) {
             for i in found {
                 let sum = LLVMGetOperand(i, 0);
                 let (a, b) = (LLVMGetOperand(sum, 0), LLVMGetOperand(sum, 1));
-                let (base, offset) = if looks_like_offset(a) && !looks_like_offset(b) { (b, a) } else { (a, b) };
+                let (base, offset) = if looks_like_offset(a) && !looks_like_offset(b) {
+                    (b, a)
+                } else {
+                    (a, b)
+                };
                 LLVMPositionBuilderBefore(builder, i);
                 let p = LLVMBuildIntToPtr(builder, base, LLVMTypeOf(i), c"base".as_ptr());
                 let mut idx = [offset];

@@ -105,7 +105,13 @@ fn full_mask(w: usize, n: usize) -> u32 {
     }
 }
 
-fn run_cta(k: &HostKernel, l: &Launch<'_>, cta: u64, buf: &mut Buffers, fault: *const c_void) -> Result<(), LaunchError> {
+fn run_cta(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    cta: u64,
+    buf: &mut Buffers,
+    fault: *const c_void,
+) -> Result<(), LaunchError> {
     let n = buf.states.len();
     let warps = n.div_ceil(32);
     buf.exchange.parity.iter_mut().for_each(|p| *p = 0);

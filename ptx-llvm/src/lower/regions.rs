@@ -60,9 +60,7 @@ fn slot_bytes(ty: LLVMTypeRef) -> Option<u64> {
             LLVMTypeKind::LLVMHalfTypeKind | LLVMTypeKind::LLVMBFloatTypeKind => Some(2),
             LLVMTypeKind::LLVMFloatTypeKind => Some(4),
             LLVMTypeKind::LLVMDoubleTypeKind | LLVMTypeKind::LLVMPointerTypeKind => Some(8),
-            LLVMTypeKind::LLVMArrayTypeKind => {
-                Some(slot_bytes(LLVMGetElementType(ty))? * LLVMGetArrayLength2(ty))
-            }
+            LLVMTypeKind::LLVMArrayTypeKind => Some(slot_bytes(LLVMGetElementType(ty))? * LLVMGetArrayLength2(ty)),
             _ => None,
         }
     }
@@ -95,12 +93,18 @@ fn constant(v: LLVMValueRef) -> Option<u64> {
                 let inner = constant(LLVMGetOperand(v, 0))?;
                 let bits = LLVMGetIntTypeWidth(LLVMTypeOf(v));
                 let from = LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(v, 0)));
-                let inner = if LLVMGetInstructionOpcode(v) == LLVMOpcode::LLVMSExt && from < 64 && inner >> (from - 1) & 1 == 1 {
-                    inner | !0u64 << from
-                } else {
+                let inner =
+                    if LLVMGetInstructionOpcode(v) == LLVMOpcode::LLVMSExt && from < 64 && inner >> (from - 1) & 1 == 1
+                    {
+                        inner | !0u64 << from
+                    } else {
+                        inner
+                    };
+                Some(if bits >= 64 {
                     inner
-                };
-                Some(if bits >= 64 { inner } else { inner & ((1u64 << bits) - 1) })
+                } else {
+                    inner & ((1u64 << bits) - 1)
+                })
             }
             LLVMOpcode::LLVMLoad => {
                 let p = LLVMGetOperand(v, 0);
@@ -184,7 +188,9 @@ fn live_after_stops(blocks: &[LLVMBasicBlockRef], scalars: &[LLVMValueRef], stop
             if t.is_null() {
                 return vec![];
             }
-            (0..LLVMGetNumSuccessors(t)).map(|k| bindex[&LLVMGetSuccessor(t, k)]).collect()
+            (0..LLVMGetNumSuccessors(t))
+                .map(|k| bindex[&LLVMGetSuccessor(t, k)])
+                .collect()
         })
         .collect();
     let mut live_in = vec![vec![false; m]; blocks.len()];
@@ -294,8 +300,8 @@ fn recomputable(scalars: &[LLVMValueRef], env: LLVMValueRef) -> HashMap<LLVMValu
                     }
                 }
                 LLVMAdd | LLVMSub | LLVMMul | LLVMShl | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor
-                | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast
-                | LLVMGetElementPtr | LLVMICmp | LLVMSelect => operands(memo),
+                | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast | LLVMGetElementPtr
+                | LLVMICmp | LLVMSelect => operands(memo),
                 _ => false,
             };
             memo.insert(v, Some(r));
@@ -420,9 +426,7 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 // Only allocas may be used across blocks: the lowering keeps every other value local.
                 if op != LLVMOpcode::LLVMAlloca
-                    && users(i)
-                        .iter()
-                        .any(|&u| unsafe { LLVMGetInstructionParent(u) } != bb)
+                    && users(i).iter().any(|&u| unsafe { LLVMGetInstructionParent(u) } != bb)
                 {
                     return Ok(None);
                 }
@@ -431,9 +435,10 @@ impl<'ctx> Lowerer<'ctx> {
                 // collectives run on fibers.
                 let operand = |j| constant(unsafe { LLVMGetOperand(i, j) });
                 match self.collective_call(i, env) {
-                    Some(Some(BAR_SYNC)) if (2..5).all(|j| operand(j) == Some(0)) => {
-                        stops.push(Stop { call: i, kind: BAR_SYNC })
-                    }
+                    Some(Some(BAR_SYNC)) if (2..5).all(|j| operand(j) == Some(0)) => stops.push(Stop {
+                        call: i,
+                        kind: BAR_SYNC,
+                    }),
                     Some(Some(kind))
                         if (kind == WARP_SYNC
                             || (SHFL..SHFL + 4).contains(&kind)
@@ -453,10 +458,7 @@ impl<'ctx> Lowerer<'ctx> {
             let ins = instructions(bb);
             let at = ins.iter().position(|&i| i == s.call).expect("stop in its block");
             let after: std::collections::HashSet<_> = ins[at + 1..].iter().copied().collect();
-            if ins[..at]
-                .iter()
-                .any(|&i| users(i).iter().any(|u| after.contains(u)))
-            {
+            if ins[..at].iter().any(|&i| users(i).iter().any(|u| after.contains(u))) {
                 return Ok(None);
             }
         }
@@ -516,13 +518,18 @@ impl<'ctx> Lowerer<'ctx> {
         let n = self.b.build_int_mul(n, nz, "n")?;
         let sync_p = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
         let steps = self.b.build_load(ptr, sync_p, "steps")?;
-        let frames_p = self.b.build_struct_gep(steps_ty, steps.into_pointer_value(), FRAMES, "frames")?;
+        let frames_p = self
+            .b
+            .build_struct_gep(steps_ty, steps.into_pointer_value(), FRAMES, "frames")?;
         let frames = self.b.build_load(ptr, frames_p, "frames")?;
         // The frames do not move during a launch: LLVM may hoist the load out of the thread loops.
         for v in [frames] {
             let inv = self.ctx.get_kind_id("invariant.load");
             let empty = self.ctx.metadata_node(&[]);
-            v.as_instruction_value().expect("load").set_metadata(empty, inv).expect("metadata");
+            v.as_instruction_value()
+                .expect("load")
+                .set_metadata(empty, inv)
+                .expect("metadata");
         }
         let (steps, frames) = (steps.into_pointer_value(), frames.into_pointer_value());
         let cur_p = self.b.build_struct_gep(steps_ty, steps, CUR, "cur")?;
@@ -589,9 +596,17 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
             // Before the stop: publish a warp collective's operands, save the registers, return.
-            self.b.position_before(&unsafe { inkwell::values::InstructionValue::new(s.call) });
+            self.b
+                .position_before(&unsafe { inkwell::values::InstructionValue::new(s.call) });
             let fty = self.i64().fn_type(
-                &[ptr.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
+                &[
+                    ptr.into(),
+                    i32t.into(),
+                    i32t.into(),
+                    i32t.into(),
+                    i32t.into(),
+                    i32t.into(),
+                ],
                 false,
             );
             if s.kind >= SHFL {
@@ -614,12 +629,17 @@ impl<'ctx> Lowerer<'ctx> {
                     self.b.build_store(ap, operand(j))?;
                 }
             }
-            for &(a, ty, slot) in live[k].iter().map(|&i| &scalars[i]).filter(|s| !remat.contains_key(&s.0)) {
+            for &(a, ty, slot) in live[k]
+                .iter()
+                .map(|&i| &scalars[i])
+                .filter(|s| !remat.contains_key(&s.0))
+            {
                 let ty = unsafe { BasicTypeEnum::new(ty) };
                 let v = self.b.build_load(ty, unsafe { PointerValue::new(a) }, "save")?;
                 self.b.build_store(slot, v)?;
             }
-            self.b.build_return(Some(&i32t.const_int((resume | WAIT) as u64, false)))?;
+            self.b
+                .build_return(Some(&i32t.const_int((resume | WAIT) as u64, false)))?;
             // After it: restore, then a warp collective reads its result.
             let first = rb.get_first_instruction();
             match first {
@@ -786,7 +806,9 @@ impl<'ctx> Lowerer<'ctx> {
             // vectorise past, and such regions are short: calling the body there saves compile time.
             let inlined = s & WARP == 0;
             let env_here = if inlined { env } else { env2 };
-            self.thread_loops(block_fn, env_here, |this, t| run_one(this, env_here, t, sv, false, inlined))?;
+            self.thread_loops(block_fn, env_here, |this, t| {
+                run_one(this, env_here, t, sv, false, inlined)
+            })?;
             self.b.build_unconditional_branch(exit)?;
         }
         let some = self.ctx.append_basic_block(block_fn, "masked");
@@ -797,7 +819,9 @@ impl<'ctx> Lowerer<'ctx> {
         self.b.position_at_end(dispatch);
         self.b.build_switch(state, exit, &cases)?;
         self.b.position_at_end(entry);
-        let is_masked = self.b.build_int_compare(IntPredicate::NE, masked, i32t.const_zero(), "m")?;
+        let is_masked = self
+            .b
+            .build_int_compare(IntPredicate::NE, masked, i32t.const_zero(), "m")?;
         self.b.build_conditional_branch(is_masked, some, dispatch)?;
         self.b.position_at_end(exit);
         for (f, acc) in [(OR, or_acc), (AND, and_acc)] {
