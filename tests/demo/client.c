@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
         ".visible .entry bits(.param .u64 p) {\n"
         "  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n"
         "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1];\n"
-        "  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r2}, [%r1];\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
+        "  vadd.u32.u32.u32 %r2, %r1, %r1, %r1;\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
     CUmodule rejected;
     log[0] = 0;
     vals[1] = (void *)(size_t)sizeof log;
@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
     CHECK(cuCtxDestroy(ctx));
     free(a); free(b); free(c); free(ptx);
     int ok = bad == 0 && bad2 == 0 && e1 == CUDA_ERROR_INVALID_VALUE && e2 == CUDA_ERROR_INVALID_VALUE &&
-             e3 == CUDA_ERROR_NOT_FOUND && e4 == CUDA_ERROR_NOT_SUPPORTED && strstr(log, "ldmatrix") != NULL;
+             e3 == CUDA_ERROR_NOT_FOUND && e4 == CUDA_ERROR_NOT_SUPPORTED && strstr(log, "vadd") != NULL;
     printf("%s\n", ok ? "ALL VERIFIED" : "FAILED");
     return ok ? 0 : 1;
 }
