@@ -54,6 +54,18 @@ build/client: tests/demo/client.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda -lm
 
+# An ordinary CUDA program built by the venv's nvcc: static CUDA runtime (nvcc's default) and, for the
+# shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
+# and compute_75 PTX; the driver runs the PTX.
+build/nvcc_program: tests/nvcc/program.cu venv
+	mkdir -p build
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
+
+build/nvcc_program_shared: tests/nvcc/program.cu venv
+	mkdir -p build/cudart
+	ln -sfn $(abspath $(CU13))/lib/libcudart.so.13 build/cudart/libcudart.so
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -cudart=shared -I$(CU13)/include -Lbuild/cudart $< -o $@
+
 # ---- the main job ----------------------------------------------------------------------------------
 
 demo: build venv build/client
@@ -86,13 +98,28 @@ bench: build venv opencl
 
 # ---- tests -----------------------------------------------------------------------------------------
 
-test: build venv build/client
+test: build venv build/client build/nvcc_program build/nvcc_program_shared
+	@echo "== reference values of the file-driven engine tests agree with their formulas"
+	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
 	@echo; echo "== C client"
 	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx | tee build/client.out
 	grep -q "ALL VERIFIED" build/client.out
+	@echo; echo "== the C client traced (PTXJIT_TRACE): every call logged with its result"
+	PTXJIT_TRACE=build/client.trace LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx >/dev/null
+	grep -c "^cuLaunchKernel(f=0x[0-9a-f]*, .*) = CUDA_SUCCESS$$" build/client.trace
+	grep -q "^cuMemcpy[A-Za-z]*_v2(.*) = CUDA_ERROR_INVALID_VALUE$$" build/client.trace
+	rm -f build/client.trace
 	@echo; echo "== cuda-bindings + NVRTC client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
+	@echo; echo "== nvcc-built program, static CUDA runtime, unmodified"
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_program
+	@echo; echo "== the same program with the shared CUDA runtime"
+	LD_LIBRARY_PATH=$(REL):$(CU13)/lib ./build/nvcc_program_shared
+	@echo; echo "== numba-cuda client"
+	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/numba_client.py
+	@echo; echo "== fat binaries made by nvcc, libraries, JIT logs and the linker"
+	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/fatbin_link_client.py $(CU13)/bin/nvcc
 	@echo; echo "== fresh PTX from numba-cuda and NVRTC: lint clean, canonical form round-trips"
 	$(PY) tests/python/fresh_ptx.py $(REL)/ptx-jit
 	@echo; echo "== CLI"

@@ -1,12 +1,20 @@
 //! The device the CPU backend presents. Limits come from ptx-jit's runtime so the two never disagree.
 
 use crate::errors::*;
+use crate::{device_check, init_check, out, CUdevice};
 use ptx_jit::runtime as rt;
+use std::ffi::{c_char, c_int};
 
 pub const NAME: &str = "ptx-jit CPU device";
 /// Compute capability presented to clients (what NVRTC and numba compile for).
 pub const CC: (i32, i32) = (8, 0);
 
+/// Residency limits of one multiprocessor (one host core), for occupancy and the attributes.
+pub const MAX_THREADS_PER_SM: u64 = 2048;
+pub const MAX_BLOCKS_PER_SM: u64 = 32;
+pub const MAX_SHARED_PER_SM: u64 = rt::MAX_SHARED_PER_BLOCK_OPTIN + 1024;
+
+/// Multiprocessors: one per host core, since one CTA runs on one core at a time.
 pub fn sm_count() -> i32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as i32)
 }
@@ -44,30 +52,116 @@ pub fn attribute(attr: i32) -> Result<i32, CUresult> {
         12 => 65536,                                            // MAX_REGISTERS_PER_BLOCK
         13 => 1_000_000,                                        // CLOCK_RATE (kHz)
         14 => 512,                                              // TEXTURE_ALIGNMENT
-        15 => 0,                                                // GPU_OVERLAP
+        15 => 1,                                                // GPU_OVERLAP: copies run on stream workers
         16 => sm_count(),                                       // MULTIPROCESSOR_COUNT
         17 => 0,                                                // KERNEL_EXEC_TIMEOUT
         18 => 1,                                                // INTEGRATED: memory is the host's
         19 => 1,                                                // CAN_MAP_HOST_MEMORY
         20 => 0,                                                // COMPUTE_MODE default
-        31 => 0,                                                // CONCURRENT_KERNELS
+        31 => 1,                                                // CONCURRENT_KERNELS: streams overlap
         32 => 0,                                                // ECC_ENABLED
         33 | 34 | 50 => 0,                                      // PCI bus/device/domain
         36 => 1_000_000,                                        // MEMORY_CLOCK_RATE
         37 => 64,                                               // GLOBAL_MEMORY_BUS_WIDTH
         38 => 4 << 20,                                          // L2_CACHE_SIZE
-        39 => 2048,                                             // MAX_THREADS_PER_MULTIPROCESSOR
-        40 => 0,                                                // ASYNC_ENGINE_COUNT
+        39 => MAX_THREADS_PER_SM as i32,                        // MAX_THREADS_PER_MULTIPROCESSOR
+        40 => 1,                                                // ASYNC_ENGINE_COUNT
         41 => 1,                                                // UNIFIED_ADDRESSING
         75 => CC.0,                                             // COMPUTE_CAPABILITY_MAJOR
         76 => CC.1,                                             // COMPUTE_CAPABILITY_MINOR
-        81 => rt::MAX_SHARED_PER_BLOCK_OPTIN as i32 + 1024,     // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+        81 => MAX_SHARED_PER_SM as i32,                         // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
         82 => 65536,                                            // MAX_REGISTERS_PER_MULTIPROCESSOR
-        83 => 0,                                                // MANAGED_MEMORY (not yet)
+        83 => 1,                                                // MANAGED_MEMORY
+        88 => 1,                                                // PAGEABLE_MEMORY_ACCESS: kernels run on the host
+        89 => 1,                                                // CONCURRENT_MANAGED_ACCESS
+        78 => 1,                                                // STREAM_PRIORITIES_SUPPORTED (kept, not scheduled by)
+        79 | 80 => 1,                                           // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
+        86 => 1,                                                // HOST_NATIVE_ATOMIC_SUPPORTED: one memory, host atomics
+        87 => 2,                                                // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO (SIMD lanes halve)
+        91 => 1,                                                // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+        95 => 1,                                                // COOPERATIVE_LAUNCH
+        99 => 1,                                                // HOST_REGISTER_SUPPORTED
+        100 => 1,                                               // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+        101 => 1,                                               // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
         84 => 0,                                                // MULTI_GPU_BOARD
         97 => rt::MAX_SHARED_PER_BLOCK_OPTIN as i32,            // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        106 => 32,                                              // MAX_BLOCKS_PER_MULTIPROCESSOR
+        106 => MAX_BLOCKS_PER_SM as i32,                        // MAX_BLOCKS_PER_MULTIPROCESSOR
         1..=161 => 0,                                           // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
+}
+
+/// `CUdevprop` (cuda.h), the pre-4.0 device properties.
+#[repr(C)]
+pub struct DevProp {
+    max_threads_per_block: c_int,
+    max_threads_dim: [c_int; 3],
+    max_grid_size: [c_int; 3],
+    shared_mem_per_block: c_int,
+    total_constant_memory: c_int,
+    simd_width: c_int,
+    mem_pitch: c_int,
+    regs_per_block: c_int,
+    clock_rate: c_int,
+    texture_align: c_int,
+}
+
+/// The device's UUID: fixed bytes that name this backend (there is one device per process).
+const UUID: [u8; 16] = *b"ptx-jit CPU dev0";
+const PCI_BUS_ID: &str = "0000:00:00.0";
+
+api! {
+    exports = device_exports;
+
+    fn cuDeviceGetUuid(uuid: *mut [u8; 16], dev: CUdevice) {
+        device_check(dev)?;
+        out(uuid, UUID)
+    }
+    fn cuDeviceGetUuid_v2(uuid: *mut [u8; 16], dev: CUdevice) {
+        device_check(dev)?;
+        out(uuid, UUID)
+    }
+    fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, dev: CUdevice) {
+        device_check(dev)?;
+        if id.is_null() || len <= PCI_BUS_ID.len() as c_int {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        std::ptr::copy_nonoverlapping(PCI_BUS_ID.as_ptr(), id as *mut u8, PCI_BUS_ID.len());
+        *id.add(PCI_BUS_ID.len()) = 0;
+        Ok(())
+    }
+    fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, id: *const c_char) {
+        init_check()?;
+        if id.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let s = std::ffi::CStr::from_ptr(id).to_string_lossy().to_ascii_lowercase();
+        // "0000:00:00.0" or the short "00:00.0" form.
+        if s == PCI_BUS_ID || s == PCI_BUS_ID[5..] {
+            out(dev, 0)
+        } else {
+            Err(CUDA_ERROR_INVALID_DEVICE)
+        }
+    }
+    fn cuDeviceCanAccessPeer(can: *mut c_int, dev: CUdevice, peer: CUdevice) {
+        device_check(dev)?;
+        device_check(peer)?;
+        out(can, 0) // a device is not its own peer
+    }
+    fn cuDeviceGetProperties(p: *mut DevProp, dev: CUdevice) {
+        device_check(dev)?;
+        let a = |n| attribute(n).unwrap_or(0);
+        out(p, DevProp {
+            max_threads_per_block: a(1),
+            max_threads_dim: [a(2), a(3), a(4)],
+            max_grid_size: [a(5), a(6), a(7)],
+            shared_mem_per_block: a(8),
+            total_constant_memory: a(9),
+            simd_width: a(10),
+            mem_pitch: a(11),
+            regs_per_block: a(12),
+            clock_rate: a(13),
+            texture_align: a(14),
+        })
+    }
 }

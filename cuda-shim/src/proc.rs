@@ -1,77 +1,60 @@
-//! `cuGetProcAddress`: (name, requested CUDA version) → entry point. The versions are those of the
-//! `PFN_<name>_v<version>` typedefs in cudaTypedefs.h: each variant serves requests from its version on.
+//! `cuGetProcAddress`: (name, requested CUDA version, flags) → entry point. The variants are those of
+//! the `PFN_<name>_v<version>[_ptds|_ptsz]` typedefs in cudaTypedefs.h (`driver_table.rs`, generated
+//! by scripts/gen_driver_table.py): each serves requests from its version on. A name the shim does
+//! not implement resolves to an entry point that returns `CUDA_ERROR_NOT_SUPPORTED`.
 
+use crate::driver_table::{Flavour, DECLARED, VARIANTS};
 use crate::errors::*;
 use once_cell::sync::Lazy;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-/// (API name, first CUDA version of this variant, exported symbol). Variants with an older ABI that we
-/// do not implement (the 32-bit `cuMemAlloc` of CUDA 2.0, say) are absent: asking for them gets
-/// `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`.
-const TABLE: &[(&str, c_int, &str)] = &[
-    ("cuInit", 2000, "cuInit"),
-    ("cuDriverGetVersion", 2020, "cuDriverGetVersion"),
-    ("cuDeviceGet", 2000, "cuDeviceGet"),
-    ("cuDeviceGetCount", 2000, "cuDeviceGetCount"),
-    ("cuDeviceGetName", 2000, "cuDeviceGetName"),
-    ("cuDeviceGetAttribute", 2000, "cuDeviceGetAttribute"),
-    ("cuDeviceComputeCapability", 2000, "cuDeviceComputeCapability"),
-    ("cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2"),
-    ("cuCtxCreate", 2000, "cuCtxCreate"),
-    ("cuCtxCreate", 3020, "cuCtxCreate_v2"),
-    ("cuCtxCreate", 11040, "cuCtxCreate_v3"),
-    ("cuCtxCreate", 12050, "cuCtxCreate_v4"),
-    ("cuCtxDestroy", 2000, "cuCtxDestroy"),
-    ("cuCtxDestroy", 4000, "cuCtxDestroy_v2"),
-    ("cuCtxSetCurrent", 4000, "cuCtxSetCurrent"),
-    ("cuCtxGetCurrent", 4000, "cuCtxGetCurrent"),
-    ("cuCtxPushCurrent", 4000, "cuCtxPushCurrent_v2"),
-    ("cuCtxPopCurrent", 4000, "cuCtxPopCurrent_v2"),
-    ("cuCtxGetDevice", 2000, "cuCtxGetDevice"),
-    ("cuCtxSynchronize", 2000, "cuCtxSynchronize"),
-    ("cuCtxSynchronize", 13000, "cuCtxSynchronize_v2"),
-    ("cuDevicePrimaryCtxRetain", 7000, "cuDevicePrimaryCtxRetain"),
-    ("cuDevicePrimaryCtxRelease", 7000, "cuDevicePrimaryCtxRelease"),
-    ("cuDevicePrimaryCtxRelease", 11000, "cuDevicePrimaryCtxRelease_v2"),
-    ("cuDevicePrimaryCtxGetState", 7000, "cuDevicePrimaryCtxGetState"),
-    ("cuModuleLoadData", 2000, "cuModuleLoadData"),
-    ("cuModuleLoadDataEx", 2010, "cuModuleLoadDataEx"),
-    ("cuModuleUnload", 2000, "cuModuleUnload"),
-    ("cuModuleGetFunction", 2000, "cuModuleGetFunction"),
-    ("cuModuleGetGlobal", 3020, "cuModuleGetGlobal_v2"),
-    ("cuMemAlloc", 3020, "cuMemAlloc_v2"),
-    ("cuMemFree", 3020, "cuMemFree_v2"),
-    ("cuMemGetInfo", 3020, "cuMemGetInfo_v2"),
-    ("cuMemcpyHtoD", 3020, "cuMemcpyHtoD_v2"),
-    ("cuMemcpyDtoH", 3020, "cuMemcpyDtoH_v2"),
-    ("cuMemcpyDtoD", 3020, "cuMemcpyDtoD_v2"),
-    ("cuMemsetD8", 3020, "cuMemsetD8_v2"),
-    ("cuMemsetD32", 3020, "cuMemsetD32_v2"),
-    ("cuStreamCreate", 2000, "cuStreamCreate"),
-    ("cuStreamDestroy", 2000, "cuStreamDestroy"),
-    ("cuStreamDestroy", 4000, "cuStreamDestroy_v2"),
-    ("cuStreamSynchronize", 2000, "cuStreamSynchronize"),
-    ("cuLaunchKernel", 4000, "cuLaunchKernel"),
-    ("cuGetErrorName", 6000, "cuGetErrorName"),
-    ("cuGetErrorString", 6000, "cuGetErrorString"),
-    ("cuGetProcAddress", 11030, "cuGetProcAddress"),
-    ("cuGetProcAddress", 12000, "cuGetProcAddress_v2"),
-];
+/// Every exported entry point, by symbol.
+static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
+    [
+        crate::exports(),
+        crate::context::context_exports(),
+        crate::device::device_exports(),
+        crate::event::event_exports(),
+        crate::launch::launch_exports(),
+        crate::memory::memory_exports(),
+        crate::stream::stream_exports(),
+        crate::library::exports(),
+        crate::link::exports(),
+    ]
+    .concat()
+    .into_iter()
+    .collect()
+});
 
-static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| crate::exports().into_iter().collect());
+static UNSUPPORTED: Lazy<HashMap<&'static str, usize>> =
+    Lazy::new(|| crate::driver_table::unsupported::all().into_iter().collect());
 
-/// Resolves (name, version) to an exported symbol name.
-pub fn resolve(name: &str, version: c_int) -> Result<&'static str, c_int> {
-    let mut variants = TABLE.iter().filter(|(n, _, _)| *n == name).peekable();
+/// `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` and `_VERSION_NOT_SUFFICIENT`.
+const NOT_FOUND: c_int = 1;
+const VERSION_NOT_SUFFICIENT: c_int = 2;
+
+/// The symbol of the variant of `name` that serves `version`: the newest not after it, the
+/// per-thread-default-stream one when `per_thread` asks for it and one exists.
+pub fn resolve_for(name: &str, version: c_int, per_thread: bool) -> Result<&'static str, c_int> {
+    let mut variants = VARIANTS.iter().filter(|v| v.0 == name).peekable();
     if variants.peek().is_none() {
-        return Err(1); // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+        return Err(NOT_FOUND);
     }
-    variants
-        .filter(|(_, v, _)| *v <= version)
-        .max_by_key(|(_, v, _)| *v)
-        .map(|(_, _, s)| *s)
-        .ok_or(2) // VERSION_NOT_SUFFICIENT
+    let newest = |want: &dyn Fn(Flavour) -> bool| {
+        VARIANTS
+            .iter()
+            .filter(|v| v.0 == name && v.1 <= version && want(v.2))
+            .max_by_key(|v| v.1)
+            .map(|v| v.3)
+    };
+    let pt = if per_thread { newest(&|f| f != Flavour::Plain) } else { None };
+    pt.or_else(|| newest(&|f| f == Flavour::Plain)).ok_or(VERSION_NOT_SUFFICIENT)
+}
+
+/// `resolve_for` with the legacy default stream.
+pub fn resolve(name: &str, version: c_int) -> Result<&'static str, c_int> {
+    resolve_for(name, version, false)
 }
 
 pub unsafe fn get_proc_address(
@@ -81,6 +64,7 @@ pub unsafe fn get_proc_address(
     flags: u64,
     status: *mut c_int,
 ) -> Result<(), CUresult> {
+    // CU_GET_PROC_ADDRESS_DEFAULT (the legacy stream for the driver API), _LEGACY_STREAM, _PER_THREAD_DEFAULT_STREAM.
     if symbol.is_null() || pfn.is_null() || flags > 2 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -90,12 +74,23 @@ pub unsafe fn get_proc_address(
             *status = s;
         }
     };
-    // Every stream flavour (default, legacy, per-thread) maps to the same implementation: all work
-    // completes before the call returns.
     let name = CStr::from_ptr(symbol).to_str().map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
-    match resolve(name, version) {
-        Ok(sym) => {
-            let addr = *SYMBOLS.get(sym).expect("every table symbol is exported");
+    let resolved = resolve_for(name, version, flags == 2);
+    let found = match resolved {
+        Ok(sym) => Ok(SYMBOLS.get(sym).or_else(|| UNSUPPORTED.get(name)).copied()),
+        // Entry points without a PFN typedef (cuGetExportTable, say) go by their own name.
+        Err(NOT_FOUND) => SYMBOLS.get(name).copied().map(Some).ok_or(NOT_FOUND),
+        Err(e) => Err(e),
+    };
+    let found = match found {
+        Ok(Some(addr)) => Ok((addr, SYMBOLS.values().any(|&a| a == addr))),
+        Ok(None) => Err(NOT_FOUND),
+        Err(e) => Err(e),
+    };
+    match found {
+        Ok((addr, ours)) => {
+            // The passthrough backend serves what the shim does not export from the real driver.
+            let addr = if !ours { crate::passthrough::proc_address(name, resolved.ok(), version, flags).unwrap_or(addr) } else { addr };
             *pfn = addr as *mut c_void;
             set(0);
             Ok(())
@@ -103,11 +98,70 @@ pub unsafe fn get_proc_address(
         Err(s) => {
             set(s);
             if crate::log_enabled() {
-                eprintln!("ptx-jit: cuGetProcAddress({name}, {version}): not implemented");
+                eprintln!("ptx-jit: cuGetProcAddress({name}, {version}): not found");
             }
             Err(CUDA_ERROR_NOT_FOUND)
         }
     }
+}
+
+/// Every API function: declared in cuda.h or with a PFN typedef, less the versioned symbols
+/// (`cuCtxCreate_v4`) cuda.h also declares.
+pub fn api_names() -> Vec<&'static str> {
+    let symbols: std::collections::HashSet<&str> = VARIANTS.iter().filter(|v| v.3 != v.0).map(|v| v.3).collect();
+    let mut names: Vec<&str> = DECLARED.iter().copied().filter(|d| !symbols.contains(d)).collect();
+    names.extend(VARIANTS.iter().map(|v| v.0));
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// docs/driver-api.md: every driver API function and which of its variants the shim implements.
+pub fn implementation_table() -> String {
+    let mut by_name: BTreeMap<&str, Vec<(&str, c_int, Flavour)>> = BTreeMap::new();
+    for v in VARIANTS {
+        by_name.entry(v.0).or_default().push((v.3, v.1, v.2));
+    }
+    let names = api_names();
+    let mut rows = vec![];
+    let (mut full, mut part) = (0, 0);
+    for n in &names {
+        let vs = by_name.get(n).cloned().unwrap_or_else(|| vec![(*n, 0, Flavour::Plain)]);
+        let have = vs.iter().filter(|v| SYMBOLS.contains_key(v.0)).count();
+        let newest = vs.iter().filter(|v| v.2 == Flavour::Plain).max_by_key(|v| v.1).map(|v| v.0).unwrap_or(n);
+        let status = if have == vs.len() {
+            full += 1;
+            "implemented"
+        } else if SYMBOLS.contains_key(newest) {
+            part += 1;
+            "implemented (current ABI)"
+        } else {
+            "not supported"
+        };
+        let list: Vec<String> = vs
+            .iter()
+            .map(|v| {
+                let mark = if SYMBOLS.contains_key(v.0) { "" } else { " ✗" };
+                if v.1 > 0 { format!("`{}` ({}){mark}", v.0, v.1) } else { format!("`{}`{mark}", v.0) }
+            })
+            .collect();
+        rows.push(format!("| `{n}` | {status} | {} |", list.join(", ")));
+    }
+    format!(
+        "# Driver API coverage\n\n\
+         Generated by `cargo test -p cuda-shim --test driver_api_doc` (set `UPDATE_DOCS=1` to rewrite it) from\n\
+         cuda.h, cudaTypedefs.h (through `scripts/gen_driver_table.py`) and the entry points libcuda.so.1 exports.\n\n\
+         {} functions: {} implemented in every variant, {} in their current ABI (older ABIs, such as the 32-bit\n\
+         sizes of CUDA 2.x, are not), {} not supported. A function that is not supported still resolves through\n\
+         `cuGetProcAddress`, to an entry point that returns `CUDA_ERROR_NOT_SUPPORTED`. Each variant is listed with\n\
+         the CUDA version it appeared in; ✗ marks a variant that is not implemented.\n\n\
+         | Function | Status | Variants |\n|---|---|---|\n{}\n",
+        names.len(),
+        full,
+        part,
+        names.len() - full - part,
+        rows.join("\n")
+    )
 }
 
 /// `cuGetErrorString` text: the code's name in words, NUL-terminated and kept for the process's life.
@@ -138,14 +192,27 @@ mod tests {
         assert_eq!(resolve("cuCtxCreate", 3020), Ok("cuCtxCreate_v2"));
         assert_eq!(resolve("cuCtxCreate", 12000), Ok("cuCtxCreate_v3"));
         assert_eq!(resolve("cuCtxCreate", 13050), Ok("cuCtxCreate_v4"));
-        assert_eq!(resolve("cuMemAlloc", 2000), Err(2));
+        assert_eq!(resolve("cuMemAlloc", 2000), Ok("cuMemAlloc"));
+        assert_eq!(resolve("cuMemAlloc", 1000), Err(2));
         assert_eq!(resolve("cuNoSuchThing", 13000), Err(1));
     }
 
     #[test]
-    fn every_table_symbol_is_exported() {
-        for (_, _, s) in TABLE {
-            assert!(SYMBOLS.contains_key(s), "{s}");
+    fn per_thread_variants_are_chosen_by_flag() {
+        assert_eq!(resolve_for("cuLaunchKernel", 13000, true), Ok("cuLaunchKernel_ptsz"));
+        assert_eq!(resolve_for("cuLaunchKernel", 13000, false), Ok("cuLaunchKernel"));
+        assert_eq!(resolve_for("cuMemcpyHtoD", 13000, true), Ok("cuMemcpyHtoD_v2_ptds"));
+        assert_eq!(resolve_for("cuMemcpyHtoD", 6000, true), Ok("cuMemcpyHtoD_v2"));
+        // No per-thread flavour: the plain one.
+        assert_eq!(resolve_for("cuMemAlloc", 13000, true), Ok("cuMemAlloc_v2"));
+    }
+
+    #[test]
+    fn every_name_resolves() {
+        for n in api_names() {
+            if let Ok(sym) = resolve(n, 13050) {
+                assert!(SYMBOLS.contains_key(sym) || UNSUPPORTED.contains_key(n), "{n}");
+            }
         }
     }
 

@@ -15,6 +15,10 @@ pub enum Tag {
     Module = 2,
     Function = 3,
     Stream = 4,
+    Event = 9,
+    // High numbers, clear of the others.
+    Link = 14,
+    Library = 15,
 }
 
 static NEXT: AtomicUsize = AtomicUsize::new(1);
@@ -61,6 +65,26 @@ impl<T> Table<T> {
 pub struct Context {
     pub device: i32,
     pub primary: bool,
+    /// `cuCtxGetId`: unique over the process's life.
+    pub id: u64,
+    pub flags: std::sync::atomic::AtomicU32,
+    pub streams: crate::stream::CtxStreams,
+    /// Limits, cache and shared-memory configuration (`cuCtxSetLimit`, `cuCtxSetCacheConfig`, ...).
+    pub config: Mutex<crate::context::Config>,
+}
+
+impl Context {
+    pub fn new(device: i32, primary: bool, flags: u32) -> Result<Context, CUresult> {
+        static IDS: AtomicUsize = AtomicUsize::new(1);
+        Ok(Context {
+            device,
+            primary,
+            id: IDS.fetch_add(1, Ordering::Relaxed) as u64,
+            flags: std::sync::atomic::AtomicU32::new(flags),
+            streams: crate::stream::CtxStreams::new()?,
+            config: Mutex::new(crate::context::Config::default()),
+        })
+    }
 }
 
 pub struct ModuleObj {
@@ -76,11 +100,13 @@ pub struct FuncObj {
 
 pub struct Stream {
     pub ctx: usize,
+    pub queue: Arc<crate::stream::Queue>,
 }
 
 pub static CONTEXTS: once_cell::sync::Lazy<Table<Context>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Context));
 pub static MODULES: once_cell::sync::Lazy<Table<ModuleObj>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Module));
 pub static FUNCTIONS: once_cell::sync::Lazy<Table<FuncObj>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Function));
+pub static EVENTS: once_cell::sync::Lazy<Table<crate::event::Event>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Event));
 pub static STREAMS: once_cell::sync::Lazy<Table<Stream>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Stream));
 
 /// Primary context per device: (handle, reference count).
@@ -100,8 +126,14 @@ pub fn current_ctx() -> Result<usize, CUresult> {
 }
 
 pub enum MemKind {
-    /// `cuMemAlloc`: ours to free.
-    Device(Layout),
+    /// `cuMemAlloc`, `cuMemAllocPitch`, `cuMemAllocAsync`: ours to free.
+    Device { layout: Layout, ctx: usize, id: u64 },
+    /// `cuMemHostAlloc`, `cuMemAllocHost`: page-locked host memory (as far as the device sees), ours to free.
+    Host { layout: Layout, ctx: usize, id: u64, flags: u32 },
+    /// `cuMemHostRegister`: the application's memory, made visible to the device.
+    Registered { ctx: usize, id: u64, flags: u32 },
+    /// `cuMemAllocManaged`.
+    Managed { layout: Layout, ctx: usize, id: u64 },
     /// A module's `.global`/`.const` variable: freed with the module.
     ModuleVar(usize),
 }

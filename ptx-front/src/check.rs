@@ -565,8 +565,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     }
                     return;
                 }
-                if name == "call" && k >= 2 && k + 1 == i.operands.len() {
-                    return self.target_list(n); // the prototype or `.calltargets` of an indirect call
+                if (name == "call" && k >= 2 && k + 1 == i.operands.len()) || (name == "brx" && k == 1) {
+                    // The prototype or `.calltargets` of an indirect call, the `.branchtargets` of brx.idx.
+                    return self.target_list(n);
                 }
                 if isa::address_operand(name) == Some(k) && d.is_primary() {
                     self.diags.push(
@@ -1284,7 +1285,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             Diagnostic::error(
                 Code::P0203,
                 n.span,
-                format!("`{}` is not a `.callprototype` or `.calltargets` label of `{}`", n.text, self.function),
+                format!("`{}` is not a `.callprototype`, `.calltargets` or `.branchtargets` label of `{}`", n.text, self.function),
             )
             .label("undefined prototype")
             .help("declare it in the function: `proto: .callprototype (.param .b32 _) _ (.param .b32 _);`"),

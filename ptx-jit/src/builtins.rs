@@ -131,11 +131,15 @@ fn is_int(t: u32) -> bool {
 }
 
 fn int_bits(t: u32) -> u32 {
-    8 << ((t - U8) % 4)
+    match t {
+        U4 | S4 => 4,
+        U16X2 | S16X2 => 32,
+        _ => 8 << ((t - U8) % 4),
+    }
 }
 
 fn int_signed(t: u32) -> bool {
-    t >= S8
+    matches!(t, S8..=S64 | S4 | S16X2)
 }
 
 fn flush<F: Fmt>(x: F, flags: u32) -> F {
@@ -236,6 +240,20 @@ where
         flush(F::load(b), flags),
         flush(F::load(c), flags),
     );
+    // Double precision keeps NaN payloads (PTX ISA 9.7.3): a NaN operand comes back, quieted.
+    if F::WIDTH == 64 && matches!(op, ADD | SUB | MUL | FMA | DIV | SQRT | RCP) {
+        let nan_in = [(x, a), (y, b), (z, c)]
+            .into_iter()
+            .take(match op {
+                SQRT | RCP => 1,
+                FMA => 3,
+                _ => 2,
+            })
+            .find(|(v, _)| v.is_nan());
+        if let Some((_, bits)) = nan_in {
+            return bits | 1 << 51;
+        }
+    }
     // Single-input functions with no rounding mode of their own are evaluated in f64 and rounded once.
     let via_f64 = |f: fn(f64) -> f64| finish(from_f64::<F>(f(to_f64(x)), round), flags);
     match op {
@@ -426,6 +444,11 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
             let ext = |v: u32| if signed { sext(v as u64, 24) } else { (v & 0xff_ffff) as i64 };
             let p = ext(a32) * ext(b32);
             let r = if matches!(op, MUL24_HI | MAD24_HI) { (p >> 16) as u32 } else { p as u32 };
+            if op == MAD24_HI && mode == 1 {
+                // mad24.hi.sat.s32: the signed sum saturates.
+                let v = r as i32 as i64 + c32 as i32 as i64;
+                return v.clamp(i32::MIN as i64, i32::MAX as i64) as u32 as u64;
+            }
             let r = if matches!(op, MAD24_LO | MAD24_HI) { r.wrapping_add(c32) } else { r };
             r as u64
         }
@@ -511,7 +534,7 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
         PACKED => {
             // Lanes of 16 bits (.u16x2/.s16x2) or one 32-bit lane (.s32 with .relu).
             let (w, n) = if matches!(t, U16X2 | S16X2) { (16, 2) } else { (bits, 1) };
-            let signed = matches!(t, S16X2) || signed;
+            let signed = t == S16X2 || (t != U16X2 && signed);
             let relu = t2 == 1;
             (0..n).fold(0u64, |acc, k| {
                 let lane = |v: u64| {
@@ -536,8 +559,9 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
                 let v = if int_signed(t2) { v as i32 as i128 } else { v as i128 };
                 (v.clamp(lo, hi) as u64 & mask(nb)) as u32
             };
+            // Narrow results make room for c's low bits above the pair (16-bit results take no c).
             let packed = sat(a32) << nb | sat(b32);
-            (if nb == 8 { c32 << 16 | packed } else { packed }) as u64
+            (if nb < 16 { c32 << (2 * nb) | packed } else { packed }) as u64
         }
         _ => 0,
     }

@@ -162,6 +162,10 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe { crate::matrix::warp_op(kind, c, w.slots.as_ptr() as *const u64, lane) })
         }
+        WMMA => {
+            let buf = (a as u64 | (b as u64) << 32) as *mut u32;
+            exchange(me, buf as u64, mask, |w, _| unsafe { crate::matrix::wmma(w.slots.as_ptr() as *const u64, lane) })
+        }
         MOVMATRIX => exchange(me, a as u64, mask, |w, _| {
             let regs: [u32; 32] = std::array::from_fn(|i| w.slots[i] as u32);
             crate::mma::movmatrix_lane(&regs, lane as usize) as u64

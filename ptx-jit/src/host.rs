@@ -265,12 +265,17 @@ fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
                 ptx_front::ast::visit(body, &mut |s| {
                     if let ptx_front::ast::Statement::Inst(i) = s {
                         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-                        if i.opcode.text == "mma" && crate::mma::MmaDesc::parse(&mods).is_none() {
+                        let bad = match i.opcode.text {
+                            "mma" => crate::mma::MmaDesc::parse(&mods).is_none(),
+                            "wmma" => !crate::wmma::supported(&mods),
+                            _ => false,
+                        };
+                        if bad {
                             out.push(
                                 Diagnostic::error(
                                     Code::P0401,
                                     i.span,
-                                    format!("`mma{}` is not supported on the CPU yet", mods.concat()),
+                                    format!("`{}{}` is not supported on the CPU yet", i.opcode.text, mods.concat()),
                                 )
                                 .label("not supported yet"),
                             );

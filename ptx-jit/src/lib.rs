@@ -15,6 +15,7 @@ mod regions;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
+pub mod wmma;
 
 pub use host::{HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};

@@ -50,3 +50,33 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
     }
     0
 }
+
+/// `wmma.mma`: every lane's buffer is [text (2 words), words of A, B, C, D, then A, B, C, D].
+///
+/// # Safety
+/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::WMMA` describes.
+pub unsafe fn wmma(bufs: *const u64, lane: u32) -> u64 {
+    let buf = |l: usize| unsafe { *bufs.add(l) as *mut u32 };
+    let counts = |l: usize| -> [usize; 4] { std::array::from_fn(|k| unsafe { *buf(l).add(HEADER + k) } as usize) };
+    let frags: [[&[u32]; 3]; 32] = std::array::from_fn(|l| {
+        let [na, nb, nc, _] = counts(l);
+        let base = unsafe { buf(l).add(HEADER + 4) };
+        unsafe {
+            [
+                std::slice::from_raw_parts(base, na),
+                std::slice::from_raw_parts(base.add(na), nb),
+                std::slice::from_raw_parts(base.add(na + nb), nc),
+            ]
+        }
+    });
+    let lane = lane as usize;
+    let [na, nb, nc, nd] = counts(lane);
+    let text = unsafe { (buf(lane) as *const u64).read_unaligned() } as *const std::ffi::c_char;
+    match crate::wmma::mma_lane(text, &frags, lane, nd) {
+        Some(d) => {
+            unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buf(lane).add(HEADER + 4 + na + nb + nc), nd) };
+            0
+        }
+        None => 1,
+    }
+}

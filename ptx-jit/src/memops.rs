@@ -119,6 +119,22 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             crate::checked::trap(env, a as u32);
             1
         }
+        MEM_WMMA_LOAD | MEM_WMMA_STORE => {
+            let buf = a as *mut u32;
+            let text = unsafe { (buf as *const u64).read_unaligned() } as *const std::ffi::c_char;
+            let n = unsafe { *buf.add(2) } as usize;
+            let regs = unsafe { std::slice::from_raw_parts_mut(buf.add(3), n) };
+            let lin = env.tid[0] + env.ntid[0] * (env.tid[1] + env.ntid[1] * env.tid[2]);
+            let lane = (lin % 32) as usize;
+            let ok = unsafe {
+                if code == MEM_WMMA_LOAD {
+                    crate::wmma::load_lane(text, lane, addr, b, regs)
+                } else {
+                    crate::wmma::store_lane(text, lane, addr, b, regs)
+                }
+            };
+            ok.is_none() as u64
+        }
         MEM_COPY => {
             let (total, from_src) = (b & 0xffff_ffff, b >> 32);
             let n = from_src.min(total) as usize;

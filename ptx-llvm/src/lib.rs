@@ -39,6 +39,9 @@ pub mod collective {
     pub const STMATRIX: u32 = 23;
     /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
     pub const MOVMATRIX: u32 = 24;
+    /// `wmma.mma`: a | b << 32 is the lane's buffer [modifiers text pointer (2 words), words of A, B,
+    /// C and D (4 words), A, B, C, room for D].
+    pub const WMMA: u32 = 26;
     /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
     pub const BAR_WAIT: u32 = 25;
     /// The barrier `barrier.cluster` uses: the CTA's own, past the sixteen named ones.
@@ -88,6 +91,11 @@ pub mod builtin {
     /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest are
     /// zeros (`cp.async` with a source size).
     pub const MEM_COPY: u32 = 9;
+    /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
+    /// [modifiers text pointer (2 words), register words n (1 word), n words], b = the stride (0: the
+    /// default).
+    pub const MEM_WMMA_LOAD: u32 = 10;
+    pub const MEM_WMMA_STORE: u32 = 11;
     pub const MBAR_DROP: u32 = 1;
     /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.
     pub const MBAR_PENDING_MASK: u64 = (1 << 21) - 1;
@@ -158,6 +166,8 @@ pub mod builtin {
     pub const S64: u32 = 23;
     pub const U16X2: u32 = 24;
     pub const S16X2: u32 = 25;
+    pub const U4: u32 = 26;
+    pub const S4: u32 = 27;
 
     // Rounding.
     pub const RN: u32 = 0;

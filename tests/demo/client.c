@@ -107,10 +107,11 @@ int main(int argc, char **argv) {
     /* A module the CPU backend cannot run yet fails with a clear code, and the JIT error log says why. */
     const char *unsupported =
         ".version 8.5\n.target sm_80\n.address_size 64\n"
+        ".global .texref t;\n"
         ".visible .entry bits(.param .u64 p) {\n"
-        "  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n"
-        "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1];\n"
-        "  vadd.u32.u32.u32 %r2, %r1, %r1, %r1;\n  st.global.u32 [%rd1], %r2;\n  ret;\n}\n";
+        "  .reg .b32 %r<2>;\n  .reg .f32 %f<5>;\n  .reg .b64 %rd<2>;\n"
+        "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, 0;\n"
+        "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [t, {%r1}];\n  st.global.f32 [%rd1], %f1;\n  ret;\n}\n";
     CUmodule rejected;
     log[0] = 0;
     vals[1] = (void *)(size_t)sizeof log;
@@ -124,7 +125,7 @@ int main(int argc, char **argv) {
     CHECK(cuCtxDestroy(ctx));
     free(a); free(b); free(c); free(ptx);
     int ok = bad == 0 && bad2 == 0 && e1 == CUDA_ERROR_INVALID_VALUE && e2 == CUDA_ERROR_INVALID_VALUE &&
-             e3 == CUDA_ERROR_NOT_FOUND && e4 == CUDA_ERROR_NOT_SUPPORTED && strstr(log, "vadd") != NULL;
+             e3 == CUDA_ERROR_NOT_FOUND && e4 == CUDA_ERROR_NOT_SUPPORTED && strstr(log, "tex") != NULL;
     printf("%s\n", ok ? "ALL VERIFIED" : "FAILED");
     return ok ? 0 : 1;
 }

@@ -25,6 +25,17 @@ extern "C" __global__ void block_sum(const unsigned *in, unsigned *out) {
     }
     if (t == 0) out[blockIdx.x] = part[0];
 }
+extern "C" __global__ void histogram(const unsigned *in, unsigned *bins, int *maxv, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        atomicAdd(&bins[in[i] % 64], 1u);
+        atomicMax(maxv, (int)(in[i] >> 4));
+    }
+}
+extern "C" __global__ void affine(const int *x, int *y, int a, int b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + b;
+}
 extern "C" __global__ void iota2d(int *out, int width) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -119,17 +130,61 @@ def main():
     ok4 = bool(np.array_equal(sums, vals.reshape(blocks, 256).sum(axis=1, dtype=np.uint32)))
     print(f"block_sum (shared memory + __syncthreads) over {blocks} blocks: {'verified' if ok4 else 'MISMATCH'}")
 
+    # Atomics: a histogram and a maximum, every thread hitting the same few words.
+    histogram = check(cu.cuModuleGetFunction(module, b"histogram"))
+    m = 100_000
+    hv = rng.integers(0, 1 << 24, m, dtype=np.uint32)
+    bins = np.zeros(64, dtype=np.uint32)
+    dh, dbins, dmax = check(cu.cuMemAlloc(hv.nbytes)), check(cu.cuMemAlloc(bins.nbytes)), check(cu.cuMemAlloc(4))
+    check(cu.cuMemcpyHtoD(dh, hv.ctypes.data, hv.nbytes))
+    check(cu.cuMemsetD32(dbins, 0, 64))
+    check(cu.cuMemsetD32(dmax, 0, 1))
+    args = ((dh, dbins, dmax, m), (None, None, None, ctypes.c_int))
+    check(cu.cuLaunchKernel(histogram, (m + 255) // 256, 1, 1, 256, 1, 1, 0, stream, args, 0))
+    check(cu.cuStreamSynchronize(stream))
+    check(cu.cuMemcpyDtoH(bins.ctypes.data, dbins, bins.nbytes))
+    got_max = np.zeros(1, dtype=np.int32)
+    check(cu.cuMemcpyDtoH(got_max.ctypes.data, dmax, 4))
+    ok5 = bool(np.array_equal(bins, np.bincount(hv % 64, minlength=64).astype(np.uint32))) and int(got_max[0]) == int((hv >> 4).max())
+    print(f"histogram (atomicAdd, atomicMax) over {m} values: {'verified' if ok5 else 'MISMATCH'}")
+
+    # Streams and events: s1 computes y = 3x+1 between two events, s2 waits for the second event and
+    # computes z = 2y-5 from it; the copies are asynchronous on their streams.
+    affine = check(cu.cuModuleGetFunction(module, b"affine"))
+    s1, s2 = check(cu.cuStreamCreate(0)), check(cu.cuStreamCreate(0))
+    start, stop = check(cu.cuEventCreate(0)), check(cu.cuEventCreate(0))
+    k = 1 << 18
+    xs = rng.integers(-1000, 1000, k, dtype=np.int32)
+    zs = np.zeros(k, dtype=np.int32)
+    dxs, dys, dzs = (check(cu.cuMemAlloc(xs.nbytes)) for _ in range(3))
+    check(cu.cuEventRecord(start, s1))
+    check(cu.cuMemcpyHtoDAsync(dxs, xs.ctypes.data, xs.nbytes, s1))
+    check(cu.cuLaunchKernel(affine, k // 256, 1, 1, 256, 1, 1, 0, s1, ((dxs, dys, 3, 1, k), (None, None, ctypes.c_int, ctypes.c_int, ctypes.c_int)), 0))
+    check(cu.cuEventRecord(stop, s1))
+    check(cu.cuStreamWaitEvent(s2, stop, 0))
+    check(cu.cuLaunchKernel(affine, k // 256, 1, 1, 256, 1, 1, 0, s2, ((dys, dzs, 2, -5, k), (None, None, ctypes.c_int, ctypes.c_int, ctypes.c_int)), 0))
+    check(cu.cuMemcpyDtoHAsync(zs.ctypes.data, dzs, zs.nbytes, s2))
+    check(cu.cuStreamSynchronize(s2))
+    check(cu.cuEventSynchronize(stop))
+    ms = check(cu.cuEventElapsedTime(start, stop))
+    ok6 = bool(np.array_equal(zs, 2 * (3 * xs + 1) - 5)) and ms >= 0.0
+    print(f"affine on two streams ordered by an event ({ms:.2f} ms between events): {'verified' if ok6 else 'MISMATCH'}")
+    for e in (start, stop):
+        check(cu.cuEventDestroy(e))
+    for s_ in (s1, s2):
+        check(cu.cuStreamDestroy(s_))
+
     # A bad handle is an error code, not a crash.
     err = cu.cuMemcpyDtoH(out.ctypes.data, 16, 4)[0]
     ok3 = err == cu.CUresult.CUDA_ERROR_INVALID_VALUE
     print(f"copy from a forged device pointer -> {err.name}")
 
-    for p in (dx, dy, dout, dgrid, dvals, dsums):
+    for p in (dx, dy, dout, dgrid, dvals, dsums, dh, dbins, dmax, dxs, dys, dzs):
         check(cu.cuMemFree(p))
     check(cu.cuStreamDestroy(stream))
     check(cu.cuModuleUnload(module))
     check(cu.cuCtxDestroy(ctx))
-    ok = ok1 and ok2 and ok3 and ok4
+    ok = ok1 and ok2 and ok3 and ok4 and ok5 and ok6
     print("ALL VERIFIED" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -26,6 +26,22 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(self.b.build_select(tiny, zero, v, "ftz")?)
     }
 
+    /// Host: an f32 NaN result becomes the GPU's canonical NaN (0x7fffffff) rather than whatever the
+    /// host's instruction produced; f64 NaNs keep their payloads as PTX says.
+    pub(super) fn canon(&self, v: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let BasicValueEnum::FloatValue(f) = v else { return Ok(v) };
+        if self.flavour != Flavour::Host || f.get_type() != self.ctx.f32_type() {
+            return Ok(v);
+        }
+        // Selected as integers: LLVM treats all NaNs of a float select as interchangeable and would
+        // fold the choice away. Callers flush (`.ftz`) before this, as a flush never makes a NaN.
+        let nan = self.b.build_float_compare(FloatPredicate::UNO, f, f, "isnan")?;
+        let bits = self.b.build_bit_cast(f, self.i32(), "bits")?.into_int_value();
+        Ok(self
+            .b
+            .build_select(nan, self.i32().const_int(0x7fff_ffff, false), bits, "canon")?)
+    }
+
     pub(super) fn rounding_supported(&self, d: &Decoded, span: Span) -> R<()> {
         match d.get(G::Round) {
             None | Some(".rn") => Ok(()),
@@ -59,11 +75,13 @@ impl<'ctx> Lowerer<'ctx> {
                 "sub" => self.b.build_float_sub(x, y, "sub")?.into(),
                 "mul" => self.b.build_float_mul(x, y, "mul")?.into(),
                 "div" => self.b.build_float_div(x, y, "div")?.into(),
-                "min" => self.call_intrinsic("llvm.minnum", &[x.get_type().into()], &[a, b])?,
-                "max" => self.call_intrinsic("llvm.maxnum", &[x.get_type().into()], &[a, b])?,
+                // A NaN operand yields the other one, and -0 < +0 (PTX ISA 9.7.3.11).
+                "min" => self.call_intrinsic("llvm.minimumnum", &[x.get_type().into()], &[a, b])?,
+                "max" => self.call_intrinsic("llvm.maximumnum", &[x.get_type().into()], &[a, b])?,
                 _ => return Err(unsupported(span, format!("`{name}` of a float type is not supported"))),
             };
-            return self.ftz(d, r);
+            let r = self.ftz(d, r)?;
+            return self.canon(r);
         }
         let (x, y) = (a.into_int_value(), b.into_int_value());
         let signed = t.is_signed();
@@ -546,6 +564,7 @@ impl<'ctx> Lowerer<'ctx> {
             _ => self.call_intrinsic("llvm.cos", &[ty], &[a])?,
         };
         let v = self.ftz(d, v)?;
+        let v = self.canon(v)?;
         self.write(st, &i.operands[0], v, false, scope)
     }
 

@@ -27,6 +27,8 @@ fn code_of(m: &str) -> Option<u32> {
         ".s64" => bi::S64,
         ".u16x2" => bi::U16X2,
         ".s16x2" => bi::S16X2,
+        ".u4" => bi::U4,
+        ".s4" => bi::S4,
         _ => return None,
     })
 }
@@ -356,8 +358,7 @@ impl<'ctx> Lowerer<'ctx> {
         let clamp = d.has(".clamp") as u32;
         let (op, mode, t2) = match d.spec.name {
             "mul24" => (if hi { bi::MUL24_HI } else { bi::MUL24_LO }, 0, t),
-            "mad24" if d.has(".sat") => return Err(unsupported(i.span, "`mad24.hi.sat` is not supported yet")),
-            "mad24" => (if hi { bi::MAD24_HI } else { bi::MAD24_LO }, 0, t),
+            "mad24" => (if hi { bi::MAD24_HI } else { bi::MAD24_LO }, d.has(".sat") as u32, t),
             "mad" if hi && d.has(".sat") => (bi::MAD_HI_SAT, 0, t),
             "sad" => (bi::SAD, 0, t),
             "bfind" => (bi::BFIND, d.has(".shiftamt") as u32, t),

@@ -99,6 +99,7 @@ impl<'ctx> Lowerer<'ctx> {
             }
         };
         let v = self.ftz(d, v)?;
+        let v = self.canon(v)?;
         self.write(st, &i.operands[0], v, dt.is_signed(), scope)
     }
 

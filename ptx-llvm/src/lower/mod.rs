@@ -242,7 +242,7 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
-                | "ldmatrix" | "stmatrix" | "movmatrix"
+                | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma"
         ));
     });
     found
@@ -1232,7 +1232,7 @@ impl<'ctx> Lowerer<'ctx> {
             "bar" | "barrier" => {
                 (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
             }
-            "cp" | "mbarrier" | "stmatrix" | "movmatrix" => true,
+            "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" => true,
             _ => false,
         };
         // NVPTX gets only the primary forms: LLVM aborts on some others (a 16-bit cmpxchg, say).
@@ -1359,6 +1359,7 @@ impl<'ctx> Lowerer<'ctx> {
                     let (a, b, c) = (self.ftz(d, a)?, self.ftz(d, b)?, self.ftz(d, c)?);
                     let v = self.call_intrinsic("llvm.fma", &[self.value_ty(t)], &[a, b, c])?;
                     let v = self.ftz(d, v)?;
+                    let v = self.canon(v)?;
                     return self.write(st, &ops[0], v, false, scope);
                 }
                 let mode = d.get(G::Mode);
@@ -1560,6 +1561,7 @@ impl<'ctx> Lowerer<'ctx> {
             "bar" | "barrier" => self.barrier(st, i, d, scope),
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => self.warp_matrix(st, i, d, scope),
+            "wmma" => self.wmma(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }

@@ -417,4 +417,125 @@ impl<'ctx> Lowerer<'ctx> {
         }
         Ok(())
     }
+
+    /// `wmma.load`, `wmma.store` and `wmma.mma` on the host (layouts in ptx-jit's `wmma` module):
+    /// loads and stores touch only the lane's own fragment; `wmma.mma` reads the whole warp's.
+    pub(super) fn wmma<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        use crate::builtin as bi;
+        if self.flavour != Flavour::Host {
+            return Err(unsupported(i.span, "`wmma` is not supported for NVPTX yet"));
+        }
+        let ops = &i.operands;
+        let (i32t, i64t) = (self.i32(), self.i64());
+        let regs = |op: &'m Operand<'a>| -> Vec<(&'m Operand<'a>, u32)> {
+            let elems: Vec<&'m Operand<'a>> = match op {
+                Operand::Vector(v, _) => v.iter().collect(),
+                o => vec![o],
+            };
+            elems
+                .into_iter()
+                .map(|e| {
+                    let bits = match e {
+                        Operand::Sym { name, .. } => match scope.lookup(name.text) {
+                            Some(Entry::Reg { ty, .. }) => ty.bits(),
+                            _ => 32,
+                        },
+                        _ => 32,
+                    };
+                    (e, bits.div_ceil(32))
+                })
+                .collect()
+        };
+        let sub = d.spec.sub.first().copied().unwrap_or("");
+        let text: String = d.spec.sub.iter().copied().chain(d.mods.iter().map(|(_, m)| *m)).collect();
+        let desc = self.b.build_global_string_ptr(&text, "wmma.desc")?;
+        let desc = self.b.build_ptr_to_int(desc.as_pointer_value(), i64t, "desc")?;
+        let words = |list: &[(&'m Operand<'a>, u32)]| list.iter().map(|(_, w)| w).sum::<u32>();
+        let store_regs = |l: &mut Self, st: &mut Fn<'ctx, 'm, 'a>, buf: PointerValue<'ctx>, at: u32, list: &[(&'m Operand<'a>, u32)]| -> R<u32> {
+            let mut k = at;
+            for (op, w) in list {
+                let v = l.read(st, op, if *w == 2 { Type::B64 } else { Type::B32 }, scope)?;
+                let v = l.to_bits(v, 32 * w, false)?;
+                let p = unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? };
+                l.b.build_store(p, v)?;
+                k += w;
+            }
+            Ok(k)
+        };
+        let load_regs = |l: &mut Self, st: &mut Fn<'ctx, 'm, 'a>, buf: PointerValue<'ctx>, at: u32, list: &[(&'m Operand<'a>, u32)]| -> R<()> {
+            let mut k = at;
+            for (op, w) in list {
+                let p = unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? };
+                let v = l.b.build_load(l.int(32 * w), p, "r")?;
+                l.write(st, op, v, false, scope)?;
+                k += w;
+            }
+            Ok(())
+        };
+        let put = |l: &mut Self, buf: PointerValue<'ctx>, k: u64, v: IntValue<'ctx>| -> R<()> {
+            let p = unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k, false)], "w")? };
+            l.b.build_store(p, v)?;
+            Ok(())
+        };
+        match sub {
+            ".load" | ".store" => {
+                let (list, addr_op, stride_op) = if sub == ".load" {
+                    (regs(&ops[0]), &ops[1], ops.get(2))
+                } else {
+                    (regs(&ops[1]), &ops[0], ops.get(2))
+                };
+                let n = words(&list);
+                let buf = st.alloca_at.build_alloca(i32t.array_type(3 + n), "wmma.buf")?;
+                put(self, buf, 0, desc)?;
+                put(self, buf, 2, i32t.const_int(n as u64, false))?;
+                let Operand::Addr(a) = addr_op else {
+                    return Err(unsupported(addr_op.span(), "expected an address"));
+                };
+                let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+                let p = self.address(st, a, space, scope)?;
+                let p = self.b.build_ptr_to_int(p, i64t, "p")?;
+                let stride = match stride_op {
+                    Some(o) => {
+                        let v = self.read(st, o, Type::U32, scope)?.into_int_value();
+                        self.b.build_int_z_extend(v, i64t, "stride")?
+                    }
+                    None => i64t.const_zero(),
+                };
+                if sub == ".store" {
+                    store_regs(self, st, buf, 3, &list)?;
+                }
+                let bp = self.b.build_ptr_to_int(buf, i64t, "buf")?;
+                let code = if sub == ".load" { bi::MEM_WMMA_LOAD } else { bi::MEM_WMMA_STORE };
+                self.mem_call(st, code, p, bp, stride)?;
+                if sub == ".load" {
+                    load_regs(self, st, buf, 3, &list)?;
+                }
+                Ok(())
+            }
+            ".mma" => {
+                let (dl, al, bl, cl) = (regs(&ops[0]), regs(&ops[1]), regs(&ops[2]), regs(&ops[3]));
+                let (nd, na, nb, nc) = (words(&dl), words(&al), words(&bl), words(&cl));
+                let buf = st.alloca_at.build_alloca(i32t.array_type(6 + na + nb + nc + nd), "wmma.buf")?;
+                put(self, buf, 0, desc)?;
+                for (k, n) in [na, nb, nc, nd].iter().enumerate() {
+                    put(self, buf, 2 + k as u64, i32t.const_int(*n as u64, false))?;
+                }
+                let k = store_regs(self, st, buf, 6, &al)?;
+                let k = store_regs(self, st, buf, k, &bl)?;
+                let k = store_regs(self, st, buf, k, &cl)?;
+                let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
+                let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
+                let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
+                self.collective(st, crate::collective::WMMA, [Some(lo), Some(hi), None, Some(i32t.const_all_ones())])?;
+                load_regs(self, st, buf, k, &dl)
+            }
+            _ => Err(unsupported(i.span, "this `wmma` form is not supported yet")),
+        }
+    }
 }

@@ -1,0 +1,134 @@
+//! Events: a record is a work item on a stream that marks the event complete, with the time, once
+//! everything queued before it on that stream has run.
+
+use crate::errors::*;
+use crate::state::*;
+use crate::stream::resolve;
+use crate::{init_check, out, Handle};
+use parking_lot::{Condvar, Mutex};
+use std::ffi::{c_float, c_uint};
+use std::time::Instant;
+
+/// `CU_EVENT_DEFAULT | BLOCKING_SYNC | DISABLE_TIMING | INTERPROCESS`.
+const FLAGS: c_uint = 0x1 | 0x2 | 0x4;
+const DISABLE_TIMING: c_uint = 0x2;
+
+pub struct Event {
+    pub ctx: usize,
+    flags: c_uint,
+    /// (records issued, records completed, time of the last completed record)
+    st: Mutex<(u64, u64, Option<Instant>)>,
+    cv: Condvar,
+}
+
+impl Event {
+    /// The generation of the latest record, if it has not completed yet.
+    pub fn pending(&self) -> Option<u64> {
+        let s = self.st.lock();
+        (s.1 < s.0).then_some(s.0)
+    }
+    pub fn wait(&self, generation: u64) {
+        let mut s = self.st.lock();
+        while s.1 < generation {
+            self.cv.wait(&mut s);
+        }
+    }
+}
+
+unsafe fn record(ev: Handle, s: Handle) -> Result<(), CUresult> {
+    init_check()?;
+    let e = EVENTS.get(ev as usize)?;
+    let (ctx, q) = resolve(s)?;
+    let generation = {
+        let mut st = e.st.lock();
+        st.0 += 1;
+        st.0
+    };
+    let e2 = e.clone();
+    ctx.streams.enqueue(
+        &q,
+        Box::new(move || {
+            let mut st = e2.st.lock();
+            // Records complete in stream order, but two streams may record one event: keep the newest.
+            if generation > st.1 {
+                st.1 = generation;
+                st.2 = Some(Instant::now());
+            }
+            e2.cv.notify_all();
+        }),
+    );
+    Ok(())
+}
+
+api! {
+    exports = event_exports;
+
+    fn cuEventCreate(pev: *mut Handle, flags: c_uint) {
+        init_check()?;
+        if pev.is_null() || flags & !FLAGS != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let ctx = current_ctx()?;
+        let e = Event { ctx, flags, st: Mutex::new((0, 0, None)), cv: Condvar::new() };
+        *pev = EVENTS.insert(e) as Handle;
+        Ok(())
+    }
+    fn cuEventDestroy_v2(ev: Handle) {
+        init_check()?;
+        EVENTS.remove(ev as usize)?;
+        Ok(())
+    }
+    fn cuEventDestroy(ev: Handle) {
+        crate::status(cuEventDestroy_v2(ev))
+    }
+    fn cuEventRecord[cuEventRecord_ptsz](ev: Handle, s: Handle) {
+        record(ev, s)
+    }
+    fn cuEventRecordWithFlags[cuEventRecordWithFlags_ptsz](ev: Handle, s: Handle, flags: c_uint) {
+        if flags & !1 != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // CU_EVENT_RECORD_EXTERNAL only matters inside graph capture, which the shim does not do.
+        record(ev, s)
+    }
+    fn cuEventQuery(ev: Handle) {
+        init_check()?;
+        let e = EVENTS.get(ev as usize)?;
+        if e.pending().is_some() { Err(CUDA_ERROR_NOT_READY) } else { Ok(()) }
+    }
+    fn cuEventSynchronize(ev: Handle) {
+        init_check()?;
+        let e = EVENTS.get(ev as usize)?;
+        if let Some(g) = e.pending() {
+            e.wait(g);
+        }
+        CONTEXTS.get(e.ctx).map_err(|_| CUDA_ERROR_CONTEXT_IS_DESTROYED)?.streams.check()
+    }
+    fn cuEventElapsedTime_v2(ms: *mut c_float, start: Handle, end: Handle) {
+        elapsed(ms, start, end)
+    }
+    fn cuEventElapsedTime(ms: *mut c_float, start: Handle, end: Handle) {
+        elapsed(ms, start, end)
+    }
+}
+
+unsafe fn elapsed(ms: *mut c_float, start: Handle, end: Handle) -> Result<(), CUresult> {
+    init_check()?;
+    let (a, b) = (EVENTS.get(start as usize)?, EVENTS.get(end as usize)?);
+    if ms.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if (a.flags | b.flags) & DISABLE_TIMING != 0 {
+        return Err(CUDA_ERROR_INVALID_HANDLE);
+    }
+    let (sa, sb) = (*a.st.lock(), *b.st.lock());
+    if sa.0 == 0 || sb.0 == 0 {
+        return Err(CUDA_ERROR_INVALID_HANDLE); // never recorded
+    }
+    if sa.1 < sa.0 || sb.1 < sb.0 {
+        return Err(CUDA_ERROR_NOT_READY);
+    }
+    let (ta, tb) = (sa.2.ok_or(CUDA_ERROR_NOT_READY)?, sb.2.ok_or(CUDA_ERROR_NOT_READY)?);
+    let v = if tb >= ta { (tb - ta).as_secs_f64() } else { -(ta - tb).as_secs_f64() };
+    out(ms, (v * 1e3) as c_float)
+}

@@ -1,0 +1,348 @@
+//! Kernel launches (queued on their stream, the argument buffer copied at the call, as CUDA does),
+//! function attributes and the occupancy calculator.
+//!
+//! Occupancy follows the device `device.rs` presents: threads and blocks per multiprocessor and
+//! shared memory per multiprocessor limit how many blocks are resident; registers are not a limit
+//! on the CPU.
+
+use crate::device;
+use crate::errors::*;
+use crate::state::*;
+use crate::{init_check, out, param_buffer, Handle};
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use ptx_jit::runtime as rt;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::sync::Arc;
+
+/// What `cuFuncSetAttribute` and friends change, per function handle.
+#[derive(Clone)]
+struct FuncAttrs {
+    max_dynamic_shared: u64,
+    carveout: c_int,
+    cache: c_int,
+    name: Option<Arc<CString>>,
+}
+
+static ATTRS: Lazy<Mutex<HashMap<usize, FuncAttrs>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn attrs(h: usize, k: &ptx_jit::KernelInfo) -> FuncAttrs {
+    ATTRS.lock().get(&h).cloned().unwrap_or(FuncAttrs {
+        // Without an opt-in, static plus dynamic shared memory stays within the 48 KiB default.
+        max_dynamic_shared: rt::MAX_SHARED_PER_BLOCK.saturating_sub(k.static_shared),
+        carveout: -1,
+        cache: 0,
+        name: None,
+    })
+}
+
+fn func(f: Handle) -> Result<(usize, Arc<FuncObj>), CUresult> {
+    init_check()?;
+    let h = f as usize;
+    Ok((h, FUNCTIONS.get(h)?))
+}
+
+fn kernel(f: &FuncObj) -> &ptx_jit::HostKernel {
+    &f.module_obj.host.kernels[f.kernel]
+}
+
+/// Blocks of `threads` threads using `shared` bytes each that fit on one multiprocessor.
+fn blocks_per_sm(threads: u64, shared: u64) -> u64 {
+    if threads == 0 || threads > rt::MAX_THREADS_PER_BLOCK as u64 {
+        return 0;
+    }
+    // Threads are scheduled in whole warps.
+    let warps = threads.div_ceil(32) * 32;
+    let by_threads = device::MAX_THREADS_PER_SM / warps;
+    let by_shared = device::MAX_SHARED_PER_SM.checked_div(shared).unwrap_or(u64::MAX);
+    by_threads.min(by_shared).min(device::MAX_BLOCKS_PER_SM)
+}
+
+/// `CUlaunchAttribute` (cuda.h): an id, padding, and a 64-byte value.
+#[repr(C)]
+pub struct LaunchAttribute {
+    id: c_uint,
+    pad: [u8; 4],
+    value: [u32; 16],
+}
+
+/// `CUlaunchConfig` (cuda.h).
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: Handle,
+    attrs: *mut LaunchAttribute,
+    num_attrs: c_uint,
+}
+
+/// Checks the launch at the call (configuration errors are returned at once), then queues it.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch(
+    f: Handle,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: Handle,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    cooperative: bool,
+) -> Result<(), CUresult> {
+    let (h, fo) = func(f)?;
+    crate::stream::resolve(stream)?;
+    if CONTEXTS.get(fo.module_obj.ctx).is_err() {
+        return Err(CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    }
+    let k = kernel(&fo);
+    let buf = param_buffer(&k.info, params, extra)?;
+    let l = launch_of(grid, block, shared, &buf);
+    rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
+    if shared as u64 > attrs(h, &k.info).max_dynamic_shared {
+        return Err(CUDA_ERROR_INVALID_VALUE); // over 48 KiB needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    }
+    if cooperative {
+        // Every block of a cooperative grid must be resident at once.
+        let threads: u64 = block.iter().map(|&b| b as u64).product();
+        let resident = blocks_per_sm(threads, k.info.static_shared + shared as u64) * device::sm_count() as u64;
+        if grid.iter().map(|&g| g as u64).product::<u64>() > resident {
+            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        }
+    }
+    crate::stream::run_async(stream, move || {
+        let k = kernel(&fo);
+        ptx_jit::launch(k, &launch_of(grid, block, shared, &buf)).map_err(|e| launch_error(&k.info.name, e))
+    })
+}
+
+fn launch_of(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, params: &[u8]) -> ptx_jit::Launch<'_> {
+    ptx_jit::Launch::new(grid, block, shared as u64, params)
+}
+
+fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
+    // Checked mode's report (and a `trap`'s) is what the user needs; other errors only when logging.
+    if crate::log_enabled() || matches!(e, ptx_jit::LaunchError::IllegalAddress(_) | ptx_jit::LaunchError::Failed(_)) {
+        eprintln!("ptx-jit: launch of {name}: {e}");
+    }
+    match e {
+        ptx_jit::LaunchError::InvalidConfig(_) | ptx_jit::LaunchError::InvalidArgs(_) => CUDA_ERROR_INVALID_VALUE,
+        ptx_jit::LaunchError::OutOfResources(_) => CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+        ptx_jit::LaunchError::Failed(_) => CUDA_ERROR_LAUNCH_FAILED,
+        ptx_jit::LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
+    }
+}
+
+type B2DSize = unsafe extern "C" fn(c_int) -> usize;
+
+unsafe fn max_potential_block_size(
+    min_grid: *mut c_int,
+    block_size: *mut c_int,
+    f: Handle,
+    b2d: *mut c_void,
+    dynamic: usize,
+    limit: c_int,
+) -> Result<(), CUresult> {
+    let (_, fo) = func(f)?;
+    if min_grid.is_null() || block_size.is_null() || limit < 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let b2d: Option<B2DSize> = if b2d.is_null() { None } else { Some(std::mem::transmute::<*mut c_void, B2DSize>(b2d)) };
+    let static_shared = kernel(&fo).info.static_shared;
+    let max = if limit == 0 { rt::MAX_THREADS_PER_BLOCK as c_int } else { limit.min(rt::MAX_THREADS_PER_BLOCK as c_int) };
+    // The block size (a multiple of the warp size, largest first) with the most resident threads.
+    let (mut best_threads, mut best_blocks, mut best_size) = (0u64, 0u64, 0 as c_int);
+    let mut size = max - max % 32;
+    if size == 0 {
+        size = max;
+    }
+    while size > 0 {
+        let dyn_shared = match b2d {
+            Some(cb) => cb(size) as u64,
+            None => dynamic as u64,
+        };
+        let blocks = blocks_per_sm(size as u64, static_shared + dyn_shared);
+        if blocks * size as u64 > best_threads {
+            (best_threads, best_blocks, best_size) = (blocks * size as u64, blocks, size);
+        }
+        size -= 32.min(size);
+    }
+    *block_size = best_size;
+    *min_grid = (best_blocks * device::sm_count() as u64) as c_int;
+    Ok(())
+}
+
+unsafe fn max_active_blocks(n: *mut c_int, f: Handle, block: c_int, dynamic: usize) -> Result<(), CUresult> {
+    let (_, fo) = func(f)?;
+    if block <= 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    out(n, blocks_per_sm(block as u64, kernel(&fo).info.static_shared + dynamic as u64) as c_int)
+}
+
+api! {
+    exports = launch_exports;
+
+    fn cuLaunchKernel[cuLaunchKernel_ptsz](f: Handle, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shared: c_uint, stream: Handle, params: *mut *mut c_void, extra: *mut *mut c_void) {
+        launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, params, extra, false)
+    }
+    fn cuLaunchCooperativeKernel[cuLaunchCooperativeKernel_ptsz](f: Handle, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shared: c_uint, stream: Handle, params: *mut *mut c_void) {
+        launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, params, std::ptr::null_mut(), true)
+    }
+    fn cuLaunchKernelEx[cuLaunchKernelEx_ptsz](config: *const LaunchConfig, f: Handle, params: *mut *mut c_void, extra: *mut *mut c_void) {
+        init_check()?;
+        let c = config.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if c.num_attrs > 0 && c.attrs.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut cooperative = false;
+        for i in 0..c.num_attrs as usize {
+            let a = &*c.attrs.add(i);
+            match a.id {
+                0 => {}                                     // IGNORE
+                1 | 3 | 8 | 9 | 10 | 14 | 16 => {}          // hints: access policy, sync policy, priority, memory sync domains, carveout, NVLink
+                2 => cooperative = a.value[0] != 0,         // COOPERATIVE
+                4 | 11 => {
+                    // (PREFERRED_)CLUSTER_DIMENSION: clusters of one block are plain launches
+                    if a.value[..3].iter().any(|&d| d > 1) {
+                        return Err(CUDA_ERROR_NOT_SUPPORTED);
+                    }
+                }
+                5 | 17 | 18 => {}                          // cluster scheduling / portability / shared memory mode
+                6 => {}                                     // PROGRAMMATIC_STREAM_SERIALIZATION: full serialisation satisfies it
+                _ => return Err(CUDA_ERROR_NOT_SUPPORTED), // events on launch, device-updatable nodes
+            }
+        }
+        launch(f, c.grid, c.block, c.shared, c.stream, params, extra, cooperative)
+    }
+
+    fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: Handle) {
+        let (h, fo) = func(f)?;
+        let k = &kernel(&fo).info;
+        let a = attrs(h, k);
+        out(v, match attr {
+            0 => rt::MAX_THREADS_PER_BLOCK as c_int,            // MAX_THREADS_PER_BLOCK
+            1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
+            2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
+            3 => 0,                                             // LOCAL_SIZE_BYTES: locals live on the host stack
+            4 => 0,                                             // NUM_REGS: no register file on the CPU
+            5 | 6 => device::CC.0 * 10 + device::CC.1,          // PTX_VERSION, BINARY_VERSION: the target it runs as
+            7 => 0,                                             // CACHE_MODE_CA
+            8 => a.max_dynamic_shared as c_int,                 // MAX_DYNAMIC_SHARED_SIZE_BYTES
+            9 => a.carveout,                                    // PREFERRED_SHARED_MEMORY_CARVEOUT
+            10 => 0,                                            // CLUSTER_SIZE_MUST_BE_SET
+            11..=13 => 0,                                       // REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH
+            14 => 0,                                            // NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            15 => 0,                                            // CLUSTER_SCHEDULING_POLICY_PREFERENCE
+            16 => 0,                                            // DEVICE_NODE_UPDATE_SUPPORTED
+            17 => 0,                                            // SHARED_MEMORY_MODE
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        })
+    }
+    fn cuFuncSetAttribute(f: Handle, attr: c_int, v: c_int) {
+        let (h, fo) = func(f)?;
+        let k = &kernel(&fo).info;
+        let mut a = attrs(h, k);
+        match attr {
+            8 => {
+                if v < 0 || k.static_shared + v as u64 > rt::MAX_SHARED_PER_BLOCK_OPTIN {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                a.max_dynamic_shared = v as u64;
+            }
+            9 => {
+                if !(-1..=100).contains(&v) {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                a.carveout = v;
+            }
+            10..=15 => return Err(CUDA_ERROR_NOT_SUPPORTED), // thread block clusters
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+        ATTRS.lock().insert(h, a);
+        Ok(())
+    }
+    fn cuFuncSetCacheConfig(f: Handle, cfg: c_int) {
+        let (h, fo) = func(f)?;
+        if !(0..=4).contains(&cfg) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut a = attrs(h, &kernel(&fo).info);
+        a.cache = cfg;
+        ATTRS.lock().insert(h, a);
+        Ok(())
+    }
+    fn cuFuncSetSharedMemConfig(f: Handle, cfg: c_int) {
+        func(f)?;
+        if !(0..=2).contains(&cfg) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    }
+    fn cuFuncGetModule(m: *mut Handle, f: Handle) {
+        let (_, fo) = func(f)?;
+        out(m, fo.module as Handle)
+    }
+    fn cuFuncGetName(name: *mut *const c_char, f: Handle) {
+        let (h, fo) = func(f)?;
+        if name.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut map = ATTRS.lock();
+        let k = &kernel(&fo).info;
+        let a = map.entry(h).or_insert_with(|| attrs(h, k));
+        // Kept for the handle's life, as the driver promises.
+        let s = a.name.get_or_insert_with(|| Arc::new(CString::new(k.name.clone()).unwrap_or_default()));
+        *name = s.as_ptr();
+        Ok(())
+    }
+    fn cuFuncGetParamInfo(f: Handle, index: usize, offset: *mut usize, size: *mut usize) {
+        let (_, fo) = func(f)?;
+        let p = kernel(&fo).info.params.get(index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if !offset.is_null() {
+            *offset = p.offset as usize;
+        }
+        if !size.is_null() {
+            *size = p.size as usize;
+        }
+        Ok(())
+    }
+    fn cuFuncGetParamCount(f: Handle, n: *mut usize) {
+        let (_, fo) = func(f)?;
+        out(n, kernel(&fo).info.params.len())
+    }
+    fn cuFuncIsLoaded(state: *mut c_int, f: Handle) {
+        func(f)?;
+        out(state, 1) // CU_FUNCTION_LOADING_STATE_LOADED: modules compile when loaded
+    }
+    fn cuFuncLoad(f: Handle) {
+        func(f).map(|_| ())
+    }
+
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, f: Handle, block: c_int, dynamic: usize) {
+        max_active_blocks(n, f, block, dynamic)
+    }
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n: *mut c_int, f: Handle, block: c_int, dynamic: usize, flags: c_uint) {
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        max_active_blocks(n, f, block, dynamic)
+    }
+    fn cuOccupancyMaxPotentialBlockSize(min_grid: *mut c_int, block: *mut c_int, f: Handle, b2d: *mut c_void, dynamic: usize, limit: c_int) {
+        max_potential_block_size(min_grid, block, f, b2d, dynamic, limit)
+    }
+    fn cuOccupancyMaxPotentialBlockSizeWithFlags(min_grid: *mut c_int, block: *mut c_int, f: Handle, b2d: *mut c_void, dynamic: usize, limit: c_int, flags: c_uint) {
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        max_potential_block_size(min_grid, block, f, b2d, dynamic, limit)
+    }
+    fn cuOccupancyAvailableDynamicSMemPerBlock(size: *mut usize, f: Handle, blocks: c_int, block: c_int) {
+        let (_, fo) = func(f)?;
+        if blocks <= 0 || block <= 0 || blocks_per_sm(block as u64, 0) < blocks as u64 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let per_block = (device::MAX_SHARED_PER_SM / blocks as u64).min(rt::MAX_SHARED_PER_BLOCK_OPTIN);
+        out(size, per_block.saturating_sub(kernel(&fo).info.static_shared) as usize)
+    }
+}

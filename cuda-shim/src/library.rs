@@ -1,0 +1,190 @@
+//! Context-independent libraries (`cuLibrary*`, CUDA 12) and fat binary modules.
+//!
+//! A library is one module that belongs to no context (so it outlives context switches, as the API
+//! promises). A `CUkernel` is the handle of a function of that module: CUDA lets a `CUkernel` be passed
+//! wherever a `CUfunction` is expected, and with one handle space that holds by construction.
+
+use crate::errors::*;
+use crate::state::*;
+use crate::*;
+
+pub struct Library {
+    pub module: usize,
+    /// Kernel handles handed out, by name: asking twice gives the same `CUkernel`, as with the driver.
+    kernels: parking_lot::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+impl Library {
+    fn kernel(&self, name: &str) -> Result<usize, CUresult> {
+        let mut k = self.kernels.lock();
+        if let Some(&h) = k.get(name) {
+            return Ok(h);
+        }
+        let h = function_handle(self.module, name)?;
+        k.insert(name.to_string(), h);
+        Ok(h)
+    }
+}
+
+pub static LIBRARIES: once_cell::sync::Lazy<Table<Library>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Library));
+
+/// Rejects library options we would have to honour (none of the known ones changes results here).
+unsafe fn library_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -> Result<(), CUresult> {
+    if n > 0 && (opts.is_null() || vals.is_null()) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    for i in 0..n as usize {
+        // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE (0), CU_LIBRARY_BINARY_IS_PRESERVED (1)
+        if !(0..=1).contains(&*opts.add(i)) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)] // the arguments of cuLibraryLoadData
+unsafe fn library_load(
+    lib: *mut Handle,
+    image: *const c_void,
+    n_jit: c_uint,
+    jit_opts: *mut c_int,
+    jit_vals: *mut *mut c_void,
+    n_lib: c_uint,
+    lib_opts: *mut c_int,
+    lib_vals: *mut *mut c_void,
+) -> Result<(), CUresult> {
+    init_check()?;
+    if lib.is_null() || image.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    library_options(n_lib, lib_opts, lib_vals)?;
+    let mut log = JitLog::from_options(n_jit, jit_opts, jit_vals)?;
+    let r = image_ptx(image, &mut log).and_then(|text| load_ptx(0, &text, &mut log));
+    log.finish(r.is_ok());
+    let module = r?;
+    *lib = LIBRARIES.insert(Library { module, kernels: Default::default() }) as Handle;
+    Ok(())
+}
+
+fn function_handle(module: usize, name: &str) -> Result<usize, CUresult> {
+    let m = MODULES.get(module)?;
+    let k = m.host.kernels.iter().position(|k| k.info.name == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
+    Ok(FUNCTIONS.insert(FuncObj { module, module_obj: m, kernel: k }))
+}
+
+unsafe fn c_name<'a>(p: *const c_char) -> Result<&'a str, CUresult> {
+    if p.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    CStr::from_ptr(p).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)
+}
+
+api! {
+    fn cuKernelGetAttribute(v: *mut c_int, attr: c_int, kernel: Handle, dev: CUdevice) {
+        // A CUkernel is its CUfunction here (see the module comment).
+        crate::device_check(dev)?;
+        match crate::launch::cuFuncGetAttribute(v, attr, kernel) {
+            CUDA_SUCCESS => Ok(()),
+            e => Err(e),
+        }
+    }
+    fn cuLibraryLoadData(lib: *mut Handle, code: *const c_void, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
+        library_load(lib, code, n_jit, jit_opts, jit_vals, n_lib, lib_opts, lib_vals)
+    }
+    fn cuLibraryLoadFromFile(lib: *mut Handle, path: *const c_char, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
+        init_check()?;
+        let path = c_name(path)?;
+        let mut data = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
+        data.push(0); // PTX files carry no NUL of their own
+        library_load(lib, data.as_ptr() as *const c_void, n_jit, jit_opts, jit_vals, n_lib, lib_opts, lib_vals)
+    }
+    fn cuLibraryUnload(lib: Handle) {
+        init_check()?;
+        let l = LIBRARIES.remove(lib as usize)?;
+        status(crate::cuModuleUnload(l.module as Handle))
+    }
+    fn cuLibraryGetModule(module: *mut Handle, lib: Handle) {
+        init_check()?;
+        let l = LIBRARIES.get(lib as usize)?;
+        out(module, l.module as Handle)
+    }
+    fn cuLibraryGetKernel(kernel: *mut Handle, lib: Handle, name: *const c_char) {
+        init_check()?;
+        if kernel.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let l = LIBRARIES.get(lib as usize)?;
+        *kernel = l.kernel(c_name(name)?)? as Handle;
+        Ok(())
+    }
+    fn cuLibraryGetKernelCount(count: *mut c_uint, lib: Handle) {
+        init_check()?;
+        let l = LIBRARIES.get(lib as usize)?;
+        out(count, MODULES.get(l.module)?.host.kernels.len() as c_uint)
+    }
+    fn cuLibraryEnumerateKernels(kernels: *mut Handle, n: c_uint, lib: Handle) {
+        init_check()?;
+        let l = LIBRARIES.get(lib as usize)?;
+        let m = MODULES.get(l.module)?;
+        if kernels.is_null() || (n as usize) < m.host.kernels.len() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        for (i, k) in m.host.kernels.iter().enumerate() {
+            *kernels.add(i) = l.kernel(&k.info.name)? as Handle;
+        }
+        Ok(())
+    }
+    fn cuLibraryGetGlobal(dptr: *mut CUdeviceptr, bytes: *mut usize, lib: Handle, name: *const c_char) {
+        init_check()?;
+        let l = LIBRARIES.get(lib as usize)?;
+        status(crate::cuModuleGetGlobal_v2(dptr, bytes, l.module as Handle, name))
+    }
+    fn cuKernelGetFunction(func: *mut Handle, kernel: Handle) {
+        init_check()?;
+        FUNCTIONS.get(kernel as usize)?;
+        out(func, kernel)
+    }
+    fn cuKernelGetName(name: *mut *const c_char, kernel: Handle) {
+        init_check()?;
+        let f = FUNCTIONS.get(kernel as usize)?;
+        // Names live as long as the module; hand out a NUL-terminated copy kept with the handle table.
+        let n = format!("{}\0", f.module_obj.host.kernels[f.kernel].info.name);
+        let mut names = NAMES.lock();
+        let s = names.entry(kernel as usize).or_insert(n);
+        out(name, s.as_ptr() as *const c_char)
+    }
+    fn cuKernelGetLibrary(lib: *mut Handle, kernel: Handle) {
+        init_check()?;
+        let f = FUNCTIONS.get(kernel as usize)?;
+        let mut found = None;
+        LIBRARIES.retain(|h, l| {
+            if l.module == f.module {
+                found = Some(*h);
+            }
+            true
+        });
+        out(lib, found.ok_or(CUDA_ERROR_INVALID_HANDLE)? as Handle)
+    }
+    fn cuModuleGetLoadingMode(mode: *mut c_int) {
+        init_check()?;
+        out(mode, 1) // CU_MODULE_EAGER_LOADING: a module is compiled when it is loaded
+    }
+    fn cuModuleLoadFatBinary(module: *mut Handle, image: *const c_void) {
+        init_check()?;
+        let ctx = current_ctx()?;
+        if module.is_null() || image.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut log = JitLog::default();
+        let text = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
+            if log_enabled() {
+                eprintln!("ptx-jit: cuModuleLoadFatBinary: {e}");
+            }
+            e.code()
+        })?;
+        *module = load_ptx(ctx, &text, &mut log)? as Handle;
+        Ok(())
+    }
+}
+
+static NAMES: parking_lot::Mutex<std::collections::BTreeMap<usize, String>> = parking_lot::Mutex::new(std::collections::BTreeMap::new());

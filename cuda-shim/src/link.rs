@@ -1,0 +1,286 @@
+//! `cuLink*`: links PTX inputs into one module.
+//!
+//! The CPU backend compiles PTX, so the linked "image" that `cuLinkComplete` hands back is PTX text too
+//! (NUL-terminated), which `cuModuleLoadData` and `cuLibraryLoadData` accept. Linking resolves the
+//! `.extern` declarations of one input against the definitions of another: declarations that some input
+//! defines are dropped, weak definitions give way to the first definition, and the header takes the
+//! highest `.version` and target of the inputs. Machine code (cubin, object, archive) and LTO-IR cannot
+//! be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED` and a message in the error log.
+
+use crate::errors::*;
+use crate::state::*;
+use crate::*;
+use ptx_front::ast::{Function, Item, Linkage, ModuleDirective};
+
+pub struct LinkState {
+    inputs: parking_lot::Mutex<Vec<(String, String)>>,
+    log: parking_lot::Mutex<JitLog>,
+    image: parking_lot::Mutex<Option<Vec<u8>>>,
+}
+
+pub static LINKS: once_cell::sync::Lazy<Table<LinkState>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Link));
+
+// CUjitInputType
+const INPUT_CUBIN: c_int = 0;
+const INPUT_PTX: c_int = 1;
+const INPUT_FATBINARY: c_int = 2;
+
+/// One linked PTX text out of several PTX modules (`(name, text)`).
+pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
+    if inputs.is_empty() {
+        return Err("nothing to link".into());
+    }
+    let parsed: Vec<_> = inputs.iter().map(|(_, t)| ptx_front::parser::parse(t)).collect();
+    for ((name, text), (_, diags)) in inputs.iter().zip(&parsed) {
+        if diags.iter().any(|d| d.is_error()) {
+            return Err(ptx_jit::one_line(diags, name, text));
+        }
+    }
+    let defines = |f: &Function| f.body.is_some();
+    // Names defined with external linkage by some input, strong first.
+    let mut strong = std::collections::HashSet::new();
+    let mut any_def = std::collections::HashSet::new();
+    for (m, _) in &parsed {
+        for item in &m.items {
+            match item {
+                Item::Function(f) if defines(f) => {
+                    if f.linkage == Some(Linkage::Visible) && !strong.insert(f.name.text) {
+                        return Err(format!("duplicate definition of '{}'", f.name.text));
+                    }
+                    any_def.insert(f.name.text);
+                }
+                Item::Var(v) if v.linkage != Some(Linkage::Extern) => {
+                    any_def.insert(v.name.text);
+                }
+                _ => {}
+            }
+        }
+    }
+    // The header: the highest PTX version and target of the inputs.
+    let (mut version, mut target, mut sm) = ((0, 0), String::new(), 0u32);
+    for (m, _) in &parsed {
+        for d in &m.directives {
+            match d {
+                ModuleDirective::Version { major, minor, .. } => version = version.max((*major, *minor)),
+                ModuleDirective::Target { targets, .. } => {
+                    let n = targets.first().and_then(|t| t.text.trim_start_matches("sm_").trim_end_matches(['a', 'f']).parse().ok()).unwrap_or(0);
+                    if target.is_empty() || n > sm {
+                        sm = n;
+                        target = targets.iter().map(|t| t.text).collect::<Vec<_>>().join(", ");
+                    }
+                }
+                ModuleDirective::AddressSize { .. } => {}
+            }
+        }
+    }
+    let mut out = format!(".version {}.{}\n.target {target}\n.address_size 64\n", version.0, version.1);
+    let mut emitted = std::collections::HashSet::new();
+    for ((name, text), (m, _)) in inputs.iter().zip(&parsed) {
+        out.push_str(&format!("\n// ---- {name}\n"));
+        for item in &m.items {
+            let keep = match item {
+                // A declaration of something an input defines: the definition serves.
+                Item::Function(f) if !defines(f) => !any_def.contains(f.name.text) && emitted.insert(f.name.text),
+                // A weak definition gives way to a strong one, and to an earlier weak one.
+                Item::Function(f) if f.linkage == Some(Linkage::Weak) => !strong.contains(f.name.text) && emitted.insert(f.name.text),
+                Item::Function(f) => {
+                    emitted.insert(f.name.text);
+                    true
+                }
+                Item::Var(v) if v.linkage == Some(Linkage::Extern) => !any_def.contains(v.name.text) && emitted.insert(v.name.text),
+                _ => true,
+            };
+            if keep {
+                out.push_str(&text[span_of(item)]);
+                // A variable's span stops before its `;`.
+                if matches!(item, Item::Var(_)) {
+                    out.push(';');
+                }
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn span_of(item: &Item) -> std::ops::Range<usize> {
+    match item {
+        Item::Function(f) => f.span.range(),
+        Item::Var(v) => v.span.range(),
+        Item::Directive(d) => d.span().range(),
+        Item::Statement(_) => 0..0, // only in fragment mode, never in a parsed module
+    }
+}
+
+unsafe fn add_input(state: Handle, kind: c_int, data: &[u8], name: &str) -> Result<(), CUresult> {
+    let l = LINKS.get(state as usize)?;
+    // The error log is written at once, as the driver does, so the caller can read why this input failed.
+    let fail = |msg: String, code: CUresult| {
+        let mut log = l.log.lock();
+        log.error_text = format!("ptx-jit: {name}: {msg}");
+        log.finish(false);
+        Err(code)
+    };
+    let text = match kind {
+        INPUT_PTX => {
+            let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+            match std::str::from_utf8(&data[..end]) {
+                Ok(t) => t.to_string(),
+                Err(_) => return fail("PTX input is not text".into(), CUDA_ERROR_INVALID_PTX),
+            }
+        }
+        INPUT_FATBINARY => match fatbin::best_ptx(data, (crate::device::CC.0 * 10 + crate::device::CC.1) as u32) {
+            Ok(t) => t,
+            Err(e) => return fail(e.to_string(), e.code()),
+        },
+        INPUT_CUBIN => return fail("a cubin is machine code; the CPU backend links PTX only".into(), CUDA_ERROR_NOT_SUPPORTED),
+        3 | 4 => return fail("objects and libraries hold machine code; the CPU backend links PTX only".into(), CUDA_ERROR_NOT_SUPPORTED),
+        5 => return fail("NVVM/LTO-IR inputs are not supported; link PTX".into(), CUDA_ERROR_NOT_SUPPORTED),
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    };
+    // Check the input now, as the driver does, so the error names the input it comes from.
+    let (_, diags) = ptx_front::parser::parse(&text);
+    if diags.iter().any(|d| d.is_error()) {
+        return fail(ptx_jit::one_line(&diags, name, &text), CUDA_ERROR_INVALID_PTX);
+    }
+    l.inputs.lock().push((name.to_string(), text));
+    Ok(())
+}
+
+unsafe fn input_name<'a>(name: *const c_char) -> &'a str {
+    if name.is_null() {
+        "<input>"
+    } else {
+        CStr::from_ptr(name).to_str().unwrap_or("<input>")
+    }
+}
+
+unsafe fn check_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -> Result<(), CUresult> {
+    // Per-input options are tuning options only; the same check as for the linker's own.
+    JitLog::from_options(n, opts, vals).map(|_| ())
+}
+
+api! {
+    fn cuLinkCreate_v2(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void, state: *mut Handle) {
+        init_check()?;
+        current_ctx()?;
+        if state.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let log = JitLog::from_options(n, opts, vals)?;
+        let h = LINKS.insert(LinkState {
+            inputs: Default::default(),
+            log: parking_lot::Mutex::new(log),
+            image: Default::default(),
+        });
+        *state = h as Handle;
+        Ok(())
+    }
+    fn cuLinkAddData_v2(state: Handle, kind: c_int, data: *mut c_void, size: usize, name: *const c_char, n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) {
+        init_check()?;
+        if data.is_null() || size == 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        check_options(n, opts, vals)?;
+        let bytes = std::slice::from_raw_parts(data as *const u8, size);
+        add_input(state, kind, bytes, input_name(name))
+    }
+    fn cuLinkAddFile_v2(state: Handle, kind: c_int, path: *const c_char, n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) {
+        init_check()?;
+        if path.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        check_options(n, opts, vals)?;
+        let path = CStr::from_ptr(path).to_str().map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
+        LINKS.get(state as usize)?;
+        let data = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
+        add_input(state, kind, &data, path)
+    }
+    fn cuLinkComplete(state: Handle, image: *mut *mut c_void, size: *mut usize) {
+        init_check()?;
+        if image.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let l = LINKS.get(state as usize)?;
+        let inputs = l.inputs.lock().clone();
+        let mut log = l.log.lock();
+        let t = std::time::Instant::now();
+        let r = link_ptx(&inputs).map_err(|e| {
+            log.error_text = format!("ptx-jit: link failed: {e}");
+            CUDA_ERROR_INVALID_PTX
+        });
+        // Check that the result compiles, so that a bad link fails here, with the log filled in.
+        let r = r.and_then(|text| {
+            let mut probe = JitLog::default();
+            let m = load_ptx(0, &text, &mut probe).inspect_err(|_| log.error_text = probe.error_text.clone())?;
+            let _ = MODULES.remove(m).map(|_| ());
+            MEMORY.lock().retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(h) if h == m));
+            Ok(text)
+        });
+        log.wall_ms = t.elapsed().as_secs_f64() * 1e3;
+        if r.is_ok() {
+            log.info_text = format!("ptx-jit: linked {} PTX input(s) in {:.1} ms", inputs.len(), log.wall_ms);
+        }
+        log.finish(r.is_ok());
+        let mut bytes = r?.into_bytes();
+        bytes.push(0);
+        let mut img = l.image.lock();
+        *img = Some(bytes);
+        let b = img.as_ref().unwrap();
+        *image = b.as_ptr() as *mut c_void;
+        if !size.is_null() {
+            *size = b.len();
+        }
+        Ok(())
+    }
+    fn cuLinkDestroy(state: Handle) {
+        init_check()?;
+        LINKS.remove(state as usize)?;
+        Ok(())
+    }
+    // The names before CUDA 6.5 have the same ABI.
+    fn cuLinkCreate(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void, state: *mut Handle) {
+        status(cuLinkCreate_v2(n, opts, vals, state))
+    }
+    fn cuLinkAddData(state: Handle, kind: c_int, data: *mut c_void, size: usize, name: *const c_char, n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) {
+        status(cuLinkAddData_v2(state, kind, data, size, name, n, opts, vals))
+    }
+    fn cuLinkAddFile(state: Handle, kind: c_int, path: *const c_char, n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) {
+        status(cuLinkAddFile_v2(state, kind, path, n, opts, vals))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALLER: &str = ".version 8.0\n.target sm_75\n.address_size 64\n\
+        .extern .func (.param .b32 r) twice (.param .b32 x);\n\
+        .visible .entry k(.param .u64 p) {\n .reg .b32 %r<3>; .reg .b64 %rd<2>;\n ld.param.u64 %rd1, [p];\n\
+        ld.global.u32 %r1, [%rd1];\n { .param .b32 a; .param .b32 r; st.param.b32 [a], %r1;\n\
+        call (r), twice, (a); ld.param.b32 %r2, [r]; }\n st.global.u32 [%rd1], %r2;\n ret;\n}\n";
+    const CALLEE: &str = ".version 8.5\n.target sm_80\n.address_size 64\n\
+        .visible .func (.param .b32 r) twice (.param .b32 x) {\n .reg .b32 %r<3>;\n ld.param.b32 %r1, [x];\n\
+        add.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n";
+
+    #[test]
+    fn resolves_declarations_against_definitions() {
+        let out = link_ptx(&[("a.ptx".into(), CALLER.into()), ("b.ptx".into(), CALLEE.into())]).unwrap();
+        assert!(out.starts_with(".version 8.5\n.target sm_80\n"), "{out}");
+        assert!(!out.contains(".extern .func"), "{out}");
+        assert_eq!(out.matches("twice (.param .b32 x)").count(), 1, "{out}");
+        ptx_jit::load(&out).expect("the linked module compiles");
+    }
+
+    #[test]
+    fn duplicate_strong_definitions_are_an_error() {
+        let e = link_ptx(&[("b.ptx".into(), CALLEE.into()), ("c.ptx".into(), CALLEE.into())]).unwrap_err();
+        assert!(e.contains("duplicate definition of 'twice'"), "{e}");
+    }
+
+    #[test]
+    fn broken_input_names_the_input() {
+        let e = link_ptx(&[("bad.ptx".into(), ".version 8.0\n.target sm_75\nfoo bar;\n".into())]).unwrap_err();
+        assert!(e.contains("bad.ptx"), "{e}");
+    }
+}

@@ -1,0 +1,803 @@
+//! Memory: device, page-locked host, registered and managed allocations (all of them host memory
+//! the CPU backend's kernels address directly), pointer queries, and copies and fills in 1, 2 and 3
+//! dimensions, synchronous and on streams.
+//!
+//! A host pointer the shim does not know is pageable memory: an asynchronous copy from it is staged
+//! at the call (the caller may reuse it at once), and one to it completes before the call returns.
+
+use crate::device;
+use crate::errors::*;
+use crate::state::*;
+use crate::stream::{run_async, run_sync};
+use crate::{init_check, out, CUdeviceptr, Handle};
+use std::alloc::Layout;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static IDS: AtomicU64 = AtomicU64::new(1);
+
+/// Allocation granularity, as the CUDA driver guarantees for `cuMemAlloc`.
+const ALIGN: usize = 256;
+/// `cuMemAllocPitch` rounds rows up to this.
+const PITCH_ALIGN: usize = 512;
+
+unsafe fn allocate(size: usize) -> Result<(*mut u8, Layout), CUresult> {
+    if size as u64 > device::total_mem() {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    // A GPU maps memory in large pages, so a kernel that overruns its buffer a little goes unnoticed
+    // there; here the same overrun would corrupt the host's heap. Each allocation gets a tail as long
+    // as itself (up to 2 MiB) that only such kernels touch (checked mode still reports them, by the
+    // size asked for).
+    let padded = size.saturating_add(size.min(2 << 20)).next_multiple_of(4096);
+    let layout = Layout::from_size_align(padded, ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+    let p = std::alloc::alloc_zeroed(layout);
+    if p.is_null() {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    Ok((p, layout))
+}
+
+unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layout, usize, u64) -> MemKind) -> Result<(), CUresult> {
+    init_check()?;
+    let ctx = current_ctx()?;
+    if dptr.is_null() || size == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (p, layout) = allocate(size)?;
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
+    MEMORY.lock().insert(p as u64, Alloc { size: size as u64, kind: kind(layout, ctx, id) });
+    *dptr = p as u64;
+    Ok(())
+}
+
+/// Frees an allocation of the kinds `which` accepts, after the work of its context that may still use it.
+fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
+    init_check()?;
+    let ctx = match MEMORY.lock().get(&ptr) {
+        Some(a) if which(&a.kind) => owner(&a.kind),
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    };
+    if let Some(c) = ctx.and_then(|h| CONTEXTS.get(h).ok()) {
+        c.streams.synchronize();
+    }
+    let a = MEMORY.lock().remove(&ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if let Some(layout) = layout(&a.kind) {
+        unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+    }
+    Ok(())
+}
+
+fn layout(k: &MemKind) -> Option<Layout> {
+    match k {
+        MemKind::Device { layout, .. } | MemKind::Host { layout, .. } | MemKind::Managed { layout, .. } => Some(*layout),
+        _ => None,
+    }
+}
+
+fn owner(k: &MemKind) -> Option<usize> {
+    match k {
+        MemKind::Device { ctx, .. } | MemKind::Host { ctx, .. } | MemKind::Managed { ctx, .. } | MemKind::Registered { ctx, .. } => Some(*ctx),
+        MemKind::ModuleVar(m) => MODULES.get(*m).ok().map(|m| m.ctx),
+    }
+}
+
+/// Frees what a destroyed (or reset) context owned.
+pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
+    let mut mem = MEMORY.lock();
+    let gone: Vec<u64> = mem
+        .iter()
+        .filter(|(_, a)| match &a.kind {
+            MemKind::ModuleVar(m) => dead_modules.contains(m),
+            k => owner(k) == Some(ctx),
+        })
+        .map(|(p, _)| *p)
+        .collect();
+    for p in gone {
+        if let Some(l) = mem.remove(&p).and_then(|a| layout(&a.kind)) {
+            unsafe { std::alloc::dealloc(p as *mut u8, l) };
+        }
+    }
+}
+
+/// The allocation that contains `ptr`: (start, size, kind summary).
+fn lookup(ptr: u64) -> Option<(u64, u64, Info)> {
+    let mem = MEMORY.lock();
+    let (start, a) = mem.range(..=ptr).next_back()?;
+    if ptr >= start + a.size.max(1) {
+        return None;
+    }
+    let (memtype, managed, host, id, flags) = match &a.kind {
+        MemKind::Device { id, .. } => (2, false, false, *id, 0),
+        MemKind::ModuleVar(m) => (2, false, false, (*m as u64) << 20 ^ *start, 0),
+        MemKind::Host { id, flags, .. } => (1, false, true, *id, *flags),
+        MemKind::Registered { id, flags, .. } => (1, false, true, *id, *flags),
+        MemKind::Managed { id, .. } => (2, true, true, *id, 0),
+    };
+    Some((*start, a.size, Info { ctx: owner(&a.kind).unwrap_or(0), memtype, managed, host, id, flags }))
+}
+
+struct Info {
+    ctx: usize,
+    /// `CUmemorytype`: 1 host, 2 device.
+    memtype: c_int,
+    managed: bool,
+    /// Host code may use the pointer (page-locked, registered or managed memory).
+    host: bool,
+    id: u64,
+    flags: u32,
+}
+
+/// `CUmemLocation` (cuda.h), passed by value: a location type and an id.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemLocation {
+    kind: c_int,
+    id: c_int,
+}
+
+impl crate::trace::Arg for MemLocation {
+    fn show(&self) -> String {
+        format!("{{type={}, id={}}}", self.kind, self.id)
+    }
+}
+
+/// Prefetching and advice take managed memory (or, on a device with pageable memory access,
+/// any host memory): a range inside one known allocation, or memory the shim does not know.
+fn managed_range(dptr: u64, n: usize) -> Result<(), CUresult> {
+    if dptr == 0 || n == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    match lookup(dptr) {
+        Some((_, _, i)) if !i.managed && i.memtype == 2 => Err(CUDA_ERROR_INVALID_VALUE),
+        Some(_) => check_range(dptr, n as u64),
+        None => Ok(()),
+    }
+}
+
+// ---- copies ----
+
+/// A copy of `depth` slices of `height` rows of `width` bytes between two pitched layouts.
+#[derive(Clone, Copy)]
+struct Copy3 {
+    src: u64,
+    dst: u64,
+    width: usize,
+    height: usize,
+    depth: usize,
+    src_pitch: usize,
+    src_rows: usize,
+    dst_pitch: usize,
+    dst_rows: usize,
+}
+
+impl Copy3 {
+    fn linear(src: u64, dst: u64, n: usize) -> Copy3 {
+        Copy3 { src, dst, width: n, height: 1, depth: 1, src_pitch: n, src_rows: 1, dst_pitch: n, dst_rows: 1 }
+    }
+    fn bytes(&self) -> usize {
+        self.width * self.height * self.depth
+    }
+    /// Bytes from the first to the last byte touched on one side.
+    fn extent(&self, pitch: usize, rows: usize) -> Result<u64, CUresult> {
+        if self.bytes() == 0 {
+            return Ok(0);
+        }
+        let e = (|| {
+            let slice = pitch.checked_mul(rows)?;
+            (self.depth - 1).checked_mul(slice)?.checked_add((self.height - 1).checked_mul(pitch)?)?.checked_add(self.width)
+        })();
+        e.map(|e| e as u64).ok_or(CUDA_ERROR_INVALID_VALUE)
+    }
+    unsafe fn run(&self) {
+        for z in 0..self.depth {
+            for y in 0..self.height {
+                let s = self.src as usize + z * self.src_pitch * self.src_rows + y * self.src_pitch;
+                let d = self.dst as usize + z * self.dst_pitch * self.dst_rows + y * self.dst_pitch;
+                std::ptr::copy(s as *const u8, d as *mut u8, self.width);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mem {
+    Host = 1,
+    Device = 2,
+    Unified = 4,
+}
+
+/// Checks one side of a copy; returns whether it is pageable host memory.
+fn side(kind: Mem, ptr: u64, extent: u64) -> Result<bool, CUresult> {
+    if extent == 0 {
+        return Ok(false);
+    }
+    if ptr == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    match kind {
+        Mem::Device => check_range(ptr, extent).map(|_| false),
+        // A host or unified pointer inside known memory must stay inside it; elsewhere it is the
+        // application's pageable memory.
+        Mem::Host | Mem::Unified => match lookup(ptr) {
+            Some(_) => check_range(ptr, extent).map(|_| false),
+            None => Ok(true),
+        },
+    }
+}
+
+/// Validates and runs (or queues) a copy. `stream` is `None` for the synchronous calls.
+unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(), CUresult> {
+    init_check()?;
+    if let Some(s) = stream {
+        crate::stream::resolve(s)?;
+    }
+    let several_rows = c.height * c.depth > 1;
+    if c.width > 0 && several_rows && (c.src_pitch < c.width || c.dst_pitch < c.width) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let src_pageable = side(src, c.src, c.extent(c.src_pitch, c.src_rows)?)?;
+    let dst_pageable = side(dst, c.dst, c.extent(c.dst_pitch, c.dst_rows)?)?;
+    if c.bytes() == 0 {
+        return Ok(());
+    }
+    let s = match stream {
+        None => {
+            return run_sync(std::ptr::null_mut(), move || {
+                c.run();
+                Ok(())
+            })
+        }
+        Some(s) => s,
+    };
+    if dst_pageable {
+        // The host must see the data when the call returns.
+        return run_sync(s, move || {
+            c.run();
+            Ok(())
+        });
+    }
+    if src_pageable {
+        // Staged now, so the caller may reuse its buffer at once.
+        let mut staged = vec![0u8; c.bytes()];
+        let gather = Copy3 {
+            dst: staged.as_mut_ptr() as u64,
+            dst_pitch: c.width,
+            dst_rows: c.height,
+            ..c
+        };
+        gather.run();
+        let mut scatter = c;
+        scatter.src_pitch = c.width;
+        scatter.src_rows = c.height;
+        return run_async(s, move || {
+            let staged = staged;
+            let c = Copy3 { src: staged.as_ptr() as u64, ..scatter };
+            c.run();
+            Ok(())
+        });
+    }
+    run_async(s, move || {
+        c.run();
+        Ok(())
+    })
+}
+
+/// `CUDA_MEMCPY2D` (cuda.h).
+#[repr(C)]
+pub struct Memcpy2D {
+    src_x: usize,
+    src_y: usize,
+    src_type: c_int,
+    src_host: *const c_void,
+    src_device: CUdeviceptr,
+    src_array: *mut c_void,
+    src_pitch: usize,
+    dst_x: usize,
+    dst_y: usize,
+    dst_type: c_int,
+    dst_host: *mut c_void,
+    dst_device: CUdeviceptr,
+    dst_array: *mut c_void,
+    dst_pitch: usize,
+    width: usize,
+    height: usize,
+}
+
+/// `CUDA_MEMCPY3D` (cuda.h).
+#[repr(C)]
+pub struct Memcpy3D {
+    src_x: usize,
+    src_y: usize,
+    src_z: usize,
+    src_lod: usize,
+    src_type: c_int,
+    src_host: *const c_void,
+    src_device: CUdeviceptr,
+    src_array: *mut c_void,
+    reserved0: *mut c_void,
+    src_pitch: usize,
+    src_height: usize,
+    dst_x: usize,
+    dst_y: usize,
+    dst_z: usize,
+    dst_lod: usize,
+    dst_type: c_int,
+    dst_host: *mut c_void,
+    dst_device: CUdeviceptr,
+    dst_array: *mut c_void,
+    reserved1: *mut c_void,
+    dst_pitch: usize,
+    dst_height: usize,
+    width: usize,
+    height: usize,
+    depth: usize,
+}
+
+/// One side of a pitched copy: (kind, base address of the first byte).
+#[allow(clippy::too_many_arguments)]
+fn pitched_side(
+    ty: c_int,
+    host: usize,
+    device: u64,
+    x: usize,
+    y: usize,
+    z: usize,
+    pitch: usize,
+    rows: usize,
+) -> Result<(Mem, u64), CUresult> {
+    let kind = match ty {
+        1 => Mem::Host,
+        2 => Mem::Device,
+        3 => return Err(CUDA_ERROR_NOT_SUPPORTED), // CUDA arrays (textures) are not implemented
+        4 => Mem::Unified,
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    };
+    let base = if kind == Mem::Host { host as u64 } else { device };
+    let off = (|| z.checked_mul(pitch.checked_mul(rows)?)?.checked_add(y.checked_mul(pitch)?)?.checked_add(x))()
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    Ok((kind, base.checked_add(off as u64).ok_or(CUDA_ERROR_INVALID_VALUE)?))
+}
+
+unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUresult> {
+    init_check()?;
+    let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_x, p.src_y, 0, p.src_pitch, 0)?;
+    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_x, p.dst_y, 0, p.dst_pitch, 0)?;
+    let c = Copy3 {
+        src,
+        dst,
+        width: p.width,
+        height: p.height,
+        depth: 1,
+        src_pitch: p.src_pitch,
+        src_rows: p.height,
+        dst_pitch: p.dst_pitch,
+        dst_rows: p.height,
+    };
+    copy(c, sk, dk, stream)
+}
+
+/// `peer`: the layout is `CUDA_MEMCPY3D_PEER`, whose two reserved pointers are the source and
+/// destination contexts.
+unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Result<(), CUresult> {
+    init_check()?;
+    let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if peer {
+        peer_check(p.reserved1, p.reserved0)?;
+    } else if !p.reserved0.is_null() || !p.reserved1.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if p.src_lod != 0 || p.dst_lod != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let rows = |h: usize| if p.depth <= 1 { p.height.max(h) } else { h };
+    let (src_rows, dst_rows) = (rows(p.src_height), rows(p.dst_height));
+    if p.depth > 1 && (src_rows < p.height || dst_rows < p.height) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_x, p.src_y, p.src_z, p.src_pitch, src_rows)?;
+    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_x, p.dst_y, p.dst_z, p.dst_pitch, dst_rows)?;
+    let c = Copy3 {
+        src,
+        dst,
+        width: p.width,
+        height: p.height,
+        depth: p.depth,
+        src_pitch: p.src_pitch,
+        src_rows,
+        dst_pitch: p.dst_pitch,
+        dst_rows,
+    };
+    copy(c, sk, dk, stream)
+}
+
+fn peer_check(dst_ctx: Handle, src_ctx: Handle) -> Result<(), CUresult> {
+    CONTEXTS.get(dst_ctx as usize)?;
+    CONTEXTS.get(src_ctx as usize)?;
+    Ok(())
+}
+
+// ---- fills ----
+
+/// Fills `height` rows of `width` elements of `size` bytes, `pitch` bytes apart.
+unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, height: usize, stream: Option<Handle>) -> Result<(), CUresult> {
+    init_check()?;
+    if let Some(s) = stream {
+        crate::stream::resolve(s)?;
+    }
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    let row = width.checked_mul(size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if !dst.is_multiple_of(size as u64) || (height > 1 && (pitch < row || !pitch.is_multiple_of(size))) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let extent = (height - 1).checked_mul(pitch).and_then(|e| e.checked_add(row)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    check_range(dst, extent as u64)?;
+    let job = move || {
+        for y in 0..height {
+            let p = dst as usize + y * pitch;
+            match size {
+                1 => std::ptr::write_bytes(p as *mut u8, value as u8, width),
+                2 => std::slice::from_raw_parts_mut(p as *mut u16, width).fill(value as u16),
+                _ => std::slice::from_raw_parts_mut(p as *mut u32, width).fill(value),
+            }
+        }
+        Ok(())
+    };
+    match stream {
+        None => run_sync(std::ptr::null_mut(), job),
+        Some(s) => run_async(s, job),
+    }
+}
+
+// ---- pointer attributes ----
+
+/// Writes attribute `attr` of `ptr` into `data`; `None` info means memory the shim does not know.
+unsafe fn attribute(data: *mut c_void, attr: c_int, ptr: u64, found: Option<&(u64, u64, Info)>, strict: bool) -> Result<(), CUresult> {
+    if data.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let Some((start, size, i)) = found else {
+        if strict {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // cuPointerGetAttributes: unknown memory reads as "not CUDA's" (zero / NULL, ordinal -2).
+        match attr {
+            9 => *(data as *mut c_int) = -2,
+            1 | 3 | 4 | 7 | 11 | 12 | 17 | 18 | 19 | 20 => *(data as *mut u64) = 0,
+            2 | 6 | 8 | 10 | 13 | 14 | 15 | 16 | 21 => *(data as *mut c_uint) = 0,
+            22 => *(data as *mut c_int) = -1,
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+        return Ok(());
+    };
+    match attr {
+        1 => *(data as *mut usize) = i.ctx,                                        // CONTEXT
+        2 => *(data as *mut c_uint) = i.memtype as c_uint,                         // MEMORY_TYPE
+        3 => *(data as *mut u64) = ptr,                                            // DEVICE_POINTER
+        4 if i.host => *(data as *mut u64) = ptr,                                  // HOST_POINTER
+        4 => return Err(CUDA_ERROR_INVALID_VALUE),                                 // device-only memory
+        6 => *(data as *mut c_uint) = 1,                                           // SYNC_MEMOPS: synchronous calls always synchronise
+        7 => *(data as *mut u64) = i.id,                                           // BUFFER_ID
+        8 => *(data as *mut c_uint) = i.managed as c_uint,                         // IS_MANAGED
+        9 => *(data as *mut c_int) = 0,                                            // DEVICE_ORDINAL
+        10 => *(data as *mut c_uint) = 0,                                          // IS_LEGACY_CUDA_IPC_CAPABLE
+        11 | 19 => *(data as *mut u64) = *start,                                   // RANGE_START_ADDR, MAPPING_BASE_ADDR
+        12 | 18 => *(data as *mut usize) = *size as usize,                         // RANGE_SIZE, MAPPING_SIZE
+        13 => *(data as *mut c_uint) = 1,                                          // MAPPED
+        14 => *(data as *mut u64) = 0,                                             // ALLOWED_HANDLE_TYPES: none exportable
+        15 => *(data as *mut c_uint) = 0,                                          // IS_GPU_DIRECT_RDMA_CAPABLE
+        16 => *(data as *mut c_uint) = 3,                                          // ACCESS_FLAGS: read-write
+        17 => *(data as *mut usize) = 0,                                           // MEMPOOL_HANDLE: no pools
+        20 => *(data as *mut u64) = i.id,                                          // MEMORY_BLOCK_ID
+        21 => *(data as *mut c_uint) = 0,                                          // IS_HW_DECOMPRESS_CAPABLE
+        22 => *(data as *mut c_int) = -1,                                          // LOCALITY_DOMAIN_ORDINAL
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    }
+    let _ = i.flags;
+    Ok(())
+}
+
+/// `CU_MEMHOSTALLOC_PORTABLE | DEVICEMAP | WRITECOMBINED`.
+const HOST_ALLOC_FLAGS: c_uint = 0x7;
+/// `CU_MEMHOSTREGISTER_PORTABLE | DEVICEMAP | IOMEMORY | READ_ONLY`.
+const HOST_REGISTER_FLAGS: c_uint = 0xf;
+
+unsafe fn host_alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresult> {
+    if pp.is_null() || flags & !HOST_ALLOC_FLAGS != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut p = 0u64;
+    alloc_into(&mut p, size, |layout, ctx, id| MemKind::Host { layout, ctx, id, flags })?;
+    *pp = p as *mut c_void;
+    Ok(())
+}
+
+unsafe fn host_register(p: *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresult> {
+    init_check()?;
+    let ctx = current_ctx()?;
+    if p.is_null() || size == 0 || flags & !HOST_REGISTER_FLAGS != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let start = p as u64;
+    let end = start.checked_add(size as u64).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let mut mem = MEMORY.lock();
+    let overlaps = mem.range(..end).next_back().is_some_and(|(s, a)| s + a.size > start);
+    if overlaps {
+        return Err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    }
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
+    mem.insert(start, Alloc { size: size as u64, kind: MemKind::Registered { ctx, id, flags } });
+    Ok(())
+}
+
+api! {
+    exports = memory_exports;
+
+    // ---- allocation ----
+    fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) {
+        alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })
+    }
+    fn cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: c_uint) {
+        if pitch.is_null() || width == 0 || height == 0 || !matches!(elem, 4 | 8 | 16) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let p = width.checked_next_multiple_of(PITCH_ALIGN).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let size = p.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+        alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })?;
+        *pitch = p;
+        Ok(())
+    }
+    fn cuMemFree_v2(dptr: CUdeviceptr) {
+        if dptr == 0 {
+            return init_check();
+        }
+        free(dptr, |k| matches!(k, MemKind::Device { .. } | MemKind::Managed { .. }))
+    }
+    fn cuMemAllocAsync[cuMemAllocAsync_ptsz](dptr: *mut CUdeviceptr, size: usize, s: Handle) {
+        // Stream-ordered allocation: memory that exists at once is valid in stream order too.
+        crate::stream::resolve(s)?;
+        alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })
+    }
+    fn cuMemFreeAsync[cuMemFreeAsync_ptsz](dptr: CUdeviceptr, s: Handle) {
+        init_check()?;
+        match MEMORY.lock().get(&dptr) {
+            Some(Alloc { kind: MemKind::Device { .. }, .. }) => {}
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+        // Freed once the stream's earlier work is done; the pointer is gone for later calls now.
+        let a = MEMORY.lock().remove(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let l = layout(&a.kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        run_async(s, move || {
+            std::alloc::dealloc(dptr as *mut u8, l);
+            Ok(())
+        })
+    }
+    fn cuMemAllocManaged(dptr: *mut CUdeviceptr, size: usize, flags: c_uint) {
+        if flags != 1 && flags != 2 {
+            return Err(CUDA_ERROR_INVALID_VALUE); // CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST
+        }
+        alloc_into(dptr, size, |layout, ctx, id| MemKind::Managed { layout, ctx, id })
+    }
+    fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) {
+        host_alloc(pp, size, 0)
+    }
+    fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, flags: c_uint) {
+        host_alloc(pp, size, flags)
+    }
+    fn cuMemFreeHost(p: *mut c_void) {
+        free(p as u64, |k| matches!(k, MemKind::Host { .. }))
+    }
+    fn cuMemHostGetDevicePointer_v2(pdptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) {
+        init_check()?;
+        current_ctx()?;
+        if flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        match lookup(p as u64) {
+            Some((_, _, i)) if i.host => out(pdptr, p as u64), // one address space
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+    fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) {
+        init_check()?;
+        match lookup(p as u64) {
+            Some((_, _, i)) if i.memtype == 1 => out(flags, i.flags),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+    fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags: c_uint) {
+        host_register(p, size, flags)
+    }
+    fn cuMemHostRegister(p: *mut c_void, size: usize, flags: c_uint) {
+        host_register(p, size, flags)
+    }
+    fn cuMemHostUnregister(p: *mut c_void) {
+        init_check()?;
+        match MEMORY.lock().get(&(p as u64)) {
+            Some(Alloc { kind: MemKind::Registered { .. }, .. }) => {}
+            _ => return Err(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+        }
+        free(p as u64, |k| matches!(k, MemKind::Registered { .. }))
+    }
+    fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) {
+        init_check()?;
+        current_ctx()?;
+        let used: u64 = MEMORY
+            .lock()
+            .values()
+            .filter(|a| matches!(a.kind, MemKind::Device { .. } | MemKind::Managed { .. } | MemKind::ModuleVar(_)))
+            .map(|a| a.size)
+            .sum();
+        let t = device::total_mem();
+        out(free, t.saturating_sub(used) as usize)?;
+        out(total, t as usize)
+    }
+    fn cuMemGetAddressRange_v2(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) {
+        init_check()?;
+        let (s, n, _) = lookup(dptr).ok_or(CUDA_ERROR_NOT_FOUND)?;
+        if !base.is_null() {
+            *base = s;
+        }
+        if !size.is_null() {
+            *size = n as usize;
+        }
+        Ok(())
+    }
+    fn cuPointerGetAttribute(data: *mut c_void, attr: c_int, ptr: CUdeviceptr) {
+        init_check()?;
+        let found = lookup(ptr);
+        attribute(data, attr, ptr, found.as_ref(), true)
+    }
+    fn cuPointerGetAttributes(n: c_uint, attrs: *mut c_int, data: *mut *mut c_void, ptr: CUdeviceptr) {
+        init_check()?;
+        if n == 0 || attrs.is_null() || data.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let found = lookup(ptr);
+        for i in 0..n as usize {
+            attribute(*data.add(i), *attrs.add(i), ptr, found.as_ref(), false)?;
+        }
+        Ok(())
+    }
+
+    // ---- hints for managed memory: already where every processor can use it ----
+    fn cuMemPrefetchAsync[cuMemPrefetchAsync_ptsz](dptr: CUdeviceptr, n: usize, dev: c_int, s: Handle) {
+        init_check()?;
+        crate::stream::resolve(s)?;
+        if dev != 0 && dev != -1 {
+            return Err(CUDA_ERROR_INVALID_DEVICE); // the device or CU_DEVICE_CPU
+        }
+        managed_range(dptr, n)
+    }
+    fn cuMemPrefetchAsync_v2[cuMemPrefetchAsync_v2_ptsz](dptr: CUdeviceptr, n: usize, location: MemLocation, flags: c_uint, s: Handle) {
+        init_check()?;
+        crate::stream::resolve(s)?;
+        if flags != 0 || !(1..=4).contains(&location.kind) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        managed_range(dptr, n)
+    }
+    fn cuMemAdvise(dptr: CUdeviceptr, n: usize, advice: c_int, dev: c_int) {
+        init_check()?;
+        if !(1..=6).contains(&advice) || (dev != 0 && dev != -1) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        managed_range(dptr, n)
+    }
+    fn cuMemAdvise_v2(dptr: CUdeviceptr, n: usize, advice: c_int, location: MemLocation) {
+        init_check()?;
+        if !(1..=6).contains(&advice) || !(1..=4).contains(&location.kind) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        managed_range(dptr, n)
+    }
+    fn cuPointerSetAttribute(value: *const c_void, attr: c_int, ptr: CUdeviceptr) {
+        init_check()?;
+        if value.is_null() || lookup(ptr).is_none() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        match attr {
+            6 => Ok(()), // SYNC_MEMOPS: synchronous calls here always synchronise
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    // ---- copies ----
+    fn cuMemcpyHtoD_v2[cuMemcpyHtoD_v2_ptds](dst: CUdeviceptr, src: *const c_void, n: usize) {
+        copy(Copy3::linear(src as u64, dst, n), Mem::Host, Mem::Device, None)
+    }
+    fn cuMemcpyDtoH_v2[cuMemcpyDtoH_v2_ptds](dst: *mut c_void, src: CUdeviceptr, n: usize) {
+        copy(Copy3::linear(src, dst as u64, n), Mem::Device, Mem::Host, None)
+    }
+    fn cuMemcpyDtoD_v2[cuMemcpyDtoD_v2_ptds](dst: CUdeviceptr, src: CUdeviceptr, n: usize) {
+        copy(Copy3::linear(src, dst, n), Mem::Device, Mem::Device, None)
+    }
+    fn cuMemcpy[cuMemcpy_ptds](dst: CUdeviceptr, src: CUdeviceptr, n: usize) {
+        copy(Copy3::linear(src, dst, n), Mem::Unified, Mem::Unified, None)
+    }
+    fn cuMemcpyPeer[cuMemcpyPeer_ptds](dst: CUdeviceptr, dst_ctx: Handle, src: CUdeviceptr, src_ctx: Handle, n: usize) {
+        init_check()?;
+        peer_check(dst_ctx, src_ctx)?;
+        copy(Copy3::linear(src, dst, n), Mem::Device, Mem::Device, None)
+    }
+    fn cuMemcpyHtoDAsync_v2[cuMemcpyHtoDAsync_v2_ptsz](dst: CUdeviceptr, src: *const c_void, n: usize, s: Handle) {
+        copy(Copy3::linear(src as u64, dst, n), Mem::Host, Mem::Device, Some(s))
+    }
+    fn cuMemcpyDtoHAsync_v2[cuMemcpyDtoHAsync_v2_ptsz](dst: *mut c_void, src: CUdeviceptr, n: usize, s: Handle) {
+        copy(Copy3::linear(src, dst as u64, n), Mem::Device, Mem::Host, Some(s))
+    }
+    fn cuMemcpyDtoDAsync_v2[cuMemcpyDtoDAsync_v2_ptsz](dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: Handle) {
+        copy(Copy3::linear(src, dst, n), Mem::Device, Mem::Device, Some(s))
+    }
+    fn cuMemcpyAsync[cuMemcpyAsync_ptsz](dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: Handle) {
+        copy(Copy3::linear(src, dst, n), Mem::Unified, Mem::Unified, Some(s))
+    }
+    fn cuMemcpyPeerAsync[cuMemcpyPeerAsync_ptsz](dst: CUdeviceptr, dst_ctx: Handle, src: CUdeviceptr, src_ctx: Handle, n: usize, s: Handle) {
+        init_check()?;
+        peer_check(dst_ctx, src_ctx)?;
+        copy(Copy3::linear(src, dst, n), Mem::Device, Mem::Device, Some(s))
+    }
+    fn cuMemcpy2D_v2[cuMemcpy2D_v2_ptds](p: *const Memcpy2D) {
+        copy2d(p, None)
+    }
+    fn cuMemcpy2DUnaligned_v2[cuMemcpy2DUnaligned_v2_ptds](p: *const Memcpy2D) {
+        copy2d(p, None)
+    }
+    fn cuMemcpy2DAsync_v2[cuMemcpy2DAsync_v2_ptsz](p: *const Memcpy2D, s: Handle) {
+        copy2d(p, Some(s))
+    }
+    fn cuMemcpy3D_v2[cuMemcpy3D_v2_ptds](p: *const Memcpy3D) {
+        copy3d(p, None, false)
+    }
+    fn cuMemcpy3DAsync_v2[cuMemcpy3DAsync_v2_ptsz](p: *const Memcpy3D, s: Handle) {
+        copy3d(p, Some(s), false)
+    }
+    fn cuMemcpy3DPeer[cuMemcpy3DPeer_ptds](p: *const Memcpy3D) {
+        copy3d(p, None, true)
+    }
+    fn cuMemcpy3DPeerAsync[cuMemcpy3DPeerAsync_ptsz](p: *const Memcpy3D, s: Handle) {
+        copy3d(p, Some(s), true)
+    }
+
+    // ---- fills ----
+    fn cuMemsetD8_v2[cuMemsetD8_v2_ptds](dst: CUdeviceptr, v: u8, n: usize) {
+        fill(dst, n, v as u32, 1, n, 1, None)
+    }
+    fn cuMemsetD16_v2[cuMemsetD16_v2_ptds](dst: CUdeviceptr, v: u16, n: usize) {
+        fill(dst, n * 2, v as u32, 2, n, 1, None)
+    }
+    fn cuMemsetD32_v2[cuMemsetD32_v2_ptds](dst: CUdeviceptr, v: c_uint, n: usize) {
+        fill(dst, n * 4, v, 4, n, 1, None)
+    }
+    fn cuMemsetD2D8_v2[cuMemsetD2D8_v2_ptds](dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) {
+        fill(dst, pitch, v as u32, 1, w, h, None)
+    }
+    fn cuMemsetD2D16_v2[cuMemsetD2D16_v2_ptds](dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) {
+        fill(dst, pitch, v as u32, 2, w, h, None)
+    }
+    fn cuMemsetD2D32_v2[cuMemsetD2D32_v2_ptds](dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize) {
+        fill(dst, pitch, v, 4, w, h, None)
+    }
+    fn cuMemsetD8Async[cuMemsetD8Async_ptsz](dst: CUdeviceptr, v: u8, n: usize, s: Handle) {
+        fill(dst, n, v as u32, 1, n, 1, Some(s))
+    }
+    fn cuMemsetD16Async[cuMemsetD16Async_ptsz](dst: CUdeviceptr, v: u16, n: usize, s: Handle) {
+        fill(dst, n * 2, v as u32, 2, n, 1, Some(s))
+    }
+    fn cuMemsetD32Async[cuMemsetD32Async_ptsz](dst: CUdeviceptr, v: c_uint, n: usize, s: Handle) {
+        fill(dst, n * 4, v, 4, n, 1, Some(s))
+    }
+    fn cuMemsetD2D8Async[cuMemsetD2D8Async_ptsz](dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, s: Handle) {
+        fill(dst, pitch, v as u32, 1, w, h, Some(s))
+    }
+    fn cuMemsetD2D16Async[cuMemsetD2D16Async_ptsz](dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, s: Handle) {
+        fill(dst, pitch, v as u32, 2, w, h, Some(s))
+    }
+    fn cuMemsetD2D32Async[cuMemsetD2D32Async_ptsz](dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize, s: Handle) {
+        fill(dst, pitch, v, 4, w, h, Some(s))
+    }
+}
+

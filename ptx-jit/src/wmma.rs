@@ -1,0 +1,390 @@
+//! `wmma.load`, `wmma.store` and `wmma.mma` on the host. The manual leaves the fragment layouts to
+//! the implementation, so this one picks its own: element e of a fragment's matrix (row-major over its
+//! logical rows and columns, whatever the memory layout) is slot `e % per` of lane `e / per`, where
+//! `per` = elements / 32. Fragments whose registers hold more than `per` elements (the 16-bit A and B
+//! of m16n16k16) repeat the first `per` slots. Load and store then need no other lane; `wmma.mma`
+//! reads every lane's fragments.
+
+use std::ffi::{c_char, CStr};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Elem {
+    F16,
+    Bf16,
+    Tf32,
+    F32,
+    F64,
+    S8,
+    U8,
+    S32,
+}
+
+impl Elem {
+    fn parse(m: &str) -> Option<Elem> {
+        Some(match m {
+            ".f16" => Elem::F16,
+            ".bf16" => Elem::Bf16,
+            ".tf32" => Elem::Tf32,
+            ".f32" => Elem::F32,
+            ".f64" => Elem::F64,
+            ".s8" => Elem::S8,
+            ".u8" => Elem::U8,
+            ".s32" => Elem::S32,
+            _ => return None,
+        })
+    }
+    fn bits(self) -> usize {
+        match self {
+            Elem::F16 | Elem::Bf16 => 16,
+            Elem::S8 | Elem::U8 => 8,
+            Elem::F64 => 64,
+            _ => 32,
+        }
+    }
+    /// The value of raw bits, exactly (every format here fits an f64).
+    fn value(self, bits: u64) -> f64 {
+        match self {
+            Elem::F16 => f16_to_f64(bits as u16),
+            Elem::Bf16 => f32::from_bits((bits as u32) << 16) as f64,
+            Elem::Tf32 => f32::from_bits(bits as u32 & !0x1fff) as f64,
+            Elem::F32 => f32::from_bits(bits as u32) as f64,
+            Elem::F64 => f64::from_bits(bits),
+            Elem::S8 => bits as u8 as i8 as f64,
+            Elem::U8 => bits as u8 as f64,
+            Elem::S32 => bits as u32 as i32 as f64,
+        }
+    }
+}
+
+fn f16_to_f64(h: u16) -> f64 {
+    let (sign, exp, man) = ((h >> 15) as i32, ((h >> 10) & 31) as i32, (h & 0x3ff) as f64);
+    let mag = match exp {
+        0 => man * 2f64.powi(-24),
+        31 if man == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        e => (1.0 + man / 1024.0) * 2f64.powi(e - 15),
+    };
+    if sign == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// f64 to f16 bits, rounding to nearest even.
+fn f64_to_f16(v: f64) -> u16 {
+    use rustc_apfloat::ieee::{Double, Half};
+    use rustc_apfloat::{Float, FloatConvert};
+    let h: Half = Double::from_bits(v.to_bits() as u128).convert(&mut false).value;
+    if h.is_nan() {
+        0x7fff
+    } else {
+        h.to_bits() as u16
+    }
+}
+
+/// Which matrix a fragment holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frag {
+    A,
+    B,
+    C,
+}
+
+struct Shape {
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl Shape {
+    fn parse(m: &str) -> Option<Shape> {
+        let s = m.strip_prefix(".m")?;
+        let (m, rest) = s.split_once('n')?;
+        let (n, k) = rest.split_once('k')?;
+        Some(Shape { m: m.parse().ok()?, n: n.parse().ok()?, k: k.parse().ok()? })
+    }
+    /// Rows and columns of a fragment's matrix.
+    fn dims(&self, f: Frag) -> (usize, usize) {
+        match f {
+            Frag::A => (self.m, self.k),
+            Frag::B => (self.k, self.n),
+            Frag::C => (self.m, self.n),
+        }
+    }
+}
+
+fn mods(text: *const c_char) -> Vec<String> {
+    let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
+    s.split('.').filter(|m| !m.is_empty()).map(|m| format!(".{m}")).collect()
+}
+
+/// A lane's fragment as 32-bit words: element slots packed from bit 0 (f64 takes two words).
+struct Lane<'w> {
+    words: &'w [u32],
+    elem: Elem,
+}
+
+impl Lane<'_> {
+    fn get(&self, slot: usize) -> u64 {
+        let b = self.elem.bits();
+        if b == 64 {
+            return self.words[2 * slot] as u64 | (self.words[2 * slot + 1] as u64) << 32;
+        }
+        let per = 32 / b;
+        (self.words[slot / per] >> ((slot % per) * b)) as u64 & ((1u64 << b) - 1)
+    }
+}
+
+fn set(words: &mut [u32], elem: Elem, slot: usize, v: u64) {
+    let b = elem.bits();
+    if b == 64 {
+        words[2 * slot] = v as u32;
+        words[2 * slot + 1] = (v >> 32) as u32;
+        return;
+    }
+    let per = 32 / b;
+    let (w, sh) = (slot / per, (slot % per) * b);
+    let mask = (((1u64 << b) - 1) as u32) << sh;
+    words[w] = words[w] & !mask | ((v as u32) << sh) & mask;
+}
+
+/// A load or store: the fragment, its element type and where element (r, c) is in memory.
+struct Access {
+    frag: Frag,
+    elem: Elem,
+    rows: usize,
+    cols: usize,
+    row_major: bool,
+}
+
+impl Access {
+    fn parse(text: *const c_char) -> Option<Access> {
+        let mods = mods(text);
+        let frag = mods.iter().find_map(|m| match m.as_str() {
+            ".a" => Some(Frag::A),
+            ".b" => Some(Frag::B),
+            ".c" | ".d" => Some(Frag::C),
+            _ => None,
+        })?;
+        let shape = mods.iter().find_map(|m| Shape::parse(m))?;
+        let elem = mods.iter().rev().find_map(|m| Elem::parse(m))?;
+        let (rows, cols) = shape.dims(frag);
+        Some(Access { frag, elem, rows, cols, row_major: mods.iter().any(|m| m == ".row") })
+    }
+    fn offset(&self, e: usize, stride: usize) -> usize {
+        // Without a stride, rows (or columns) are packed.
+        let stride = match stride {
+            0 if self.row_major => self.cols,
+            0 => self.rows,
+            s => s,
+        };
+        let (r, c) = (e / self.cols, e % self.cols);
+        if self.row_major {
+            r * stride + c
+        } else {
+            c * stride + r
+        }
+    }
+}
+
+/// `wmma.load` for one lane into `out` (its registers as words). None for forms not supported.
+///
+/// # Safety
+/// `p` must be readable for the whole matrix at `stride` (in elements), as the instruction demands.
+pub unsafe fn load_lane(text: *const c_char, lane: usize, p: u64, stride: u64, out: &mut [u32]) -> Option<()> {
+    let a = Access::parse(text)?;
+    let _ = a.frag;
+    let per = a.rows * a.cols / 32;
+    let slots = out.len() * 32 / a.elem.bits();
+    if slots < per {
+        return None;
+    }
+    let bytes = a.elem.bits() / 8;
+    for j in 0..slots {
+        let e = lane * per + j % per;
+        let at = p as usize + a.offset(e, stride as usize) * bytes;
+        let v = unsafe {
+            match bytes {
+                1 => *(at as *const u8) as u64,
+                2 => (at as *const u16).read_unaligned() as u64,
+                4 => (at as *const u32).read_unaligned() as u64,
+                _ => (at as *const u64).read_unaligned(),
+            }
+        };
+        set(out, a.elem, j, v);
+    }
+    Some(())
+}
+
+/// `wmma.store` of one lane's fragment.
+///
+/// # Safety
+/// `p` must be writable for the whole matrix at `stride`.
+pub unsafe fn store_lane(text: *const c_char, lane: usize, p: u64, stride: u64, regs: &[u32]) -> Option<()> {
+    let a = Access::parse(text)?;
+    let per = a.rows * a.cols / 32;
+    let bytes = a.elem.bits() / 8;
+    let l = Lane { words: regs, elem: a.elem };
+    for j in 0..per {
+        let at = p as usize + a.offset(lane * per + j, stride as usize) * bytes;
+        let v = l.get(j);
+        unsafe {
+            match bytes {
+                1 => *(at as *mut u8) = v as u8,
+                2 => (at as *mut u16).write_unaligned(v as u16),
+                4 => (at as *mut u32).write_unaligned(v as u32),
+                _ => (at as *mut u64).write_unaligned(v),
+            }
+        }
+    }
+    Some(())
+}
+
+/// `wmma.mma` for one lane: its D words from every lane's A, B and C words.
+pub fn mma_lane(text: *const c_char, frags: &[[&[u32]; 3]; 32], lane: usize, d_words: usize) -> Option<Vec<u32>> {
+    let mods = mods(text);
+    let shape = mods.iter().find_map(|m| Shape::parse(m))?;
+    let types: Vec<Elem> = mods.iter().filter_map(|m| Elem::parse(m)).collect();
+    // `.dtype.ctype` for f16/f32 inputs, else `.dtype.atype.btype.ctype`.
+    let (dt, at, bt, ct) = match types.as_slice() {
+        [d, c] => (*d, Elem::F16, Elem::F16, *c),
+        [d, a, b, c] => (*d, *a, *b, *c),
+        _ => return None,
+    };
+    let satfinite = mods.iter().any(|m| m == ".satfinite");
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let elem = |f: usize, t: Elem, rows_cols: (usize, usize), r: usize, c: usize| -> f64 {
+        let per = rows_cols.0 * rows_cols.1 / 32;
+        let e = r * rows_cols.1 + c;
+        Lane { words: frags[e / per][f], elem: t }.value_at(e % per)
+    };
+    let per = m * n / 32;
+    let mut out = vec![0u32; d_words];
+    for j in 0..per {
+        let e = lane * per + j;
+        let (r, c) = (e / n, e % n);
+        let acc = elem(2, ct, (m, n), r, c);
+        let v = if matches!(dt, Elem::S32) {
+            let sum: i64 = (0..k)
+                .map(|kk| (elem(0, at, (m, k), r, kk) * elem(1, bt, (k, n), kk, c)) as i64)
+                .sum::<i64>()
+                + acc as i64;
+            let w = if satfinite { sum.clamp(i32::MIN as i64, i32::MAX as i64) } else { sum as i32 as i64 };
+            w as u32 as u64
+        } else if dt == Elem::F64 {
+            (0..k)
+                .fold(acc, |s, kk| elem(0, at, (m, k), r, kk).mul_add(elem(1, bt, (k, n), kk, c), s))
+                .to_bits()
+        } else {
+            // Products of the 16-bit and tf32 formats are exact in f64; the sum is rounded once more
+            // into the result type.
+            let sum = (0..k).map(|kk| elem(0, at, (m, k), r, kk) * elem(1, bt, (k, n), kk, c)).sum::<f64>() + acc;
+            match dt {
+                Elem::F16 => f64_to_f16(sum) as u64,
+                _ => {
+                    let f = sum as f32;
+                    (if f.is_nan() { 0x7fff_ffff } else { f.to_bits() }) as u64
+                }
+            }
+        };
+        set(&mut out, dt, j, v);
+    }
+    Some(out)
+}
+
+impl Lane<'_> {
+    fn value_at(&self, slot: usize) -> f64 {
+        self.elem.value(self.get(slot))
+    }
+}
+
+/// Whether a `wmma` instruction's modifiers name a form this module runs.
+pub fn supported(mods: &[&str]) -> bool {
+    let types: Vec<Elem> = mods.iter().filter_map(|m| Elem::parse(m)).collect();
+    let shape = mods.iter().find_map(|m| Shape::parse(m));
+    let all_types_known = !mods.iter().any(|m| matches!(*m, ".s4" | ".u4" | ".b1"));
+    shape.is_some_and(|s| (s.m * s.n) % 32 == 0 && (s.m * s.k) % 32 == 0 && (s.k * s.n) % 32 == 0)
+        && !types.is_empty()
+        && all_types_known
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loads A, B and C of m16n16k16 (f16 in, f32 accumulate) into 32 lanes, multiplies, stores D, and
+    /// compares with a plain triple loop.
+    #[test]
+    fn m16n16k16_f16_round_trip() {
+        let (m, n, k) = (16usize, 16usize, 16usize);
+        let a: Vec<u16> = (0..m * k).map(|i| f64_to_f16((i % 7) as f64 - 3.0)).collect();
+        let b: Vec<u16> = (0..k * n).map(|i| f64_to_f16((i % 5) as f64 * 0.5)).collect();
+        let c: Vec<f32> = (0..m * n).map(|i| i as f32).collect();
+        let ta = c".load.a.sync.aligned.row.m16n16k16.f16";
+        let tb = c".load.b.sync.aligned.col.m16n16k16.f16";
+        let tc = c".load.c.sync.aligned.row.m16n16k16.f32";
+        let tm = c".mma.sync.aligned.row.col.m16n16k16.f32.f32";
+        let td = c".store.d.sync.aligned.row.m16n16k16.f32";
+        // B in column-major order with stride k.
+        let b_col: Vec<u16> = (0..k * n).map(|i| b[(i % k) * n + i / k]).collect();
+        let mut fa = vec![[0u32; 8]; 32];
+        let mut fb = vec![[0u32; 8]; 32];
+        let mut fc = vec![[0u32; 8]; 32];
+        for l in 0..32 {
+            unsafe {
+                load_lane(ta.as_ptr(), l, a.as_ptr() as u64, k as u64, &mut fa[l]).unwrap();
+                load_lane(tb.as_ptr(), l, b_col.as_ptr() as u64, k as u64, &mut fb[l]).unwrap();
+                load_lane(tc.as_ptr(), l, c.as_ptr() as u64, n as u64, &mut fc[l]).unwrap();
+            }
+        }
+        let frags: [[&[u32]; 3]; 32] = std::array::from_fn(|l| [&fa[l][..], &fb[l][..], &fc[l][..]]);
+        let mut d = vec![0f32; m * n];
+        for l in 0..32 {
+            let dl = mma_lane(tm.as_ptr(), &frags, l, 8).unwrap();
+            unsafe { store_lane(td.as_ptr(), l, d.as_mut_ptr() as u64, n as u64, &dl).unwrap() };
+        }
+        for r in 0..m {
+            for col in 0..n {
+                let want: f64 = (0..k)
+                    .map(|kk| f16_to_f64(a[r * k + kk]) * f16_to_f64(b[kk * n + col]))
+                    .sum::<f64>()
+                    + c[r * n + col] as f64;
+                assert_eq!(d[r * n + col], want as f32, "D[{r}][{col}]");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_and_double_forms() {
+        // m8n8k4 f64: D = A·B + C on small integers (exact).
+        let (m, n, k) = (8usize, 8usize, 4usize);
+        let a: Vec<f64> = (0..m * k).map(|i| i as f64).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| (i % 3) as f64).collect();
+        let c: Vec<f64> = vec![1.0; m * n];
+        let mut fa = vec![[0u32; 2]; 32];
+        let mut fb = vec![[0u32; 2]; 32];
+        let mut fc = vec![[0u32; 4]; 32];
+        for l in 0..32 {
+            unsafe {
+                load_lane(c".load.a.sync.aligned.row.m8n8k4.f64".as_ptr(), l, a.as_ptr() as u64, k as u64, &mut fa[l]).unwrap();
+                load_lane(c".load.b.sync.aligned.row.m8n8k4.f64".as_ptr(), l, b.as_ptr() as u64, n as u64, &mut fb[l]).unwrap();
+                load_lane(c".load.c.sync.aligned.row.m8n8k4.f64".as_ptr(), l, c.as_ptr() as u64, n as u64, &mut fc[l]).unwrap();
+            }
+        }
+        let frags: [[&[u32]; 3]; 32] = std::array::from_fn(|l| [&fa[l][..], &fb[l][..], &fc[l][..]]);
+        let mut d = vec![0f64; m * n];
+        for l in 0..32 {
+            let dl = mma_lane(c".mma.sync.aligned.row.row.m8n8k4.rn.f64.f64.f64.f64".as_ptr(), &frags, l, 4).unwrap();
+            unsafe { store_lane(c".store.d.sync.aligned.row.m8n8k4.f64".as_ptr(), l, d.as_mut_ptr() as u64, n as u64, &dl).unwrap() };
+        }
+        for r in 0..m {
+            for col in 0..n {
+                let want: f64 = (0..k).map(|kk| a[r * k + kk] * b[kk * n + col]).sum::<f64>() + 1.0;
+                assert_eq!(d[r * n + col], want);
+            }
+        }
+        assert!(supported(&[".sync", ".aligned", ".row", ".col", ".m16n16k16", ".s32", ".s8", ".s8", ".s32"]));
+        assert!(!supported(&[".sync", ".aligned", ".row", ".col", ".m8n8k32", ".s32", ".s4", ".s4", ".s32"]));
+    }
+}
