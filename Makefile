@@ -15,7 +15,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "nvidia-cuda-crt==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test deps llvm venv clean
+.PHONY: all build demo test bench deps llvm venv opencl clean
 
 all: build
 
@@ -78,6 +78,23 @@ demo: build venv build/client
 	head -n 24 build/kernels.sm_90.ptx
 	$(CU13)/bin/ptxas -arch=sm_90 build/kernels.sm_90.ptx -o build/kernels.sm_90.cubin
 	@echo "ptxas accepted build/kernels.sm_90.ptx"
+
+# ---- benchmarks -----------------------------------------------------------------------------------
+
+# PoCL (an OpenCL CPU runtime) for the OpenCL variant, and the headers and ICD loader to build against.
+opencl: deps
+	@if [ ! -e /usr/include/CL/cl.h ] || [ ! -e /etc/OpenCL/vendors/pocl.icd ] || ! ldconfig -p | grep -q libOpenCL.so; then \
+	  echo "== installing PoCL"; apt-get update -qq; \
+	  apt-get install -y --no-install-recommends pocl-opencl-icd ocl-icd-opencl-dev opencl-headers; fi
+
+# Three kernels, four variants each (ptx-jit, native C, PoCL, memcpy), side by side; see benches/kernels.
+bench: build venv opencl
+	mkdir -p build
+	$(CU13)/bin/nvcc -ptx -arch=sm_80 -O3 benches/kernels/kernels.cu -o build/kernels.ptx
+	gcc -O3 -march=native -fopenmp -Wall -I$(CU13)/include benches/kernels/bench.c -o build/bench \
+	  -L$(REL) -lcuda -lOpenCL -lm
+	LD_LIBRARY_PATH=$(REL) OMP_NUM_THREADS=2 ./build/bench build/kernels.ptx benches/kernels/kernels.cl \
+	  $(CU13)/bin/ptxas build/bench.json
 
 # ---- tests -----------------------------------------------------------------------------------------
 

@@ -38,12 +38,31 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
         if d.outs.is_empty() {
             return Err("`run:` without any `out:`".into());
         }
-        let bufs = run(&src, r)?;
-        for (n, e, w) in &d.outs {
-            let got = bufs.get(*n).ok_or_else(|| format!("no argument {n}"))?;
-            compare(*e, got, w).map_err(|m| format!("arg{n}: {m}"))?;
+        let (bufs, exec) = run_with(&src, r, ptx_jit::Options::default())?;
+        if let Some(want) = &d.exec {
+            if exec_name(exec) != want {
+                return Err(format!("ran as {}, expected {want}", exec_name(exec)));
+            }
         }
-        what.push(format!("ran {}, {} buffer(s) verified", r.kernel, d.outs.len()));
+        let mut runs = vec![(exec_name(exec), bufs)];
+        // A kernel cut into regions must agree with the general fiber execution.
+        if matches!(exec, ptx_jit::Exec::Regions { .. }) {
+            let (bufs, _) = run_with(&src, r, ptx_jit::Options { regions: false, ..Default::default() })?;
+            runs.push(("fibers", bufs));
+        }
+        for (how, bufs) in &runs {
+            for (n, e, w) in &d.outs {
+                let got = bufs.get(*n).ok_or_else(|| format!("no argument {n}"))?;
+                compare(*e, got, w).map_err(|m| format!("arg{n} ({how}): {m}"))?;
+            }
+        }
+        let hows: Vec<&str> = runs.iter().map(|r| r.0).collect();
+        what.push(format!(
+            "ran {} ({}), {} buffer(s) verified",
+            r.kernel,
+            hows.join(" and "),
+            d.outs.len()
+        ));
     }
     if what.is_empty() {
         return Err("no directives: a test must say what it checks".into());

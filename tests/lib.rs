@@ -5,7 +5,9 @@
 //!   the CPU backend with arguments in `ptx_jit::args` syntax;
 //! - `// out: argN=TYPE[v,…]` is the expected content of buffer argument N after the run;
 //! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others);
-//! - `// warning: CODE line=L` likewise for warnings (files without one do not check warnings).
+//! - `// warning: CODE line=L` likewise for warnings (files without one do not check warnings);
+//! - `// exec: regions|fibers|loop` is how the kernel must run by default (`ptx_llvm::Exec`). Kernels
+//!   that synchronise are also run with regions disabled (on fibers), which must give the same buffers.
 
 use ptx_jit::args::{Arg, Elem, ElemExt};
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ pub struct Directives {
     pub outs: Vec<(usize, Elem, Vec<u8>)>,
     pub errors: Vec<(String, usize)>,
     pub warnings: Vec<(String, usize)>,
+    pub exec: Option<String>,
 }
 
 #[derive(Debug)]
@@ -62,6 +65,8 @@ pub fn directives(src: &str) -> Result<Directives, String> {
                 }
             }
             d.run = Some(run);
+        } else if let Some(e) = c.strip_prefix("exec:") {
+            d.exec = Some(e.trim().to_string());
         } else if let Some(o) = c.strip_prefix("out:") {
             let (k, v) = o.trim().split_once('=').ok_or_else(|| format!("bad out `{o}`"))?;
             let n: usize = k
@@ -93,7 +98,21 @@ pub fn directives(src: &str) -> Result<Directives, String> {
 
 /// Runs the `run:` directive and returns the buffers afterwards.
 pub fn run(src: &str, r: &Run) -> Result<Vec<Vec<u8>>, String> {
-    let module = ptx_jit::load(src).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
+    run_with(src, r, ptx_jit::Options::default()).map(|(b, _)| b)
+}
+
+/// The name of an execution model, as `// exec:` writes it.
+pub fn exec_name(e: ptx_jit::Exec) -> &'static str {
+    match e {
+        ptx_jit::Exec::Loop => "loop",
+        ptx_jit::Exec::Regions { .. } => "regions",
+        ptx_jit::Exec::Fibers => "fibers",
+    }
+}
+
+/// `run` with lowering options; also returns how the kernel ran.
+pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Vec<u8>>, ptx_jit::Exec), String> {
+    let module = ptx_jit::load_options(src, options).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
     let k = module
         .kernel(&r.kernel)
         .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
@@ -108,7 +127,7 @@ pub fn run(src: &str, r: &Run) -> Result<Vec<Vec<u8>>, String> {
         &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params),
     )
     .map_err(|e| e.to_string())?;
-    Ok(bufs)
+    Ok((bufs, k.info.exec))
 }
 
 /// Compares a buffer with its expectation; floats compare as IEEE values (so NaN never matches NaN

@@ -135,32 +135,14 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             0
         }
         k if (SHFL..SHFL + 4).contains(&k) => exchange(me, a as u64, mask, |w, _| {
-            let (bval, cval, seg) = ((b & 31) as i32, (c & 31) as i32, ((c >> 8) & 31) as i32);
-            let l = lane as i32;
-            let max_lane = (l & seg) | (cval & !seg);
-            let min_lane = l & seg;
-            let (j, valid) = match k - SHFL {
-                0 => (l - bval, l - bval >= max_lane),
-                1 => (l + bval, l + bval <= max_lane),
-                2 => (l ^ bval, (l ^ bval) <= max_lane),
-                _ => {
-                    let j = min_lane | (bval & !seg);
-                    (j, j <= max_lane)
-                }
-            };
-            let src = if valid { j } else { l };
-            (w.slots[src as usize & 31] as u32) as u64 | (valid as u64) << 32
+            let (src, valid) = shfl_source(k - SHFL, lane, b, c);
+            (w.slots[src] as u32) as u64 | (valid as u64) << 32
         }),
         k if (VOTE..VOTE + 4).contains(&k) => exchange(me, (a & 1) as u64, mask, |w, members| {
             let ballot = (0..32)
                 .filter(|&i| members >> i & 1 == 1 && w.slots[i] == 1)
                 .fold(0u32, |m, i| m | 1 << i);
-            match k - VOTE {
-                0 => (ballot == members) as u64,
-                1 => (ballot != 0) as u64,
-                2 => (ballot == members || ballot == 0) as u64,
-                _ => ballot as u64,
-            }
+            vote_result(k - VOTE, ballot, members)
         }),
         k if (REDUX..REDUX + 6).contains(&k) => exchange(me, a as u64, mask, |w, members| {
             let vals = (0..32).filter(|&i| members >> i & 1 == 1).map(|i| w.slots[i] as u32);
@@ -202,6 +184,34 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             }
         }),
         _ => 0,
+    }
+}
+
+/// The lane `shfl` mode `mode` (0..4: up, down, bfly, idx) reads for `lane`, and whether it is in range.
+pub(crate) fn shfl_source(mode: u32, lane: u32, b: u32, c: u32) -> (usize, bool) {
+    let (bval, cval, seg) = ((b & 31) as i32, (c & 31) as i32, ((c >> 8) & 31) as i32);
+    let l = lane as i32;
+    let max_lane = (l & seg) | (cval & !seg);
+    let min_lane = l & seg;
+    let (j, valid) = match mode {
+        0 => (l - bval, l - bval >= max_lane),
+        1 => (l + bval, l + bval <= max_lane),
+        2 => (l ^ bval, (l ^ bval) <= max_lane),
+        _ => {
+            let j = min_lane | (bval & !seg);
+            (j, j <= max_lane)
+        }
+    };
+    ((if valid { j } else { l }) as usize & 31, valid)
+}
+
+/// `vote` mode `mode` (0..4: all, any, uni, ballot) over a warp's `ballot` of its `live` lanes.
+pub(crate) fn vote_result(mode: u32, ballot: u32, live: u32) -> u64 {
+    match mode {
+        0 => (ballot == live) as u64,
+        1 => (ballot != 0) as u64,
+        2 => (ballot == live || ballot == 0) as u64,
+        _ => ballot as u64,
     }
 }
 
@@ -339,7 +349,7 @@ fn run_cta(
         })
         .collect();
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
-    let (base_addr, entry) = (&base as *const Env as usize, k.entry);
+    let (base_addr, entry) = (&base as *const Env as usize, k.entry()?);
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
     // Each fiber's stack (lowest, highest address), the local memory checked mode allows it.
     let mut stacks: Vec<(u64, u64)> = Vec::with_capacity(n);

@@ -1,11 +1,13 @@
 //! The host flavour: LLVM O3 for this CPU, then ORC LLJIT. One process-wide LLJIT; every module gets a
 //! unique symbol prefix and its own resource tracker so it can be unloaded.
 
-use inkwell::context::Context;
 use inkwell::llvm_sys::core::{LLVMContextCreate, LLVMContextDispose};
+use inkwell::context::Context;
 use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::orc2::lljit::*;
+use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::orc2::*;
+use inkwell::llvm_sys::prelude::{LLVMModuleRef, LLVMValueRef};
 use inkwell::module::Linkage;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
@@ -53,8 +55,35 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
     ))?;
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
     define_builtins(jit)?;
+    // Modules are optimised when first looked up, so a kernel costs nothing until its first launch.
+    LLVMOrcIRTransformLayerSetTransform(
+        LLVMOrcLLJITGetIRTransformLayer(jit),
+        optimise_on_materialisation,
+        std::ptr::null_mut(),
+    );
     Ok(Jit(jit))
 });
+
+extern "C" fn optimise_on_materialisation(
+    _: *mut std::ffi::c_void,
+    tsm: *mut LLVMOrcThreadSafeModuleRef,
+    _: LLVMOrcMaterializationResponsibilityRef,
+) -> LLVMErrorRef {
+    extern "C" fn with_module(_: *mut std::ffi::c_void, m: inkwell::llvm_sys::prelude::LLVMModuleRef) -> LLVMErrorRef {
+        // SAFETY: ORC lends the module for this call; ManuallyDrop keeps inkwell from disposing it.
+        let module = ManuallyDrop::new(unsafe { inkwell::module::Module::new(m) });
+        let triple = module.get_triple();
+        let result = host_tm(&triple.as_str().to_string_lossy()).and_then(|tm| optimise_module(&module, &tm));
+        match result {
+            Ok(()) => std::ptr::null_mut(),
+            Err(e) => {
+                let c = CString::new(e.replace('\0', " ")).unwrap_or_default();
+                unsafe { inkwell::llvm_sys::error::LLVMCreateStringError(c.as_ptr()) }
+            }
+        }
+    }
+    unsafe { LLVMOrcThreadSafeModuleWithModuleDo(*tsm, with_module, std::ptr::null_mut()) }
+}
 
 /// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
 /// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
@@ -89,9 +118,8 @@ unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
 
 static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 
-/// LLJIT's default compiler shares one TargetMachine, and code generation runs lazily inside lookups,
-/// so adding and materialising modules is serialised. IR optimisation, the expensive part, runs
-/// before this lock on each module's own context.
+/// LLJIT's default compiler shares one TargetMachine, and optimisation and code generation run lazily
+/// inside lookups, so adding and materialising modules is serialised.
 static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
 /// `kernel(env, params)`: the block entry (or, for fiber kernels, one thread's entry).
@@ -99,9 +127,30 @@ pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
 
 pub struct HostKernel {
     pub info: KernelInfo,
-    pub entry: BlockFn,
+    /// The block entry's JIT symbol; its module is optimised and compiled on the first `entry()`.
+    symbol: CString,
+    entry: std::sync::OnceLock<Result<usize, String>>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
+}
+
+impl HostKernel {
+    /// The block entry, compiled on first use (each kernel is its own JIT module).
+    pub fn entry(&self) -> Result<BlockFn, crate::runtime::LaunchError> {
+        let addr = self.entry.get_or_init(|| {
+            let jit = JIT.as_ref().map_err(|e| e.clone())?;
+            let _codegen = CODEGEN.lock();
+            let mut addr = 0;
+            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, self.symbol.as_ptr()) })
+                .map_err(|e| format!("JIT compilation of `{}`: {e}", self.info.name))?;
+            Ok(addr as usize)
+        });
+        match addr {
+            // SAFETY: the symbol is the block entry the host flavour defines as `void(env, params)`.
+            Ok(a) => Ok(unsafe { std::mem::transmute::<usize, BlockFn>(*a) }),
+            Err(e) => Err(crate::runtime::LaunchError::Failed(e.clone())),
+        }
+    }
 }
 
 /// A module compiled for this CPU. Dropping it frees the code.
@@ -155,6 +204,17 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
         .ok_or_else(|| "cannot create the host target machine".to_string())
 }
 
+/// Registers to SSA first, so address arithmetic is visible to `split_address_sums`; then O3.
+fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+    module
+        .run_passes("function(mem2reg)", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())?;
+    crate::addressing::split_address_sums(module);
+    module
+        .run_passes("default<O3>", tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())
+}
+
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
     let bad = unsupported_mma(m);
@@ -162,7 +222,7 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
         return Err(bad);
     }
     let ctx = Context::create();
-    let lowered = ptx_llvm::lower(&ctx, m, Flavour::Host, "ptx-jit")?;
+    let lowered = ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options())?;
     lowered
         .module
         .verify()
@@ -175,21 +235,26 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
         let tm = host_tm(&triple).map_err(internal)?;
         lowered.module.set_triple(&tm.get_triple());
         lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
-        lowered
-            .module
-            .run_passes("default<O3>", &tm, PassBuilderOptions::create())
-            .map_err(|e| internal(e.to_string()))?;
+        optimise_module(&lowered.module, &tm).map_err(internal)?;
     }
     Ok(lowered.module.print_to_string().to_string())
 }
 
-/// Lowers, optimises and JIT-compiles a checked module.
-pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
-    compile_with(m, None, false)
+/// Lowering options for the host; `PTXJIT_REGIONS=0` in the environment runs every synchronising kernel
+/// on fibers (to compare the two execution models).
+pub fn options() -> ptx_llvm::Options {
+    ptx_llvm::Options {
+        regions: std::env::var("PTXJIT_REGIONS").map_or(true, |v| v != "0"),
+        checked: false,
+    }
 }
 
-/// [`compile`], given the module's text (so faults name lines), optionally in checked mode (see
-/// `crate::checked`).
+/// Lowers a checked module and hands it to the JIT: one JIT module per kernel, optimised and compiled
+/// on the kernel's first launch, and one with the module variables, placed now.
+pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
+    compile_with(m, None, options())
+}
+
 /// `mma` forms the emulation has no layout for, found before lowering (the runtime parses the same
 /// modifiers again when the instruction runs).
 fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
@@ -223,11 +288,82 @@ fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
     out
 }
 
-pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
+/// Functions with a body.
+fn definitions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    let mut out = vec![];
+    unsafe {
+        let mut f = LLVMGetFirstFunction(m);
+        while !f.is_null() {
+            if LLVMCountBasicBlocks(f) > 0 {
+                out.push(f);
+            }
+            f = LLVMGetNextFunction(f);
+        }
+    }
+    out
+}
+
+/// Deletes unused function definitions that `removable` allows, until none is left.
+fn delete_unused(m: LLVMModuleRef, removable: impl Fn(LLVMValueRef) -> bool) {
+    loop {
+        let dead: Vec<LLVMValueRef> = definitions(m)
+            .into_iter()
+            .filter(|&f| unsafe { LLVMGetFirstUse(f).is_null() } && removable(f))
+            .collect();
+        if dead.is_empty() {
+            return;
+        }
+        for f in dead {
+            unsafe { LLVMDeleteFunction(f) };
+        }
+    }
+}
+
+/// The part of `m` that kernel `keep` needs: its block entry and every function it calls (made
+/// internal, so each kernel's module has its own copy), with module variables as declarations.
+fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModuleRef {
+    unsafe {
+        let k = LLVMCloneModule(m);
+        let name = |f: LLVMValueRef| {
+            let mut len = 0;
+            let p = LLVMGetValueName2(f, &mut len);
+            String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
+        };
+        for f in definitions(k) {
+            let n = name(f);
+            if !kernels.contains(&n) {
+                LLVMSetLinkage(f, inkwell::llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+            }
+        }
+        delete_unused(k, |f| name(f) != keep);
+        // Module variables are shared: declared here, defined once. The lowering's own constants
+        // (internal or private) stay with each copy.
+        let mut g = LLVMGetFirstGlobal(k);
+        while !g.is_null() {
+            use inkwell::llvm_sys::LLVMLinkage::*;
+            if !matches!(LLVMGetLinkage(g), LLVMInternalLinkage | LLVMPrivateLinkage) {
+                LLVMSetInitializer(g, std::ptr::null_mut());
+                LLVMSetLinkage(g, LLVMExternalLinkage);
+            }
+            g = LLVMGetNextGlobal(g);
+        }
+        k
+    }
+}
+
+
+/// [`compile`] with explicit lowering options, given the module's text (so faults name lines). Checked
+/// mode (see `crate::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
+/// heap frames, which the local-memory check does not know.
+pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
     let bad = unsupported_mma(m);
     if !bad.is_empty() {
         return Err(bad);
     }
+    let options = ptx_llvm::Options {
+        regions: options.regions && !options.checked,
+        ..options
+    };
     let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| crate::checked::line_starts(s).into());
     let jit = JIT
         .as_ref()
@@ -235,7 +371,7 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", checked) {
+    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
@@ -266,24 +402,38 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<
             let n = format!("{prefix}{}", g.get_name().to_string_lossy());
             g.set_name(&n);
         }
-        module
-            .run_passes("default<O3>", &tm, PassBuilderOptions::create())
-            .map_err(|e| e.to_string())
+        Ok(())
     })();
     if let Err(e) = prepared {
         drop(module);
         unsafe { LLVMContextDispose(raw_ctx) };
         return Err(internal(e));
     }
+    let symbols: Vec<String> = lowered.kernels.iter().map(|k| format!("{prefix}{}", k.name)).collect();
+    let raw = module.as_mut_ptr();
+    let parts: Vec<LLVMModuleRef> = symbols.iter().map(|k| kernel_module(raw, k, &symbols)).collect();
+    // What is left holds the module variables only.
+    delete_unused(raw, |_| true);
     let codegen = CODEGEN.lock();
     let tracker = unsafe {
         let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(raw_ctx);
-        let tsm = LLVMOrcCreateNewThreadSafeModule(module.as_mut_ptr(), tsc);
-        std::mem::forget(module);
-        LLVMOrcDisposeThreadSafeContext(tsc);
         let jd = LLVMOrcLLJITGetMainJITDylib(jit.0);
         let rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-        if let Err(e) = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, rt, tsm)) {
+        std::mem::forget(module);
+        let mut failed = None;
+        for part in std::iter::once(raw).chain(parts) {
+            let tsm = LLVMOrcCreateNewThreadSafeModule(part, tsc);
+            if failed.is_none() {
+                if let Err(e) = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, rt, tsm)) {
+                    failed = Some(e);
+                }
+            } else {
+                LLVMOrcDisposeThreadSafeModule(tsm);
+            }
+        }
+        LLVMOrcDisposeThreadSafeContext(tsc);
+        if let Some(e) = failed {
+            let _ = take_error(LLVMOrcResourceTrackerRemove(rt));
             LLVMOrcReleaseResourceTracker(rt);
             return Err(internal(format!("JIT: {e}")));
         }
@@ -295,25 +445,20 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, checked: bool) -> Result<
         tracker,
     };
     let found = (|| -> Result<(), Vec<Diagnostic>> {
-        let lookup = |name: &str| -> Result<u64, Vec<Diagnostic>> {
-            let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
-            let mut addr = 0;
-            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) })
-                .map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
-            Ok(addr)
-        };
-        for info in lowered.kernels {
-            let addr = lookup(&info.name)?;
-            // SAFETY: the symbol is the block entry the host flavour defines as `void(ptr)`.
-            let entry: BlockFn = unsafe { std::mem::transmute::<usize, BlockFn>(addr as usize) };
+        for (info, symbol) in lowered.kernels.into_iter().zip(symbols) {
+            let symbol = CString::new(symbol).map_err(|_| internal("symbol name with NUL".into()))?;
             hm.kernels.push(HostKernel {
                 info,
-                entry,
+                symbol,
+                entry: std::sync::OnceLock::new(),
                 lines: lines.clone(),
             });
         }
         for (name, size) in lowered.globals {
-            let addr = lookup(&name)?;
+            let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
+            let mut addr = 0;
+            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) })
+                .map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
             crate::checked::register(addr, size);
             hm.globals.push((name, addr, size));
         }

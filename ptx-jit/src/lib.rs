@@ -1,6 +1,7 @@
 //! ptx-jit: compiles PTX for the host CPU (and runs it with CUDA semantics) or re-emits it through
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
+mod addressing;
 pub mod arch;
 pub mod args;
 pub mod coverage;
@@ -10,6 +11,7 @@ mod fibers;
 mod matrix;
 mod memops;
 pub mod mma;
+mod regions;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
@@ -17,7 +19,7 @@ pub mod wmma;
 
 pub use host::{HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};
-pub use ptx_llvm::KernelInfo;
+pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, Launch, LaunchError};
 
 /// Parses and checks; any error-severity diagnostic fails. Warnings are returned with the module.
@@ -39,8 +41,13 @@ pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
 /// [`LaunchError::IllegalAddress`] instead of touching memory. Module variables are registered as
 /// valid memory while the module lives.
 pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
+    load_options(src, Options { checked, ..host::options() })
+}
+
+/// [`load`] with explicit lowering options (e.g. to run a kernel on fibers rather than as regions).
+pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagnostic>> {
     let (m, _) = front(src)?;
-    host::compile_with(&m, Some(src), checked)
+    host::compile_with(&m, Some(src), options)
 }
 
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`).

@@ -377,6 +377,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             for b in &bufs {
                 ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
             }
+            // The kernel compiles on first use; count that as compilation, not as the run.
+            k.entry().map_err(|e| usage(e.to_string()))?;
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
             ptx_jit::launch(k, &ptx_jit::Launch::new(grid, block, shared, &params)).map_err(|e| {

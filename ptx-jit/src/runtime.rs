@@ -2,6 +2,7 @@
 //! the block entry loops over the CTA's threads.
 
 use crate::host::HostKernel;
+use ptx_llvm::Exec;
 use rayon::prelude::*;
 
 /// Mirrors the host flavour's environment struct (`ptx_llvm::HOST_ENV_FIELDS`).
@@ -16,7 +17,7 @@ pub struct Env {
     pub nctaid: [u32; 3],
     /// Passed to `collective`: the calling thread's fiber.
     pub sync: *mut c_void,
-    /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that run as fibers.
+    /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that synchronise.
     pub collective: Collective,
     /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
     pub dynamic_shared: u32,
@@ -27,6 +28,8 @@ pub struct Env {
     pub gridid: u64,
     /// Checked kernels: the launch's `checked::FaultCell` (null otherwise).
     pub fault: *const c_void,
+    /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
+    pub ctas: u32,
 }
 
 /// `%nsmid`: the CPU backend presents one SM per core.
@@ -57,6 +60,7 @@ impl Env {
             nsmid: sm_count(),
             gridid: l.gridid,
             fault: std::ptr::null(),
+            ctas: 1,
         }
     }
 }
@@ -156,8 +160,8 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     Ok(())
 }
 
-/// The loop path's `collective`: the lowering makes every kernel of a module with a barrier or warp
-/// collective a fiber kernel, so only `nanosleep`'s yield gets here, with no other thread to wait for.
+/// The loop path's `collective`: the lowering runs every kernel that synchronises threads as regions or
+/// fibers, so only `nanosleep`'s yield gets here, with no other thread to wait for.
 unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u32, _: u32) -> u64 {
     0
 }
@@ -165,8 +169,10 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
+    // Compiles the kernel on its first launch.
+    let entry = k.entry()?;
     let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
-    let r = run(k, l, &cell as *const _ as *const c_void);
+    let r = run(k, l, entry, &cell as *const _ as *const c_void);
     let line = |site| match &k.lines {
         Some(lines) => format!("line {}", crate::checked::line_of(lines, site)),
         None => format!("byte {site} of the PTX"),
@@ -201,15 +207,23 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     }
 }
 
-fn run(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), LaunchError> {
-    if k.info.fibers {
-        return crate::fibers::launch(k, l, fault);
+fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
+    match k.info.exec {
+        Exec::Loop => {}
+        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes, fault),
+        Exec::Fibers => return crate::fibers::launch(k, l, fault),
     }
     let fault_addr = fault as usize;
-    let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
-    let entry = k.entry;
-    let run = |shared: &mut Vec<u64>, cta: u64| {
-        let mut env = Env::for_cta(l, cta, shared, no_collective);
+    // Work items: runs of up to CTA_RUN CTAs along x (one entry call each), so small CTAs do not pay
+    // a call, an environment and loop set-up apiece.
+    let gx = l.grid[0] as u64;
+    let runs_per_row = gx.div_ceil(CTA_RUN);
+    let rows = l.grid[1] as u64 * l.grid[2] as u64;
+    let run = |shared: &mut Vec<u64>, item: u64| {
+        let (row, r) = (item / runs_per_row, item % runs_per_row);
+        let x0 = r * CTA_RUN;
+        let mut env = Env::for_cta(l, row * gx + x0, shared, no_collective);
+        env.ctas = (gx - x0).min(CTA_RUN) as u32;
         env.fault = fault_addr as *const c_void;
         if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
             if cell.faulted() {
@@ -221,13 +235,17 @@ fn run(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), Launc
         unsafe { entry(&env, env.params) };
     };
     let words = shared_words(k, l);
-    if total == 1 {
+    let items = rows * runs_per_row;
+    if items == 1 {
         run(&mut vec![0u64; words], 0);
     } else {
-        (0..total).into_par_iter().for_each_init(|| vec![0u64; words], run);
+        (0..items).into_par_iter().for_each_init(|| vec![0u64; words], run);
     }
     Ok(())
 }
+
+/// CTAs along x per entry call of an `Exec::Loop` kernel.
+const CTA_RUN: u64 = 16;
 
 /// The (x, y, z) index of the `cta`-th CTA, x fastest.
 pub fn cta_index(cta: u64, grid: [u32; 3]) -> [u32; 3] {

@@ -5,7 +5,7 @@
 
 mod lower;
 
-pub use lower::{lower, lower_with, KernelInfo, Lowered, ParamInfo, HOST_ENV_FIELDS};
+pub use lower::{lower, lower_with, Exec, KernelInfo, Lowered, Options, ParamInfo, HOST_ENV_FIELDS};
 
 /// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
 /// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
@@ -221,6 +221,15 @@ pub mod builtin {
     pub const PACKED_MIN: u32 = 2;
     pub const PACKED_MAX: u32 = 3;
     pub const PRMT_MODES: [&str; 7] = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
+}
+
+/// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped
+/// at stop number k (1-based), with `WARP` when that is a warp collective rather than a CTA barrier;
+/// `DONE` when it finished. A region starts from state 0 or a stop's `k | WARP?` value.
+pub mod regions {
+    pub const DONE: u32 = u32::MAX;
+    pub const WAIT: u32 = 1 << 31;
+    pub const WARP: u32 = 1 << 30;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

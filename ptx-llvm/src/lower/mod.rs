@@ -8,6 +8,7 @@ mod builtin;
 mod calls;
 mod convert;
 mod memory;
+mod regions;
 mod sync;
 mod values;
 
@@ -19,7 +20,7 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage as LlLinkage, Module};
 use inkwell::types::{BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use ptx_front::ast::{self, Expr, FnKind, Function, Imm, Init, Instruction, Item, Name, Operand, Statement, VarDecl};
@@ -33,11 +34,12 @@ use std::collections::HashMap;
 
 /// Field order of the host environment struct
 /// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
-/// gridid }`;
-/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. Checked mode adds `fault`, the launch's fault
-/// record, last. `collective(sync, kind, a, b, c)` (see `crate::collective`) is called by
-/// kernels that run as fibers, at barriers and warp collectives.
-pub const HOST_ENV_FIELDS: [&str; 13] = [
+/// gridid, fault, ctas }`;
+/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `fault` is checked mode's fault record (null
+/// otherwise). `collective(sync, kind, a, b, c, mask)` (see `crate::collective`) is called by kernels
+/// that synchronise, at barriers and warp collectives. `ctas`: a `Loop` kernel's entry runs that many
+/// CTAs, from `ctaid` on along x (fewer calls for grids of small CTAs).
+pub const HOST_ENV_FIELDS: [&str; 14] = [
     "params",
     "shared",
     "tid",
@@ -51,7 +53,11 @@ pub const HOST_ENV_FIELDS: [&str; 13] = [
     "nsmid",
     "gridid",
     "fault",
+    "ctas",
 ];
+
+/// The index of `ctas` in the environment struct.
+const CTAS_FIELD: u32 = 13;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamInfo {
@@ -69,10 +75,40 @@ pub struct KernelInfo {
     pub param_bytes: u64,
     /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset, aligned to 16.
     pub static_shared: u64,
-    /// Host flavour: the kernel synchronises threads (CTA barriers or warp collectives), so its entry
-    /// runs one thread (on a fiber) and calls the environment's `collective`; otherwise the entry loops
-    /// over all threads of the CTA.
-    pub fibers: bool,
+    /// Host flavour: how the runtime runs the kernel's CTAs.
+    pub exec: Exec,
+}
+
+/// How a host kernel runs a CTA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    /// No thread synchronises: the entry loops over the CTA's threads around the inlined thread body.
+    Loop,
+    /// Barriers and warp collectives sit only in the kernel's own body: the body is cut at them into
+    /// regions, and one call of the entry runs one region for the CTA's threads (see `regions.rs`).
+    /// Each thread keeps its registers in a frame of `frame_bytes` between regions.
+    Regions { frame_bytes: u64 },
+    /// Everything else (synchronisation inside called functions): the entry runs one thread, and the
+    /// runtime runs each thread on its own fiber.
+    Fibers,
+}
+
+/// Options of the host lowering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Cut synchronising kernels into regions where possible; otherwise every one runs on fibers.
+    pub regions: bool,
+    /// Checked mode: bounds-check every global, shared and local access.
+    pub checked: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            regions: true,
+            checked: false,
+        }
+    }
 }
 
 pub struct Lowered<'ctx> {
@@ -108,17 +144,17 @@ pub fn lower<'ctx>(
     flavour: Flavour,
     name: &str,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
-    lower_with(ctx, m, flavour, name, false)
+    lower_with(ctx, m, flavour, name, Options::default())
 }
 
-/// [`lower`], optionally in checked mode (host flavour): every global, shared and local access first
+/// [`lower`] with options. Checked mode (host flavour): every global, shared and local access first
 /// calls `ptx_llvm::builtin::CHECK`, and a thread whose access is out of bounds stops there.
 pub fn lower_with<'ctx>(
     ctx: &'ctx Context,
     m: &ast::Module<'_>,
     flavour: Flavour,
     name: &str,
-    checked: bool,
+    options: Options,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
@@ -137,11 +173,9 @@ pub fn lower_with<'ctx>(
         funcs: HashMap::new(),
         diags: vec![],
         env_ty: None,
-        checked: checked && flavour == Flavour::Host,
-        fibers: m
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Function(f) if f.body.as_deref().is_some_and(needs_fibers))),
+        syncing: syncing_functions(m),
+        options,
+        checked: options.checked && flavour == Flavour::Host,
     };
     let (scope, _) = Scope::module(m);
     if let Err(e) = l.declare_module(m) {
@@ -194,23 +228,69 @@ struct Lowerer<'ctx> {
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
+    /// Functions that synchronise threads, in their own body or through calls.
+    syncing: std::collections::HashSet<String>,
+    options: Options,
     /// Checked mode: bounds-check memory accesses.
     checked: bool,
-    /// Some function of the module synchronises a CTA (conservative: any function, called or not).
-    fibers: bool,
 }
 
-/// Whether a body synchronises threads (barriers or warp collectives), so its kernels run as fibers.
+/// Whether a body synchronises threads itself (barriers or warp collectives).
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
     ast::visit(body, &mut |s| {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
-            "bar" | "barrier" | "shfl" | "vote" | "activemask" | "redux" | "match" | "mbarrier" | "mma"
+            "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
                 | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma"
         ));
     });
     found
+}
+
+/// The functions that call a synchronising function (`None`: an indirect call, which may reach any).
+fn callees<'a>(body: &[Statement<'a>]) -> Vec<Option<&'a str>> {
+    let mut out = vec![];
+    ast::visit(body, &mut |s| {
+        if let Statement::Inst(i) = s {
+            if i.opcode.text == "call" {
+                let callee = i.operands.iter().find(|o| !matches!(o, Operand::List(..)));
+                out.push(match callee {
+                    Some(Operand::Sym { name, .. }) => Some(name.text),
+                    _ => None,
+                });
+            }
+        }
+    });
+    out
+}
+
+/// Names of the functions that synchronise threads, directly or through (possibly indirect) calls.
+fn syncing_functions(m: &ast::Module<'_>) -> std::collections::HashSet<String> {
+    let funcs: Vec<(&str, bool, Vec<Option<&str>>)> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) => f.body.as_deref().map(|b| (f.name.text, needs_fibers(b), callees(b))),
+            _ => None,
+        })
+        .collect();
+    let mut syncing: std::collections::HashSet<String> =
+        funcs.iter().filter(|f| f.1).map(|f| f.0.to_string()).collect();
+    loop {
+        let before = syncing.len();
+        for (name, _, calls) in &funcs {
+            if calls.iter().any(|c| match c {
+                Some(c) => syncing.contains(*c),
+                None => !syncing.is_empty(),
+            }) {
+                syncing.insert(name.to_string());
+            }
+        }
+        if syncing.len() == before {
+            return syncing;
+        }
+    }
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -319,6 +399,7 @@ impl<'ctx> Lowerer<'ctx> {
                 self.i32().into(),
                 self.i64().into(),
                 p.into(),
+                self.i32().into(),
             ],
             false,
         );
@@ -620,15 +701,30 @@ impl<'ctx> Lowerer<'ctx> {
         }
         let is_kernel = f.kind == FnKind::Entry;
         // Host kernels: the thread body is its own function, inlined into the block loop.
+        let body = f.body.as_ref().expect("function has a body");
+        // Kernels whose own body synchronises, and nothing they call: candidates for regions. Their
+        // thread body is `i32 (env, state)`: it starts at the region numbered `state` and returns the
+        // next one (see `regions.rs`); run as a fiber it is called with 0 and runs to the end.
+        let own_sync = is_kernel
+            && self.flavour == Flavour::Host
+            && self.syncing.contains(f.name.text)
+            && callees(body).iter().all(|c| c.is_some_and(|c| !self.syncing.contains(c)));
         let (body_fn, info) = if is_kernel && self.flavour == Flavour::Host {
-            let ty = self.ctx.void_type().fn_type(&[self.ptr(0).into()], false);
+            let ty = if own_sync {
+                self.i32().fn_type(&[self.ptr(0).into(), self.i32().into()], false)
+            } else {
+                self.ctx.void_type().fn_type(&[self.ptr(0).into()], false)
+            };
             let tf = self
                 .module
                 .add_function(&format!("{}.thread", f.name.text), ty, Some(LlLinkage::Internal));
-            let inl = self
-                .ctx
-                .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
-            tf.add_attribute(AttributeLoc::Function, inl);
+            // Regions' thread bodies are inlined where the state is a constant (see `regions_block_fn`).
+            if !own_sync {
+                let inl = self
+                    .ctx
+                    .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+                tf.add_attribute(AttributeLoc::Function, inl);
+            }
             (tf, Some(self.kernel_info(f)))
         } else if is_kernel {
             (fv, Some(self.kernel_info(f)))
@@ -656,7 +752,6 @@ impl<'ctx> Lowerer<'ctx> {
             alloca_at,
             _m: std::marker::PhantomData,
         };
-        let body = f.body.as_ref().expect("function has a body");
         // Parameters.
         let mut arg_index = 0;
         if self.flavour == Flavour::Host {
@@ -734,8 +829,31 @@ impl<'ctx> Lowerer<'ctx> {
         // Falling off the end returns.
         self.emit_return(&st)?;
         st.alloca_at.build_unconditional_branch(start)?;
-        if is_kernel && self.flavour == Flavour::Host {
-            self.host_block_loop(fv, body_fn)?;
+        let mut info = info;
+        if let Some(k) = info.as_mut().filter(|_| self.flavour == Flavour::Host) {
+            k.exec = if !self.syncing.contains(f.name.text) {
+                Exec::Loop
+            } else if own_sync && self.options.regions {
+                match self.split_regions(body_fn)? {
+                    Some(plan) => {
+                        let exec = Exec::Regions {
+                            frame_bytes: plan.frame_bytes,
+                        };
+                        self.regions_block_fn(fv, body_fn, &plan)?;
+                        return Ok(Some(KernelInfo { exec, ..k.clone() }));
+                    }
+                    None => Exec::Fibers,
+                }
+            } else {
+                Exec::Fibers
+            };
+            if k.exec == Exec::Loop && self.calls_collective(body_fn) {
+                return Err(unsupported(
+                    f.name.span,
+                    "internal error: this kernel synchronises threads through an instruction the execution model does not know synchronises (see `needs_fibers`)",
+                ));
+            }
+            self.host_block_loop(fv, body_fn, k.exec)?;
         }
         Ok(info)
     }
@@ -763,14 +881,14 @@ impl<'ctx> Lowerer<'ctx> {
             params,
             param_bytes: off,
             static_shared: self.shared_size,
-            fibers: self.fibers && self.flavour == Flavour::Host,
+            exec: Exec::Loop,
         }
     }
 
-    /// `void kernel(Env*)`: copies the environment, then runs the thread body for every thread of the CTA.
-    fn host_block_loop(&mut self, block_fn: FunctionValue<'ctx>, thread_fn: FunctionValue<'ctx>) -> R<()> {
+    /// The entry block of a block function: a private copy of the environment, with the argument buffer.
+    /// Leaves the builder at the end of the entry block.
+    fn block_env(&mut self, block_fn: FunctionValue<'ctx>) -> R<PointerValue<'ctx>> {
         let env_ty = self.env_ty();
-        let i32t = self.i32();
         let entry = self.ctx.append_basic_block(block_fn, "entry");
         self.b.position_at_end(entry);
         let src = block_fn.get_nth_param(0).expect("env").into_pointer_value();
@@ -780,12 +898,63 @@ impl<'ctx> Lowerer<'ctx> {
         self.b.build_store(env, whole)?;
         let pp = self.b.build_struct_gep(env_ty, env, 0, "params")?;
         self.b.build_store(pp, params)?;
-        if self.fibers {
-            // One thread per call; the runtime gives each thread a fiber and its own environment.
-            self.b.build_call(thread_fn, &[env.into()], "")?;
-            self.b.build_return(None)?;
-            return Ok(());
+        Ok(env)
+    }
+
+    /// `void kernel(Env*, params)` of a `Loop` kernel (the thread body for every thread of the CTA) or a
+    /// `Fibers` kernel (one thread per call; the runtime gives each its own fiber and environment).
+    fn host_block_loop(&mut self, block_fn: FunctionValue<'ctx>, thread_fn: FunctionValue<'ctx>, exec: Exec) -> R<()> {
+        let env = self.block_env(block_fn)?;
+        let mut args: Vec<BasicMetadataValueEnum> = vec![env.into()];
+        if thread_fn.count_params() == 2 {
+            args.push(self.i32().const_zero().into());
         }
+        if exec == Exec::Fibers {
+            self.b.build_call(thread_fn, &args, "")?;
+        } else {
+            // CTAs ctaid.x .. ctaid.x + ctas, one after the other.
+            let i32t = self.i32();
+            let env_ty = self.env_ty();
+            let cp = self.b.build_struct_gep(env_ty, env, CTAS_FIELD, "ctas")?;
+            let count = self.b.build_load(i32t, cp, "ctas")?.into_int_value();
+            let xp = self.b.build_struct_gep(env_ty, env, 4, "ctaid")?;
+            let x0 = self.b.build_load(i32t, xp, "x0")?.into_int_value();
+            let pre = self.b.get_insert_block().expect("block");
+            let head = self.ctx.append_basic_block(block_fn, "cta");
+            let done = self.ctx.append_basic_block(block_fn, "ctas.done");
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(head);
+            let c = self.b.build_phi(i32t, "c")?;
+            c.add_incoming(&[(&i32t.const_zero(), pre)]);
+            let cv = c.as_basic_value().into_int_value();
+            self.b.build_store(xp, self.b.build_int_add(x0, cv, "x")?)?;
+            self.thread_loops(block_fn, env, |this, _| {
+                let c = this.b.build_call(thread_fn, &args, "")?;
+                this.parallel(Some(unsafe { inkwell::values::InstructionValue::new(c.as_value_ref()) }));
+                Ok(())
+            })?;
+            let next = self.b.build_int_add(cv, i32t.const_int(1, false), "c")?;
+            c.add_incoming(&[(&next, self.b.get_insert_block().expect("block"))]);
+            let more = self.b.build_int_compare(IntPredicate::ULT, next, count, "more")?;
+            self.b.build_conditional_branch(more, head, done)?;
+            self.b.position_at_end(done);
+        }
+        self.b.build_return(None)?;
+        Ok(())
+    }
+
+    /// Loops z, y, x over the CTA's threads from the builder's position, setting `env.tid`; `body` gets the
+    /// linear thread index (i64) and leaves the builder where the iteration ends. x is innermost, so
+    /// consecutive threads are consecutive iterations. Leaves the builder after the loops.
+    fn thread_loops(
+        &mut self,
+        block_fn: FunctionValue<'ctx>,
+        env: PointerValue<'ctx>,
+        mut body: impl FnMut(&mut Self, IntValue<'ctx>) -> R<()>,
+    ) -> R<()> {
+        let env_ty = self.env_ty();
+        let i32t = self.i32();
+        let i64t = self.i64();
         let field = |b: &Builder<'ctx>, f: u32, d: u32| -> R<PointerValue<'ctx>> {
             let p = b.build_struct_gep(env_ty, env, f, "f")?;
             Ok(unsafe {
@@ -800,9 +969,9 @@ impl<'ctx> Lowerer<'ctx> {
         let ntid: Vec<IntValue> = (0..3)
             .map(|d| -> R<IntValue> { Ok(self.b.build_load(i32t, field(&self.b, 3, d)?, "n")?.into_int_value()) })
             .collect::<R<_>>()?;
-        // Nested loops z, y, x; x innermost so consecutive threads are consecutive iterations.
         let mut exits = vec![];
         let mut ivs = vec![];
+        let mut linear = i64t.const_zero();
         for d in [2u32, 1, 0] {
             let pre = self.b.get_insert_block().expect("block");
             let head = self.ctx.append_basic_block(block_fn, "loop");
@@ -812,24 +981,69 @@ impl<'ctx> Lowerer<'ctx> {
             let phi = self.b.build_phi(i32t, "t")?;
             phi.add_incoming(&[(&i32t.const_zero(), pre)]);
             self.b.build_store(field(&self.b, 2, d)?, phi.as_basic_value())?;
-            ivs.push((phi, head, d));
+            let n = self.b.build_int_z_extend(ntid[d as usize], i64t, "n")?;
+            let i = self.b.build_int_z_extend(phi.as_basic_value().into_int_value(), i64t, "i")?;
+            linear = self.b.build_int_nuw_add(self.b.build_int_nuw_mul(linear, n, "l")?, i, "l")?;
+            ivs.push((phi, d));
             exits.push(exit);
         }
-        self.b.build_call(thread_fn, &[env.into()], "")?;
-        for ((phi, head, d), exit) in ivs.into_iter().rev().zip(exits.into_iter().rev()) {
+        body(self, linear)?;
+        for ((phi, d), exit) in ivs.into_iter().rev().zip(exits.into_iter().rev()) {
             let next = self
                 .b
                 .build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
             let latch = self.b.get_insert_block().expect("block");
+            let head = phi.as_instruction().get_parent().expect("head");
             phi.add_incoming(&[(&next, latch)]);
             let more = self
                 .b
                 .build_int_compare(IntPredicate::ULT, next, ntid[d as usize], "more")?;
-            self.b.build_conditional_branch(more, head, exit)?;
+            let br = self.b.build_conditional_branch(more, head, exit)?;
+            if d == 0 {
+                self.mark_parallel_loop(br);
+            }
             self.b.position_at_end(exit);
         }
-        self.b.build_return(None)?;
         Ok(())
+    }
+
+    /// The access group of the thread loops' bodies (one for the module: a loop's claim covers only
+    /// the accesses inside it).
+    fn access_group(&self) -> inkwell::llvm_sys::prelude::LLVMMetadataRef {
+        unsafe { inkwell::llvm_sys::core::LLVMMDNodeInContext2(self.ctx.raw(), std::ptr::null_mut(), 0) }
+    }
+
+    /// Puts an instruction of a thread loop's body (a call of the thread body, whose inlined accesses
+    /// inherit it) in the thread loops' access group.
+    fn parallel(&self, i: Option<inkwell::values::InstructionValue<'ctx>>) {
+        use inkwell::llvm_sys::core::{LLVMGetMDKindIDInContext, LLVMMetadataAsValue, LLVMSetMetadata};
+        if let Some(i) = i {
+            unsafe {
+                let kind = LLVMGetMDKindIDInContext(self.ctx.raw(), c"llvm.access.group".as_ptr(), 17);
+                LLVMSetMetadata(i.as_value_ref(), kind, LLVMMetadataAsValue(self.ctx.raw(), self.access_group()));
+            }
+        }
+    }
+
+    /// Marks the innermost thread loop parallel: between synchronisation points a CTA's threads are
+    /// independent (communication without a barrier is a race on a GPU too), so LLVM may vectorise
+    /// across threads even where it cannot prove independence, e.g. through addresses in registers.
+    fn mark_parallel_loop(&self, latch: inkwell::values::InstructionValue<'ctx>) {
+        use inkwell::llvm_sys::core::*;
+        use inkwell::llvm_sys::debuginfo::{LLVMDisposeTemporaryMDNode, LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+        unsafe {
+            let c = self.ctx.raw();
+            let name = LLVMMDStringInContext2(c, c"llvm.loop.parallel_accesses".as_ptr(), 27);
+            let mut pa = [name, self.access_group()];
+            let pa = LLVMMDNodeInContext2(c, pa.as_mut_ptr(), 2);
+            let tmp = LLVMTemporaryMDNode(c, std::ptr::null_mut(), 0);
+            let mut ops = [tmp, pa];
+            let id = LLVMMDNodeInContext2(c, ops.as_mut_ptr(), 2);
+            LLVMMetadataReplaceAllUsesWith(tmp, id);
+            let _ = LLVMDisposeTemporaryMDNode;
+            let kind = LLVMGetMDKindIDInContext(c, c"llvm.loop".as_ptr(), 9);
+            LLVMSetMetadata(latch.as_value_ref(), kind, LLVMMetadataAsValue(c, id));
+        }
     }
 
     fn block<'m, 'a>(
@@ -974,6 +1188,10 @@ impl<'ctx> Lowerer<'ctx> {
             .map(|(slot, ty)| self.b.build_load(*ty, *slot, "ret"))
             .collect::<Result<Vec<_>, _>>()?;
         match vals.as_slice() {
+            // A thread body cut into regions returns where it stopped: here, at its end.
+            [] if st.func.get_type().get_return_type().is_some() => self
+                .b
+                .build_return(Some(&self.i32().const_int(crate::regions::DONE as u64, false)))?,
             [] => self.b.build_return(None)?,
             [v] => self.b.build_return(Some(v))?,
             many => {

@@ -1,0 +1,227 @@
+//! CTAs of kernels cut into regions (`Exec::Regions`, see ptx-llvm's `lower/regions.rs`). One call of the
+//! block entry runs one region for the CTA's threads; each thread stops at a barrier or warp collective
+//! (or finishes) and records where in `states`. Releases follow the same rules as the fiber scheduler:
+//! a warp whose live lanes all wait at warp collectives, else the whole CTA when every live thread
+//! waits at a barrier; exited threads count as arrived. When every thread stops at the same place, the
+//! next region runs for all of them in one unmasked call: the common case, with no per-thread state
+//! inspected by the runtime at all.
+
+use crate::fibers::{shfl_source, vote_result};
+use crate::host::HostKernel;
+use crate::runtime::{shared_words, Env, Launch, LaunchError};
+use ptx_llvm::collective::{SHFL, VOTE};
+use ptx_llvm::regions::{DONE, WAIT, WARP};
+use rayon::prelude::*;
+use std::ffi::c_void;
+
+/// The record `env.sync` points to. The JIT'd code reads and writes the fields up to `cur`, in this
+/// order (ptx-llvm's `Lowerer::steps_ty`); the rest is the runtime's.
+#[repr(C)]
+struct Steps {
+    states: *mut u32,
+    frames: *mut u8,
+    state: u32,
+    masked: u32,
+    or: u32,
+    and: u32,
+    cur: u32,
+    slots: *mut u32,
+    args: *mut u32,
+    parity: *mut u32,
+    exchange: *mut Exchange,
+}
+
+/// Values exchanged by warp collectives: each thread publishes into half `parity[its warp]` of
+/// `slots`; a release flips the warp's parity, so the lanes read what was published while later
+/// collectives write to the other half.
+struct Exchange {
+    /// Two halves of one slot per thread, rounded up to whole warps.
+    slots: Vec<u32>,
+    /// Each thread's `b` and `c` operands (the shuffle's lane and clamp), interleaved.
+    args: Vec<u32>,
+    parity: Vec<u32>,
+    /// Each warp's lanes that had not exited when it was last released.
+    live: Vec<u32>,
+}
+
+unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _: u32, _: u32) -> u64 {
+    // SAFETY: `sync` is the `Steps` of the CTA running this call, and `cur` the calling thread.
+    let steps = unsafe { &*(sync as *const Steps) };
+    let x = unsafe { &mut *steps.exchange };
+    let t = steps.cur as usize;
+    let (w, lane) = (t / 32, t % 32);
+    let half = x.slots.len() / 2;
+    // The half published into before the warp's last release.
+    let read = (x.parity[w] as usize ^ 1) * half + w * 32;
+    match kind {
+        k if (SHFL..SHFL + 4).contains(&k) => {
+            let (b, c) = (x.args[2 * t], x.args[2 * t + 1]);
+            let (src, valid) = shfl_source(k - SHFL, lane as u32, b, c);
+            x.slots[read + src] as u64 | (valid as u64) << 32
+        }
+        k if (VOTE..VOTE + 4).contains(&k) => {
+            let live = x.live[w];
+            let ballot = (0..32)
+                .filter(|&i| live >> i & 1 == 1 && x.slots[read + i] & 1 == 1)
+                .fold(0u32, |m, i| m | 1 << i);
+            vote_result(k - VOTE, ballot, live)
+        }
+        _ => 0,
+    }
+}
+
+/// A worker's buffers, reused for every CTA it runs.
+struct Buffers {
+    states: Vec<u32>,
+    /// 64-byte lines, so frame slots keep the alignment the JIT'd code assumes.
+    frames: Vec<[u64; 8]>,
+    exchange: Exchange,
+    shared: Vec<u64>,
+}
+
+impl Buffers {
+    fn new(n: usize, frame_bytes: u64, shared_words: usize) -> Buffers {
+        let warps = n.div_ceil(32);
+        Buffers {
+            states: vec![0; n],
+            frames: vec![[0; 8]; (n as u64 * frame_bytes).div_ceil(64) as usize],
+            exchange: Exchange {
+                slots: vec![0; 2 * warps * 32],
+                args: vec![0; 2 * n],
+                parity: vec![0; warps],
+                live: vec![0; warps],
+            },
+            shared: vec![0; shared_words],
+        }
+    }
+}
+
+fn full_mask(w: usize, n: usize) -> u32 {
+    let lanes = (n - w * 32).min(32);
+    if lanes == 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes) - 1
+    }
+}
+
+fn run_cta(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    cta: u64,
+    buf: &mut Buffers,
+    fault: *const c_void,
+) -> Result<(), LaunchError> {
+    let n = buf.states.len();
+    let warps = n.div_ceil(32);
+    buf.exchange.parity.iter_mut().for_each(|p| *p = 0);
+    let mut steps = Steps {
+        states: buf.states.as_mut_ptr(),
+        frames: buf.frames.as_mut_ptr() as *mut u8,
+        state: 0,
+        masked: 0,
+        or: 0,
+        and: 0,
+        cur: 0,
+        slots: buf.exchange.slots.as_mut_ptr(),
+        args: buf.exchange.args.as_mut_ptr(),
+        parity: buf.exchange.parity.as_mut_ptr(),
+        exchange: &mut buf.exchange,
+    };
+    let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);
+    env.sync = &mut steps as *mut Steps as *mut c_void;
+    env.fault = fault;
+    let entry = k.entry()?;
+    let call = |steps: &mut Steps, state: u32, masked: bool| {
+        steps.state = state;
+        steps.masked = masked as u32;
+        // SAFETY: the JIT'd entry of a Regions kernel, built for this Env and Steps layout; every buffer
+        // it reaches lives in `buf` for the whole CTA.
+        unsafe { entry(&env, env.params) };
+    };
+    let mut uniform = Some(0);
+    loop {
+        if let Some(s) = uniform {
+            call(&mut steps, s, false);
+            if steps.or == steps.and {
+                let v = steps.or;
+                if v == DONE {
+                    return Ok(());
+                }
+                if v & WARP != 0 {
+                    let x = unsafe { &mut *steps.exchange };
+                    for w in 0..warps {
+                        x.parity[w] ^= 1;
+                        x.live[w] = full_mask(w, n);
+                    }
+                }
+                uniform = Some(v & !WAIT);
+                continue;
+            }
+        }
+        // Threads stopped at different places: run every runnable group until all wait or are done.
+        let states = unsafe { std::slice::from_raw_parts_mut(steps.states, n) };
+        // One state at a time: a masked call runs every thread in it, and they all stop (or finish).
+        while let Some(s) = states.iter().copied().find(|&s| s != DONE && s & WAIT == 0) {
+            call(&mut steps, s, true);
+        }
+        if states.iter().all(|&s| s == DONE) {
+            return Ok(());
+        }
+        let waits_warp = |s: u32| s != DONE && s & WAIT != 0 && s & WARP != 0;
+        let x = unsafe { &mut *steps.exchange };
+        let mut released = false;
+        for w in 0..warps {
+            let lanes = &mut states[w * 32..((w + 1) * 32).min(n)];
+            if lanes.iter().all(|&s| s == DONE || waits_warp(s)) && lanes.iter().any(|&s| s != DONE) {
+                x.parity[w] ^= 1;
+                x.live[w] = lanes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &s)| s != DONE)
+                    .fold(0, |m, (i, _)| m | 1 << i);
+                lanes.iter_mut().filter(|s| **s != DONE).for_each(|s| *s &= !WAIT);
+                released = true;
+            }
+        }
+        if !released {
+            if states.iter().all(|&s| s == DONE || (s & WAIT != 0 && s & WARP == 0)) {
+                states.iter_mut().filter(|s| **s != DONE).for_each(|s| *s &= !WAIT);
+            } else {
+                return Err(LaunchError::Failed(
+                    "threads wait at a barrier that the rest of the CTA never reaches (the kernel would hang)".into(),
+                ));
+            }
+        }
+        let first = states[0];
+        uniform = (first != DONE && states.iter().all(|&s| s == first)).then_some(first);
+    }
+}
+
+/// Frames of one CTA at most (per worker thread): registers and `.local` arrays of every thread.
+const MAX_FRAMES_BYTES: u64 = 1 << 30;
+
+pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64, fault: *const c_void) -> Result<(), LaunchError> {
+    let n = l.block.iter().map(|&b| b as usize).product::<usize>();
+    if n as u64 * frame_bytes > MAX_FRAMES_BYTES {
+        return Err(LaunchError::OutOfResources(format!(
+            "{n} threads with {frame_bytes} bytes of registers and local memory each"
+        )));
+    }
+    let words = shared_words(k, l);
+    let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
+    let fault_addr = fault as usize;
+    (0..total).into_par_iter().try_for_each_init(
+        || Buffers::new(n, frame_bytes, words),
+        |buf, cta| {
+            // SAFETY: `fault` is the launch's fault record, alive until the launch returns.
+            if let Some(cell) = unsafe { (fault_addr as *const crate::checked::FaultCell).as_ref() } {
+                if cell.faulted() {
+                    return Ok(()); // the launch has failed: no further CTAs start
+                }
+            }
+            crate::checked::use_thread_stack();
+            run_cta(k, l, cta, buf, fault_addr as *const c_void)
+        },
+    )
+}
