@@ -61,6 +61,10 @@ build/nvcc_program: tests/nvcc/program.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
 
+build/nvcc_printf: tests/nvcc/printf_assert.cu venv
+	mkdir -p build
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
+
 build/nvcc_program_shared: tests/nvcc/program.cu venv
 	mkdir -p build/cudart
 	ln -sfn $(abspath $(CU13))/lib/libcudart.so.13 build/cudart/libcudart.so
@@ -98,7 +102,7 @@ bench: build venv opencl
 
 # ---- tests -----------------------------------------------------------------------------------------
 
-test: build venv build/client build/nvcc_program build/nvcc_program_shared
+test: build venv build/client build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -116,6 +120,11 @@ test: build venv build/client build/nvcc_program build/nvcc_program_shared
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_program
 	@echo; echo "== the same program with the shared CUDA runtime"
 	LD_LIBRARY_PATH=$(REL):$(CU13)/lib ./build/nvcc_program_shared
+	@echo; echo "== device-side printf and assert in an nvcc-built program"
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_printf 2>&1 | tee build/printf.out
+	test "$$(grep -c '^printf: thread [0-2] of 3, x=1.500, name=gpu, big=1099511627776$$' build/printf.out)" -eq 3
+	grep -q "Assertion \`v > 100\` failed" build/printf.out
+	grep -q "ALL VERIFIED" build/printf.out
 	@echo; echo "== numba-cuda client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/numba_client.py
 	@echo; echo "== fat binaries made by nvcc, libraries, JIT logs and the linker"

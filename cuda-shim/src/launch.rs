@@ -132,6 +132,7 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
         ptx_jit::LaunchError::OutOfResources(_) => CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
         ptx_jit::LaunchError::Failed(_) => CUDA_ERROR_LAUNCH_FAILED,
         ptx_jit::LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
+        ptx_jit::LaunchError::Assert(_) => CUDA_ERROR_ASSERT,
     }
 }
 

@@ -92,11 +92,20 @@ pub fn on_stack(addr: u64) -> bool {
     addr >= lo && addr < hi
 }
 
-/// The first bad access (or `trap`) of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// An access outside every allocation (checked mode).
+    Access,
+    Trap,
+    /// A failed `assert` in device code (`__assertfail`).
+    Assert,
+}
+
+/// The first bad access (or `trap`, or failed assertion) of a launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
-    /// A `trap` rather than a bad access.
-    pub trap: bool,
+    /// What happened.
+    pub kind: FaultKind,
     /// Byte offset of the instruction in the PTX text.
     pub site: u32,
     pub addr: u64,
@@ -177,7 +186,7 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
         return 0;
     }
     cell.record(Fault {
-        trap: false,
+        kind: FaultKind::Access,
         site,
         addr,
         bytes,
@@ -188,11 +197,11 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     1
 }
 
-/// `trap`: the launch fails; threads stop at their next check.
-pub fn trap(env: &Env, site: u32) {
+/// `trap` (or a failed device-side `assert`): the launch fails; threads stop at their next check.
+pub fn trap(env: &Env, site: u32, kind: FaultKind) {
     if let Some(cell) = unsafe { (env.fault as *const FaultCell).as_ref() } {
         cell.record(Fault {
-            trap: true,
+            kind,
             site,
             addr: 0,
             bytes: 0,

@@ -88,7 +88,10 @@ extern "C" fn optimise_on_materialisation(
 /// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
 /// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
 unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
-    let fns: [(&str, u64); 5] = [
+    let fns: [(&str, u64); 7] = [
+        // NVIDIA's device runtime, in place of the C library's functions of the same names.
+        ("vprintf", crate::device_libs::ptxjit_vprintf as *const () as u64),
+        ("__assertfail", crate::device_libs::ptxjit_assertfail as *const () as u64),
         (ptx_llvm::builtin::MEM, crate::memops::ptxjit_mem as *const () as u64),
         (ptx_llvm::builtin::CHECK, crate::checked::ptxjit_check as *const () as u64),
         (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),

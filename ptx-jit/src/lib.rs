@@ -7,6 +7,7 @@ pub mod args;
 pub mod coverage;
 mod builtins;
 pub mod checked;
+mod device_libs;
 mod fibers;
 mod matrix;
 mod memops;

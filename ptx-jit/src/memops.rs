@@ -116,7 +116,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             }
         }
         MEM_TRAP => {
-            crate::checked::trap(env, a as u32);
+            crate::checked::trap(env, a as u32, crate::checked::FaultKind::Trap);
             1
         }
         MEM_WMMA_LOAD | MEM_WMMA_STORE => {

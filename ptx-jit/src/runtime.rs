@@ -89,6 +89,8 @@ pub enum LaunchError {
     Failed(String),
     #[error("illegal address: {0}")]
     IllegalAddress(String),
+    #[error("device-side assertion: {0}")]
+    Assert(String),
 }
 
 pub struct Launch<'p> {
@@ -178,7 +180,11 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         None => format!("byte {site} of the PTX"),
     };
     match cell.take() {
-        Some(f) if f.trap => Err(LaunchError::Failed(format!(
+        Some(f) if f.kind == crate::checked::FaultKind::Assert => Err(LaunchError::Assert(format!(
+            "`{}`: thread ({}, {}, {}) of block ({}, {}, {}) failed an assertion",
+            k.info.name, f.tid[0], f.tid[1], f.tid[2], f.ctaid[0], f.ctaid[1], f.ctaid[2],
+        ))),
+        Some(f) if f.kind == crate::checked::FaultKind::Trap => Err(LaunchError::Failed(format!(
             "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) executed `trap`",
             k.info.name,
             line(f.site),
