@@ -19,92 +19,73 @@ pub enum Emit {
     Llvm,
 }
 
-/// What LLVM's instruction selection needs beyond the ISA table's minimum sm: the `.sync` warp
-/// intrinsics are only selectable from PTX 6.0. LLVM aborts the process when it cannot select, so
-/// every instruction is checked against the target before LLVM sees the module.
-fn nvptx_min_ptx(i: &ptx_front::ast::Instruction<'_>) -> u32 {
+/// What LLVM's instruction selection needs beyond the ISA table: the `.sync` warp intrinsics are only
+/// selectable from PTX 6.0 and sm_30. LLVM aborts the process when it cannot select, so these are
+/// checked before LLVM sees the module.
+fn nvptx_min(i: &ptx_front::ast::Instruction<'_>) -> (u32, u32) {
     let warp_sync = matches!(i.opcode.text, "shfl" | "vote" | "barrier") || i.mods.iter().any(|m| m.text == ".warp");
     if warp_sync {
-        60
+        (60, 30)
     } else {
-        0
+        (0, 0)
     }
 }
 
-/// The PTX version (×10) the module needs from the backend, or a diagnostic per instruction that the
-/// target cannot run.
+/// The PTX version (×10) of the output: the requested one, or the lowest that the target and every
+/// instruction allow (instructions may be emitted as inline PTX, whose text needs its own version).
+/// Instructions the target or that version cannot express get the checker's gating diagnostic (P0301),
+/// so the ISA table stays the one source of the requirements.
 fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
-    let mut insts = vec![];
+    let mut need = arch.min_ptx();
+    let mut diags = vec![];
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
+            // ptxas: kernel parameters beyond 4352 bytes need PTX 8.1.
+            let bytes: u64 = f.params.iter().map(|p| p.size_bytes().next_multiple_of(p.alignment().max(1))).sum();
+            if f.kind == ptx_front::ast::FnKind::Entry && bytes > 4352 {
+                need = need.max(81);
+            }
             if let Some(b) = &f.body {
                 ptx_front::ast::visit(b, &mut |s| {
                     if let ptx_front::ast::Statement::Inst(i) = s {
-                        insts.push(i);
+                        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+                        let ((maj, min), _) = ptx_front::isa::decode(i.opcode.text, &mods)
+                            .map_or(((0, 0), 0), |d| d.requires());
+                        let (llvm_ptx, llvm_sm) = nvptx_min(i);
+                        need = need.max(maj * 10 + min).max(llvm_ptx);
+                        if arch.sm < llvm_sm {
+                            diags.push(
+                                Diagnostic::error(
+                                    ptx_front::Code::P0301,
+                                    i.opcode.span,
+                                    format!("`{}` needs sm_{llvm_sm} or later in LLVM's NVPTX backend; the requested target is {}", i.opcode.text, arch.cpu()),
+                                )
+                                .label("not available for this target"),
+                            );
+                        }
                     }
                 });
             }
         }
     }
-    let mut need = 0;
-    let mut diags = vec![];
-    for i in insts {
-        // The base requirement of the entry this form decodes to. Modifier-level requirements do not
-        // bind the output: LLVM emulates what the target lacks where it can (bf16 conversions on
-        // sm_75), and what it cannot select is caught by `nvptx_min_ptx`.
-        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-        let decoded = ptx_front::isa::decode(i.opcode.text, &mods).ok();
-        let sm = decoded.as_ref().map_or(0, |d| d.spec.sm);
-        let ptx = nvptx_min_ptx(i);
-        if decoded.is_some_and(|d| d.spec.arch) && arch.suffix != Some('a') {
-            diags.push(
-                Diagnostic::error(
-                    ptx_front::Code::P0402,
-                    i.opcode.span,
-                    format!("`{}` needs an architecture-specific target such as sm_{}a; the requested target is {}", i.opcode.text, arch.sm.max(sm), arch.cpu()),
-                )
-                .label("not available on the requested target"),
-            );
-            continue;
-        }
-        if arch.sm < sm || arch.sm < 30 && ptx >= 60 {
-            diags.push(
-                Diagnostic::error(
-                    ptx_front::Code::P0402,
-                    i.opcode.span,
-                    format!(
-                        "`{}` needs sm_{} or later; the requested target is {}",
-                        i.opcode.text,
-                        sm.max(if ptx >= 60 { 30 } else { 0 }),
-                        arch.cpu()
-                    ),
-                )
-                .label("not available on the requested target"),
-            );
-        }
-        if let Some(v) = arch.ptx {
-            if v < ptx {
-                diags.push(
-                    Diagnostic::error(
-                        ptx_front::Code::P0402,
-                        i.opcode.span,
-                        format!(
-                            "`{}` needs PTX {}.{} or later; PTX {}.{} was requested",
-                            i.opcode.text,
-                            ptx / 10,
-                            ptx % 10,
-                            v / 10,
-                            v % 10
-                        ),
-                    )
-                    .label("not available in the requested PTX version"),
-                );
-            }
-        }
-        need = need.max(ptx);
-    }
+    let last = *crate::arch::PTX_VERSIONS.last().expect("versions");
+    let version = match arch.ptx {
+        Some(v) => v,
+        None => crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need).unwrap_or(last),
+    };
+    let opts = ptx_front::check::Options {
+        sm: Some((arch.sm, arch.suffix)),
+        version: Some((version / 10, version % 10)),
+        no_lints: true,
+        ..Default::default()
+    };
+    diags.extend(
+        ptx_front::check::check_with(m, &opts)
+            .into_iter()
+            .filter(|d| d.code == ptx_front::Code::P0301),
+    );
     if diags.is_empty() {
-        Ok(need)
+        Ok(version)
     } else {
         Err(diags)
     }
@@ -113,13 +94,8 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
 /// Lowers a checked module for NVPTX and prints it as PTX (or as LLVM IR).
 pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, Vec<Diagnostic>> {
     init();
-    let need = requirements(m, arch)?;
-    let mut arch = arch.clone();
-    if arch.ptx.is_none() && need > arch.min_ptx() {
-        // Raise the output version just enough for what the module uses.
-        arch.ptx = crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need);
-    }
-    let arch = &arch;
+    let version = requirements(m, arch)?;
+    let arch = &Arch { ptx: Some(version), ..arch.clone() };
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, ptx_llvm::Flavour::Nvvm, "ptx-jit")?;
     let module = lowered.module;

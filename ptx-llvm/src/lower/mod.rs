@@ -3,6 +3,7 @@
 //! function structure and the instruction dispatch; the submodules hold one concern each.
 
 mod arith;
+mod asm;
 mod calls;
 mod convert;
 mod memory;
@@ -15,7 +16,7 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{Linkage as LlLinkage, Module};
-use inkwell::types::{BasicType, BasicTypeEnum, IntType};
+use inkwell::types::{AnyType, BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
 };
@@ -99,6 +100,35 @@ pub fn lower<'ctx>(
     flavour: Flavour,
     name: &str,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+    // The nvvm flavour lowers again, with inline PTX for what the first pass could not lower natively.
+    let asm_at = match lower_pass(ctx, m, flavour, name, Default::default()) {
+        Ok(Pass::Done(l)) => return Ok(l),
+        Ok(Pass::Again(at)) => at,
+        Err(d) => return Err(d),
+    };
+    match lower_pass(ctx, m, flavour, name, asm_at)? {
+        Pass::Done(l) => Ok(l),
+        Pass::Again(_) => Err(vec![Diagnostic::error(
+            Code::P0401,
+            Span::default(),
+            "internal error: inline-assembly fallback requested twice",
+        )]),
+    }
+}
+
+enum Pass<'ctx> {
+    Done(Lowered<'ctx>),
+    /// Instructions (by span start) to lower through inline PTX.
+    Again(std::collections::HashSet<u32>),
+}
+
+fn lower_pass<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    name: &str,
+    asm_at: std::collections::HashSet<u32>,
+) -> Result<Pass<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
@@ -115,6 +145,8 @@ pub fn lower<'ctx>(
         shared_size: 0,
         funcs: HashMap::new(),
         diags: vec![],
+        asm_at,
+        asm_wanted: vec![],
         env_ty: None,
         fibers: m
             .items
@@ -142,6 +174,9 @@ pub fn lower<'ctx>(
     if !l.diags.is_empty() {
         return Err(l.diags);
     }
+    if !l.asm_wanted.is_empty() {
+        return Ok(Pass::Again(l.asm_wanted.into_iter().chain(l.asm_at).collect()));
+    }
     let globals = m
         .items
         .iter()
@@ -152,11 +187,11 @@ pub fn lower<'ctx>(
             _ => None,
         })
         .collect();
-    Ok(Lowered {
+    Ok(Pass::Done(Lowered {
         module: l.module,
         kernels,
         globals,
-    })
+    }))
 }
 
 struct Lowerer<'ctx> {
@@ -171,6 +206,9 @@ struct Lowerer<'ctx> {
     shared_size: u64,
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
+    /// Nvvm: instructions (by span start) lowered through inline PTX, and those found in this pass to need it.
+    asm_at: std::collections::HashSet<u32>,
+    asm_wanted: Vec<u32>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
     /// Some function of the module synchronises a CTA (conservative: any function, called or not).
     fibers: bool,
@@ -451,13 +489,27 @@ impl<'ctx> Lowerer<'ctx> {
                 fv
             }
             (FnKind::Entry, Flavour::Nvvm) => {
+                // Aggregates go by `byval` pointer, which NVPTX prints as `.param .align A .b8 p[N]`: the
+                // layout and alignment stay those of the source, and nothing is copied.
                 let mut args = vec![];
                 for p in &f.params {
-                    args.push(self.param_ty(p)?.into());
+                    args.push(if nvvm_byval(p) { self.ptr(0).into() } else { self.param_ty(p)?.into() });
                 }
                 let ty = self.ctx.void_type().fn_type(&args, false);
                 let fv = self.module.add_function(f.name.text, ty, None);
                 fv.set_call_conventions(71); // ptx_kernel
+                for (k, p) in f.params.iter().enumerate().filter(|(_, p)| nvvm_byval(p)) {
+                    let byval = self.ctx.create_type_attribute(
+                        Attribute::get_named_enum_kind_id("byval"),
+                        self.param_ty(p)?.as_any_type_enum(),
+                    );
+                    fv.add_attribute(AttributeLoc::Param(k as u32), byval);
+                    let align = self
+                        .ctx
+                        .create_enum_attribute(Attribute::get_named_enum_kind_id("align"), p.alignment());
+                    fv.add_attribute(AttributeLoc::Param(k as u32), align);
+                }
+                self.launch_bounds(f, fv);
                 fv
             }
             (FnKind::Func, _) => {
@@ -551,12 +603,15 @@ impl<'ctx> Lowerer<'ctx> {
                 let home = match self.flavour {
                     Flavour::Host => ParamHome::Buffer(pi.offset),
                     Flavour::Nvvm => {
-                        let ty = self.param_ty(p)?;
-                        let slot = st.alloca_at.build_alloca(ty, p.name.text)?;
                         let arg = body_fn.get_nth_param(arg_index).expect("kernel arg");
-                        self.b.build_store(slot, arg)?;
                         arg_index += 1;
-                        ParamHome::Slot(slot)
+                        if nvvm_byval(p) {
+                            ParamHome::Slot(arg.into_pointer_value())
+                        } else {
+                            let slot = st.alloca_at.build_alloca(self.param_ty(p)?, p.name.text)?;
+                            self.b.build_store(slot, arg)?;
+                            ParamHome::Slot(slot)
+                        }
                     }
                 };
                 st.params.insert(p.name.text, home);
@@ -764,12 +819,12 @@ impl<'ctx> Lowerer<'ctx> {
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
         // The lowering implements the forms of each opcode's primary ISA-table entry; the other entries
         // (half precision, sub-instructions such as st.async, new modifiers) are recognised, not lowered.
-        if !d.is_primary() {
+        if !d.is_primary() && self.flavour != Flavour::Nvvm {
             let form = format!("{}{}", i.opcode.text, mods.concat());
             return Err(unsupported(i.span, format!("`{form}` is not supported yet")));
         }
         let Some(g) = &i.guard else {
-            return self.inst(st, i, &d, scope);
+            return self.inst_or_asm(st, i, &d, scope);
         };
         let p = self.reg_load(st, &g.pred, Type::Pred, scope)?.into_int_value();
         if d.spec.name == "bra" {
@@ -785,7 +840,7 @@ impl<'ctx> Lowerer<'ctx> {
         let (t, e) = if g.negated { (join, then) } else { (then, join) };
         self.b.build_conditional_branch(p, t, e)?;
         self.b.position_at_end(then);
-        self.inst(st, i, &d, scope)?;
+        self.inst_or_asm(st, i, &d, scope)?;
         if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_none() {
             self.b.build_unconditional_branch(join)?;
         }
@@ -1122,6 +1177,11 @@ impl<'ctx> Lowerer<'ctx> {
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
     }
+}
+
+/// Nvvm kernel parameters passed by `byval` pointer: arrays and vectors.
+fn nvvm_byval(p: &VarDecl<'_>) -> bool {
+    !(p.dims.is_empty() && p.vector.is_none())
 }
 
 /// The bit-size type of a width (for the parts of a packed `mov`).

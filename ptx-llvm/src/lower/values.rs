@@ -112,8 +112,18 @@ impl<'ctx> Lowerer<'ctx> {
                     let v = self.special(st, name, c)?;
                     return self.from_bits(v, want, false);
                 }
+                if self.flavour == Flavour::Nvvm && scope.lookup(name.text).is_none() {
+                    if let Some(v) = self.nvvm_scalar_sreg(name)? {
+                        return self.from_bits(v, want, false);
+                    }
+                }
                 match scope.lookup(name.text) {
                     Some(Entry::Reg { .. }) => self.reg_load(st, name, want, scope),
+                    Some(Entry::Func(_)) if self.flavour == Flavour::Nvvm => {
+                        let f = self.funcs[name.text].as_global_value().as_pointer_value();
+                        let a = self.b.build_ptr_to_int(f, self.addr_ty(), "fn")?;
+                        self.from_bits(a, want, false)
+                    }
                     Some(Entry::Var(_)) | None => {
                         let a = self.var_address(st, name, scope)?;
                         self.from_bits(a, want, false)
@@ -250,6 +260,11 @@ impl<'ctx> Lowerer<'ctx> {
         }
         if let Some(ParamHome::Buffer(off)) = st.params.get(n.text) {
             return Ok(at.const_int(*off, false));
+        }
+        // A kernel parameter's address in the nvvm flavour is that of its local copy, where `ld.param`
+        // through the address reads it.
+        if let (Flavour::Nvvm, Some(ParamHome::Slot(p))) = (self.flavour, st.params.get(n.text)) {
+            return Ok(self.b.build_ptr_to_int(*p, at, "addr")?);
         }
         if let Some(g) = self.globals.get(n.text) {
             return Ok(self.b.build_ptr_to_int(g.as_pointer_value(), at, "addr")?);
