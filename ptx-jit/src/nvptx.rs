@@ -36,7 +36,10 @@ fn nvptx_min(i: &ptx_front::ast::Instruction<'_>) -> (u32, u32) {
 /// Instructions the target or that version cannot express get the checker's gating diagnostic (P0301),
 /// so the ISA table stays the one source of the requirements.
 fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
-    let mut need = arch.min_ptx();
+    // Unless asked to lower it, the output keeps the source's version (as far as LLVM can emit it):
+    // requirements the ISA table does not record (ptxas knows more) then stay met.
+    let (maj, min) = ptx_front::Target::of(m).version;
+    let mut need = arch.min_ptx().max(maj * 10 + min);
     let mut diags = vec![];
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {

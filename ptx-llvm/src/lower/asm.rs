@@ -27,6 +27,7 @@ struct Plan<'ctx> {
     /// Declarations and `setp`s before the instruction, `selp`s after it.
     pre: String,
     post: String,
+    /// Scoped temporary registers made so far (predicates and bytes).
     preds: usize,
 }
 
@@ -276,7 +277,24 @@ impl<'ctx> Lowerer<'ctx> {
             }
             return Ok(p);
         }
-        // LLVM keeps 8-bit values in 16-bit registers.
+        if bits == 8 {
+            // LLVM has no 8-bit registers; a scoped `.b8` register keeps the instruction's operand types.
+            let b = format!("%asm_b{}", plan.preds);
+            plan.preds += 1;
+            plan.pre.push_str(&format!(".reg .b8 {b}; "));
+            if out {
+                let k = plan.outs.len();
+                plan.outs.push(("=h".into(), self.ctx.i16_type().into(), slot, 8, false));
+                plan.post.push_str(&format!("mov.b16 {}, {{{b}, 0}}; ", PLACEHOLDERS[k]));
+            } else {
+                let v = self.b.build_load(self.int(8), slot, name.text)?.into_int_value();
+                let v = self.resize(v, 16, false)?;
+                let k = plan.ins.len();
+                plan.ins.push(("h".into(), v.into()));
+                plan.pre.push_str(&format!("mov.b16 {{{b}, _}}, @{k}; "));
+            }
+            return Ok(b);
+        }
         let (c, w) = match bits {
             0..=16 => ("h", 16),
             17..=32 => ("r", 32),
