@@ -3,6 +3,7 @@
 
 pub mod arch;
 pub mod args;
+pub mod bench;
 pub mod coverage;
 mod fibers;
 pub mod host;

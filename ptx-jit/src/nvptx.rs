@@ -8,6 +8,7 @@ use inkwell::OptimizationLevel;
 use ptx_front::ast::Module;
 use ptx_front::Diagnostic;
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 fn init() {
     static ONCE: Once = Once::new();
@@ -16,7 +17,10 @@ fn init() {
 
 pub enum Emit {
     Ptx,
+    /// LLVM IR text after optimisation.
     Llvm,
+    /// LLVM bitcode after optimisation.
+    Bc,
 }
 
 /// What LLVM's instruction selection needs beyond the ISA table: the `.sync` warp intrinsics are only
@@ -94,15 +98,39 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
     }
 }
 
+/// Time spent in each phase of one compilation (`ptx-jit bench compile` reports them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Phases {
+    /// Gating against the target and PTX version.
+    pub validate: Duration,
+    pub lower: Duration,
+    pub optimise: Duration,
+    pub codegen: Duration,
+    /// Re-parsing and checking the emitted PTX with our own front end.
+    pub recheck: Duration,
+}
+
 /// Lowers a checked module for NVPTX and prints it as PTX (or as LLVM IR).
 pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, Vec<Diagnostic>> {
+    let bytes = emit_bytes(m, arch, opt, what, &mut Phases::default())?;
+    String::from_utf8(bytes).map_err(|_| fail("bitcode is not text; write it to a file".into()))
+}
+
+fn fail(msg: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(ptx_front::Code::P0401, Default::default(), msg)]
+}
+
+/// Like [`emit`], for any output (bitcode included), recording the time of each phase.
+pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phases) -> Result<Vec<u8>, Vec<Diagnostic>> {
     init();
+    let t0 = Instant::now();
     let version = requirements(m, arch)?;
     let arch = &Arch { ptx: Some(version), ..arch.clone() };
+    t.validate = t0.elapsed();
+    let t0 = Instant::now();
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, ptx_llvm::Flavour::Nvvm, "ptx-jit")?;
     let module = lowered.module;
-    let fail = |msg: String| vec![Diagnostic::error(ptx_front::Code::P0401, Default::default(), msg)];
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let target = Target::from_triple(&triple).map_err(|e| fail(format!("NVPTX target: {e}")))?;
     let level = match opt {
@@ -125,19 +153,46 @@ pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, 
     module
         .verify()
         .map_err(|e| fail(format!("internal error: invalid LLVM IR: {e}")))?;
+    t.lower = t0.elapsed();
+    let t0 = Instant::now();
     let passes = format!("default<O{}>", opt.min(3));
     module
         .run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| fail(format!("LLVM passes: {e}")))?;
-    match what {
-        Emit::Llvm => Ok(module.print_to_string().to_string()),
+    t.optimise = t0.elapsed();
+    let t0 = Instant::now();
+    let out = match what {
+        Emit::Llvm => module.print_to_string().to_string().into_bytes(),
+        Emit::Bc => module.write_bitcode_to_memory().as_slice().to_vec(),
         Emit::Ptx => {
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| fail(format!("NVPTX codegen: {e}")))?;
-            Ok(String::from_utf8_lossy(buf.as_slice())
-                .trim_end_matches('\0')
-                .to_string())
+            let text = String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0').to_string();
+            t.codegen = t0.elapsed();
+            let t0 = Instant::now();
+            recheck(&text)?;
+            t.recheck = t0.elapsed();
+            return Ok(text.into_bytes());
         }
+    };
+    t.codegen = t0.elapsed();
+    Ok(out)
+}
+
+/// We never hand out PTX that our own front end rejects: an error there (from LLVM's output or from an
+/// inline-PTX fallback) is reported instead of the text.
+fn recheck(ptx: &str) -> Result<(), Vec<Diagnostic>> {
+    let opts = ptx_front::check::Options { no_lints: true, ..Default::default() };
+    let (_, diags) = ptx_front::parse_and_check_with(ptx, &opts);
+    let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+    if errors.is_empty() {
+        return Ok(());
     }
+    let shown: Vec<String> = errors.iter().take(5).map(|d| d.one_line("emitted.ptx", ptx)).collect();
+    Err(fail(format!(
+        "internal error: the emitted PTX does not pass our own checker ({} error(s)): {}",
+        errors.len(),
+        shown.join("; ")
+    )))
 }
