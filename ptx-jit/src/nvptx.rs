@@ -35,16 +35,18 @@ fn nvptx_min(i: &ptx_front::ast::Instruction<'_>) -> (u32, u32) {
     }
 }
 
-/// The PTX version (×10) of the output: the requested one, or the lowest that the target and every
-/// instruction allow (instructions may be emitted as inline PTX, whose text needs its own version).
-/// Instructions the target or that version cannot express get the checker's gating diagnostic (P0301),
-/// so the ISA table stays the one source of the requirements.
-fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
+/// What the module needs of the output before lowering: the PTX version (×10), the requested one or
+/// the lowest that the source, the target and every instruction allow; and the opcode offsets of the
+/// instructions whose base form (no modifiers) the target lacks. Instructions that LLVM's backend cannot
+/// select get a diagnostic here (LLVM would abort the process).
+fn requirements(m: &Module<'_>, arch: &Arch) -> Result<(u32, Vec<u32>), Vec<Diagnostic>> {
     // Unless asked to lower it, the output keeps the source's version (as far as LLVM can emit it):
     // requirements the ISA table does not record (ptxas knows more) then stay met.
     let (maj, min) = ptx_front::Target::of(m).version;
     let mut need = arch.min_ptx().max(maj * 10 + min);
     let mut diags = vec![];
+    let mut base_unmet = vec![];
+    let requested = arch.ptx.unwrap_or(u32::MAX);
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
             // ptxas: kernel parameters beyond 4352 bytes need PTX 8.1.
@@ -56,16 +58,28 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
                 ptx_front::ast::visit(b, &mut |s| {
                     if let ptx_front::ast::Statement::Inst(i) = s {
                         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-                        let ((maj, min), _) = ptx_front::isa::decode(i.opcode.text, &mods)
-                            .map_or(((0, 0), 0), |d| d.requires());
+                        if let Ok(d) = ptx_front::isa::decode(i.opcode.text, &mods) {
+                            let ((maj, min), _) = d.requires();
+                            need = need.max(maj * 10 + min);
+                            let base = d.spec.ptx.0 * 10 + d.spec.ptx.1;
+                            if arch.sm < d.spec.sm || requested < base || d.spec.arch && arch.suffix != Some('a') {
+                                base_unmet.push(i.opcode.span.start);
+                            }
+                        }
                         let (llvm_ptx, llvm_sm) = nvptx_min(i);
-                        need = need.max(maj * 10 + min).max(llvm_ptx);
-                        if arch.sm < llvm_sm {
+                        need = need.max(llvm_ptx);
+                        if arch.sm < llvm_sm || requested < llvm_ptx {
                             diags.push(
                                 Diagnostic::error(
                                     ptx_front::Code::P0301,
                                     i.opcode.span,
-                                    format!("`{}` needs sm_{llvm_sm} or later in LLVM's NVPTX backend; the requested target is {}", i.opcode.text, arch.cpu()),
+                                    format!(
+                                        "`{}` needs sm_{llvm_sm} and PTX {}.{} in LLVM's NVPTX backend; the requested target is {}",
+                                        i.opcode.text,
+                                        llvm_ptx / 10,
+                                        llvm_ptx % 10,
+                                        arch.cpu()
+                                    ),
                                 )
                                 .label("not available for this target"),
                             );
@@ -75,24 +89,38 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
             }
         }
     }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
     let last = *crate::arch::PTX_VERSIONS.last().expect("versions");
     let version = match arch.ptx {
         Some(v) => v,
         None => crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need).unwrap_or(last),
     };
+    Ok((version, base_unmet))
+}
+
+/// The checker's gating (P0301, naming the instruction and the sm and PTX version it needs) for the
+/// instructions the output cannot express: those emitted as inline PTX, whose text must be valid for the
+/// target as written, and those whose base form the target lacks. Natively lowered instructions are
+/// otherwise LLVM's to express (it emulates what the target lacks, such as bf16 conversions on sm_75).
+fn gate(m: &Module<'_>, arch: &Arch, binding: &[u32]) -> Result<(), Vec<Diagnostic>> {
+    if binding.is_empty() {
+        return Ok(());
+    }
+    let version = arch.ptx.unwrap_or(arch.min_ptx());
     let opts = ptx_front::check::Options {
         sm: Some((arch.sm, arch.suffix)),
         version: Some((version / 10, version % 10)),
         no_lints: true,
         ..Default::default()
     };
-    diags.extend(
-        ptx_front::check::check_with(m, &opts)
-            .into_iter()
-            .filter(|d| d.code == ptx_front::Code::P0301),
-    );
+    let diags: Vec<Diagnostic> = ptx_front::check::check_with(m, &opts)
+        .into_iter()
+        .filter(|d| d.code == ptx_front::Code::P0301 && binding.binary_search(&d.span.start).is_ok())
+        .collect();
     if diags.is_empty() {
-        Ok(version)
+        Ok(())
     } else {
         Err(diags)
     }
@@ -124,12 +152,19 @@ fn fail(msg: String) -> Vec<Diagnostic> {
 pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phases) -> Result<Vec<u8>, Vec<Diagnostic>> {
     init();
     let t0 = Instant::now();
-    let version = requirements(m, arch)?;
+    let (version, mut binding) = requirements(m, arch)?;
     let arch = &Arch { ptx: Some(version), ..arch.clone() };
     t.validate = t0.elapsed();
     let t0 = Instant::now();
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, ptx_llvm::Flavour::Nvvm, "ptx-jit")?;
+    t.lower = t0.elapsed();
+    let t0 = Instant::now();
+    binding.extend(&lowered.inline_asm);
+    binding.sort_unstable();
+    gate(m, arch, &binding)?;
+    t.validate += t0.elapsed();
+    let t0 = Instant::now();
     let module = lowered.module;
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let target = Target::from_triple(&triple).map_err(|e| fail(format!("NVPTX target: {e}")))?;
@@ -153,7 +188,7 @@ pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phas
     module
         .verify()
         .map_err(|e| fail(format!("internal error: invalid LLVM IR: {e}")))?;
-    t.lower = t0.elapsed();
+    t.lower += t0.elapsed();
     let t0 = Instant::now();
     let passes = format!("default<O{}>", opt.min(3));
     module

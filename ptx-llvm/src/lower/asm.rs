@@ -70,6 +70,7 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
+        self.asm_used.push(i.opcode.span.start);
         // Operands are keyed by address, so the plan is made on the copy that is printed.
         let mut bare = i.clone();
         bare.guard = None;

@@ -72,6 +72,9 @@ pub struct Lowered<'ctx> {
     pub kernels: Vec<KernelInfo>,
     /// Module-scope `.global`/`.const` variables: (name, size in bytes).
     pub globals: Vec<(String, u64)>,
+    /// Nvvm: the opcode offsets of the instructions emitted as inline PTX (their text goes out verbatim,
+    /// so every requirement of their form binds the output).
+    pub inline_asm: Vec<u32>,
 }
 
 enum Fail {
@@ -147,6 +150,7 @@ fn lower_pass<'ctx>(
         diags: vec![],
         asm_at,
         asm_wanted: vec![],
+        asm_used: vec![],
         env_ty: None,
         fibers: m
             .items
@@ -191,6 +195,7 @@ fn lower_pass<'ctx>(
         module: l.module,
         kernels,
         globals,
+        inline_asm: l.asm_used,
     }))
 }
 
@@ -209,6 +214,7 @@ struct Lowerer<'ctx> {
     /// Nvvm: instructions (by span start) lowered through inline PTX, and those found in this pass to need it.
     asm_at: std::collections::HashSet<u32>,
     asm_wanted: Vec<u32>,
+    asm_used: Vec<u32>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
     /// Some function of the module synchronises a CTA (conservative: any function, called or not).
     fibers: bool,
