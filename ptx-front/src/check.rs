@@ -568,6 +568,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 if name == "call" && k >= 2 && k + 1 == i.operands.len() {
                     return self.target_list(n); // the prototype or `.calltargets` of an indirect call
                 }
+                if name == "brx" && k == 1 {
+                    return self.target_list(n); // the label of a `.branchtargets` list
+                }
                 if isa::address_operand(name) == Some(k) && d.is_primary() {
                     self.diags.push(
                         Diagnostic::error(Code::P0105, n.span, format!("`{name}` needs an address in brackets here"))

@@ -53,6 +53,16 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<(u32, Vec<u32>), Vec<Diag
             let bytes: u64 = f.params.iter().map(|p| p.size_bytes().next_multiple_of(p.alignment().max(1))).sum();
             if f.kind == ptx_front::ast::FnKind::Entry && bytes > 4352 {
                 need = need.max(81);
+                if requested < 81 {
+                    diags.push(
+                        Diagnostic::error(
+                            ptx_front::Code::P0301,
+                            f.name.span,
+                            format!("`{}` takes {bytes} bytes of parameters; more than 4352 needs PTX 8.1", f.name.text),
+                        )
+                        .label("not expressible in the requested PTX version"),
+                    );
+                }
             }
             if let Some(b) = &f.body {
                 ptx_front::ast::visit(b, &mut |s| {
@@ -66,6 +76,21 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<(u32, Vec<u32>), Vec<Diag
                                 base_unmet.push(i.opcode.span.start);
                             }
                         }
+                        for_each_sreg(&i.operands, &mut |n| {
+                            let (maj, min) = ptx_front::scope::special_register_ptx(n.text);
+                            let v = maj * 10 + min;
+                            need = need.max(v);
+                            if requested < v {
+                                diags.push(
+                                    Diagnostic::error(
+                                        ptx_front::Code::P0301,
+                                        n.span,
+                                        format!("special register `{}` needs PTX {maj}.{min}; PTX {}.{} was requested", n.text, requested / 10, requested % 10),
+                                    )
+                                    .label("not available in the requested PTX version"),
+                                );
+                            }
+                        });
                         let (llvm_ptx, llvm_sm) = nvptx_min(i);
                         need = need.max(llvm_ptx);
                         if arch.sm < llvm_sm || requested < llvm_ptx {
@@ -98,6 +123,23 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<(u32, Vec<u32>), Vec<Diag
         None => crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need).unwrap_or(last),
     };
     Ok((version, base_unmet))
+}
+
+/// Calls `f` on every special register an operand list reads.
+fn for_each_sreg<'a>(ops: &[ptx_front::ast::Operand<'a>], f: &mut impl FnMut(&ptx_front::ast::Name<'a>)) {
+    use ptx_front::ast::Operand;
+    for op in ops {
+        match op {
+            Operand::Sym { name, .. } if ptx_front::scope::special_register(name.text).is_some() => f(name),
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => for_each_sreg(v, f),
+            Operand::Not(x, _) | Operand::Neg(x, _) => for_each_sreg(std::slice::from_ref(x), f),
+            Operand::Pair(a, b, _) => {
+                for_each_sreg(std::slice::from_ref(a), f);
+                for_each_sreg(std::slice::from_ref(b), f);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The checker's gating (P0301, naming the instruction and the sm and PTX version it needs) for the

@@ -361,7 +361,8 @@ impl<'ctx> Lowerer<'ctx> {
         if sreg.vector {
             return Err(unsupported(n.span, format!("`{}` is read by component (`{}.x`)", n.text, n.text)));
         }
-        let intrinsic = format!("llvm.nvvm.read.ptx.sreg.{}", &n.text[1..]);
+        // LLVM spells the lane masks `lanemask.lt`.
+        let intrinsic = format!("llvm.nvvm.read.ptx.sreg.{}", n.text[1..].replace("lanemask_", "lanemask."));
         if let Ok(f) = self.intrinsic(&intrinsic, &[]) {
             let v = self.b.build_call(f, &[], "sreg")?.try_as_basic_value().basic();
             let v = v.ok_or_else(|| unsupported(n.span, "internal error: special register without a value"))?;
