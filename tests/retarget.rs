@@ -72,7 +72,7 @@ fn ptxas(ptxas: &Path, ptx: &str, sm: &str, name: &str) -> Result<(), String> {
     if ptx.lines().any(|l| l.starts_with(".extern .func")) {
         c.arg("-c");
     }
-    let o = c.output().expect("ptxas runs");
+    let o = c.output().map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
     let _ = std::fs::remove_file(&f);
     let _ = std::fs::remove_file(f.with_extension("cubin"));
     if o.status.success() {

@@ -39,7 +39,7 @@ fn nvptx_min(i: &ptx_front::ast::Instruction<'_>) -> (u32, u32) {
 /// the lowest that the source, the target and every instruction allow; and the opcode offsets of the
 /// instructions whose base form (no modifiers) the target lacks. Instructions that LLVM's backend cannot
 /// select get a diagnostic here (LLVM would abort the process).
-fn requirements(m: &Module<'_>, arch: &Arch) -> Result<(u32, Vec<u32>), Vec<Diagnostic>> {
+fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>) {
     // Unless asked to lower it, the output keeps the source's version (as far as LLVM can emit it):
     // requirements the ISA table does not record (ptxas knows more) then stay met.
     let (maj, min) = ptx_front::Target::of(m).version;
@@ -114,15 +114,12 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> Result<(u32, Vec<u32>), Vec<Diag
             }
         }
     }
-    if !diags.is_empty() {
-        return Err(diags);
-    }
     let last = *crate::arch::PTX_VERSIONS.last().expect("versions");
     let version = match arch.ptx {
         Some(v) => v,
         None => crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need).unwrap_or(last),
     };
-    Ok((version, base_unmet))
+    (version, base_unmet, diags)
 }
 
 /// Calls `f` on every special register an operand list reads.
@@ -194,8 +191,17 @@ fn fail(msg: String) -> Vec<Diagnostic> {
 pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phases) -> Result<Vec<u8>, Vec<Diagnostic>> {
     init();
     let t0 = Instant::now();
-    let (version, mut binding) = requirements(m, arch)?;
+    let (version, mut binding, mut early) = requirements(m, arch);
     let arch = &Arch { ptx: Some(version), ..arch.clone() };
+    if !early.is_empty() {
+        // Report these with the checker's gating of the rest, in source order.
+        binding.sort_unstable();
+        if let Err(more) = gate(m, arch, &binding) {
+            early.extend(more);
+        }
+        early.sort_by_key(|d| d.span.start);
+        return Err(early);
+    }
     t.validate = t0.elapsed();
     let t0 = Instant::now();
     let ctx = Context::create();
