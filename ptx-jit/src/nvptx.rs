@@ -197,6 +197,8 @@ pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phas
         // Report these with the checker's gating of the rest, in source order.
         binding.sort_unstable();
         if let Err(more) = gate(m, arch, &binding) {
+            // The checker's diagnostic (with its help line) replaces ours at the same instruction.
+            early.retain(|d| !more.iter().any(|g| g.span.start == d.span.start));
             early.extend(more);
         }
         early.sort_by_key(|d| d.span.start);
