@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn corpus(dir: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(dir);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus")
+        .join(dir);
     if p.is_dir() {
         Some(p)
     } else {
@@ -31,8 +33,14 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Valid PTX the nvvm lowering cannot take yet, with the reason (P0401 expected for exactly these).
 const NOT_YET: &[(&str, &str)] = &[
-    ("cudasamples_FunctionPointers__FunctionPointers_kernels__sm90.ptx", "function addresses in initializers"),
-    ("cudasamples_newdelete__newdelete__sm90.ptx", "function addresses in initializers"),
+    (
+        "cudasamples_FunctionPointers__FunctionPointers_kernels__sm90.ptx",
+        "function addresses in initializers",
+    ),
+    (
+        "cudasamples_newdelete__newdelete__sm90.ptx",
+        "function addresses in initializers",
+    ),
     ("const_ident.ptx", "variable addresses in initializers"),
     ("ldmatrix_trans.ptx", "vector registers"),
     ("mma_m16n8k32_s32_s8_s8_s32_interleave.ptx", "vector registers"),
@@ -52,12 +60,23 @@ const TABLE_GAPS_SM80: &[&str] = &[
 ];
 
 fn pool() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("thread pool")
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("thread pool")
 }
 
 fn target_of(src: &str) -> String {
-    let line = src.lines().find(|l| l.trim_start().starts_with(".target")).expect(".target");
-    line.trim_start()[7..].split(',').next().expect("target").trim().to_string()
+    let line = src
+        .lines()
+        .find(|l| l.trim_start().starts_with(".target"))
+        .expect(".target");
+    line.trim_start()[7..]
+        .split(',')
+        .next()
+        .expect("target")
+        .trim()
+        .to_string()
 }
 
 /// Runs ptxas on `ptx` for `sm`; `Err` carries its first error lines. Modules with `.extern .func`
@@ -68,7 +87,10 @@ fn ptxas(ptxas: &Path, ptx: &str, sm: &str, name: &str) -> Result<(), String> {
     let f = dir.join(format!("{name}.{sm}.ptx"));
     std::fs::write(&f, ptx).expect("write");
     let mut c = Command::new(ptxas);
-    c.arg(format!("-arch={sm}")).arg(&f).arg("-o").arg(f.with_extension("cubin"));
+    c.arg(format!("-arch={sm}"))
+        .arg(&f)
+        .arg("-o")
+        .arg(f.with_extension("cubin"));
     if ptx.lines().any(|l| l.starts_with(".extern .func")) {
         c.arg("-c");
     }
@@ -78,7 +100,11 @@ fn ptxas(ptxas: &Path, ptx: &str, sm: &str, name: &str) -> Result<(), String> {
     if o.status.success() {
         Ok(())
     } else {
-        Err(String::from_utf8_lossy(&o.stderr).lines().take(2).collect::<Vec<_>>().join(" / "))
+        Err(String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" / "))
     }
 }
 
@@ -112,15 +138,24 @@ fn sweep(files: &[PathBuf], arch: Option<&str>, version: Option<&str>, allow_gat
                 match ptx_jit::retarget(&src, &a, opt, ptx_jit::nvptx::Emit::Ptx) {
                     Ok(_) if not_yet => (0, Some(format!("{name}: compiles now; remove it from NOT_YET"))),
                     // Tests run side by side: the file name says which sweep wrote it.
-                    Ok(out) => match ptxas_path.as_deref().map(|p| ptxas(p, &out, &sm, &format!("{name}.{}", version.unwrap_or("src")))) {
+                    Ok(out) => match ptxas_path
+                        .as_deref()
+                        .map(|p| ptxas(p, &out, &sm, &format!("{name}.{}", version.unwrap_or("src"))))
+                    {
                         Some(Err(_)) if gap => (3, None),
-                        Some(Ok(())) if gap => (0, Some(format!("{name}: ptxas accepts it now; remove it from TABLE_GAPS_SM80"))),
+                        Some(Ok(())) if gap => (
+                            0,
+                            Some(format!("{name}: ptxas accepts it now; remove it from TABLE_GAPS_SM80")),
+                        ),
                         Some(Err(e)) => (0, Some(format!("{name} for {sm}: ptxas: {e}"))),
                         _ => (0, None),
                     },
                     Err(d) if not_yet && d.iter().all(|d| d.code == ptx_jit::Code::P0401) => (2, None),
                     Err(d) if allow_gating && d.iter().all(|d| d.code == ptx_jit::Code::P0301) => (1, None),
-                    Err(d) => (0, Some(format!("{name} for {sm}: {}", ptx_jit::one_line(&d[..1], &name, &src)))),
+                    Err(d) => (
+                        0,
+                        Some(format!("{name} for {sm}: {}", ptx_jit::one_line(&d[..1], &name, &src))),
+                    ),
                 }
             })
             .collect()
@@ -208,7 +243,11 @@ fn inline_asm_kernels() {
         let out = ptx_jit::retarget(&src, &a, 3, ptx_jit::nvptx::Emit::Ptx)
             .unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
         let (_, d) = ptx_front::parse_and_check(&out);
-        assert!(d.iter().all(|d| !d.is_error()), "{}", ptx_jit::one_line(&d, "out.ptx", &out));
+        assert!(
+            d.iter().all(|d| !d.is_error()),
+            "{}",
+            ptx_jit::one_line(&d, "out.ptx", &out)
+        );
         let stem = p.file_stem().unwrap().to_string_lossy().to_string();
         insta::assert_snapshot!(format!("retarget__{stem}__sm90_ptx"), out);
         if let Some(x) = std::env::var_os("PTXAS") {

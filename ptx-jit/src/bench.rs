@@ -32,11 +32,19 @@ fn target_of(src: &str) -> Option<String> {
 }
 
 /// Times every file; files that do not compile are reported on stderr and skipped.
-pub fn compile_latency(files: &[PathBuf], arch: Option<&str>, ptxas: Option<&Path>, iters: u32, opt: u8) -> Vec<FileTimes> {
+pub fn compile_latency(
+    files: &[PathBuf],
+    arch: Option<&str>,
+    ptxas: Option<&Path>,
+    iters: u32,
+    opt: u8,
+) -> Vec<FileTimes> {
     let mut out = vec![];
     for f in files {
         let Ok(src) = std::fs::read_to_string(f) else { continue };
-        let Some(target) = arch.map(str::to_string).or_else(|| target_of(&src)) else { continue };
+        let Some(target) = arch.map(str::to_string).or_else(|| target_of(&src)) else {
+            continue;
+        };
         let Ok(a) = crate::arch::validate(&target, None) else {
             eprintln!("skipped {}: no LLVM target {target}", f.display());
             continue;
@@ -47,7 +55,10 @@ pub fn compile_latency(files: &[PathBuf], arch: Option<&str>, ptxas: Option<&Pat
             let (m, _) = ptx_front::parse(&src);
             let parse = t0.elapsed();
             let t0 = Instant::now();
-            let opts = ptx_front::check::Options { no_lints: true, ..Default::default() };
+            let opts = ptx_front::check::Options {
+                no_lints: true,
+                ..Default::default()
+            };
             let errors = ptx_front::check::check_with(&m, &opts).iter().any(|d| d.is_error());
             let check = t0.elapsed();
             if errors {
@@ -59,7 +70,14 @@ pub fn compile_latency(files: &[PathBuf], arch: Option<&str>, ptxas: Option<&Pat
                 eprintln!("skipped {}: {}", f.display(), crate::one_line(&d[..1], "", &src));
                 break;
             }
-            let t = FileTimes { file: f.clone(), arch: target.clone(), parse, check, phases, ptxas: None };
+            let t = FileTimes {
+                file: f.clone(),
+                arch: target.clone(),
+                parse,
+                check,
+                phases,
+                ptxas: None,
+            };
             if best.as_ref().is_none_or(|b| t.ours() < b.ours()) {
                 best = Some(t);
             }

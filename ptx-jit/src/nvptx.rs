@@ -50,7 +50,11 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
             // ptxas: kernel parameters beyond 4352 bytes need PTX 8.1.
-            let bytes: u64 = f.params.iter().map(|p| p.size_bytes().next_multiple_of(p.alignment().max(1))).sum();
+            let bytes: u64 = f
+                .params
+                .iter()
+                .map(|p| p.size_bytes().next_multiple_of(p.alignment().max(1)))
+                .sum();
             if f.kind == ptx_front::ast::FnKind::Entry && bytes > 4352 {
                 need = need.max(81);
                 if requested < 81 {
@@ -58,7 +62,10 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
                         Diagnostic::error(
                             ptx_front::Code::P0301,
                             f.name.span,
-                            format!("`{}` takes {bytes} bytes of parameters; more than 4352 needs PTX 8.1", f.name.text),
+                            format!(
+                                "`{}` takes {bytes} bytes of parameters; more than 4352 needs PTX 8.1",
+                                f.name.text
+                            ),
                         )
                         .label("not expressible in the requested PTX version"),
                     );
@@ -85,7 +92,12 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
                                     Diagnostic::error(
                                         ptx_front::Code::P0301,
                                         n.span,
-                                        format!("special register `{}` needs PTX {maj}.{min}; PTX {}.{} was requested", n.text, requested / 10, requested % 10),
+                                        format!(
+                                            "special register `{}` needs PTX {maj}.{min}; PTX {}.{} was requested",
+                                            n.text,
+                                            requested / 10,
+                                            requested % 10
+                                        ),
                                     )
                                     .label("not available in the requested PTX version"),
                                 );
@@ -117,7 +129,11 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
     let last = *crate::arch::PTX_VERSIONS.last().expect("versions");
     let version = match arch.ptx {
         Some(v) => v,
-        None => crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need).unwrap_or(last),
+        None => crate::arch::PTX_VERSIONS
+            .iter()
+            .copied()
+            .find(|&v| v >= need)
+            .unwrap_or(last),
     };
     (version, base_unmet, diags)
 }
@@ -188,11 +204,20 @@ fn fail(msg: String) -> Vec<Diagnostic> {
 }
 
 /// Like [`emit`], for any output (bitcode included), recording the time of each phase.
-pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phases) -> Result<Vec<u8>, Vec<Diagnostic>> {
+pub fn emit_bytes(
+    m: &Module<'_>,
+    arch: &Arch,
+    opt: u8,
+    what: Emit,
+    t: &mut Phases,
+) -> Result<Vec<u8>, Vec<Diagnostic>> {
     init();
     let t0 = Instant::now();
     let (version, mut binding, mut early) = requirements(m, arch);
-    let arch = &Arch { ptx: Some(version), ..arch.clone() };
+    let arch = &Arch {
+        ptx: Some(version),
+        ..arch.clone()
+    };
     if !early.is_empty() {
         // Report these with the checker's gating of the rest, in source order.
         binding.sort_unstable();
@@ -253,7 +278,9 @@ pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phas
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| fail(format!("NVPTX codegen: {e}")))?;
-            let text = String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0').to_string();
+            let text = String::from_utf8_lossy(buf.as_slice())
+                .trim_end_matches('\0')
+                .to_string();
             t.codegen = t0.elapsed();
             let t0 = Instant::now();
             recheck(&text)?;
@@ -268,7 +295,10 @@ pub fn emit_bytes(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit, t: &mut Phas
 /// We never hand out PTX that our own front end rejects: an error there (from LLVM's output or from an
 /// inline-PTX fallback) is reported instead of the text.
 fn recheck(ptx: &str) -> Result<(), Vec<Diagnostic>> {
-    let opts = ptx_front::check::Options { no_lints: true, ..Default::default() };
+    let opts = ptx_front::check::Options {
+        no_lints: true,
+        ..Default::default()
+    };
     let (_, diags) = ptx_front::parse_and_check_with(ptx, &opts);
     let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
     if errors.is_empty() {

@@ -96,7 +96,10 @@ impl<'ctx> Lowerer<'ctx> {
         }
         let n = plan.outs.len() + plan.ins.len();
         if n > PLACEHOLDERS.len() {
-            return Err(unsupported(i.span, format!("`{}` has too many register operands for inline assembly", i.opcode.text)));
+            return Err(unsupported(
+                i.span,
+                format!("`{}` has too many register operands for inline assembly", i.opcode.text),
+            ));
         }
         // Placeholders were written as `@k` for input k; now that the outputs are counted they get their
         // final numbers.
@@ -150,11 +153,17 @@ impl<'ctx> Lowerer<'ctx> {
             let v = match (plan.outs.len(), result) {
                 (1, Some(v)) => v,
                 (_, Some(BasicValueEnum::StructValue(s))) => self.b.build_extract_value(s, k as u32, "out")?,
-                _ => return Err(unsupported(i.span, "internal error: inline assembly without its results")),
+                _ => {
+                    return Err(unsupported(
+                        i.span,
+                        "internal error: inline assembly without its results",
+                    ))
+                }
             };
             let v = v.into_int_value();
             let stored = if *pred {
-                self.b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "p")?
+                self.b
+                    .build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "p")?
             } else {
                 self.resize(v, *bits, false)?
             };
@@ -186,12 +195,15 @@ impl<'ctx> Lowerer<'ctx> {
                 Some(Entry::Var(_)) | None if !out => {
                     let a = self.asm_address(st, name, d, scope)?;
                     let t = self.address_input(plan, a);
-                plan.text.insert(key, t);
+                    plan.text.insert(key, t);
                     Ok(())
                 }
                 _ => Err(unsupported(
                     name.span,
-                    format!("`{}` cannot be an operand of inline assembly (labels and functions are not)", name.text),
+                    format!(
+                        "`{}` cannot be an operand of inline assembly (labels and functions are not)",
+                        name.text
+                    ),
                 )),
             },
             Operand::Sym { .. } | Operand::Imm(..) | Operand::Sink(_) => Ok(()),
@@ -208,13 +220,19 @@ impl<'ctx> Lowerer<'ctx> {
                     _ => self.asm_address(st, base, d, scope)?,
                 };
                 let p = self.address_input(plan, v);
-                let t = if a.offset != 0 { format!("[{p}{:+}]", a.offset) } else { format!("[{p}]") };
+                let t = if a.offset != 0 {
+                    format!("[{p}{:+}]", a.offset)
+                } else {
+                    format!("[{p}]")
+                };
                 plan.text.insert(key, t);
                 Ok(())
             }
             Operand::Offset(n, off, _) => {
                 let a = self.asm_address(st, n, d, scope)?;
-                let a = self.b.build_int_add(a, a.get_type().const_int(*off as u64, true), "a")?;
+                let a = self
+                    .b
+                    .build_int_add(a, a.get_type().const_int(*off as u64, true), "a")?;
                 let t = self.address_input(plan, a);
                 plan.text.insert(key, t);
                 Ok(())
@@ -222,7 +240,9 @@ impl<'ctx> Lowerer<'ctx> {
             Operand::Element(n, k, s) => {
                 let v = self.var_decl(n, scope).ok_or_else(|| unsupported(*s, "not an array"))?;
                 let a = self.asm_address(st, n, d, scope)?;
-                let a = self.b.build_int_add(a, a.get_type().const_int(k * v.ty.bytes() as u64, false), "a")?;
+                let a = self
+                    .b
+                    .build_int_add(a, a.get_type().const_int(k * v.ty.bytes() as u64, false), "a")?;
                 let t = self.address_input(plan, a);
                 plan.text.insert(key, t);
                 Ok(())
@@ -268,9 +288,13 @@ impl<'ctx> Lowerer<'ctx> {
             if out {
                 let k = plan.outs.len();
                 plan.outs.push(("=r".into(), self.i32().into(), slot, 1, true));
-                plan.post.push_str(&format!("selp.u32 {}, 1, 0, {p}; ", PLACEHOLDERS[k]));
+                plan.post
+                    .push_str(&format!("selp.u32 {}, 1, 0, {p}; ", PLACEHOLDERS[k]));
             } else {
-                let v = self.b.build_load(self.ctx.bool_type(), slot, name.text)?.into_int_value();
+                let v = self
+                    .b
+                    .build_load(self.ctx.bool_type(), slot, name.text)?
+                    .into_int_value();
                 let v = self.b.build_int_z_extend(v, self.i32(), "p")?;
                 let k = plan.ins.len();
                 plan.ins.push(("r".into(), v.into()));
@@ -285,8 +309,10 @@ impl<'ctx> Lowerer<'ctx> {
             plan.pre.push_str(&format!(".reg .b8 {b}; "));
             if out {
                 let k = plan.outs.len();
-                plan.outs.push(("=h".into(), self.ctx.i16_type().into(), slot, 8, false));
-                plan.post.push_str(&format!("mov.b16 {}, {{{b}, 0}}; ", PLACEHOLDERS[k]));
+                plan.outs
+                    .push(("=h".into(), self.ctx.i16_type().into(), slot, 8, false));
+                plan.post
+                    .push_str(&format!("mov.b16 {}, {{{b}, 0}}; ", PLACEHOLDERS[k]));
             } else {
                 let v = self.b.build_load(self.int(8), slot, name.text)?.into_int_value();
                 let v = self.resize(v, 16, false)?;
@@ -340,12 +366,23 @@ impl<'ctx> Lowerer<'ctx> {
         let Some(ptr) = ptr else {
             return Err(unsupported(
                 n.span,
-                format!("`{}` cannot be used by address in inline assembly (parameters and texture references cannot)", n.text),
+                format!(
+                    "`{}` cannot be used by address in inline assembly (parameters and texture references cannot)",
+                    n.text
+                ),
             ));
         };
         let own = ptr.get_type().get_address_space();
-        let want = if space == Space::Generic { AddressSpace::from(0u16) } else { AddressSpace::from(self.llvm_space(space)) };
-        let p = if own == want { ptr } else { self.b.build_address_space_cast(ptr, self.ctx.ptr_type(want), "as")? };
+        let want = if space == Space::Generic {
+            AddressSpace::from(0u16)
+        } else {
+            AddressSpace::from(self.llvm_space(space))
+        };
+        let p = if own == want {
+            ptr
+        } else {
+            self.b.build_address_space_cast(ptr, self.ctx.ptr_type(want), "as")?
+        };
         Ok(self.b.build_ptr_to_int(p, at, "addr")?)
     }
 
@@ -359,25 +396,52 @@ impl<'ctx> Lowerer<'ctx> {
             return Ok(None);
         };
         if sreg.vector {
-            return Err(unsupported(n.span, format!("`{}` is read by component (`{}.x`)", n.text, n.text)));
+            return Err(unsupported(
+                n.span,
+                format!("`{}` is read by component (`{}.x`)", n.text, n.text),
+            ));
         }
         // LLVM spells the lane masks `lanemask.lt`.
-        let intrinsic = format!("llvm.nvvm.read.ptx.sreg.{}", n.text[1..].replace("lanemask_", "lanemask."));
+        let intrinsic = format!(
+            "llvm.nvvm.read.ptx.sreg.{}",
+            n.text[1..].replace("lanemask_", "lanemask.")
+        );
         if let Ok(f) = self.intrinsic(&intrinsic, &[]) {
             let v = self.b.build_call(f, &[], "sreg")?.try_as_basic_value().basic();
             let v = v.ok_or_else(|| unsupported(n.span, "internal error: special register without a value"))?;
             let v = v.into_int_value();
-            return Ok(Some(if v.get_type().get_bit_width() == 1 { self.b.build_int_z_extend(v, self.i32(), "p")? } else { v }));
+            return Ok(Some(if v.get_type().get_bit_width() == 1 {
+                self.b.build_int_z_extend(v, self.i32(), "p")?
+            } else {
+                v
+            }));
         }
         let (c, w) = match sreg.ty.bits() {
             64 => ("l", 64),
             32 => ("r", 32),
-            _ => return Err(unsupported(n.span, format!("special register `{}` is not supported yet", n.text))),
+            _ => {
+                return Err(unsupported(
+                    n.span,
+                    format!("special register `{}` is not supported yet", n.text),
+                ))
+            }
         };
         let ty = self.int(w);
         let fn_ty = ty.fn_type(&[], false);
-        let asm = self.ctx.create_inline_asm(fn_ty, format!("mov.b{w} $0, {};", n.text), format!("={c}"), true, false, None, false);
-        let v = self.b.build_indirect_call(fn_ty, asm, &[], "sreg")?.try_as_basic_value().basic();
+        let asm = self.ctx.create_inline_asm(
+            fn_ty,
+            format!("mov.b{w} $0, {};", n.text),
+            format!("={c}"),
+            true,
+            false,
+            None,
+            false,
+        );
+        let v = self
+            .b
+            .build_indirect_call(fn_ty, asm, &[], "sreg")?
+            .try_as_basic_value()
+            .basic();
         Ok(v.map(|v| v.into_int_value()))
     }
 
@@ -385,7 +449,9 @@ impl<'ctx> Lowerer<'ctx> {
     /// back as the same directives.
     pub(super) fn launch_bounds(&self, f: &Function<'_>, fv: FunctionValue<'ctx>) {
         for d in &f.perf {
-            let ast::PerfDirective::Value { name, values } = d else { continue };
+            let ast::PerfDirective::Value { name, values } = d else {
+                continue;
+            };
             let attr = match name.text {
                 ".maxntid" => "nvvm.maxntid",
                 ".reqntid" => "nvvm.reqntid",
@@ -396,7 +462,10 @@ impl<'ctx> Lowerer<'ctx> {
                 _ => continue,
             };
             let v: Vec<String> = values.iter().map(u64::to_string).collect();
-            fv.add_attribute(AttributeLoc::Function, self.ctx.create_string_attribute(attr, &v.join(",")));
+            fv.add_attribute(
+                AttributeLoc::Function,
+                self.ctx.create_string_attribute(attr, &v.join(",")),
+            );
         }
     }
 }
