@@ -468,4 +468,115 @@ impl<'ctx> Lowerer<'ctx> {
             );
         }
     }
+
+    /// A 64-bit module variable whose initializer holds addresses: `[n x i64]`, filled by
+    /// [`Self::fill_symbol_inits`] once every function is declared.
+    pub(super) fn nvvm_symbol_var(&mut self, v: &VarDecl<'_>) -> R<()> {
+        if v.linkage == Some(ast::Linkage::Extern) {
+            return Err(unsupported(
+                v.span,
+                "`.extern` variables need a linker, which is not supported yet",
+            ));
+        }
+        let mut elems = vec![];
+        flatten(v.init.as_ref().expect("has an initializer"), &mut elems);
+        let elems = elems
+            .into_iter()
+            .map(|e| {
+                init_elem(e).ok_or_else(|| unsupported(v.span, "this initializer expression is not supported yet"))
+            })
+            .collect::<R<Vec<_>>>()?;
+        let n = (v.size_bytes() / 8) as u32;
+        let ty = self.i64().array_type(n);
+        let g = self
+            .module
+            .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
+        g.set_alignment(v.alignment() as u32);
+        g.set_initializer(&ty.const_zero());
+        g.set_linkage(LlLinkage::External);
+        self.globals.insert(v.name.text.to_string(), g);
+        self.symbol_inits.push((v.name.text.to_string(), elems));
+        Ok(())
+    }
+
+    pub(super) fn fill_symbol_inits(&mut self) -> R<()> {
+        let i64t = self.i64();
+        for (name, elems) in std::mem::take(&mut self.symbol_inits) {
+            let g = self.globals[&name];
+            let mut vals = vec![];
+            for e in &elems {
+                vals.push(match e {
+                    InitElem::Bits(b) => i64t.const_int(*b, false),
+                    InitElem::Addr { sym, generic, off } => {
+                        let p = match (self.funcs.get(sym), self.globals.get(sym)) {
+                            (Some(f), _) => f.as_global_value().as_pointer_value(),
+                            (None, Some(v)) if *generic => v.as_pointer_value().const_address_space_cast(self.ptr(0)),
+                            (None, Some(v)) => v.as_pointer_value(),
+                            _ => {
+                                return Err(unsupported(
+                                    Span::default(),
+                                    format!("`{sym}` in an initializer is not supported yet"),
+                                ))
+                            }
+                        };
+                        let p = unsafe { p.const_gep(self.ctx.i8_type(), &[i64t.const_int(*off as u64, true)]) };
+                        p.const_to_int(i64t)
+                    }
+                });
+            }
+            let n = g.get_value_type().into_array_type().len() as usize;
+            vals.resize(n, i64t.const_zero());
+            g.set_initializer(&i64t.const_array(&vals));
+        }
+        Ok(())
+    }
+}
+
+/// One 64-bit element of an address-holding initializer.
+pub(super) enum InitElem {
+    Bits(u64),
+    Addr { sym: String, generic: bool, off: i64 },
+}
+
+fn flatten<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) {
+    match i {
+        Init::Scalar(e) => out.push(e),
+        Init::List(l) => l.iter().for_each(|x| flatten(x, out)),
+        Init::Field(_, e) => out.push(e),
+    }
+}
+
+fn init_elem(e: &Expr<'_>) -> Option<InitElem> {
+    let addr = |e: &Expr<'_>, off: i64| match e {
+        Expr::Sym(n) => Some(InitElem::Addr {
+            sym: n.text.to_string(),
+            generic: false,
+            off,
+        }),
+        Expr::Generic(n, _) => Some(InitElem::Addr {
+            sym: n.text.to_string(),
+            generic: true,
+            off,
+        }),
+        _ => None,
+    };
+    match e {
+        Expr::Sym(_) | Expr::Generic(..) => addr(e, 0),
+        Expr::Binary(ast::BinOp::Add, a, b, _) => match (&**a, &**b) {
+            (x, Expr::Imm(Imm::Int(k), _)) | (Expr::Imm(Imm::Int(k), _), x) => addr(x, *k),
+            _ => None,
+        },
+        _ => const_eval(e, Type::U64).map(InitElem::Bits),
+    }
+}
+
+/// Whether an initializer names a function or variable (an address), which only the nvvm flavour keeps.
+pub(super) fn has_symbols(v: &VarDecl<'_>) -> bool {
+    let mut elems = vec![];
+    if let Some(i) = &v.init {
+        flatten(i, &mut elems);
+    }
+    elems
+        .iter()
+        .any(|e| matches!(init_elem(e), Some(InitElem::Addr { .. })))
 }

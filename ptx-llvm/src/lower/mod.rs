@@ -151,6 +151,7 @@ fn lower_pass<'ctx>(
         asm_at,
         asm_wanted: vec![],
         asm_used: vec![],
+        symbol_inits: vec![],
         env_ty: None,
         fibers: m
             .items
@@ -215,6 +216,8 @@ struct Lowerer<'ctx> {
     asm_at: std::collections::HashSet<u32>,
     asm_wanted: Vec<u32>,
     asm_used: Vec<u32>,
+    /// Nvvm: 64-bit module variables whose initializers hold addresses, filled once functions exist.
+    symbol_inits: Vec<(String, Vec<asm::InitElem>)>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
     /// Some function of the module synchronises a CTA (conservative: any function, called or not).
     fibers: bool,
@@ -405,6 +408,7 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
+        self.fill_symbol_inits()?;
         Ok(())
     }
 
@@ -416,7 +420,13 @@ impl<'ctx> Lowerer<'ctx> {
                 "module variables without a size are not supported yet",
             ));
         }
-        let bytes = self.init_bytes(v)?;
+        let bytes = match self.init_bytes(v) {
+            // Addresses of functions and variables (`.u64 vtable[4] = {0, f, generic(g)+8}`).
+            Err(_) if self.flavour == Flavour::Nvvm && v.ty.bits() == 64 && asm::has_symbols(v) => {
+                return self.nvvm_symbol_var(v)
+            }
+            r => r?,
+        };
         let ty = self.ctx.i8_type().array_type(size as u32);
         let g = self
             .module
