@@ -30,9 +30,11 @@ contains ".version 8.0" "compile emits the requested version"
 expect 2 "an impossible sm/version pair is an error, not an abort" -- "$bin" compile "$dir"/ptx/saxpy.ptx --arch sm_90 --ptx-version 7.0
 contains "sm_90 needs PTX 7.8" "the pair error names the minimum"
 expect 1 "an instruction the target cannot run is a diagnostic, not an LLVM abort" -- "$bin" compile "$dir"/ptx/warp_collectives.ptx --arch sm_20
-contains "\`shfl\` needs sm_30 or later; the requested target is sm_20" "the target diagnostic names the instruction and minimum"
-expect 0 "compile raises the PTX version to what the module needs" -- "$bin" compile "$dir"/ptx/warp_collectives.ptx --arch sm_50
-contains ".version 6.0" "shfl.sync output declares PTX 6.0"
+contains "\`shfl\` requires sm_30 and PTX 6.0; checking against sm_20" "the target diagnostic names the instruction and minimum"
+expect 0 "compile keeps the source's PTX version when the target allows it" -- "$bin" compile "$dir"/ptx/warp_collectives.ptx --arch sm_50
+contains ".version 7.0" "shfl.sync output declares the source's PTX 7.0"
+expect 0 "compile raises the PTX version to what the target needs" -- "$bin" compile "$dir"/ptx/warp_collectives.ptx --arch sm_90
+contains ".version 7.8" "sm_90 output declares PTX 7.8"
 expect 0 "compile --emit llvm" -- "$bin" compile "$dir"/ptx/saxpy.ptx --arch sm_80 --emit llvm
 contains "ptx_kernel" "nvvm IR marks kernels with the ptx_kernel convention"
 expect 0 "explain a code" -- "$bin" explain P0201

@@ -109,6 +109,8 @@ fn backend_diagnostics() {
     let (m, _) = ptx_jit::front(unsupported).unwrap();
     let diags = ptx_jit::host::host_ir(&m, false).unwrap_err();
     text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));
+    // An impossible (target, version) pair, as `ptx-jit compile` reports it.
+    text.push_str(&format!("error[P0402]: {}\n", ptx_jit::arch::validate("sm_90", Some("7.0")).unwrap_err()));
     insta::assert_snapshot!("backend__diagnostics", text);
 }
 

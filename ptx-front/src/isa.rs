@@ -1406,7 +1406,9 @@ pub fn first_operand_is_destination(spec: &OpSpec) -> bool {
         ("bar" | "barrier", _) => spec.groups.iter().any(|g| g.kind == G::Type),
         ("mbarrier", [m]) => !matches!(*m, ".init" | ".inval" | ".expect_tx" | ".complete_tx"),
         ("multimem", [m]) => *m == ".ld_reduce",
-        ("tensormap" | "wmma", [m]) => *m == ".load",
+        ("tensormap", [m]) => *m == ".load",
+        // `wmma.mma` writes its `d` fragment as `wmma.load` does; only `wmma.store` has none.
+        ("wmma", [m]) => *m != ".store",
         (
             "st" | "red" | "sust" | "sured" | "stmatrix" | "prefetch" | "prefetchu" | "applypriority" | "discard"
             | "stackrestore" | "nanosleep" | "pmevent" | "setmaxnreg",

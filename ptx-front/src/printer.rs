@@ -302,6 +302,12 @@ impl Printer {
 }
 
 pub fn instruction(o: &mut String, i: &Instruction<'_>) {
+    instruction_with(o, i, &mut |_| None);
+}
+
+/// Prints an instruction whose operands (at any nesting depth) `subst` may replace with its own text;
+/// the NVPTX backend uses it to turn registers into inline-assembly placeholders.
+pub fn instruction_with(o: &mut String, i: &Instruction<'_>, subst: &mut dyn FnMut(&Operand<'_>) -> Option<String>) {
     if let Some(g) = &i.guard {
         write!(o, "@{}{} ", if g.negated { "!" } else { "" }, g.pred.text).expect("write");
     }
@@ -311,12 +317,16 @@ pub fn instruction(o: &mut String, i: &Instruction<'_>) {
     }
     if !i.operands.is_empty() {
         o.push(' ');
-        o.push_str(&join(&i.operands, |s, x| operand(s, x)));
+        o.push_str(&join(&i.operands, |s, x| operand(s, x, subst)));
     }
     o.push(';');
 }
 
-fn operand(o: &mut String, x: &Operand<'_>) {
+fn operand(o: &mut String, x: &Operand<'_>, subst: &mut dyn FnMut(&Operand<'_>) -> Option<String>) {
+    if let Some(t) = subst(x) {
+        o.push_str(&t);
+        return;
+    }
     match x {
         Operand::Sym { name, component } => {
             o.push_str(name.text);
@@ -338,21 +348,21 @@ fn operand(o: &mut String, x: &Operand<'_>) {
             }
             o.push(']');
         }
-        Operand::Vector(v, _) => write!(o, "{{{}}}", join(v, |s, x| operand(s, x))).expect("write"),
-        Operand::List(v, _) => write!(o, "({})", join(v, |s, x| operand(s, x))).expect("write"),
-        Operand::Bracket(v, _) => write!(o, "[{}]", join(v, |s, x| operand(s, x))).expect("write"),
+        Operand::Vector(v, _) => write!(o, "{{{}}}", join(v, |s, x| operand(s, x, subst))).expect("write"),
+        Operand::List(v, _) => write!(o, "({})", join(v, |s, x| operand(s, x, subst))).expect("write"),
+        Operand::Bracket(v, _) => write!(o, "[{}]", join(v, |s, x| operand(s, x, subst))).expect("write"),
         Operand::Not(x, _) => {
             o.push('!');
-            operand(o, x);
+            operand(o, x, subst);
         }
         Operand::Neg(x, _) => {
             o.push('-');
-            operand(o, x);
+            operand(o, x, subst);
         }
         Operand::Pair(a, b, _) => {
-            operand(o, a);
+            operand(o, a, subst);
             o.push('|');
-            operand(o, b);
+            operand(o, b, subst);
         }
         Operand::Sink(_) => o.push('_'),
         Operand::Offset(n, off, _) => write!(o, "{}{off:+}", n.text).expect("write"),

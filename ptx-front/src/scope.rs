@@ -88,6 +88,25 @@ pub fn special_register(name: &str) -> Option<Sreg> {
     }
 }
 
+/// The PTX version that introduced a special register, where it is later than 2.0 (PTX ISA manual,
+/// chapter 10, each register's "PTX ISA Notes").
+pub fn special_register_ptx(name: &str) -> (u32, u32) {
+    match name {
+        "%reserved_smem_offset_begin" | "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" => (7, 6),
+        "%aggr_smem_size" => (8, 1),
+        "%current_graph_exec" => (8, 0),
+        "%dynamic_smem_size" | "%total_smem_size" => (4, 1),
+        "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid" | "%cluster_ctarank" | "%cluster_nctarank"
+        | "%is_explicit_cluster" => (7, 8),
+        "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" => (3, 1),
+        "%nwarpid" | "%nsmid" => (2, 0),
+        n if n.starts_with("%reserved_smem_offset_") => (7, 6),
+        n if n.starts_with("%pm") && n.ends_with("_64") => (4, 0),
+        n if n.starts_with("%pm") && n[3..].parse::<u32>().is_ok_and(|k| k >= 4) => (3, 0),
+        _ => (1, 0),
+    }
+}
+
 impl<'m, 'a> Scope<'m, 'a> {
     /// The module level: variables and functions, declared in any order.
     pub fn module(m: &'m Module<'a>) -> (Self, Vec<(&'m Name<'a>, Entry<'m, 'a>)>) {

@@ -108,9 +108,10 @@ pub fn forms() -> Vec<Form> {
             let mut prelude = "";
             match spec.name {
                 "bra" => ops.push("L".to_string()),
+                // The list operand names a `.branchtargets` label.
                 "brx" => {
-                    decls.push_str(".reg .b32 %o0;\nmov.u32 %o0, 0;\nTS: .branchtargets L;\n");
-                    ops.extend(["%o0".to_string(), "TS".to_string()]);
+                    decls.push_str(".reg .b32 %o0;\nts: .branchtargets L;\n");
+                    ops.extend(["%o0".to_string(), "ts".to_string()]);
                 }
                 "call" => {
                     prelude = ".func callee()\n{\nret;\n}\n";

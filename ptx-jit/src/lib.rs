@@ -4,6 +4,7 @@
 mod addressing;
 pub mod arch;
 pub mod args;
+pub mod bench;
 pub mod coverage;
 mod builtins;
 pub mod checked;

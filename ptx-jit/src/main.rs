@@ -60,11 +60,12 @@ enum Cmd {
         #[arg(long = "ptx-version")]
         ptx_version: Option<String>,
         /// Optimisation level 0-3.
-        #[arg(short = 'O', default_value_t = 3)]
+        #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
         opt: u8,
         #[arg(short = 'o')]
         out: Option<PathBuf>,
-        #[arg(long, value_parser = ["ptx", "llvm"], default_value = "ptx")]
+        /// ptx, llvm (IR text after optimisation) or bc (LLVM bitcode).
+        #[arg(long, value_parser = ["ptx", "llvm", "bc"], default_value = "ptx")]
         emit: String,
     },
     /// Run a kernel on the CPU and print its buffers afterwards.
@@ -111,6 +112,24 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum BenchCmd {
+    /// Per-file compile latency of `compile` (by phase) and of NVIDIA's ptxas on the same files, each
+    /// file for its own `.target` unless --arch is given; medians over the files.
+    Compile {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Path of ptxas (e.g. the venv's nvidia/cu13/bin/ptxas); without it only our phases are timed.
+        #[arg(long)]
+        ptxas: Option<PathBuf>,
+        #[arg(long)]
+        arch: Option<String>,
+        #[arg(long, default_value_t = 3)]
+        iters: u32,
+        #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
+        opt: u8,
+        /// Also write every file's times as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// MB/s of parsing, and of parsing plus checking, single-threaded, over files or directories.
     Parse {
         #[arg(required = true)]
@@ -125,6 +144,28 @@ fn read(p: &PathBuf) -> Result<String, ExitCode> {
         eprintln!("error: cannot read {}: {e}", p.display());
         ExitCode::from(2)
     })
+}
+
+/// The `.ptx` files of directories (sorted) and the files named.
+fn ptx_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
+    let mut files = vec![];
+    for p in paths {
+        if p.is_dir() {
+            let mut v: Vec<_> = std::fs::read_dir(p)
+                .map_err(|e| {
+                    eprintln!("error: cannot read {}: {e}", p.display());
+                    ExitCode::from(2)
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+                .collect();
+            v.sort();
+            files.extend(v);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
 }
 
 fn print_diags(diags: &[Diagnostic], file: &str, src: &str) {
@@ -305,18 +346,18 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     eprintln!("error: `--arch host` only supports `--emit llvm`");
                     return Err(ExitCode::from(2));
                 }
-                ptx_jit::front(&src).and_then(|(m, _)| ptx_jit::host::host_ir(&m, opt > 0))
+                ptx_jit::front(&src).and_then(|(m, _)| ptx_jit::host::host_ir(&m, opt > 0)).map(String::into_bytes)
             } else {
                 let a = arch::validate(&target, ptx_version.as_deref()).map_err(|e| {
                     eprintln!("error[P0402]: {e}");
                     ExitCode::from(2)
                 })?;
-                let what = if emit == "llvm" {
-                    nvptx::Emit::Llvm
-                } else {
-                    nvptx::Emit::Ptx
+                let what = match emit.as_str() {
+                    "llvm" => nvptx::Emit::Llvm,
+                    "bc" => nvptx::Emit::Bc,
+                    _ => nvptx::Emit::Ptx,
                 };
-                ptx_jit::retarget(&src, &a, opt, what)
+                ptx_jit::front(&src).and_then(|(m, _)| nvptx::emit_bytes(&m, &a, opt, what, &mut Default::default()))
             };
             match result {
                 Ok(text) => {
@@ -325,7 +366,10 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                             eprintln!("error: cannot write {}: {e}", o.display());
                             ExitCode::from(2)
                         })?,
-                        None => print!("{text}"),
+                        None => {
+                            use std::io::Write;
+                            let _ = std::io::stdout().write_all(&text);
+                        }
                     }
                     Ok(ExitCode::SUCCESS)
                 }
@@ -416,22 +460,59 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench {
+            what: BenchCmd::Compile { paths, ptxas, arch, iters, opt, json },
+        } => {
+            let files = ptx_files(&paths)?;
+            let rows = ptx_jit::bench::compile_latency(&files, arch.as_deref(), ptxas.as_deref(), iters, opt);
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+            let med = |f: &dyn Fn(&ptx_jit::bench::FileTimes) -> f64| ptx_jit::bench::median(rows.iter().map(f).collect());
+            println!("{} of {} files compiled; medians over files, best of {iters} runs each, -O{opt}, single thread", rows.len(), files.len());
+            println!("  parse     {:8.3} ms", med(&|r| ms(r.parse)));
+            println!("  check     {:8.3} ms", med(&|r| ms(r.check)));
+            println!("  validate  {:8.3} ms", med(&|r| ms(r.phases.validate)));
+            println!("  lower     {:8.3} ms", med(&|r| ms(r.phases.lower)));
+            println!("  optimise  {:8.3} ms", med(&|r| ms(r.phases.optimise)));
+            println!("  codegen   {:8.3} ms", med(&|r| ms(r.phases.codegen)));
+            println!("  recheck   {:8.3} ms", med(&|r| ms(r.phases.recheck)));
+            println!("  total     {:8.3} ms (ptx-jit compile, PTX to PTX)", med(&|r| ms(r.ours())));
+            let with: Vec<_> = rows.iter().filter(|r| r.ptxas.is_some()).collect();
+            if !with.is_empty() {
+                let p = |r: &&ptx_jit::bench::FileTimes| ms(r.ptxas.unwrap_or_default());
+                let ours: Vec<f64> = with.iter().map(|r| ms(r.ours())).collect();
+                let theirs: Vec<f64> = with.iter().map(p).collect();
+                let ratio: Vec<f64> = with.iter().map(|r| ms(r.ours()) / p(r).max(1e-6)).collect();
+                println!(
+                    "on the {} files ptxas accepts: ptx-jit {:.3} ms, ptxas {:.3} ms (PTX to SASS, process included); per-file ratio ptx-jit/ptxas median {:.3}",
+                    with.len(),
+                    ptx_jit::bench::median(ours),
+                    ptx_jit::bench::median(theirs),
+                    ptx_jit::bench::median(ratio)
+                );
+            }
+            if let Some(j) = json {
+                let v: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "file": r.file.display().to_string(), "arch": r.arch,
+                            "parse_ms": ms(r.parse), "check_ms": ms(r.check), "validate_ms": ms(r.phases.validate),
+                            "lower_ms": ms(r.phases.lower), "optimise_ms": ms(r.phases.optimise),
+                            "codegen_ms": ms(r.phases.codegen), "recheck_ms": ms(r.phases.recheck),
+                            "total_ms": ms(r.ours()), "ptxas_ms": r.ptxas.map(ms),
+                        })
+                    })
+                    .collect();
+                std::fs::write(&j, serde_json::to_string_pretty(&v).unwrap_or_default()).map_err(|e| {
+                    eprintln!("error: cannot write {}: {e}", j.display());
+                    ExitCode::from(2)
+                })?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench {
             what: BenchCmd::Parse { paths, iters },
         } => {
-            let mut files = vec![];
-            for p in &paths {
-                if p.is_dir() {
-                    let mut v: Vec<_> = std::fs::read_dir(p)
-                        .map_err(|_| ExitCode::from(2))?
-                        .filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-                        .collect();
-                    v.sort();
-                    files.extend(v);
-                } else {
-                    files.push(p.clone());
-                }
-            }
+            let files = ptx_files(&paths)?;
             let texts: Vec<String> = files.iter().map(read).collect::<Result<_, _>>()?;
             let bytes: usize = texts.iter().map(String::len).sum();
             let time = |f: &dyn Fn(&str)| {

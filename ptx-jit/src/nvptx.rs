@@ -8,6 +8,7 @@ use inkwell::OptimizationLevel;
 use ptx_front::ast::Module;
 use ptx_front::Diagnostic;
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 fn init() {
     static ONCE: Once = Once::new();
@@ -16,114 +17,230 @@ fn init() {
 
 pub enum Emit {
     Ptx,
+    /// LLVM IR text after optimisation.
     Llvm,
+    /// LLVM bitcode after optimisation.
+    Bc,
 }
 
-/// What LLVM's instruction selection needs beyond the ISA table's minimum sm: the `.sync` warp
-/// intrinsics are only selectable from PTX 6.0. LLVM aborts the process when it cannot select, so
-/// every instruction is checked against the target before LLVM sees the module.
-fn nvptx_min_ptx(i: &ptx_front::ast::Instruction<'_>) -> u32 {
+/// What LLVM's instruction selection needs beyond the ISA table: the `.sync` warp intrinsics are only
+/// selectable from PTX 6.0 and sm_30. LLVM aborts the process when it cannot select, so these are
+/// checked before LLVM sees the module.
+fn nvptx_min(i: &ptx_front::ast::Instruction<'_>) -> (u32, u32) {
     let warp_sync = matches!(i.opcode.text, "shfl" | "vote" | "barrier") || i.mods.iter().any(|m| m.text == ".warp");
     if warp_sync {
-        60
+        (60, 30)
     } else {
-        0
+        (0, 0)
     }
 }
 
-/// The PTX version (×10) the module needs from the backend, or a diagnostic per instruction that the
-/// target cannot run.
-fn requirements(m: &Module<'_>, arch: &Arch) -> Result<u32, Vec<Diagnostic>> {
-    let mut insts = vec![];
+/// What the module needs of the output before lowering: the PTX version (×10), the requested one or
+/// the lowest that the source, the target and every instruction allow; and the opcode offsets of the
+/// instructions whose base form (no modifiers) the target lacks. Instructions that LLVM's backend cannot
+/// select get a diagnostic here (LLVM would abort the process).
+fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>) {
+    // Unless asked to lower it, the output keeps the source's version (as far as LLVM can emit it):
+    // requirements the ISA table does not record (ptxas knows more) then stay met.
+    let (maj, min) = ptx_front::Target::of(m).version;
+    let mut need = arch.min_ptx().max(maj * 10 + min);
+    let mut diags = vec![];
+    let mut base_unmet = vec![];
+    let requested = arch.ptx.unwrap_or(u32::MAX);
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
+            // ptxas: kernel parameters beyond 4352 bytes need PTX 8.1.
+            let bytes: u64 = f
+                .params
+                .iter()
+                .map(|p| p.size_bytes().next_multiple_of(p.alignment().max(1)))
+                .sum();
+            if f.kind == ptx_front::ast::FnKind::Entry && bytes > 4352 {
+                need = need.max(81);
+                if requested < 81 {
+                    diags.push(
+                        Diagnostic::error(
+                            ptx_front::Code::P0301,
+                            f.name.span,
+                            format!(
+                                "`{}` takes {bytes} bytes of parameters; more than 4352 needs PTX 8.1",
+                                f.name.text
+                            ),
+                        )
+                        .label("not expressible in the requested PTX version"),
+                    );
+                }
+            }
             if let Some(b) = &f.body {
                 ptx_front::ast::visit(b, &mut |s| {
                     if let ptx_front::ast::Statement::Inst(i) = s {
-                        insts.push(i);
+                        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+                        if let Ok(d) = ptx_front::isa::decode(i.opcode.text, &mods) {
+                            let ((maj, min), _) = d.requires();
+                            need = need.max(maj * 10 + min);
+                            let base = d.spec.ptx.0 * 10 + d.spec.ptx.1;
+                            if arch.sm < d.spec.sm || requested < base || d.spec.arch && arch.suffix != Some('a') {
+                                base_unmet.push(i.opcode.span.start);
+                            }
+                        }
+                        for_each_sreg(&i.operands, &mut |n| {
+                            let (maj, min) = ptx_front::scope::special_register_ptx(n.text);
+                            let v = maj * 10 + min;
+                            need = need.max(v);
+                            if requested < v {
+                                diags.push(
+                                    Diagnostic::error(
+                                        ptx_front::Code::P0301,
+                                        n.span,
+                                        format!(
+                                            "special register `{}` needs PTX {maj}.{min}; PTX {}.{} was requested",
+                                            n.text,
+                                            requested / 10,
+                                            requested % 10
+                                        ),
+                                    )
+                                    .label("not available in the requested PTX version"),
+                                );
+                            }
+                        });
+                        let (llvm_ptx, llvm_sm) = nvptx_min(i);
+                        need = need.max(llvm_ptx);
+                        if arch.sm < llvm_sm || requested < llvm_ptx {
+                            diags.push(
+                                Diagnostic::error(
+                                    ptx_front::Code::P0301,
+                                    i.opcode.span,
+                                    format!(
+                                        "`{}` needs sm_{llvm_sm} and PTX {}.{} in LLVM's NVPTX backend; the requested target is {}",
+                                        i.opcode.text,
+                                        llvm_ptx / 10,
+                                        llvm_ptx % 10,
+                                        arch.cpu()
+                                    ),
+                                )
+                                .label("not available for this target"),
+                            );
+                        }
                     }
                 });
             }
         }
     }
-    let mut need = 0;
-    let mut diags = vec![];
-    for i in insts {
-        // The base requirement of the entry this form decodes to. Modifier-level requirements do not
-        // bind the output: LLVM emulates what the target lacks where it can (bf16 conversions on
-        // sm_75), and what it cannot select is caught by `nvptx_min_ptx`.
-        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-        let decoded = ptx_front::isa::decode(i.opcode.text, &mods).ok();
-        let sm = decoded.as_ref().map_or(0, |d| d.spec.sm);
-        let ptx = nvptx_min_ptx(i);
-        if decoded.is_some_and(|d| d.spec.arch) && arch.suffix != Some('a') {
-            diags.push(
-                Diagnostic::error(
-                    ptx_front::Code::P0402,
-                    i.opcode.span,
-                    format!("`{}` needs an architecture-specific target such as sm_{}a; the requested target is {}", i.opcode.text, arch.sm.max(sm), arch.cpu()),
-                )
-                .label("not available on the requested target"),
-            );
-            continue;
-        }
-        if arch.sm < sm || arch.sm < 30 && ptx >= 60 {
-            diags.push(
-                Diagnostic::error(
-                    ptx_front::Code::P0402,
-                    i.opcode.span,
-                    format!(
-                        "`{}` needs sm_{} or later; the requested target is {}",
-                        i.opcode.text,
-                        sm.max(if ptx >= 60 { 30 } else { 0 }),
-                        arch.cpu()
-                    ),
-                )
-                .label("not available on the requested target"),
-            );
-        }
-        if let Some(v) = arch.ptx {
-            if v < ptx {
-                diags.push(
-                    Diagnostic::error(
-                        ptx_front::Code::P0402,
-                        i.opcode.span,
-                        format!(
-                            "`{}` needs PTX {}.{} or later; PTX {}.{} was requested",
-                            i.opcode.text,
-                            ptx / 10,
-                            ptx % 10,
-                            v / 10,
-                            v % 10
-                        ),
-                    )
-                    .label("not available in the requested PTX version"),
-                );
+    let last = *crate::arch::PTX_VERSIONS.last().expect("versions");
+    let version = match arch.ptx {
+        Some(v) => v,
+        None => crate::arch::PTX_VERSIONS
+            .iter()
+            .copied()
+            .find(|&v| v >= need)
+            .unwrap_or(last),
+    };
+    (version, base_unmet, diags)
+}
+
+/// Calls `f` on every special register an operand list reads.
+fn for_each_sreg<'a>(ops: &[ptx_front::ast::Operand<'a>], f: &mut impl FnMut(&ptx_front::ast::Name<'a>)) {
+    use ptx_front::ast::Operand;
+    for op in ops {
+        match op {
+            Operand::Sym { name, .. } if ptx_front::scope::special_register(name.text).is_some() => f(name),
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => for_each_sreg(v, f),
+            Operand::Not(x, _) | Operand::Neg(x, _) => for_each_sreg(std::slice::from_ref(x), f),
+            Operand::Pair(a, b, _) => {
+                for_each_sreg(std::slice::from_ref(a), f);
+                for_each_sreg(std::slice::from_ref(b), f);
             }
+            _ => {}
         }
-        need = need.max(ptx);
     }
+}
+
+/// The checker's gating (P0301, naming the instruction and the sm and PTX version it needs) for the
+/// instructions the output cannot express: those emitted as inline PTX, whose text must be valid for the
+/// target as written, and those whose base form the target lacks. Natively lowered instructions are
+/// otherwise LLVM's to express (it emulates what the target lacks, such as bf16 conversions on sm_75).
+fn gate(m: &Module<'_>, arch: &Arch, binding: &[u32]) -> Result<(), Vec<Diagnostic>> {
+    if binding.is_empty() {
+        return Ok(());
+    }
+    let version = arch.ptx.unwrap_or(arch.min_ptx());
+    let opts = ptx_front::check::Options {
+        sm: Some((arch.sm, arch.suffix)),
+        version: Some((version / 10, version % 10)),
+        no_lints: true,
+        ..Default::default()
+    };
+    let diags: Vec<Diagnostic> = ptx_front::check::check_with(m, &opts)
+        .into_iter()
+        .filter(|d| d.code == ptx_front::Code::P0301 && binding.binary_search(&d.span.start).is_ok())
+        .collect();
     if diags.is_empty() {
-        Ok(need)
+        Ok(())
     } else {
         Err(diags)
     }
 }
 
+/// Time spent in each phase of one compilation (`ptx-jit bench compile` reports them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Phases {
+    /// Gating against the target and PTX version.
+    pub validate: Duration,
+    pub lower: Duration,
+    pub optimise: Duration,
+    pub codegen: Duration,
+    /// Re-parsing and checking the emitted PTX with our own front end.
+    pub recheck: Duration,
+}
+
 /// Lowers a checked module for NVPTX and prints it as PTX (or as LLVM IR).
 pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, Vec<Diagnostic>> {
+    let bytes = emit_bytes(m, arch, opt, what, &mut Phases::default())?;
+    String::from_utf8(bytes).map_err(|_| fail("bitcode is not text; write it to a file".into()))
+}
+
+fn fail(msg: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(ptx_front::Code::P0401, Default::default(), msg)]
+}
+
+/// Like [`emit`], for any output (bitcode included), recording the time of each phase.
+pub fn emit_bytes(
+    m: &Module<'_>,
+    arch: &Arch,
+    opt: u8,
+    what: Emit,
+    t: &mut Phases,
+) -> Result<Vec<u8>, Vec<Diagnostic>> {
     init();
-    let need = requirements(m, arch)?;
-    let mut arch = arch.clone();
-    if arch.ptx.is_none() && need > arch.min_ptx() {
-        // Raise the output version just enough for what the module uses.
-        arch.ptx = crate::arch::PTX_VERSIONS.iter().copied().find(|&v| v >= need);
+    let t0 = Instant::now();
+    let (version, mut binding, mut early) = requirements(m, arch);
+    let arch = &Arch {
+        ptx: Some(version),
+        ..arch.clone()
+    };
+    if !early.is_empty() {
+        // Report these with the checker's gating of the rest, in source order.
+        binding.sort_unstable();
+        if let Err(more) = gate(m, arch, &binding) {
+            // The checker's diagnostic (with its help line) replaces ours at the same instruction.
+            early.retain(|d| !more.iter().any(|g| g.span.start == d.span.start));
+            early.extend(more);
+        }
+        early.sort_by_key(|d| d.span.start);
+        return Err(early);
     }
-    let arch = &arch;
+    t.validate = t0.elapsed();
+    let t0 = Instant::now();
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, ptx_llvm::Flavour::Nvvm, "ptx-jit")?;
+    t.lower = t0.elapsed();
+    let t0 = Instant::now();
+    binding.extend(&lowered.inline_asm);
+    binding.sort_unstable();
+    gate(m, arch, &binding)?;
+    t.validate += t0.elapsed();
+    let t0 = Instant::now();
     let module = lowered.module;
-    let fail = |msg: String| vec![Diagnostic::error(ptx_front::Code::P0401, Default::default(), msg)];
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let target = Target::from_triple(&triple).map_err(|e| fail(format!("NVPTX target: {e}")))?;
     let level = match opt {
@@ -146,19 +263,51 @@ pub fn emit(m: &Module<'_>, arch: &Arch, opt: u8, what: Emit) -> Result<String, 
     module
         .verify()
         .map_err(|e| fail(format!("internal error: invalid LLVM IR: {e}")))?;
+    t.lower += t0.elapsed();
+    let t0 = Instant::now();
     let passes = format!("default<O{}>", opt.min(3));
     module
         .run_passes(&passes, &tm, PassBuilderOptions::create())
         .map_err(|e| fail(format!("LLVM passes: {e}")))?;
-    match what {
-        Emit::Llvm => Ok(module.print_to_string().to_string()),
+    t.optimise = t0.elapsed();
+    let t0 = Instant::now();
+    let out = match what {
+        Emit::Llvm => module.print_to_string().to_string().into_bytes(),
+        Emit::Bc => module.write_bitcode_to_memory().as_slice().to_vec(),
         Emit::Ptx => {
             let buf = tm
                 .write_to_memory_buffer(&module, FileType::Assembly)
                 .map_err(|e| fail(format!("NVPTX codegen: {e}")))?;
-            Ok(String::from_utf8_lossy(buf.as_slice())
+            let text = String::from_utf8_lossy(buf.as_slice())
                 .trim_end_matches('\0')
-                .to_string())
+                .to_string();
+            t.codegen = t0.elapsed();
+            let t0 = Instant::now();
+            recheck(&text)?;
+            t.recheck = t0.elapsed();
+            return Ok(text.into_bytes());
         }
+    };
+    t.codegen = t0.elapsed();
+    Ok(out)
+}
+
+/// We never hand out PTX that our own front end rejects: an error there (from LLVM's output or from an
+/// inline-PTX fallback) is reported instead of the text.
+fn recheck(ptx: &str) -> Result<(), Vec<Diagnostic>> {
+    let opts = ptx_front::check::Options {
+        no_lints: true,
+        ..Default::default()
+    };
+    let (_, diags) = ptx_front::parse_and_check_with(ptx, &opts);
+    let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+    if errors.is_empty() {
+        return Ok(());
     }
+    let shown: Vec<String> = errors.iter().take(5).map(|d| d.one_line("emitted.ptx", ptx)).collect();
+    Err(fail(format!(
+        "internal error: the emitted PTX does not pass our own checker ({} error(s)): {}",
+        errors.len(),
+        shown.join("; ")
+    )))
 }

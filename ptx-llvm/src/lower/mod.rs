@@ -3,6 +3,7 @@
 //! function structure and the instruction dispatch; the submodules hold one concern each.
 
 mod arith;
+mod asm;
 mod async_copy;
 mod builtin;
 mod calls;
@@ -18,7 +19,7 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{Linkage as LlLinkage, Module};
-use inkwell::types::{BasicType, BasicTypeEnum, IntType};
+use inkwell::types::{AnyType, BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
     AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
 };
@@ -116,6 +117,9 @@ pub struct Lowered<'ctx> {
     pub kernels: Vec<KernelInfo>,
     /// Module-scope `.global`/`.const` variables: (name, size in bytes).
     pub globals: Vec<(String, u64)>,
+    /// Nvvm: the opcode offsets of the instructions emitted as inline PTX (their text goes out verbatim,
+    /// so every requirement of their form binds the output).
+    pub inline_asm: Vec<u32>,
 }
 
 enum Fail {
@@ -156,6 +160,36 @@ pub fn lower_with<'ctx>(
     name: &str,
     options: Options,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+    // The nvvm flavour lowers again, with inline PTX for what the first pass could not lower natively.
+    let asm_at = match lower_pass(ctx, m, flavour, name, options, Default::default()) {
+        Ok(Pass::Done(l)) => return Ok(l),
+        Ok(Pass::Again(at)) => at,
+        Err(d) => return Err(d),
+    };
+    match lower_pass(ctx, m, flavour, name, options, asm_at)? {
+        Pass::Done(l) => Ok(l),
+        Pass::Again(_) => Err(vec![Diagnostic::error(
+            Code::P0401,
+            Span::default(),
+            "internal error: inline-assembly fallback requested twice",
+        )]),
+    }
+}
+
+enum Pass<'ctx> {
+    Done(Lowered<'ctx>),
+    /// Instructions (by span start) to lower through inline PTX.
+    Again(std::collections::HashSet<u32>),
+}
+
+fn lower_pass<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    name: &str,
+    options: Options,
+    asm_at: std::collections::HashSet<u32>,
+) -> Result<Pass<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
@@ -172,6 +206,10 @@ pub fn lower_with<'ctx>(
         shared_size: 0,
         funcs: HashMap::new(),
         diags: vec![],
+        asm_at,
+        asm_wanted: vec![],
+        asm_used: vec![],
+        symbol_inits: vec![],
         env_ty: None,
         syncing: syncing_functions(m),
         options,
@@ -198,6 +236,9 @@ pub fn lower_with<'ctx>(
     if !l.diags.is_empty() {
         return Err(l.diags);
     }
+    if !l.asm_wanted.is_empty() {
+        return Ok(Pass::Again(l.asm_wanted.into_iter().chain(l.asm_at).collect()));
+    }
     let globals = m
         .items
         .iter()
@@ -208,11 +249,12 @@ pub fn lower_with<'ctx>(
             _ => None,
         })
         .collect();
-    Ok(Lowered {
+    Ok(Pass::Done(Lowered {
         module: l.module,
         kernels,
         globals,
-    })
+        inline_asm: l.asm_used,
+    }))
 }
 
 struct Lowerer<'ctx> {
@@ -227,6 +269,12 @@ struct Lowerer<'ctx> {
     shared_size: u64,
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
+    /// Nvvm: instructions (by span start) lowered through inline PTX, and those found in this pass to need it.
+    asm_at: std::collections::HashSet<u32>,
+    asm_wanted: Vec<u32>,
+    asm_used: Vec<u32>,
+    /// Nvvm: 64-bit module variables whose initializers hold addresses, filled once functions exist.
+    symbol_inits: Vec<(String, Vec<asm::InitElem>)>,
     env_ty: Option<inkwell::types::StructType<'ctx>>,
     /// Functions that synchronise threads, in their own body or through calls.
     syncing: std::collections::HashSet<String>,
@@ -482,27 +530,11 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
-        // All variables exist before any initializer refers to one.
+        // Variables come after functions: their initializers may hold function addresses.
         for v in &vars {
             self.module_var(v)?;
         }
-        for v in &vars {
-            let init = self.initializer(v)?;
-            let old = self.globals[v.name.text];
-            if init.get_type() == old.get_value_type().into_array_type().into() {
-                old.set_initializer(&init);
-                continue;
-            }
-            // Address-holding initializers are structs: the variable is remade with that type.
-            old.as_pointer_value().set_name("");
-            let g = self.module.add_global(init.get_type(), Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
-            g.set_alignment(v.alignment() as u32);
-            g.set_linkage(old.get_linkage());
-            g.set_initializer(&init);
-            old.as_pointer_value().replace_all_uses_with(g.as_pointer_value());
-            unsafe { old.delete() };
-            self.globals.insert(v.name.text.to_string(), g);
-        }
+        self.fill_symbol_inits()?;
         Ok(())
     }
 
@@ -514,11 +546,21 @@ impl<'ctx> Lowerer<'ctx> {
                 "module variables without a size are not supported yet",
             ));
         }
+        let bytes = match self.init_bytes(v) {
+            // Addresses of functions and variables (`.u64 vtable[4] = {0, f, generic(g)+8}`).
+            Err(_) if v.ty.bits() == 64 && asm::has_symbols(v) => return self.symbol_var(v),
+            r => r?,
+        };
         let ty = self.ctx.i8_type().array_type(size as u32);
         let g = self
             .module
             .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
         g.set_alignment(v.alignment() as u32);
+        let vals: Vec<_> = bytes
+            .iter()
+            .map(|&b| self.ctx.i8_type().const_int(b as u64, false))
+            .collect();
+        g.set_initializer(&self.ctx.i8_type().const_array(&vals));
         if v.linkage == Some(ast::Linkage::Extern) {
             return Err(unsupported(
                 v.span,
@@ -529,62 +571,6 @@ impl<'ctx> Lowerer<'ctx> {
         g.set_constant(false);
         self.globals.insert(v.name.text.to_string(), g);
         Ok(())
-    }
-
-    /// A variable's initial value: its bytes, or where elements are addresses of variables or
-    /// functions, a packed struct of the elements with those addresses as constant expressions.
-    fn initializer(&self, v: &VarDecl<'_>) -> R<inkwell::values::BasicValueEnum<'ctx>> {
-        let i8t = self.ctx.i8_type();
-        let bytes = match self.init_bytes(v) {
-            Ok(b) => b,
-            Err(e) => return self.symbolic_initializer(v).ok_or(e),
-        };
-        let vals: Vec<_> = bytes.iter().map(|&b| i8t.const_int(b as u64, false)).collect();
-        Ok(i8t.const_array(&vals).into())
-    }
-
-    fn symbolic_initializer(&self, v: &VarDecl<'_>) -> Option<inkwell::values::BasicValueEnum<'ctx>> {
-        let eb = v.ty.bytes();
-        let et = self.int(eb * 8);
-        let mut elems = vec![];
-        fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) {
-            match i {
-                Init::Scalar(e) => out.push(e),
-                Init::List(l) => l.iter().for_each(|x| flat(x, out)),
-                Init::Field(..) => {}
-            }
-        }
-        flat(v.init.as_ref()?, &mut elems);
-        let mut fields: Vec<BasicValueEnum> = vec![];
-        for e in &elems {
-            let (sym, off) = match e {
-                Expr::Sym(n) | Expr::Generic(n, _) => (Some(n.text), 0),
-                Expr::Binary(ast::BinOp::Add, l, r, _) => match (&**l, &**r) {
-                    (Expr::Sym(n) | Expr::Generic(n, _), Expr::Imm(Imm::Int(k), _)) => (Some(n.text), *k),
-                    _ => (None, 0),
-                },
-                _ => (None, 0),
-            };
-            let c = match sym {
-                Some(name) => {
-                    let p = match (self.globals.get(name), self.funcs.get(name)) {
-                        (Some(g), _) => g.as_pointer_value(),
-                        (None, Some(f)) => f.as_global_value().as_pointer_value(),
-                        _ => return None,
-                    };
-                    let a = p.const_to_int(et);
-                    a.const_add(et.const_int(off as u64, false))
-                }
-                None => et.const_int(const_eval(e, v.ty)?, false),
-            };
-            fields.push(c.into());
-        }
-        let used = elems.len() as u64 * eb as u64;
-        let pad = v.size_bytes().checked_sub(used)?;
-        if pad > 0 {
-            fields.push(self.ctx.i8_type().array_type(pad as u32).const_zero().into());
-        }
-        Some(self.ctx.const_struct(&fields, true).into())
     }
 
     /// Flattens an initializer into little-endian bytes.
@@ -643,13 +629,27 @@ impl<'ctx> Lowerer<'ctx> {
                 fv
             }
             (FnKind::Entry, Flavour::Nvvm) => {
+                // Aggregates go by `byval` pointer, which NVPTX prints as `.param .align A .b8 p[N]`: the
+                // layout and alignment stay those of the source, and nothing is copied.
                 let mut args = vec![];
                 for p in &f.params {
-                    args.push(self.param_ty(p)?.into());
+                    args.push(if nvvm_byval(p) { self.ptr(0).into() } else { self.param_ty(p)?.into() });
                 }
                 let ty = self.ctx.void_type().fn_type(&args, false);
                 let fv = self.module.add_function(f.name.text, ty, None);
                 fv.set_call_conventions(71); // ptx_kernel
+                for (k, p) in f.params.iter().enumerate().filter(|(_, p)| nvvm_byval(p)) {
+                    let byval = self.ctx.create_type_attribute(
+                        Attribute::get_named_enum_kind_id("byval"),
+                        self.param_ty(p)?.as_any_type_enum(),
+                    );
+                    fv.add_attribute(AttributeLoc::Param(k as u32), byval);
+                    let align = self
+                        .ctx
+                        .create_enum_attribute(Attribute::get_named_enum_kind_id("align"), p.alignment());
+                    fv.add_attribute(AttributeLoc::Param(k as u32), align);
+                }
+                self.launch_bounds(f, fv);
                 fv
             }
             (FnKind::Func, _) => {
@@ -763,12 +763,15 @@ impl<'ctx> Lowerer<'ctx> {
                 let home = match self.flavour {
                     Flavour::Host => ParamHome::Buffer(pi.offset),
                     Flavour::Nvvm => {
-                        let ty = self.param_ty(p)?;
-                        let slot = st.alloca_at.build_alloca(ty, p.name.text)?;
                         let arg = body_fn.get_nth_param(arg_index).expect("kernel arg");
-                        self.b.build_store(slot, arg)?;
                         arg_index += 1;
-                        ParamHome::Slot(slot)
+                        if nvvm_byval(p) {
+                            ParamHome::Slot(arg.into_pointer_value())
+                        } else {
+                            let slot = st.alloca_at.build_alloca(self.param_ty(p)?, p.name.text)?;
+                            self.b.build_store(slot, arg)?;
+                            ParamHome::Slot(slot)
+                        }
                     }
                 };
                 st.params.insert(p.name.text, home);
@@ -1110,7 +1113,7 @@ impl<'ctx> Lowerer<'ctx> {
         let d = isa::decode(i.opcode.text, &mods)
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
         let Some(g) = &i.guard else {
-            return self.inst(st, i, &d, scope);
+            return self.inst_or_asm(st, i, &d, scope);
         };
         let p = self.reg_load(st, &g.pred, Type::Pred, scope)?.into_int_value();
         if d.spec.name == "bra" {
@@ -1126,7 +1129,7 @@ impl<'ctx> Lowerer<'ctx> {
         let (t, e) = if g.negated { (join, then) } else { (then, join) };
         self.b.build_conditional_branch(p, t, e)?;
         self.b.position_at_end(then);
-        self.inst(st, i, &d, scope)?;
+        self.inst_or_asm(st, i, &d, scope)?;
         if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_none() {
             self.b.build_unconditional_branch(join)?;
         }
@@ -1566,6 +1569,11 @@ impl<'ctx> Lowerer<'ctx> {
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
     }
+}
+
+/// Nvvm kernel parameters passed by `byval` pointer: arrays and vectors.
+fn nvvm_byval(p: &VarDecl<'_>) -> bool {
+    !(p.dims.is_empty() && p.vector.is_none())
 }
 
 /// The bit-size type of a width (for the parts of a packed `mov`).

@@ -136,11 +136,15 @@ impl<'ctx> Lowerer<'ctx> {
                     return self.from_bits(v, want, false);
                 }
                 if scope.lookup(name.text).is_none() {
-                    if name.text == "WARP_SZ" {
-                        return self.from_bits(self.i32().const_int(32, false), want, false);
-                    }
-                    if ptx_front::scope::special_register(name.text).is_some() {
-                        let v = self.special_scalar(st, name)?;
+                    let v = match self.flavour {
+                        Flavour::Nvvm => self.nvvm_scalar_sreg(name)?,
+                        Flavour::Host if name.text == "WARP_SZ" => Some(self.i32().const_int(32, false)),
+                        Flavour::Host if ptx_front::scope::special_register(name.text).is_some() => {
+                            Some(self.special_scalar(st, name)?)
+                        }
+                        Flavour::Host => None,
+                    };
+                    if let Some(v) = v {
                         return self.from_bits(v, want, false);
                     }
                 }
@@ -155,12 +159,8 @@ impl<'ctx> Lowerer<'ctx> {
                             .funcs
                             .get(name.text)
                             .ok_or_else(|| unsupported(name.span, "unknown function"))?;
-                        let a = self.b.build_ptr_to_int(
-                            f.as_global_value().as_pointer_value(),
-                            self.int(want.bits().max(8)),
-                            "fnaddr",
-                        )?;
-                        Ok(a.into())
+                        let a = self.b.build_ptr_to_int(f.as_global_value().as_pointer_value(), self.addr_ty(), "fn")?;
+                        self.from_bits(a, want, false)
                     }
                 }
             }
@@ -236,24 +236,12 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(self.b.build_int_add(self.b.build_int_mul(zy, nx, "zyx")?, tx, "lin")?)
     }
 
-    /// Scalar special registers (`%laneid`, `%lanemask_lt`, `%clock64`, …). On the host a CTA is
-    /// its own cluster of one.
+    /// Scalar special registers (`%laneid`, `%lanemask_lt`, `%clock64`, …) on the host, where a CTA
+    /// is its own cluster of one (NVPTX: `nvvm_scalar_sreg`).
     pub(super) fn special_scalar(&mut self, st: &Fn<'ctx, '_, '_>, n: &Name<'_>) -> R<IntValue<'ctx>> {
         let name = n.text;
         let sreg = ptx_front::scope::special_register(name).expect("special register");
         let (i32t, i64t) = (self.i32(), self.i64());
-        if self.flavour == Flavour::Nvvm {
-            let f = self.intrinsic(&format!("llvm.nvvm.read.ptx.sreg.{}", &name[1..]), &[]).map_err(|_| {
-                unsupported(n.span, format!("special register `{name}` is not supported for NVPTX yet"))
-            })?;
-            return Ok(self
-                .b
-                .build_call(f, &[], "sreg")?
-                .try_as_basic_value()
-                .basic()
-                .expect("sreg value")
-                .into_int_value());
-        }
         let lane = |l: &mut Self| -> R<IntValue<'ctx>> {
             let lin = l.linear_tid(st)?;
             Ok(l.b.build_and(lin, i32t.const_int(31, false), "lane")?)
@@ -517,6 +505,11 @@ impl<'ctx> Lowerer<'ctx> {
         }
         if let Some(ParamHome::Buffer(off)) = st.params.get(n.text) {
             return Ok(at.const_int(*off, false));
+        }
+        // A kernel parameter's address in the nvvm flavour is that of its local copy, where `ld.param`
+        // through the address reads it.
+        if let (Flavour::Nvvm, Some(ParamHome::Slot(p))) = (self.flavour, st.params.get(n.text)) {
+            return Ok(self.b.build_ptr_to_int(*p, at, "addr")?);
         }
         if let Some(g) = self.globals.get(n.text) {
             return Ok(self.b.build_ptr_to_int(g.as_pointer_value(), at, "addr")?);
