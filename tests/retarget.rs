@@ -33,17 +33,9 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Valid PTX the nvvm lowering cannot take yet, with the reason (P0401 expected for exactly these).
 const NOT_YET: &[(&str, &str)] = &[
-    (
-        "cudasamples_FunctionPointers__FunctionPointers_kernels__sm90.ptx",
-        "indirect calls",
-    ),
-    ("cudasamples_newdelete__newdelete__sm90.ptx", "indirect calls"),
-    ("ldmatrix_trans.ptx", "vector registers"),
     ("mma_m16n8k32_s32_s8_s8_s32_interleave.ptx", "vector registers"),
     ("vector.ptx", "vector registers"),
-    ("vector4.ptx", "vector registers"),
     ("vector_extract.ptx", "vector registers"),
-    ("multiple_return.ptx", "functions with several return values"),
 ];
 
 /// Files whose conversions need sm_90 and PTX 7.8 by the combination of their types (`cvt.f16.bf16`,
