@@ -1508,6 +1508,15 @@ impl Decoded {
             ptx = ptx.max(r.ptx);
             sm = sm.max(r.sm);
         }
+        // A requirement of a pair of types, which per-modifier entries cannot state: `cvt` between
+        // `.bf16` and anything but `.f32` came with sm_90 and PTX 7.8 (ptxas agrees).
+        if self.spec.name == "cvt" && self.spec.is_primary() {
+            let ts: Vec<Type> = self.types().collect();
+            if ts.contains(&Type::Bf16) && ts.iter().any(|t| !matches!(t, Type::Bf16 | Type::F32)) {
+                ptx = ptx.max((7, 8));
+                sm = sm.max(90);
+            }
+        }
         (ptx, sm)
     }
 }

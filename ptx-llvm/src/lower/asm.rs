@@ -48,9 +48,8 @@ impl<'ctx> Lowerer<'ctx> {
         if self.flavour != Flavour::Nvvm {
             return self.inst(st, i, d, scope);
         }
-        // Forms of a secondary ISA entry are never lowered natively (the native code was written for the
-        // primary entry's forms and would misread them).
-        if !d.is_primary() || self.asm_at.contains(&i.span.start) {
+        // Forms the native lowering was not written for would be misread; they go out as inline PTX.
+        if !self.native(d) || self.asm_at.contains(&i.span.start) {
             return self.inline_asm(st, i, d, scope);
         }
         match self.inst(st, i, d, scope) {

@@ -1214,6 +1214,26 @@ impl<'ctx> Lowerer<'ctx> {
 
     // ---- registers and operands ----
 
+    /// Whether the lowering implements this decoded form itself: every form of an opcode's primary
+    /// ISA entry; vector moves; and on the host, extension entries that only add cache and eviction
+    /// hints, 128-bit moves, `bar.red`, atomics on more types, and the sub-instructions with handlers
+    /// of their own. NVPTX gets no others natively: LLVM aborts on some (a 16-bit cmpxchg, say), so
+    /// they go out as inline PTX.
+    pub(super) fn native(&self, d: &Decoded) -> bool {
+        if d.is_primary() || (d.spec.name == "mov" && d.get(G::Vec).is_some()) {
+            return true;
+        }
+        self.flavour == Flavour::Host
+            && match d.spec.name {
+                "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
+                "bar" | "barrier" => {
+                    (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
+                }
+                "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" => true,
+                _ => false,
+            }
+    }
+
     fn inst<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
@@ -1227,19 +1247,7 @@ impl<'ctx> Lowerer<'ctx> {
         // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
         // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
         // unless a builtin took them above.
-        // Extension entries whose forms the inline lowering also implements: cache and eviction hints
-        // on loads and stores, 128-bit moves, vector moves, bar.red, atomics on more types, and the
-        // sub-instructions with handlers of their own.
-        let lowered_here = match d.spec.name {
-            "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
-            "bar" | "barrier" => {
-                (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
-            }
-            "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" => true,
-            _ => false,
-        };
-        // NVPTX gets only the primary forms: LLVM aborts on some others (a 16-bit cmpxchg, say).
-        if !d.is_primary() && !(lowered_here && self.flavour == Flavour::Host) {
+        if !self.native(d) {
             let mods: String = i.mods.iter().map(|m| m.text).collect();
             return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
         }
