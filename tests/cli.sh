@@ -59,4 +59,7 @@ faults="$dir"/../cuda-shim/tests/checked_faults.ptx
 expect 0 "run --checked lets in-bounds accesses through" -- "$bin" run "$faults" --kernel global_oob --block 8 --arg 'u32*8' --checked
 expect 1 "run --checked stops an out-of-bounds store" -- "$bin" run "$faults" --kernel global_oob --block 9 --arg 'u32*8' --checked
 contains "\`global_oob\`, line 16: thread (8, 0, 0) of block (0, 0, 0) accessed 4 byte(s) of .global memory" "the fault names kernel, PTX line, thread, block and space"
+printf '.version 7.0\n.target sm_80\n.address_size 64\n.func die()\n{\n\ttrap;\n\tret;\n}\n.visible .entry k(.param .u64 out)\n{\n\t.reg .b64 %%rd<2>;\n\t.reg .b32 %%r<2>;\n\tld.param.u64 %%rd1, [out];\n\tcall die, ();\n\tmov.u32 %%r1, 42;\n\tst.global.u32 [%%rd1], %%r1;\n\tret;\n}\n' >/tmp/ptx-jit-trap.ptx
+expect 1 "trap inside a device function ends the launch (the caller stops too)" -- "$bin" run /tmp/ptx-jit-trap.ptx --kernel k --arg 'u32*1'
+contains "\`k\`, line 6: thread (0, 0, 0) of block (0, 0, 0) executed \`trap\`" "the trap names kernel, line, thread and block"
 exit $fail

@@ -14,9 +14,9 @@ pub const MAX_THREADS_PER_SM: u64 = 2048;
 pub const MAX_BLOCKS_PER_SM: u64 = 32;
 pub const MAX_SHARED_PER_SM: u64 = rt::MAX_SHARED_PER_BLOCK_OPTIN + 1024;
 
-/// Multiprocessors: one per host core, since one CTA runs on one core at a time.
+/// Multiprocessors: the runtime's (one per worker core, as `%nsmid` says).
 pub fn sm_count() -> i32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as i32)
+    rt::sm_count() as i32
 }
 
 pub fn total_mem() -> u64 {

@@ -569,9 +569,6 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     // The prototype or `.calltargets` of an indirect call, the `.branchtargets` of brx.idx.
                     return self.target_list(n);
                 }
-                if name == "brx" && k == 1 {
-                    return self.target_list(n); // the label of a `.branchtargets` list
-                }
                 if isa::address_operand(name) == Some(k) && d.is_primary() {
                     self.diags.push(
                         Diagnostic::error(Code::P0105, n.span, format!("`{name}` needs an address in brackets here"))

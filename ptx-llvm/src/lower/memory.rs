@@ -206,9 +206,9 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Returns from the current function when `status` (or, after a call, the launch's fault flag)
-    /// says the launch has faulted.
+    /// says the launch has faulted: in checked mode, and after calls in modules that can trap.
     pub(super) fn stop_if_faulted(&mut self, st: &Fn<'ctx, '_, '_>, status: Option<IntValue<'ctx>>) -> R<()> {
-        if !self.checked {
+        if self.flavour != Flavour::Host || !(self.checked || (status.is_none() && self.may_trap)) {
             return Ok(());
         }
         let status = match status {
@@ -284,7 +284,7 @@ impl<'ctx> Lowerer<'ctx> {
             return self.write(st, &i.operands[0], self.ctx.bool_type().const_zero().into(), false, scope);
         }
         let a = self.read(st, &i.operands[1], Type::U64, scope)?.into_int_value();
-        let dynamic = self.env_field_pub(st, 8, i32t)?;
+        let dynamic = self.env_field(st, 8, i32t)?;
         let window = self
             .b
             .build_int_add(dynamic, i32t.const_int(self.shared_size, false), "window")?;

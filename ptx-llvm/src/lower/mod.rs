@@ -214,6 +214,28 @@ fn lower_pass<'ctx>(
         syncing: syncing_functions(m),
         options,
         checked: options.checked && flavour == Flavour::Host,
+        may_trap: m.items.iter().any(|i| {
+            let Item::Function(f) = i else { return false };
+            let mut found = false;
+            if let Some(b) = &f.body {
+                ast::visit(b, &mut |s| {
+                    found |= matches!(s, Statement::Inst(i) if i.opcode.text == "trap"
+                        || (i.opcode.text == "call" && i.operands.iter().any(|o| matches!(o, Operand::Sym { name, .. } if name.text == "__assertfail"))));
+                });
+            }
+            found
+        }),
+        private_memory: m.items.iter().any(|i| {
+            let Item::Function(f) = i else { return false };
+            let mut found = false;
+            if let Some(b) = &f.body {
+                ast::visit(b, &mut |s| {
+                    found |= matches!(s, Statement::Var(v) if v.space == Space::Local)
+                        || matches!(s, Statement::Inst(i) if i.opcode.text == "alloca");
+                });
+            }
+            found
+        }),
     };
     let (scope, _) = Scope::module(m);
     if let Err(e) = l.declare_module(m) {
@@ -281,6 +303,11 @@ struct Lowerer<'ctx> {
     options: Options,
     /// Checked mode: bounds-check memory accesses.
     checked: bool,
+    /// Some function traps (or fails an assertion): callers must stop when a callee did.
+    may_trap: bool,
+    /// Some function declares `.local` memory or uses `alloca`: thread-private memory that lives in
+    /// stack slots the inliner may share between a thread loop's iterations.
+    private_memory: bool,
 }
 
 /// Whether a body synchronises threads itself (barriers or warp collectives).
@@ -933,7 +960,11 @@ impl<'ctx> Lowerer<'ctx> {
             self.b.build_store(xp, self.b.build_int_add(x0, cv, "x")?)?;
             self.thread_loops(block_fn, env, |this, _| {
                 let c = this.b.build_call(thread_fn, &args, "")?;
-                this.parallel(Some(unsafe { inkwell::values::InstructionValue::new(c.as_value_ref()) }));
+                // Inlining hoists a thread's `.local` arrays out of the loop, so every thread would share
+                // them: only kernels without such memory may claim independent iterations.
+                if !this.private_memory {
+                    this.parallel(Some(unsafe { inkwell::values::InstructionValue::new(c.as_value_ref()) }));
+                }
                 Ok(())
             })?;
             let next = self.b.build_int_add(cv, i32t.const_int(1, false), "c")?;

@@ -203,11 +203,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// A field of the host environment.
-    pub(super) fn env_field_pub(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
-        self.env_field(st, field, ty)
-    }
-
-    fn env_field(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
+    pub(super) fn env_field(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
         let env_ty = self.env_ty();
         let p = self.b.build_struct_gep(env_ty, st.env.expect("env"), field, "envf")?;
         Ok(self.b.build_load(ty, p, "envf")?.into_int_value())
