@@ -310,6 +310,71 @@ impl<'ctx> Lowerer<'ctx> {
         self.write(st, &ops[0], v, false, scope)
     }
 
+    /// The registers of a brace list (or one register), each with its width in 32-bit words: the
+    /// layout of a lane's buffer for the warp matrix instructions.
+    fn fragment<'m, 'a>(&self, op: &'m Operand<'a>, scope: &Scope<'m, 'a>) -> Vec<(&'m Operand<'a>, u32)> {
+        let elems: Vec<&'m Operand<'a>> = match op {
+            Operand::Vector(v, _) => v.iter().collect(),
+            o => vec![o],
+        };
+        elems
+            .into_iter()
+            .map(|e| {
+                let bits = match e {
+                    Operand::Sym { name, .. } => match scope.lookup(name.text) {
+                        Some(Entry::Reg { ty, .. }) => ty.bits(),
+                        _ => 32,
+                    },
+                    _ => 32,
+                };
+                (e, bits.div_ceil(32))
+            })
+            .collect()
+    }
+
+    /// The address of word `k` of a lane buffer.
+    fn buf_word(&self, buf: PointerValue<'ctx>, k: u32) -> R<PointerValue<'ctx>> {
+        let i32t = self.i32();
+        Ok(unsafe { self.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? })
+    }
+
+    /// Stores the registers of `list` into the buffer from word `at`; returns the word after them.
+    fn store_fragment<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        buf: PointerValue<'ctx>,
+        at: u32,
+        list: &[(&'m Operand<'a>, u32)],
+        scope: &Scope<'m, 'a>,
+    ) -> R<u32> {
+        let mut k = at;
+        for (op, w) in list {
+            let v = self.read(st, op, if *w == 2 { Type::B64 } else { Type::B32 }, scope)?;
+            let v = self.to_bits(v, 32 * w, false)?;
+            self.b.build_store(self.buf_word(buf, k)?, v)?;
+            k += w;
+        }
+        Ok(k)
+    }
+
+    /// Loads the registers of `list` from the buffer, from word `at`.
+    fn load_fragment<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        buf: PointerValue<'ctx>,
+        at: u32,
+        list: &[(&'m Operand<'a>, u32)],
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let mut k = at;
+        for (op, w) in list {
+            let v = self.b.build_load(self.int(32 * w), self.buf_word(buf, k)?, "r")?;
+            self.write(st, op, v, false, scope)?;
+            k += w;
+        }
+        Ok(())
+    }
+
     /// Warp matrix instructions on the host (`mma`, `ldmatrix`, `stmatrix`, `movmatrix`): each lane
     /// writes its operands into a buffer of 32-bit words, the runtime computes every lane's part from
     /// all 32 buffers, and the lane reads its result back (see `crate::collective::MMA`).
@@ -333,45 +398,21 @@ impl<'ctx> Lowerer<'ctx> {
             let v = self.b.build_int_truncate(r, i32t, "movmatrix")?;
             return self.write(st, &ops[0], v.into(), false, scope);
         }
-        // The registers of each brace list, with their widths in 32-bit words.
-        let regs = |l: &Self, op: &'m Operand<'a>| -> Vec<(&'m Operand<'a>, u32)> {
-            let elems: Vec<&'m Operand<'a>> = match op {
-                Operand::Vector(v, _) => v.iter().collect(),
-                o => vec![o],
-            };
-            elems
-                .into_iter()
-                .map(|e| {
-                    let bits = match e {
-                        Operand::Sym { name, .. } => match scope.lookup(name.text) {
-                            Some(Entry::Reg { ty, .. }) => ty.bits(),
-                            _ => 32,
-                        },
-                        _ => 32,
-                    };
-                    let _ = l;
-                    (e, bits.div_ceil(32))
-                })
-                .collect()
-        };
         let (inputs, outputs, addr_op): (Vec<(&'m Operand<'a>, u32)>, Vec<(&'m Operand<'a>, u32)>, Option<&'m Operand<'a>>) =
             match d.spec.name {
                 "mma" => {
-                    let mut ins = regs(self, &ops[1]);
-                    ins.extend(regs(self, &ops[2]));
-                    ins.extend(regs(self, &ops[3]));
-                    (ins, regs(self, &ops[0]), None)
+                    let mut ins = self.fragment(&ops[1], scope);
+                    ins.extend(self.fragment(&ops[2], scope));
+                    ins.extend(self.fragment(&ops[3], scope));
+                    (ins, self.fragment(&ops[0], scope), None)
                 }
-                "ldmatrix" => (vec![], regs(self, &ops[0]), Some(&ops[1])),
-                _ => (regs(self, &ops[1]), vec![], Some(&ops[0])),
+                "ldmatrix" => (vec![], self.fragment(&ops[0], scope), Some(&ops[1])),
+                _ => (self.fragment(&ops[1], scope), vec![], Some(&ops[0])),
             };
         let words_in: u32 = inputs.iter().map(|(_, w)| w).sum();
         let words_out: u32 = outputs.iter().map(|(_, w)| w).sum();
         let buf_ty = i32t.array_type(2 + words_in + words_out);
         let buf = st.alloca_at.build_alloca(buf_ty, "lane.buf")?;
-        let word = |l: &Self, k: u32| -> R<PointerValue<'ctx>> {
-            Ok(unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? })
-        };
         // Header: the descriptor text (mma) or this lane's row address (ldmatrix/stmatrix).
         let head: IntValue<'ctx> = match addr_op {
             None => {
@@ -386,14 +427,8 @@ impl<'ctx> Lowerer<'ctx> {
             }
             Some(o) => return Err(unsupported(o.span(), "expected an address")),
         };
-        self.b.build_store(word(self, 0)?, head)?;
-        let mut k = 2;
-        for (op, w) in &inputs {
-            let v = self.read(st, op, if *w == 2 { Type::B64 } else { Type::B32 }, scope)?;
-            let v = self.to_bits(v, 32 * w, false)?;
-            self.b.build_store(word(self, k)?, v)?;
-            k += w;
-        }
+        self.b.build_store(self.buf_word(buf, 0)?, head)?;
+        self.store_fragment(st, buf, 2, &inputs, scope)?;
         let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
         let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
         let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
@@ -409,13 +444,7 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let c = i32t.const_int(num | (d.has(".trans") as u64) << 8, false);
         self.collective(st, kind, [Some(lo), Some(hi), Some(c), full])?;
-        let mut k = if kind == MMA { 2 + words_in } else { 2 };
-        for (op, w) in &outputs {
-            let v = self.b.build_load(self.int(32 * w), word(self, k)?, "r")?;
-            self.write(st, op, v, false, scope)?;
-            k += w;
-        }
-        Ok(())
+        self.load_fragment(st, buf, if kind == MMA { 2 + words_in } else { 2 }, &outputs, scope)
     }
 
     /// `wmma.load`, `wmma.store` and `wmma.mma` on the host (layouts in ptx-jit's `wmma` module):
@@ -433,62 +462,21 @@ impl<'ctx> Lowerer<'ctx> {
         }
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
-        let regs = |op: &'m Operand<'a>| -> Vec<(&'m Operand<'a>, u32)> {
-            let elems: Vec<&'m Operand<'a>> = match op {
-                Operand::Vector(v, _) => v.iter().collect(),
-                o => vec![o],
-            };
-            elems
-                .into_iter()
-                .map(|e| {
-                    let bits = match e {
-                        Operand::Sym { name, .. } => match scope.lookup(name.text) {
-                            Some(Entry::Reg { ty, .. }) => ty.bits(),
-                            _ => 32,
-                        },
-                        _ => 32,
-                    };
-                    (e, bits.div_ceil(32))
-                })
-                .collect()
-        };
         let sub = d.spec.sub.first().copied().unwrap_or("");
         let text: String = d.spec.sub.iter().copied().chain(d.mods.iter().map(|(_, m)| *m)).collect();
         let desc = self.b.build_global_string_ptr(&text, "wmma.desc")?;
         let desc = self.b.build_ptr_to_int(desc.as_pointer_value(), i64t, "desc")?;
         let words = |list: &[(&'m Operand<'a>, u32)]| list.iter().map(|(_, w)| w).sum::<u32>();
-        let store_regs = |l: &mut Self, st: &mut Fn<'ctx, 'm, 'a>, buf: PointerValue<'ctx>, at: u32, list: &[(&'m Operand<'a>, u32)]| -> R<u32> {
-            let mut k = at;
-            for (op, w) in list {
-                let v = l.read(st, op, if *w == 2 { Type::B64 } else { Type::B32 }, scope)?;
-                let v = l.to_bits(v, 32 * w, false)?;
-                let p = unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? };
-                l.b.build_store(p, v)?;
-                k += w;
-            }
-            Ok(k)
-        };
-        let load_regs = |l: &mut Self, st: &mut Fn<'ctx, 'm, 'a>, buf: PointerValue<'ctx>, at: u32, list: &[(&'m Operand<'a>, u32)]| -> R<()> {
-            let mut k = at;
-            for (op, w) in list {
-                let p = unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? };
-                let v = l.b.build_load(l.int(32 * w), p, "r")?;
-                l.write(st, op, v, false, scope)?;
-                k += w;
-            }
-            Ok(())
-        };
         let put = |l: &mut Self, buf: PointerValue<'ctx>, k: u64, v: IntValue<'ctx>| -> R<()> {
-            let p = unsafe { l.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k, false)], "w")? };
-            l.b.build_store(p, v)?;
+            l.b.build_store(l.buf_word(buf, k as u32)?, v)?;
             Ok(())
         };
         match sub {
             ".load" | ".store" => {
                 let (list, addr_op, stride_op) = if sub == ".load" {
-                    (regs(&ops[0]), &ops[1], ops.get(2))
+                    (self.fragment(&ops[0], scope), &ops[1], ops.get(2))
                 } else {
-                    (regs(&ops[1]), &ops[0], ops.get(2))
+                    (self.fragment(&ops[1], scope), &ops[0], ops.get(2))
                 };
                 let n = words(&list);
                 let buf = st.alloca_at.build_alloca(i32t.array_type(3 + n), "wmma.buf")?;
@@ -508,32 +496,37 @@ impl<'ctx> Lowerer<'ctx> {
                     None => i64t.const_zero(),
                 };
                 if sub == ".store" {
-                    store_regs(self, st, buf, 3, &list)?;
+                    self.store_fragment(st, buf, 3, &list, scope)?;
                 }
                 let bp = self.b.build_ptr_to_int(buf, i64t, "buf")?;
                 let code = if sub == ".load" { bi::MEM_WMMA_LOAD } else { bi::MEM_WMMA_STORE };
                 self.mem_call(st, code, p, bp, stride)?;
                 if sub == ".load" {
-                    load_regs(self, st, buf, 3, &list)?;
+                    self.load_fragment(st, buf, 3, &list, scope)?;
                 }
                 Ok(())
             }
             ".mma" => {
-                let (dl, al, bl, cl) = (regs(&ops[0]), regs(&ops[1]), regs(&ops[2]), regs(&ops[3]));
+                let (dl, al, bl, cl) = (
+                    self.fragment(&ops[0], scope),
+                    self.fragment(&ops[1], scope),
+                    self.fragment(&ops[2], scope),
+                    self.fragment(&ops[3], scope),
+                );
                 let (nd, na, nb, nc) = (words(&dl), words(&al), words(&bl), words(&cl));
                 let buf = st.alloca_at.build_alloca(i32t.array_type(6 + na + nb + nc + nd), "wmma.buf")?;
                 put(self, buf, 0, desc)?;
                 for (k, n) in [na, nb, nc, nd].iter().enumerate() {
                     put(self, buf, 2 + k as u64, i32t.const_int(*n as u64, false))?;
                 }
-                let k = store_regs(self, st, buf, 6, &al)?;
-                let k = store_regs(self, st, buf, k, &bl)?;
-                let k = store_regs(self, st, buf, k, &cl)?;
+                let k = self.store_fragment(st, buf, 6, &al, scope)?;
+                let k = self.store_fragment(st, buf, k, &bl, scope)?;
+                let k = self.store_fragment(st, buf, k, &cl, scope)?;
                 let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
                 let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
                 let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
                 self.collective(st, crate::collective::WMMA, [Some(lo), Some(hi), None, Some(i32t.const_all_ones())])?;
-                load_regs(self, st, buf, k, &dl)
+                self.load_fragment(st, buf, k, &dl, scope)
             }
             _ => Err(unsupported(i.span, "this `wmma` form is not supported yet")),
         }
