@@ -3,28 +3,9 @@
 //! corpus marks it. Each test skips with a message when the corpus is absent.
 
 use ptx_front::printer::shape;
-use std::path::{Path, PathBuf};
+use ptx_jit_tests::{corpus, ptx_files_under};
 
-fn corpus(dir: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(dir);
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is absent", p.display());
-        None
-    }
-}
 
-fn ptx_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("readable corpus directory")
-        .map(|e| e.expect("directory entry").path())
-        .flat_map(|p| if p.is_dir() { ptx_files(&p) } else { vec![p] })
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// Files that parse and round-trip but break a rule of the manual, with the error the checker must
 /// report for them (file, code, line).
@@ -38,7 +19,7 @@ const INVALID: &[(&str, &str, usize)] = &[
 /// Parses, checks and round-trips every file; returns one line per failure.
 fn sweep(dir: &str) -> Option<(usize, Vec<String>)> {
     let root = corpus(dir)?;
-    let files = ptx_files(&root);
+    let files = ptx_files_under(&root);
     let mut failures = vec![];
     for f in &files {
         let bytes = std::fs::read(f).expect("readable file");

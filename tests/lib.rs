@@ -161,6 +161,29 @@ pub fn compare(e: Elem, got: &[u8], want: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// A directory of the shared corpora (`../shared/corpus/DIR`), or None (with a message) when absent.
+pub fn corpus(dir: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(dir);
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+/// Every `.ptx` file under `dir`, recursively, sorted.
+pub fn ptx_files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("readable corpus directory")
+        .map(|e| e.expect("directory entry").path())
+        .flat_map(|p| if p.is_dir() { ptx_files_under(&p) } else { vec![p] })
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
 pub fn ptx_files(dir: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)

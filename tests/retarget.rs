@@ -5,31 +5,11 @@
 //! time (CI has 2 cores); each test skips with a message when its corpus is absent.
 
 use rayon::prelude::*;
+use ptx_jit_tests::{corpus, ptx_files_under};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn corpus(dir: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus")
-        .join(dir);
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is absent", p.display());
-        None
-    }
-}
 
-fn ptx_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("readable corpus directory")
-        .map(|e| e.expect("directory entry").path())
-        .flat_map(|p| if p.is_dir() { ptx_files(&p) } else { vec![p] })
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// Valid PTX the nvvm lowering cannot take yet, with the reason (P0401 expected for exactly these;
 /// none today).
@@ -170,7 +150,7 @@ fn report(what: &str, t: &Tally, start: std::time::Instant) {
 fn nvcc_corpus_for_its_own_target() {
     let Some(dir) = corpus("nvcc") else { return };
     let start = std::time::Instant::now();
-    let files = ptx_files(&dir);
+    let files = ptx_files_under(&dir);
     // -O3, what `compile` does by default.
     let t = sweep(&files, None, None, false, 3);
     report("nvcc, own target", &t, start);
@@ -181,7 +161,7 @@ fn nvcc_corpus_for_its_own_target() {
 fn nvcc_corpus_for_sm80_ptx70() {
     let Some(dir) = corpus("nvcc") else { return };
     let start = std::time::Instant::now();
-    let files = ptx_files(&dir);
+    let files = ptx_files_under(&dir);
     // -O3: unoptimised PTX is several times larger, and ptxas then takes longer than we save.
     let t = sweep(&files, Some("sm_80"), Some("7.0"), true, 3);
     report("nvcc, sm_80 / PTX 7.0", &t, start);
@@ -192,7 +172,7 @@ fn nvcc_corpus_for_sm80_ptx70() {
 fn zluda_kernels_for_four_targets() {
     let Some(dir) = corpus("zluda-run") else { return };
     let start = std::time::Instant::now();
-    let files = ptx_files(&dir);
+    let files = ptx_files_under(&dir);
     for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
         let t = sweep(&files, Some(sm), None, true, 3);
         report(&format!("zluda-run, {sm}"), &t, start);
