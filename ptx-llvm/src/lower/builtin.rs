@@ -6,7 +6,7 @@ use super::*;
 use crate::builtin as bi;
 
 /// The builtin type code of a type modifier as written.
-fn code_of(m: &str) -> Option<u32> {
+pub(super) fn code_of(m: &str) -> Option<u32> {
     Some(match m {
         ".f16" => bi::F16,
         ".bf16" => bi::BF16,

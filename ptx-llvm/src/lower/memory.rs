@@ -19,18 +19,13 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(addr.span(), "expected an address"));
         };
         let base = self.address(st, a, space, scope)?;
-        let count = match (data, self.expand_vector(data, scope)) {
-            (_, Some(p)) => p.len(),
-            (Operand::Vector(v, _), None) => v.len(),
-            _ => 1,
-        };
-        self.check_access(st, base, t.bytes() as u64 * count as u64, space, i.span)?;
         let expanded = self.expand_vector(data, scope);
         let elems: Vec<&Operand<'a>> = match (data, &expanded) {
             (_, Some(parts)) => parts.iter().collect(),
             (Operand::Vector(v, _), _) => v.iter().collect(),
             (other, _) => vec![other],
         };
+        self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, i.span)?;
         let mem_ty = self.value_ty(t);
         let align = t.bytes() * elems.len() as u32;
         for (k, e) in elems.into_iter().enumerate() {
@@ -101,12 +96,7 @@ impl<'ctx> Lowerer<'ctx> {
                 ".max" => crate::builtin::MAX,
                 _ => return Err(unsupported(i.span, format!("`{}{op}{}` is not valid", d.spec.name, t.name()))),
             };
-            let ty = match t {
-                Type::F16 => crate::builtin::F16,
-                Type::Bf16 => crate::builtin::BF16,
-                Type::F16x2 => crate::builtin::F16X2,
-                _ => crate::builtin::BF16X2,
-            };
+            let ty = super::builtin::code_of(t.name()).expect("a 16-bit float type has a builtin code");
             let code = crate::builtin::code(fop, ty, ty, crate::builtin::RN, 0);
             let addr = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
             let bits = self.to_bits(b, t.bits(), false)?;
@@ -193,15 +183,7 @@ impl<'ctx> Lowerer<'ctx> {
         if !self.checked || matches!(space, Space::Param) {
             return Ok(());
         }
-        use crate::builtin as bi;
-        let code = match space {
-            Space::Global => bi::SPACE_GLOBAL,
-            Space::Shared => bi::SPACE_SHARED,
-            Space::Local => bi::SPACE_LOCAL,
-            Space::Const => bi::SPACE_CONST,
-            _ => bi::SPACE_GENERIC,
-        };
-        let r = self.call_check(st, p, bytes, span.start as u64, code)?;
+        let r = self.call_check(st, p, bytes, span.start as u64, space_code(space))?;
         self.stop_if_faulted(st, Some(r))
     }
 
@@ -271,13 +253,7 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(i.span, "`isspacep` is not supported for NVPTX yet"));
         }
         let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
-        let code = match space {
-            Space::Shared => bi::SPACE_SHARED,
-            Space::Local => bi::SPACE_LOCAL,
-            Space::Const => bi::SPACE_CONST,
-            Space::Global => bi::SPACE_GLOBAL,
-            _ => bi::SPACE_GENERIC,
-        };
+        let code = space_code(space);
         let (i32t, i64t) = (self.i32(), self.i64());
         if matches!(space, Space::Param) {
             // Parameter addresses never become generic addresses on the host.
@@ -364,12 +340,8 @@ impl<'ctx> Lowerer<'ctx> {
             Some(".max") => bi::MAX,
             other => return Err(unsupported(i.span, format!("vector `{}{}` is not valid", d.spec.name, other.unwrap_or("")))),
         };
-        let ty = match t {
-            Type::F16x2 => bi::F16X2,
-            Type::Bf16x2 => bi::BF16X2,
-            Type::F16 => bi::F16,
-            Type::Bf16 => bi::BF16,
-            Type::F32 => bi::F32,
+        let ty = match super::builtin::code_of(t.name()) {
+            Some(c @ (bi::F16 | bi::BF16 | bi::F16X2 | bi::BF16X2 | bi::F32)) => c,
             _ => return Err(unsupported(i.span, format!("vector atomics on `{}` are not supported yet", t.name()))),
         };
         let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, 0) as u64, false);
@@ -384,5 +356,17 @@ impl<'ctx> Lowerer<'ctx> {
             }
         }
         Ok(())
+    }
+}
+
+/// The checked-mode / `isspacep` code of a state space.
+fn space_code(space: Space) -> u32 {
+    use crate::builtin as bi;
+    match space {
+        Space::Global => bi::SPACE_GLOBAL,
+        Space::Shared => bi::SPACE_SHARED,
+        Space::Local => bi::SPACE_LOCAL,
+        Space::Const => bi::SPACE_CONST,
+        _ => bi::SPACE_GENERIC,
     }
 }
