@@ -38,6 +38,7 @@ fn take_error(e: LLVMErrorRef) -> Result<(), String> {
 }
 
 static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
+    llvm_args_from_env();
     Target::initialize_native(&InitializationConfig::default()).map_err(|e| format!("native target: {e}"))?;
     let builder = LLVMOrcCreateLLJITBuilder();
     let mut jtmb = std::ptr::null_mut();
@@ -63,6 +64,18 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
     );
     Ok(Jit(jit))
 });
+
+/// `PTXJIT_LLVM_ARGS`: LLVM's own command-line options (e.g. `-force-vector-interleave=1`), for
+/// performance work on the generated code; parsed once, before the JIT exists.
+fn llvm_args_from_env() {
+    let Ok(args) = std::env::var("PTXJIT_LLVM_ARGS") else { return };
+    let owned: Vec<CString> = std::iter::once("ptx-jit")
+        .chain(args.split_whitespace())
+        .filter_map(|a| CString::new(a).ok())
+        .collect();
+    let argv: Vec<*const std::ffi::c_char> = owned.iter().map(|a| a.as_ptr()).collect();
+    unsafe { inkwell::llvm_sys::support::LLVMParseCommandLineOptions(argv.len() as i32, argv.as_ptr(), std::ptr::null()) };
+}
 
 extern "C" fn optimise_on_materialisation(
     _: *mut std::ffi::c_void,
@@ -213,6 +226,7 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> 
         .run_passes("function(mem2reg)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     crate::addressing::split_address_sums(module);
+    crate::guards::version_thread_guards(module);
     module
         .run_passes("default<O3>", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())

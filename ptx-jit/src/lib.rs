@@ -2,6 +2,7 @@
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
 mod addressing;
+mod guards;
 pub mod arch;
 pub mod args;
 pub mod bench;

@@ -7,6 +7,10 @@ mod lower;
 
 pub use lower::{lower, lower_with, Exec, KernelInfo, Lowered, Options, ParamInfo, HOST_ENV_FIELDS};
 
+/// Metadata kind on the host flavour's reads of `%tid.x/y/z` (an `i32` load from the environment; the
+/// node holds the dimension). The host optimiser finds thread-index comparisons through it.
+pub const TID_METADATA: &str = "ptxjit.tid";
+
 /// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
 /// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
 /// member mask of `.sync` warp collectives.

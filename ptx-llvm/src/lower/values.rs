@@ -442,7 +442,16 @@ impl<'ctx> Lowerer<'ctx> {
                         "d",
                     )?
                 };
-                Ok(self.b.build_load(self.i32(), p, n.text)?.into_int_value())
+                let v = self.b.build_load(self.i32(), p, n.text)?;
+                if field == 2 {
+                    let kind = self.ctx.get_kind_id(crate::TID_METADATA);
+                    let node = self.ctx.metadata_node(&[self.i32().const_int(dim, false).into()]);
+                    v.as_instruction_value()
+                        .expect("a load")
+                        .set_metadata(node, kind)
+                        .map_err(|e| unsupported(n.span, e.to_string()))?;
+                }
+                Ok(v.into_int_value())
             }
             Flavour::Nvvm => {
                 let name = format!("llvm.nvvm.read.ptx.sreg.{}.{}", &n.text[1..], &c.text[1..]);
