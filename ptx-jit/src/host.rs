@@ -227,6 +227,7 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> 
         .map_err(|e| e.to_string())?;
     crate::addressing::split_address_sums(module);
     crate::guards::version_thread_guards(module);
+    crate::nan::drop_inner_canonicalisations(module);
     module
         .run_passes("default<O3>", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())

@@ -3,6 +3,7 @@
 
 mod addressing;
 mod guards;
+mod nan;
 pub mod arch;
 pub mod args;
 pub mod bench;

@@ -521,6 +521,66 @@ def fam_float():
 
 
 # ---------------------------------------------------------------------------------------------
+# 1b. NaN payloads through chains of f32 operations: every result a thread can see as bits is the
+# canonical NaN (sign flipped by neg), whichever NaN (payload, sign, signalling) went in.
+# ---------------------------------------------------------------------------------------------
+
+NAN_IN = [
+    (0x40000000, 0x3F800000, 0x40400000),  # 2, 1, 3
+    (0x7FC00001, 0x3F800000, 0x40000000),  # quiet NaN with a payload
+    (0xFFC00123, 0x3F800000, 0x40000000),  # negative quiet NaN with a payload
+    (0x7F800001, 0x3F800000, 0x40000000),  # signalling NaN
+    (0x7F800000, 0xFF800000, 0x3F800000),  # inf - inf makes a NaN
+    (0x3F800000, 0x40000000, 0x7FC00042),  # the NaN comes in late in the chain
+    (0xBF800000, 0x3F800000, 0x00000000),  # -1 + 1: zeros
+    (0x7F800000, 0x00000000, 0x3F800000),  # inf * 0 makes a NaN
+]
+NAN_K, NAN_LOOP = 7, 4
+
+
+@family("nan_chains.ptx")
+def fam_nan():
+    out = []
+    for a, b, c in NAN_IN:
+        A, B, C = (decode(F32, x) for x in (a, b, c))
+        ab = op_add(A, B, "rn")
+        o = [rnd(F32, op_add(op_mul(ab, C), op_neg(B), "rn"))]  # ((a + b) * c) - b
+        o.append(rnd(F32, ab) ^ F32.sign)  # neg(a + b): neg flips the canonical NaN's sign too
+        o.append(rnd(F32, op_mul(A, B)) & ~F32.sign & M32)  # abs(a * b)
+        s = num(0)
+        for _ in range(NAN_LOOP):  # s = fma(s, c, a) in a loop
+            s = decode(F32, rnd(F32, op_fma(s, C, A, "rn")))
+        o.append(rnd(F32, s))
+        o.append(int(not ab.nan and not C.nan and ab.kind != "nan" and cmp_gt(ab, C)))  # setp.gt (a + b), c
+        o.append(rnd(F32, C if ab.nan else ab if C.nan else min_num(ab, C)))  # min(a + b, c)
+        o.append(rnd(F32, op_add(A, op_neg(C), "rn")))  # (a - c) as bits, through an integer op
+        assert len(o) == NAN_K
+        out += o
+    cols = lambda i: fmt_list("u32", [r[i] for r in NAN_IN])
+    run = "kernel=k grid=1 block=%d args=%s;%s;%s;u32*%d" % (len(NAN_IN), cols(0), cols(1), cols(2), len(out))
+    return run, [(3, "u32", out)]
+
+
+def cmp_gt(x, y):
+    if x.inf or y.inf:
+        xv = (-1 if x.neg else 1) * (2 if x.inf else 0)
+        yv = (-1 if y.neg else 1) * (2 if y.inf else 0)
+        return xv > yv
+    return x.val() > y.val()
+
+
+def min_num(x, y):
+    """min of two non-NaN values, -0 below +0."""
+    if x.inf or y.inf:
+        if x.inf and x.neg or (y.inf and not y.neg):
+            return x
+        return y
+    if x.val() == y.val():
+        return x if x.neg else y
+    return x if x.val() < y.val() else y
+
+
+# ---------------------------------------------------------------------------------------------
 # 2. Half precision: f16, bf16 and their x2 forms
 # ---------------------------------------------------------------------------------------------
 
