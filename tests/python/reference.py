@@ -581,6 +581,40 @@ def min_num(x, y):
 
 
 # ---------------------------------------------------------------------------------------------
+# 1c. Guards on a thread index (`if (base + tid < n)`), which the host optimiser versions per CTA:
+# bases where the CTA's indices cross the signed and the unsigned wrap, and CTAs wholly in or out.
+# ---------------------------------------------------------------------------------------------
+
+GUARD_BLOCK, GUARD_GRID = 64, 4
+GUARD_CASES = [  # (base of CTA 0, CTA stride, n)
+    (0x7FFFFFC0, 32, 0x7FFFFFF0),  # the indices cross INT_MAX
+    (0xFFFFFFC0, 32, 0x00000010),  # the indices cross 2^32
+    (0, 64, 100),  # CTA 0 all in, CTA 1 partly, CTAs 2 and 3 out
+]
+
+
+def s32(x):
+    x &= M32
+    return x - (1 << 32) if x >> 31 else x
+
+
+@family("guards.ptx")
+def fam_guards():
+    out = []
+    for base, stride, n in GUARD_CASES:
+        for cta in range(GUARD_GRID):
+            for t in range(GUARD_BLOCK):
+                x = (base + cta * stride + t) & M32
+                o = [int(s32(x) < s32(n)), int(x < n), int(s32(x) < s32(n)), int(s32(n) > s32(x)), int(x >= n)]
+                out += o
+    run = "kernel=k grid=%d block=%d args=u32[%s];u32[%s];u32[%s];u32*%d" % (
+        GUARD_GRID, GUARD_BLOCK,
+        ",".join(h(c[0]) for c in GUARD_CASES), ",".join(h(c[1]) for c in GUARD_CASES),
+        ",".join(h(c[2]) for c in GUARD_CASES), len(out))
+    return run, [(3, "u32", out)]
+
+
+# ---------------------------------------------------------------------------------------------
 # 2. Half precision: f16, bf16 and their x2 forms
 # ---------------------------------------------------------------------------------------------
 
