@@ -116,18 +116,24 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
     let k = module
         .kernel(&r.kernel)
         .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
-    let mut bufs: Vec<Vec<u8>> = r
-        .args
-        .iter()
-        .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
-        .collect();
-    let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
-    ptx_jit::launch(
-        k,
-        &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params),
-    )
-    .map_err(|e| e.to_string())?;
-    Ok((bufs, k.info.exec))
+    // A small kernel's first launch runs its quick tier, the second its fully optimised code: both
+    // must give the same buffers.
+    let mut runs = vec![];
+    for _ in 0..2 {
+        let mut bufs: Vec<Vec<u8>> = r
+            .args
+            .iter()
+            .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+            .collect();
+        let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
+        ptx_jit::launch(k, &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params)).map_err(|e| e.to_string())?;
+        runs.push(bufs);
+    }
+    let full = runs.pop().expect("two runs");
+    if let Some(i) = (0..full.len()).find(|&i| full[i] != runs[0][i]) {
+        return Err(format!("argument {i} differs between the quick tier and the optimised code"));
+    }
+    Ok((full, k.info.exec))
 }
 
 /// Compares a buffer with its expectation; floats compare as IEEE values (so NaN never matches NaN

@@ -316,8 +316,8 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
 }
 
 fn run_cta(
-    k: &HostKernel,
     l: &Launch<'_>,
+    entry: crate::host::BlockFn,
     cta_index: u64,
     shared: &mut [u64],
     fault: *const c_void,
@@ -349,7 +349,7 @@ fn run_cta(
         })
         .collect();
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
-    let (base_addr, entry) = (&base as *const Env as usize, k.entry()?);
+    let base_addr = &base as *const Env as usize;
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
     // Each fiber's stack (lowest, highest address), the local memory checked mode allows it.
     let mut stacks: Vec<(u64, u64)> = Vec::with_capacity(n);
@@ -410,12 +410,12 @@ fn run_cta(
     Ok(())
 }
 
-pub fn launch(k: &HostKernel, l: &Launch<'_>, fault: *const c_void) -> Result<(), LaunchError> {
+pub fn launch(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let fault = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
         || vec![0u64; words],
-        |shared, cta| run_cta(k, l, cta, shared, fault as *const c_void),
+        |shared, cta| run_cta(l, entry, cta, shared, fault as *const c_void),
     )
 }

@@ -65,6 +65,18 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
     Ok(Jit(jit))
 });
 
+/// Starts LLVM's JIT (target set-up, the JIT's own objects: some milliseconds) on a thread of its
+/// own, as a driver does in `cuInit`, so the first module load does not wait for it. Later calls
+/// do nothing; a load that comes first waits for the set-up in progress.
+pub fn warm_up() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            Lazy::force(&JIT);
+        });
+    });
+}
+
 /// `PTXJIT_LLVM_ARGS`: LLVM's own command-line options (e.g. `-force-vector-interleave=1`), for
 /// performance work on the generated code; parsed once, before the JIT exists.
 fn llvm_args_from_env() {
@@ -86,7 +98,8 @@ extern "C" fn optimise_on_materialisation(
         // SAFETY: ORC lends the module for this call; ManuallyDrop keeps inkwell from disposing it.
         let module = ManuallyDrop::new(unsafe { inkwell::module::Module::new(m) });
         let triple = module.get_triple();
-        let result = host_tm(&triple.as_str().to_string_lossy()).and_then(|tm| optimise_module(&module, &tm));
+        let quick = module.get_name().to_bytes().ends_with(TIER0_SUFFIX.as_bytes());
+        let result = with_host_tm(&triple.as_str().to_string_lossy(), |tm| optimise_module(&module, tm, quick));
         match result {
             Ok(()) => std::ptr::null_mut(),
             Err(e) => {
@@ -141,30 +154,108 @@ static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 /// `kernel(env, params)`: the block entry (or, for fiber kernels, one thread's entry).
 pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
 
+/// Kernels compile in two tiers. A kernel's first launch, if it is small, runs code optimised for
+/// compile time (`QUICK_PASSES`: a tenth of O3's time, no vectorisation), so a module is quick from
+/// `cuModuleLoadData` to its first result; every other launch runs the fully optimised code (O3 for
+/// this CPU), compiled when first needed. Modules of the quick tier are named with this suffix.
+const TIER0_SUFFIX: &str = ".tier0";
+
+/// Launches of at least this many threads never run the quick tier: the kernel's run time, not its
+/// compile time, is what such a launch waits for.
+const TIER0_MAX_THREADS: u64 = 1 << 16;
+
 pub struct HostKernel {
     pub info: KernelInfo,
-    /// The block entry's JIT symbol; its module is optimised and compiled on the first `entry()`.
-    symbol: CString,
-    entry: std::sync::OnceLock<Result<usize, String>>,
+    /// The block entry's JIT symbol (the quick tier's adds `TIER0_SUFFIX`).
+    symbol: String,
+    quick: std::sync::OnceLock<Result<usize, String>>,
+    full: std::sync::OnceLock<Result<usize, String>>,
+    source: std::sync::Arc<Source>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
 }
 
 impl HostKernel {
-    /// The block entry, compiled on first use (each kernel is its own JIT module).
+    /// The fully optimised block entry, compiled on first use.
     pub fn entry(&self) -> Result<BlockFn, crate::runtime::LaunchError> {
-        let addr = self.entry.get_or_init(|| {
-            let jit = JIT.as_ref().map_err(|e| e.clone())?;
-            let _codegen = CODEGEN.lock();
-            let mut addr = 0;
-            take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, self.symbol.as_ptr()) })
-                .map_err(|e| format!("JIT compilation of `{}`: {e}", self.info.name))?;
-            Ok(addr as usize)
-        });
-        match addr {
+        Self::address(self.full.get_or_init(|| self.source.compile(&self.symbol, false)))
+    }
+
+    /// The block entry for a launch of `threads` threads: the quick tier for a kernel's first launch
+    /// when it is small, else the fully optimised code.
+    pub fn entry_for(&self, threads: u64) -> Result<BlockFn, crate::runtime::LaunchError> {
+        if self.full.get().is_none() && self.quick.get().is_none() && threads < TIER0_MAX_THREADS {
+            let quick = self.quick.get_or_init(|| self.source.compile(&self.symbol, true));
+            if quick.is_ok() {
+                return Self::address(quick);
+            }
+        }
+        self.entry()
+    }
+
+    fn address(r: &Result<usize, String>) -> Result<BlockFn, crate::runtime::LaunchError> {
+        match r {
             // SAFETY: the symbol is the block entry the host flavour defines as `void(env, params)`.
             Ok(a) => Ok(unsafe { std::mem::transmute::<usize, BlockFn>(*a) }),
             Err(e) => Err(crate::runtime::LaunchError::Failed(e.clone())),
+        }
+    }
+}
+
+/// What a module's kernels compile from, on demand: the lowered module (unoptimised; each tier of each
+/// kernel is a copy of the part it needs), the context it lives in, and the resource tracker that owns
+/// the module's code. Used only under `CODEGEN`.
+struct Source {
+    master: LLVMModuleRef,
+    tsc: LLVMOrcThreadSafeContextRef,
+    tracker: LLVMOrcResourceTrackerRef,
+    kernels: Vec<String>,
+    name: String,
+}
+
+// SAFETY: every use of the LLVM objects is under the CODEGEN lock.
+unsafe impl Send for Source {}
+unsafe impl Sync for Source {}
+
+impl Source {
+    /// Compiles kernel `symbol`'s block entry (its quick tier if `quick`) and returns its address.
+    fn compile(&self, symbol: &str, quick: bool) -> Result<usize, String> {
+        let jit = JIT.as_ref().map_err(|e| e.clone())?;
+        let _codegen = CODEGEN.lock();
+        let what = |e: String| format!("JIT compilation of `{}`: {e}", symbol.rsplit('.').next().unwrap_or(symbol));
+        unsafe {
+            let part = kernel_module(self.master, symbol, &self.kernels);
+            let mut name = symbol.to_string();
+            if quick {
+                name.push_str(TIER0_SUFFIX);
+                let c = CString::new(name.as_str()).map_err(|_| "symbol name with NUL".to_string())?;
+                let f = LLVMGetNamedFunction(part, CString::new(symbol).unwrap_or_default().as_ptr());
+                if f.is_null() {
+                    LLVMDisposeModule(part);
+                    return Err(what("kernel missing from its module".into()));
+                }
+                LLVMSetValueName2(f, c.as_ptr(), name.len());
+                let id = format!("{}{TIER0_SUFFIX}", self.name);
+                LLVMSetModuleIdentifier(part, id.as_ptr() as *const _, id.len());
+            }
+            let tsm = LLVMOrcCreateNewThreadSafeModule(part, self.tsc);
+            take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, self.tracker, tsm)).map_err(what)?;
+            let c = CString::new(name).map_err(|_| "symbol name with NUL".to_string())?;
+            let mut addr = 0;
+            take_error(LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr())).map_err(what)?;
+            Ok(addr as usize)
+        }
+    }
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        let _codegen = CODEGEN.lock();
+        unsafe {
+            let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
+            LLVMOrcReleaseResourceTracker(self.tracker);
+            LLVMDisposeModule(self.master);
+            LLVMOrcDisposeThreadSafeContext(self.tsc);
         }
     }
 }
@@ -174,22 +265,14 @@ pub struct HostModule {
     pub kernels: Vec<HostKernel>,
     /// Module-scope variables: name → (address, size).
     pub globals: Vec<(String, u64, u64)>,
-    tracker: LLVMOrcResourceTrackerRef,
+    /// Keeps the code alive (the variables, for a module without kernels).
+    _source: std::sync::Arc<Source>,
 }
-
-// SAFETY: the tracker is only used in Drop; the code it guards is immutable.
-unsafe impl Send for HostModule {}
-unsafe impl Sync for HostModule {}
 
 impl Drop for HostModule {
     fn drop(&mut self) {
         for (_, addr, _) in &self.globals {
             crate::checked::unregister(*addr);
-        }
-        let _codegen = CODEGEN.lock();
-        unsafe {
-            let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
-            LLVMOrcReleaseResourceTracker(self.tracker);
         }
     }
 }
@@ -202,6 +285,20 @@ impl HostModule {
 
 fn internal(msg: String) -> Vec<Diagnostic> {
     vec![Diagnostic::error(Code::P0401, Default::default(), msg)]
+}
+
+/// Runs `f` with the host target machine, made once (making one takes milliseconds). Optimisation
+/// runs under `CODEGEN`, so one machine serves every module.
+fn with_host_tm<T>(triple: &str, f: impl FnOnce(&TargetMachine) -> Result<T, String>) -> Result<T, String> {
+    struct Tm(TargetMachine);
+    // SAFETY: the machine is only used under the mutex.
+    unsafe impl Send for Tm {}
+    static TM: parking_lot::Mutex<Option<(String, Tm)>> = parking_lot::Mutex::new(None);
+    let mut tm = TM.lock();
+    if tm.as_ref().is_none_or(|(t, _)| t != triple) {
+        *tm = Some((triple.to_string(), Tm(host_tm(triple)?)));
+    }
+    f(&tm.as_ref().expect("just made").1 .0)
 }
 
 /// Host target machine with this CPU's features, so LLVM vectorises for it.
@@ -220,8 +317,13 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
         .ok_or_else(|| "cannot create the host target machine".to_string())
 }
 
-/// Registers to SSA first, so address arithmetic is visible to `split_address_sums`; then O3.
-fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> Result<(), String> {
+/// The quick tier's passes: the inlining the lowering asks for (`alwaysinline`) and local clean-up;
+/// a quarter of O1's time.
+const QUICK_PASSES: &str = "always-inline,function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)";
+
+/// Registers to SSA first, so address arithmetic is visible to `split_address_sums`; then O3 (the
+/// quick passes for the quick tier).
+fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, quick: bool) -> Result<(), String> {
     module
         .run_passes("function(mem2reg)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
@@ -229,7 +331,7 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine) -> 
     crate::guards::version_thread_guards(module);
     crate::nan::drop_inner_canonicalisations(module);
     module
-        .run_passes("default<O3>", tm, PassBuilderOptions::create())
+        .run_passes(if quick { QUICK_PASSES } else { "default<O3>" }, tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())
 }
 
@@ -253,7 +355,7 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
         let tm = host_tm(&triple).map_err(internal)?;
         lowered.module.set_triple(&tm.get_triple());
         lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
-        optimise_module(&lowered.module, &tm).map_err(internal)?;
+        optimise_module(&lowered.module, &tm, false).map_err(internal)?;
     }
     Ok(lowered.module.print_to_string().to_string())
 }
@@ -406,9 +508,13 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
         let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }
             .to_string_lossy()
             .into_owned();
-        let tm = host_tm(&triple)?;
-        module.set_triple(&tm.get_triple());
-        module.set_data_layout(&tm.get_target_data().get_data_layout());
+        // The JIT's own triple and data layout (creating a target machine here would cost more than
+        // the rest of the load).
+        let triple = CString::new(triple).map_err(|_| "triple with NUL".to_string())?;
+        unsafe {
+            LLVMSetTarget(module.as_mut_ptr(), triple.as_ptr());
+            LLVMSetDataLayout(module.as_mut_ptr(), LLVMOrcLLJITGetDataLayoutStr(jit.0));
+        }
         // Unique names per module: two modules may both define `vecadd`.
         for f in module.get_functions() {
             if f.count_basic_blocks() > 0 && f.get_linkage() != Linkage::Internal {
@@ -428,47 +534,43 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
         return Err(internal(e));
     }
     let symbols: Vec<String> = lowered.kernels.iter().map(|k| format!("{prefix}{}", k.name)).collect();
-    let raw = module.as_mut_ptr();
-    let parts: Vec<LLVMModuleRef> = symbols.iter().map(|k| kernel_module(raw, k, &symbols)).collect();
-    // What is left holds the module variables only.
-    delete_unused(raw, |_| true);
+    let master = module.as_mut_ptr();
+    std::mem::forget(module);
     let codegen = CODEGEN.lock();
-    let tracker = unsafe {
+    // The module variables are defined once, in a copy of the module without its functions, placed now.
+    let (source, added) = unsafe {
         let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(raw_ctx);
-        let jd = LLVMOrcLLJITGetMainJITDylib(jit.0);
-        let rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-        std::mem::forget(module);
-        let mut failed = None;
-        for part in std::iter::once(raw).chain(parts) {
-            let tsm = LLVMOrcCreateNewThreadSafeModule(part, tsc);
-            if failed.is_none() {
-                if let Err(e) = take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, rt, tsm)) {
-                    failed = Some(e);
-                }
-            } else {
-                LLVMOrcDisposeThreadSafeModule(tsm);
-            }
-        }
-        LLVMOrcDisposeThreadSafeContext(tsc);
-        if let Some(e) = failed {
-            let _ = take_error(LLVMOrcResourceTrackerRemove(rt));
-            LLVMOrcReleaseResourceTracker(rt);
-            return Err(internal(format!("JIT: {e}")));
-        }
-        rt
+        let tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit.0));
+        let added = if lowered.globals.is_empty() {
+            Ok(())
+        } else {
+            let globals = LLVMCloneModule(master);
+            delete_unused(globals, |_| true);
+            take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, tracker, LLVMOrcCreateNewThreadSafeModule(globals, tsc)))
+        };
+        let source = std::sync::Arc::new(Source {
+            master,
+            tsc,
+            tracker,
+            kernels: symbols.clone(),
+            name: format!("{prefix}module"),
+        });
+        (source, added)
     };
     let mut hm = HostModule {
         kernels: vec![],
         globals: vec![],
-        tracker,
+        _source: source.clone(),
     };
     let found = (|| -> Result<(), Vec<Diagnostic>> {
+        added.map_err(|e| internal(format!("JIT: {e}")))?;
         for (info, symbol) in lowered.kernels.into_iter().zip(symbols) {
-            let symbol = CString::new(symbol).map_err(|_| internal("symbol name with NUL".into()))?;
             hm.kernels.push(HostKernel {
                 info,
                 symbol,
-                entry: std::sync::OnceLock::new(),
+                quick: std::sync::OnceLock::new(),
+                full: std::sync::OnceLock::new(),
+                source: source.clone(),
                 lines: lines.clone(),
             });
         }
@@ -482,7 +584,8 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
         }
         Ok(())
     })();
-    // Release the lock before `hm` can drop (its Drop takes the lock too).
+    // Release the lock before `hm` can drop (its source's Drop takes the lock too).
     drop(codegen);
+    drop(source);
     found.map(|()| hm)
 }

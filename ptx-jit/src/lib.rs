@@ -21,7 +21,7 @@ pub mod nvptx;
 pub mod runtime;
 pub mod wmma;
 
-pub use host::{HostKernel, HostModule};
+pub use host::{warm_up, HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, Launch, LaunchError};

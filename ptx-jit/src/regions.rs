@@ -106,8 +106,8 @@ fn full_mask(w: usize, n: usize) -> u32 {
 }
 
 fn run_cta(
-    k: &HostKernel,
     l: &Launch<'_>,
+    entry: crate::host::BlockFn,
     cta: u64,
     buf: &mut Buffers,
     fault: *const c_void,
@@ -131,7 +131,6 @@ fn run_cta(
     let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);
     env.sync = &mut steps as *mut Steps as *mut c_void;
     env.fault = fault;
-    let entry = k.entry()?;
     let call = |steps: &mut Steps, state: u32, masked: bool| {
         steps.state = state;
         steps.masked = masked as u32;
@@ -201,7 +200,13 @@ fn run_cta(
 /// Frames of one CTA at most (per worker thread): registers and `.local` arrays of every thread.
 const MAX_FRAMES_BYTES: u64 = 1 << 30;
 
-pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64, fault: *const c_void) -> Result<(), LaunchError> {
+pub fn launch(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    entry: crate::host::BlockFn,
+    frame_bytes: u64,
+    fault: *const c_void,
+) -> Result<(), LaunchError> {
     let n = l.block.iter().map(|&b| b as usize).product::<usize>();
     if n as u64 * frame_bytes > MAX_FRAMES_BYTES {
         return Err(LaunchError::OutOfResources(format!(
@@ -221,7 +226,7 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>, frame_bytes: u64, fault: *const c_
                 }
             }
             crate::checked::use_thread_stack();
-            run_cta(k, l, cta, buf, fault_addr as *const c_void)
+            run_cta(l, entry, cta, buf, fault_addr as *const c_void)
         },
     )
 }

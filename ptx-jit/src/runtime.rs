@@ -171,8 +171,9 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
-    // Compiles the kernel on its first launch.
-    let entry = k.entry()?;
+    // Compiles the kernel on its first launch (see `HostKernel::entry_for` for which code runs).
+    let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
+    let entry = k.entry_for(threads)?;
     let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
     let r = run(k, l, entry, &cell as *const _ as *const c_void);
     let line = |site| match &k.lines {
@@ -216,8 +217,8 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
 fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
     match k.info.exec {
         Exec::Loop => {}
-        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, frame_bytes, fault),
-        Exec::Fibers => return crate::fibers::launch(k, l, fault),
+        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, entry, frame_bytes, fault),
+        Exec::Fibers => return crate::fibers::launch(k, l, entry, fault),
     }
     let fault_addr = fault as usize;
     // Work items: runs of up to CTA_RUN CTAs along x (one entry call each), so small CTAs do not pay
