@@ -15,6 +15,7 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 use inkwell::module::Module;
+use ptx_llvm::ir::{opcode, users};
 
 /// Byte distance from `tid[d]` to `ntid[d]` in the host environment (`runtime::Env`).
 const TID_TO_NTID: u64 = 12;
@@ -50,9 +51,6 @@ struct Guard {
     ext: Option<LLVMOpcode>,
 }
 
-unsafe fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
-    (!LLVMIsAInstruction(v).is_null()).then(|| LLVMGetInstructionOpcode(v))
-}
 
 unsafe fn guards(f: LLVMValueRef, kind: u32) -> Vec<Guard> {
     let is_tid = |v: LLVMValueRef| opcode(v) == Some(LLVMOpcode::LLVMLoad) && !LLVMGetMetadata(v, kind).is_null();
@@ -127,13 +125,7 @@ unsafe fn rewrite(ctx: LLVMContextRef, b: LLVMBuilderRef, g: Guard) {
     position_after(b, cmp);
     let some = LLVMBuildAnd(b, cmp, LLVMBuildNot(b, none, c"".as_ptr()), c"".as_ptr());
     let new = LLVMBuildOr(b, all, some, c"guard".as_ptr());
-    let mut uses = vec![];
-    let mut u = LLVMGetFirstUse(cmp);
-    while !u.is_null() {
-        uses.push(LLVMGetUser(u));
-        u = LLVMGetNextUse(u);
-    }
-    for user in uses {
+    for user in users(cmp) {
         if user == some {
             continue;
         }

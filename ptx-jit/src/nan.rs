@@ -11,6 +11,7 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::{LLVMOpcode, LLVMRealPredicate};
 use inkwell::module::Module;
+use ptx_llvm::ir::{opcode, users};
 use std::collections::HashSet;
 
 const CANONICAL: u64 = 0x7fff_ffff;
@@ -42,21 +43,6 @@ pub fn drop_inner_canonicalisations(module: &Module<'_>) {
     }
 }
 
-unsafe fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
-    (!LLVMIsAInstruction(v).is_null()).then(|| LLVMGetInstructionOpcode(v))
-}
-
-fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let mut out = vec![];
-    unsafe {
-        let mut u = LLVMGetFirstUse(v);
-        while !u.is_null() {
-            out.push(LLVMGetUser(u));
-            u = LLVMGetNextUse(u);
-        }
-    }
-    out
-}
 
 /// For `select (fcmp uno f, f), 0x7fffffff, (bitcast f)`: the value selected when `f` is not a NaN.
 unsafe fn canonicalised(s: LLVMValueRef) -> Option<LLVMValueRef> {

@@ -3,6 +3,7 @@
 //! - `Flavour::Host`: flat pointers, a per-thread environment argument, one block entry per kernel that
 //!   loops over the threads of a CTA.
 
+pub mod ir;
 mod lower;
 
 pub use lower::{lower, lower_with, Exec, KernelInfo, Lowered, Options, ParamInfo, HOST_ENV_FIELDS};

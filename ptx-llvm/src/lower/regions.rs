@@ -132,18 +132,7 @@ fn const_u32(v: LLVMValueRef) -> Option<u32> {
     unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v) as u32) }
 }
 
-/// Users of an instruction.
-fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let mut out = vec![];
-    unsafe {
-        let mut u = LLVMGetFirstUse(v);
-        while !u.is_null() {
-            out.push(LLVMGetUser(u));
-            u = LLVMGetNextUse(u);
-        }
-    }
-    out
-}
+use crate::ir::users;
 
 /// For each stop, the scalar allocas (indices into `scalars`) whose values may be read after it before
 /// being written: only those are saved and restored. Allocas used other than by a load or as a store's

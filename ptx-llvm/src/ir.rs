@@ -1,0 +1,24 @@
+//! Small queries on LLVM IR through the C API, shared by the lowering's own passes and the host
+//! optimiser's (ptx-jit).
+
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::LLVMValueRef;
+use inkwell::llvm_sys::LLVMOpcode;
+
+/// The instructions (and other values) that use `v`.
+pub fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let mut out = vec![];
+    unsafe {
+        let mut u = LLVMGetFirstUse(v);
+        while !u.is_null() {
+            out.push(LLVMGetUser(u));
+            u = LLVMGetNextUse(u);
+        }
+    }
+    out
+}
+
+/// `v`'s opcode when it is an instruction.
+pub fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
+    unsafe { (!LLVMIsAInstruction(v).is_null()).then(|| LLVMGetInstructionOpcode(v)) }
+}
