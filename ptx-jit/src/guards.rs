@@ -17,8 +17,9 @@ use inkwell::llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 use inkwell::module::Module;
 use ptx_llvm::ir::{opcode, users};
 
-/// Byte distance from `tid[d]` to `ntid[d]` in the host environment (`runtime::Env`).
-const TID_TO_NTID: u64 = 12;
+/// Byte distance from `tid[d]` to `ntid[d]` in the host environment.
+const TID_TO_NTID: u64 =
+    (std::mem::offset_of!(crate::runtime::Env, ntid) - std::mem::offset_of!(crate::runtime::Env, tid)) as u64;
 
 pub fn version_thread_guards(module: &Module<'_>) {
     let m = module.as_mut_ptr();
@@ -50,7 +51,6 @@ struct Guard {
     tid: LLVMValueRef,
     ext: Option<LLVMOpcode>,
 }
-
 
 unsafe fn guards(f: LLVMValueRef, kind: u32) -> Vec<Guard> {
     let is_tid = |v: LLVMValueRef| opcode(v) == Some(LLVMOpcode::LLVMLoad) && !LLVMGetMetadata(v, kind).is_null();

@@ -328,7 +328,10 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, qui
         .run_passes("function(mem2reg)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     crate::addressing::split_address_sums(module);
-    crate::guards::version_thread_guards(module);
+    // Guard versioning only pays through O3's loop unswitching.
+    if !quick {
+        crate::guards::version_thread_guards(module);
+    }
     crate::nan::drop_inner_canonicalisations(module);
     module
         .run_passes(if quick { QUICK_PASSES } else { "default<O3>" }, tm, PassBuilderOptions::create())
@@ -505,14 +508,10 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
         module
             .verify()
             .map_err(|e| format!("internal error: invalid LLVM IR: {e}"))?;
-        let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }
-            .to_string_lossy()
-            .into_owned();
         // The JIT's own triple and data layout (creating a target machine here would cost more than
         // the rest of the load).
-        let triple = CString::new(triple).map_err(|_| "triple with NUL".to_string())?;
         unsafe {
-            LLVMSetTarget(module.as_mut_ptr(), triple.as_ptr());
+            LLVMSetTarget(module.as_mut_ptr(), LLVMOrcLLJITGetTripleString(jit.0));
             LLVMSetDataLayout(module.as_mut_ptr(), LLVMOrcLLJITGetDataLayoutStr(jit.0));
         }
         // Unique names per module: two modules may both define `vecadd`.

@@ -43,7 +43,6 @@ pub fn drop_inner_canonicalisations(module: &Module<'_>) {
     }
 }
 
-
 /// For `select (fcmp uno f, f), 0x7fffffff, (bitcast f)`: the value selected when `f` is not a NaN.
 unsafe fn canonicalised(s: LLVMValueRef) -> Option<LLVMValueRef> {
     if opcode(s)? != LLVMOpcode::LLVMSelect {

@@ -27,9 +27,7 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        if self.flavour != Flavour::Host {
-            return Err(unsupported(i.span, "`cp.async` is not supported for NVPTX yet"));
-        }
+        self.host_only(i.span, "cp.async")?;
         let ops = &i.operands;
         let i64t = self.i64();
         let sub = d.spec.sub;
@@ -125,9 +123,7 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        if self.flavour != Flavour::Host {
-            return Err(unsupported(i.span, "`mbarrier` is not supported for NVPTX yet"));
-        }
+        self.host_only(i.span, "mbarrier")?;
         let ops = &i.operands;
         let i64t = self.i64();
         let zero = i64t.const_zero();

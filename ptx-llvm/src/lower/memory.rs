@@ -249,9 +249,7 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
         use crate::builtin as bi;
-        if self.flavour != Flavour::Host {
-            return Err(unsupported(i.span, "`isspacep` is not supported for NVPTX yet"));
-        }
+        self.host_only(i.span, "isspacep")?;
         let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
         let code = space_code(space);
         let (i32t, i64t) = (self.i32(), self.i64());
@@ -278,9 +276,7 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        if self.flavour != Flavour::Host {
-            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
-        }
+        self.host_only(i.span, d.spec.name)?;
         let t = d.ty().unwrap_or(Type::U64);
         let it = self.int(t.bits());
         let ops = &i.operands;

@@ -403,6 +403,15 @@ struct Fn<'ctx, 'm, 'a> {
 }
 
 impl<'ctx> Lowerer<'ctx> {
+    /// An instruction the host flavour runs but the NVPTX lowering does not have yet.
+    fn host_only(&self, span: Span, name: &str) -> R<()> {
+        if self.flavour == Flavour::Host {
+            Ok(())
+        } else {
+            Err(unsupported(span, format!("`{name}` is not supported for NVPTX yet")))
+        }
+    }
+
     fn fail(&mut self, e: Fail) {
         match e {
             Fail::Diag(d) => self.diags.push(d),

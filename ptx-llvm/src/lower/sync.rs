@@ -139,9 +139,7 @@ impl<'ctx> Lowerer<'ctx> {
         use crate::collective::*;
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
-        if self.flavour == Flavour::Nvvm {
-            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
-        }
+        self.host_only(i.span, d.spec.name)?;
         match d.spec.name {
             "activemask" => {
                 // The site tells lanes that reached this instruction from lanes waiting elsewhere.
@@ -386,9 +384,7 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
         use crate::collective::*;
-        if self.flavour != Flavour::Host {
-            return Err(unsupported(i.span, format!("`{}` is not supported for NVPTX yet", d.spec.name)));
-        }
+        self.host_only(i.span, d.spec.name)?;
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         let full = Some(i32t.const_all_ones());
@@ -457,9 +453,7 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
         use crate::builtin as bi;
-        if self.flavour != Flavour::Host {
-            return Err(unsupported(i.span, "`wmma` is not supported for NVPTX yet"));
-        }
+        self.host_only(i.span, "wmma")?;
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         let sub = d.spec.sub.first().copied().unwrap_or("");
