@@ -364,11 +364,13 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
 }
 
 /// Lowering options for the host; `PTXJIT_REGIONS=0` in the environment runs every synchronising kernel
-/// on fibers (to compare the two execution models).
+/// on fibers, `PTXJIT_LANES=0` every region thread by thread (to compare the execution models).
 pub fn options() -> ptx_llvm::Options {
+    let on = |var: &str| std::env::var(var).map_or(true, |v| v != "0");
     ptx_llvm::Options {
-        regions: std::env::var("PTXJIT_REGIONS").map_or(true, |v| v != "0"),
+        regions: on("PTXJIT_REGIONS"),
         checked: false,
+        lanes: on("PTXJIT_LANES"),
     }
 }
 

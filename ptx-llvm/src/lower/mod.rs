@@ -9,6 +9,7 @@ mod builtin;
 mod calls;
 mod convert;
 mod memory;
+mod lanes;
 mod regions;
 mod sync;
 mod values;
@@ -101,6 +102,8 @@ pub struct Options {
     pub regions: bool,
     /// Checked mode: bounds-check every global, shared and local access.
     pub checked: bool,
+    /// Run regions that loop by themselves for groups of threads at once (see `lower/lanes.rs`).
+    pub lanes: bool,
 }
 
 impl Default for Options {
@@ -108,6 +111,7 @@ impl Default for Options {
         Options {
             regions: true,
             checked: false,
+            lanes: true,
         }
     }
 }

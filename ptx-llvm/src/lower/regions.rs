@@ -795,9 +795,35 @@ impl<'ctx> Lowerer<'ctx> {
             // vectorise past, and such regions are short: calling the body there saves compile time.
             let inlined = s & WARP == 0;
             let env_here = if inlined { env } else { env2 };
-            self.thread_loops(block_fn, env_here, |this, t| {
-                run_one(this, env_here, t, sv, false, inlined)
-            })?;
+            let lanes = if inlined && self.options.lanes {
+                super::lanes::lane_region(self.module.as_mut_ptr(), thread_fn.as_value_ref(), s)
+            } else {
+                None
+            };
+            match lanes {
+                Some(lf) => {
+                    let lf = unsafe { FunctionValue::new(lf) }.expect("function");
+                    lf.add_attribute(AttributeLoc::Function, inline);
+                    let vt = i32t.vec_type(super::lanes::LANES);
+                    let group = |this: &mut Self, t: IntValue<'ctx>| -> R<()> {
+                        let r = this.b.build_call(lf, &[env.into()], "stops")?;
+                        let r = r.try_as_basic_value().basic().expect("stops").into_vector_value();
+                        let slot = unsafe { this.b.build_in_bounds_gep(i32t, states, &[t], "st")? };
+                        this.b.build_store(slot, r)?.set_alignment(4).map_err(|e| unsupported(Span::default(), e.to_string()))?;
+                        for (acc, name) in [(or_acc, "llvm.vector.reduce.or"), (and_acc, "llvm.vector.reduce.and")] {
+                            let all = this.call_intrinsic(name, &[vt.into()], &[r.into()])?.into_int_value();
+                            let o = this.b.build_load(i32t, acc, "acc")?.into_int_value();
+                            let o = if name.ends_with("or") { this.b.build_or(o, all, "o")? } else { this.b.build_and(o, all, "a")? };
+                            this.b.build_store(acc, o)?;
+                        }
+                        Ok(())
+                    };
+                    self.lane_loops(block_fn, env, group, |this, t| run_one(this, env, t, sv, false, true))?;
+                }
+                None => self.thread_loops(block_fn, env_here, |this, t| {
+                    run_one(this, env_here, t, sv, false, inlined)
+                })?,
+            }
             self.b.build_unconditional_branch(exit)?;
         }
         let some = self.ctx.append_basic_block(block_fn, "masked");

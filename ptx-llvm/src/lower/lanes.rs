@@ -1,0 +1,949 @@
+//! Lane-vectorised regions: one region of a thread body, run for `LANES` consecutive threads (along x)
+//! at once, each of the thread's registers a vector with one lane per thread.
+//!
+//! A thread loop whose body holds a loop of the thread's own cannot be vectorised by LLVM, and running
+//! each thread's loop to completion before the next thread's walks memory in the worst order for a
+//! CPU: each thread strides through what the CTA reads together (coalesced on a GPU). Here the threads
+//! of a group go through such a loop together, so one iteration reads consecutive addresses as one
+//! vector.
+//!
+//! Any control flow works, as on a GPU without reconvergence hints: every lane has a program counter
+//! (a block number, in reverse post-order), and the group runs the lowest block any lane is at, masked
+//! to the lanes there, until every lane has returned. Lanes that leave a loop early wait at its exit
+//! (a higher number) while the others go round. Masked lanes keep their registers and touch no memory:
+//! loads, stores and divisors are masked. A memory access checks at run time whether the active lanes'
+//! addresses are one address (a scalar access), consecutive (a vector access) or neither (a gather or
+//! scatter). Stores to one address keep the highest lane's value, as when threads run in order.
+//!
+//! The thread body must be in the lowering's form: registers are allocas of the entry block, every
+//! other value is used only in its own block or defined in the entry block. Anything else, calls other
+//! than to pure intrinsics, atomics and volatile accesses make `lane_region` decline (the region then
+//! runs thread by thread, as before).
+
+use crate::ir::users;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::*;
+use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMOpcode, LLVMTypeKind};
+use std::collections::{HashMap, HashSet};
+
+/// Threads per vectorised group: a warp, and two AVX-512 vectors of 32-bit lanes.
+pub(super) const LANES: u32 = 32;
+/// The program counter of a lane that has returned (above every block number).
+const EXIT: u64 = u32::MAX as u64;
+
+fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
+    let mut out = vec![];
+    unsafe {
+        let mut i = LLVMGetFirstInstruction(bb);
+        while !i.is_null() {
+            out.push(i);
+            i = LLVMGetNextInstruction(i);
+        }
+    }
+    out
+}
+
+fn successors(term: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
+    unsafe { (0..LLVMGetNumSuccessors(term)).map(|k| LLVMGetSuccessor(term, k)).collect() }
+}
+
+fn const_int(v: LLVMValueRef) -> Option<u64> {
+    unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v)) }
+}
+
+fn name_of(f: LLVMValueRef) -> String {
+    let mut len = 0;
+    let p = unsafe { LLVMGetValueName2(f, &mut len) };
+    if p.is_null() {
+        return String::new();
+    }
+    String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, len) }).into_owned()
+}
+
+/// Bytes between consecutive elements of `ty` in memory, for the types a vector access may load as a
+/// whole (a power of two of whole bytes); None for the rest, which always go through gathers.
+fn element_bytes(ty: LLVMTypeRef) -> Option<u64> {
+    unsafe {
+        let bytes = match LLVMGetTypeKind(ty) {
+            LLVMTypeKind::LLVMIntegerTypeKind => {
+                let bits = LLVMGetIntTypeWidth(ty) as u64;
+                (bits % 8 == 0).then_some(bits / 8)?
+            }
+            LLVMTypeKind::LLVMHalfTypeKind | LLVMTypeKind::LLVMBFloatTypeKind => 2,
+            LLVMTypeKind::LLVMFloatTypeKind => 4,
+            LLVMTypeKind::LLVMDoubleTypeKind | LLVMTypeKind::LLVMPointerTypeKind => 8,
+            _ => return None,
+        };
+        bytes.is_power_of_two().then_some(bytes)
+    }
+}
+
+/// Whether a value of `ty` can live in a lane vector.
+fn scalar_type(ty: LLVMTypeRef) -> bool {
+    use LLVMTypeKind::*;
+    matches!(
+        unsafe { LLVMGetTypeKind(ty) },
+        LLVMIntegerTypeKind
+            | LLVMHalfTypeKind
+            | LLVMBFloatTypeKind
+            | LLVMFloatTypeKind
+            | LLVMDoubleTypeKind
+            | LLVMPointerTypeKind
+    )
+}
+
+/// Intrinsics with no effect on a region's results, dropped.
+const NO_OPS: [&str; 7] = [
+    "llvm.lifetime.",
+    "llvm.assume",
+    "llvm.prefetch",
+    "llvm.dbg.",
+    "llvm.experimental.noalias.scope.decl",
+    "llvm.donothing",
+    "llvm.sideeffect",
+];
+
+const WITH_OVERFLOW: [&str; 6] = [
+    "llvm.sadd.with.overflow",
+    "llvm.uadd.with.overflow",
+    "llvm.ssub.with.overflow",
+    "llvm.usub.with.overflow",
+    "llvm.smul.with.overflow",
+    "llvm.umul.with.overflow",
+];
+
+/// Whether a called function neither reads nor writes memory (LLVM's `memory(none)`).
+fn pure_function(f: LLVMValueRef) -> bool {
+    unsafe {
+        let kind = LLVMGetEnumAttributeKindForName(c"memory".as_ptr(), 6);
+        let a = LLVMGetEnumAttributeAtIndex(f, inkwell::llvm_sys::LLVMAttributeFunctionIndex, kind);
+        !a.is_null() && LLVMGetEnumAttributeValue(a) == 0
+    }
+}
+
+/// The dimension `d` of a load of the environment's `tid[d]` (`env` field 2, as the lowering reads it:
+/// `gep [3 x i32], (gep %env_ty, env, 0, 2), 0, d`).
+fn tid_dim(load: LLVMValueRef, env: LLVMValueRef) -> Option<u64> {
+    unsafe {
+        let p = LLVMGetOperand(load, 0);
+        if LLVMIsAGetElementPtrInst(p).is_null() || LLVMGetNumOperands(p) != 3 {
+            return None;
+        }
+        let q = LLVMGetOperand(p, 0);
+        if LLVMIsAGetElementPtrInst(q).is_null() || LLVMGetNumOperands(q) != 3 || LLVMGetOperand(q, 0) != env {
+            return None;
+        }
+        (const_int(LLVMGetOperand(q, 1)) == Some(0)
+            && const_int(LLVMGetOperand(q, 2)) == Some(2)
+            && const_int(LLVMGetOperand(p, 1)) == Some(0))
+        .then(|| const_int(LLVMGetOperand(p, 2)))
+        .flatten()
+    }
+}
+
+/// The block a switch on `state` goes to for `state`.
+fn switch_target(sw: LLVMValueRef, state: u64) -> Option<LLVMBasicBlockRef> {
+    unsafe {
+        for k in 1..LLVMGetNumSuccessors(sw) {
+            if const_int(LLVMGetSwitchCaseValue(sw, k))? == state {
+                return Some(LLVMGetSuccessor(sw, k));
+            }
+        }
+        Some(LLVMGetSwitchDefaultDest(sw))
+    }
+}
+
+/// The blocks reachable from `from` (where a switch on the thread body's `state` follows only
+/// `state`'s case), in reverse post-order, and whether any of them closes a loop.
+fn reverse_post_order(
+    from: LLVMBasicBlockRef,
+    succs: &dyn Fn(LLVMBasicBlockRef) -> Option<Vec<LLVMBasicBlockRef>>,
+) -> Option<(Vec<LLVMBasicBlockRef>, bool)> {
+    let mut post = vec![];
+    let mut on_path = HashSet::new();
+    let mut seen = HashSet::from([from]);
+    let mut stack = vec![(from, succs(from)?, 0usize)];
+    on_path.insert(from);
+    let mut loops = false;
+    while let Some((b, ss, next)) = stack.last_mut() {
+        if *next < ss.len() {
+            let s = ss[*next];
+            *next += 1;
+            if on_path.contains(&s) {
+                loops = true;
+            } else if seen.insert(s) {
+                on_path.insert(s);
+                let s_succs = succs(s)?;
+                stack.push((s, s_succs, 0));
+            }
+        } else {
+            on_path.remove(b);
+            post.push(*b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    Some((post, loops))
+}
+
+/// Builds `<LANES x i32> (ptr env)`: region `state` of the thread body `tf` (`i32 (ptr env, i32 state)`)
+/// for the threads `tid.x .. tid.x + LANES` of `env` (same `tid.y`, `tid.z`), returning each thread's
+/// stop. None (and nothing added) when the region has no loop of its own or holds something this
+/// vectoriser does not handle.
+pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -> Option<LLVMValueRef> {
+    let entry = unsafe { LLVMGetEntryBasicBlock(tf) };
+    let state_param = unsafe { LLVMGetParam(tf, 1) };
+    let succs = |b: LLVMBasicBlockRef| -> Option<Vec<LLVMBasicBlockRef>> {
+        let t = unsafe { LLVMGetBasicBlockTerminator(b) };
+        if t.is_null() {
+            return None;
+        }
+        if unsafe { LLVMGetInstructionOpcode(t) } == LLVMOpcode::LLVMSwitch && unsafe { LLVMGetOperand(t, 0) } == state_param {
+            return Some(vec![switch_target(t, state as u64)?]);
+        }
+        Some(successors(t))
+    };
+    let Some((mut order, loops)) = reverse_post_order(entry, &succs) else { eprintln!("DEBUG lanes {state:x}: no order"); return None };
+    eprintln!("DEBUG lanes {state:x}: {} blocks, loops {loops}", order.len());
+    // The entry block (first) runs before the others, once.
+    order.remove(0);
+    if !loops {
+        return None;
+    }
+    let mut v = Lanes::new(module, tf, state)?;
+    let f = v.f;
+    match v.build(&order) {
+        Some(()) => Some(f),
+        None => {
+            unsafe { LLVMDeleteFunction(f) };
+            None
+        }
+    }
+}
+
+struct Lanes {
+    ctx: LLVMContextRef,
+    module: LLVMModuleRef,
+    b: LLVMBuilderRef,
+    tf: LLVMValueRef,
+    f: LLVMValueRef,
+    env: LLVMValueRef,
+    state: u32,
+    /// Each scalar value's lane vector.
+    map: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// Each register (an alloca of the thread body) and its lane vector's alloca.
+    regs: HashMap<LLVMValueRef, LLVMValueRef>,
+    pc: LLVMValueRef,
+    result: LLVMValueRef,
+    i32t: LLVMTypeRef,
+    i64t: LLVMTypeRef,
+    ptr: LLVMTypeRef,
+}
+
+impl Drop for Lanes {
+    fn drop(&mut self) {
+        unsafe { LLVMDisposeBuilder(self.b) };
+    }
+}
+
+impl Lanes {
+    fn new(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -> Option<Lanes> {
+        unsafe {
+            let ctx = LLVMGetModuleContext(module);
+            let i32t = LLVMInt32TypeInContext(ctx);
+            let ptr = LLVMPointerTypeInContext(ctx, 0);
+            let mut params = [ptr];
+            let fty = LLVMFunctionType(LLVMVectorType(i32t, LANES), params.as_mut_ptr(), 1, 0);
+            let name = format!("{}.lanes{state:x}\0", name_of(tf));
+            let f = LLVMAddFunction(module, name.as_ptr() as *const _, fty);
+            LLVMSetLinkage(f, inkwell::llvm_sys::LLVMLinkage::LLVMInternalLinkage);
+            Some(Lanes {
+                ctx,
+                module,
+                b: LLVMCreateBuilderInContext(ctx),
+                tf,
+                f,
+                env: LLVMGetParam(tf, 0),
+                state,
+                map: HashMap::new(),
+                regs: HashMap::new(),
+                pc: std::ptr::null_mut(),
+                result: std::ptr::null_mut(),
+                i32t,
+                i64t: LLVMInt64TypeInContext(ctx),
+                ptr,
+            })
+        }
+    }
+
+    fn vt(&self, ty: LLVMTypeRef) -> LLVMTypeRef {
+        unsafe { LLVMVectorType(ty, LANES) }
+    }
+
+    fn block(&self, name: &str) -> LLVMBasicBlockRef {
+        let name = format!("{name}\0");
+        unsafe { LLVMAppendBasicBlockInContext(self.ctx, self.f, name.as_ptr() as *const _) }
+    }
+
+    fn const_splat(&self, c: LLVMValueRef) -> LLVMValueRef {
+        let mut elems = vec![c; LANES as usize];
+        unsafe { LLVMConstVector(elems.as_mut_ptr(), LANES) }
+    }
+
+    fn splat(&self, v: LLVMValueRef) -> LLVMValueRef {
+        unsafe {
+            if !LLVMIsAConstant(v).is_null() {
+                return self.const_splat(v);
+            }
+            let vt = self.vt(LLVMTypeOf(v));
+            let one = LLVMBuildInsertElement(self.b, LLVMGetPoison(vt), v, LLVMConstInt(self.i32t, 0, 0), c"".as_ptr());
+            let zeros = LLVMConstNull(LLVMVectorType(self.i32t, LANES));
+            LLVMBuildShuffleVector(self.b, one, LLVMGetPoison(vt), zeros, c"splat".as_ptr())
+        }
+    }
+
+    /// `<0, k, 2k, …>` of integer type `ty`.
+    fn iota(&self, ty: LLVMTypeRef, k: u64) -> LLVMValueRef {
+        let mut elems: Vec<LLVMValueRef> =
+            (0..LANES as u64).map(|l| unsafe { LLVMConstInt(ty, l * k, 0) }).collect();
+        unsafe { LLVMConstVector(elems.as_mut_ptr(), LANES) }
+    }
+
+    /// The lanes of a mask as an integer.
+    fn bits(&self, m: LLVMValueRef) -> LLVMValueRef {
+        unsafe { LLVMBuildBitCast(self.b, m, LLVMIntTypeInContext(self.ctx, LANES), c"bits".as_ptr()) }
+    }
+
+    /// Whether every lane of the mask is set.
+    fn all(&self, m: LLVMValueRef) -> LLVMValueRef {
+        unsafe {
+            let t = LLVMIntTypeInContext(self.ctx, LANES);
+            LLVMBuildICmp(
+                self.b,
+                inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                self.bits(m),
+                LLVMConstAllOnes(t),
+                c"all".as_ptr(),
+            )
+        }
+    }
+
+    fn intrinsic(&self, name: &str, overloads: &mut [LLVMTypeRef]) -> Option<(LLVMValueRef, LLVMTypeRef)> {
+        self.intrinsic_id(unsafe { LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len()) }, overloads)
+    }
+
+    fn intrinsic_id(&self, id: u32, overloads: &mut [LLVMTypeRef]) -> Option<(LLVMValueRef, LLVMTypeRef)> {
+        unsafe {
+            if id == 0 || LLVMIntrinsicIsOverloaded(id) == 0 {
+                return None;
+            }
+            let f = LLVMGetIntrinsicDeclaration(self.module, id, overloads.as_mut_ptr(), overloads.len());
+            Some((f, LLVMGlobalGetValueType(f)))
+        }
+    }
+
+    fn call(&self, (f, fty): (LLVMValueRef, LLVMTypeRef), args: &mut [LLVMValueRef]) -> LLVMValueRef {
+        unsafe { LLVMBuildCall2(self.b, fty, f, args.as_mut_ptr(), args.len() as u32, c"".as_ptr()) }
+    }
+
+    /// A masked memory intrinsic's call, with the alignment operand where this LLVM still has one.
+    fn masked(&self, name: &str, overloads: &mut [LLVMTypeRef], args: &[LLVMValueRef], ptr_at: usize) -> Option<LLVMValueRef> {
+        let (f, fty) = self.intrinsic(name, overloads)?;
+        let mut args = args.to_vec();
+        if unsafe { LLVMCountParamTypes(fty) } as usize == args.len() + 1 {
+            args.insert(ptr_at + 1, unsafe { LLVMConstInt(self.i32t, 1, 0) });
+        }
+        Some(self.call((f, fty), &mut args))
+    }
+
+    fn value(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
+        unsafe {
+            if !LLVMIsAConstant(v).is_null() {
+                return scalar_type(LLVMTypeOf(v)).then(|| self.const_splat(v));
+            }
+            if v == self.env {
+                return self.map.get(&v).copied();
+            }
+            if v == LLVMGetParam(self.tf, 1) {
+                return Some(self.const_splat(LLVMConstInt(self.i32t, self.state as u64, 0)));
+            }
+        }
+        self.map.get(&v).copied()
+    }
+
+    fn build(&mut self, order: &[LLVMBasicBlockRef]) -> Option<()> {
+        let entry_bb = self.block("entry");
+        let dispatch = self.block("dispatch");
+        let done = self.block("done");
+        let tf_entry = unsafe { LLVMGetEntryBasicBlock(self.tf) };
+        let number: HashMap<LLVMBasicBlockRef, u64> =
+            order.iter().enumerate().map(|(k, &b)| (b, k as u64)).collect();
+        let blocks: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef> =
+            order.iter().map(|&b| (b, self.block("lanes"))).collect();
+        unsafe {
+            LLVMPositionBuilderAtEnd(self.b, entry_bb);
+            let env = LLVMGetParam(self.f, 0);
+            let env_lanes = self.splat(env);
+            self.map.insert(self.env, env_lanes);
+            for i in instructions(tf_entry) {
+                if LLVMGetInstructionOpcode(i) != LLVMOpcode::LLVMAlloca {
+                    continue;
+                }
+                let ty = LLVMGetAllocatedType(i);
+                let plain = users(i).into_iter().all(|u| match crate::ir::opcode(u) {
+                    Some(LLVMOpcode::LLVMLoad) => true,
+                    Some(LLVMOpcode::LLVMStore) => LLVMGetOperand(u, 0) != i,
+                    _ => false,
+                });
+                if !plain || !scalar_type(ty) || const_int(LLVMGetOperand(i, 0)) != Some(1) {
+                    return None;
+                }
+                self.regs.insert(i, LLVMBuildAlloca(self.b, self.vt(ty), c"reg".as_ptr()));
+            }
+            let vi32 = self.vt(self.i32t);
+            self.pc = LLVMBuildAlloca(self.b, vi32, c"pc".as_ptr());
+            self.result = LLVMBuildAlloca(self.b, vi32, c"result".as_ptr());
+            LLVMBuildStore(self.b, LLVMConstNull(vi32), self.result);
+            // The entry block runs once, for every lane: its values are the ones other blocks share.
+            let all_on = self.const_splat(LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0));
+            let full = LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0);
+            let body = instructions(tf_entry);
+            let (term, rest) = body.split_last()?;
+            for &i in rest {
+                if LLVMGetInstructionOpcode(i) != LLVMOpcode::LLVMAlloca {
+                    self.instruction(i, all_on, full)?;
+                }
+            }
+            let next = self.next_pc(*term, &number, all_on)?;
+            LLVMBuildStore(self.b, next, self.pc);
+            LLVMBuildBr(self.b, dispatch);
+            let shared = self.map.clone();
+
+            LLVMPositionBuilderAtEnd(self.b, dispatch);
+            let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
+            let umin = self.intrinsic("llvm.vector.reduce.umin", &mut [vi32])?;
+            let lowest = self.call(umin, &mut [pcv]);
+            let sw = LLVMBuildSwitch(self.b, lowest, done, order.len() as u32);
+            for (&b, &k) in &number {
+                LLVMAddCase(sw, LLVMConstInt(self.i32t, k, 0), blocks[&b]);
+            }
+            for &b in order {
+                if b == tf_entry {
+                    return None;
+                }
+                LLVMPositionBuilderAtEnd(self.b, blocks[&b]);
+                // Values of other blocks are out of reach (the lowering uses none across blocks).
+                self.map.clone_from(&shared);
+                let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
+                let here = self.const_splat(LLVMConstInt(self.i32t, number[&b], 0));
+                let m = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv, here, c"m".as_ptr());
+                let full = self.all(m);
+                let body = instructions(b);
+                let (term, rest) = body.split_last()?;
+                for &i in rest {
+                    if self.instruction(i, m, full).is_none() {
+                        let t = LLVMPrintValueToString(i);
+                        eprintln!("DEBUG declined at {}", std::ffi::CStr::from_ptr(t).to_string_lossy());
+                        return None;
+                    }
+                }
+                let Some(next) = self.next_pc(*term, &number, m) else { eprintln!("DEBUG term"); return None };
+                let pcv2 = LLVMBuildSelect(self.b, m, next, pcv, c"pc".as_ptr());
+                LLVMBuildStore(self.b, pcv2, self.pc);
+                // Where every lane goes to the same block, go there directly.
+                let mut targets: Vec<LLVMBasicBlockRef> = vec![];
+                for s in successors(*term) {
+                    if number.contains_key(&s) && !targets.contains(&s) {
+                        targets.push(s);
+                    }
+                }
+                for s in targets {
+                    let there = self.const_splat(LLVMConstInt(self.i32t, number[&s], 0));
+                    let eq = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv2, there, c"".as_ptr());
+                    let all = self.all(eq);
+                    let other = self.block("lanes.split");
+                    LLVMBuildCondBr(self.b, all, blocks[&s], other);
+                    LLVMPositionBuilderAtEnd(self.b, other);
+                }
+                LLVMBuildBr(self.b, dispatch);
+            }
+            LLVMPositionBuilderAtEnd(self.b, done);
+            let r = LLVMBuildLoad2(self.b, vi32, self.result, c"stops".as_ptr());
+            LLVMBuildRet(self.b, r);
+        }
+        Some(())
+    }
+
+    /// The lanes' next program counters after block terminator `t` (the returning lanes' results are
+    /// recorded here).
+    fn next_pc(&mut self, t: LLVMValueRef, number: &HashMap<LLVMBasicBlockRef, u64>, m: LLVMValueRef) -> Option<LLVMValueRef> {
+        let pc_of = |this: &Self, b: LLVMBasicBlockRef| -> Option<LLVMValueRef> {
+            Some(this.const_splat(unsafe { LLVMConstInt(this.i32t, *number.get(&b)?, 0) }))
+        };
+        unsafe {
+            match LLVMGetInstructionOpcode(t) {
+                LLVMOpcode::LLVMBr if LLVMIsConditional(t) == 0 => pc_of(self, LLVMGetSuccessor(t, 0)),
+                LLVMOpcode::LLVMBr => {
+                    let c = self.value(LLVMGetCondition(t))?;
+                    let (a, b) = (pc_of(self, LLVMGetSuccessor(t, 0))?, pc_of(self, LLVMGetSuccessor(t, 1))?);
+                    Some(LLVMBuildSelect(self.b, c, a, b, c"next".as_ptr()))
+                }
+                LLVMOpcode::LLVMSwitch if LLVMGetOperand(t, 0) == LLVMGetParam(self.tf, 1) => {
+                    pc_of(self, switch_target(t, self.state as u64)?)
+                }
+                LLVMOpcode::LLVMRet => {
+                    if LLVMGetNumOperands(t) == 1 {
+                        let v = self.value(LLVMGetOperand(t, 0))?;
+                        if LLVMTypeOf(v) != self.vt(self.i32t) {
+                            return None;
+                        }
+                        let old = LLVMBuildLoad2(self.b, self.vt(self.i32t), self.result, c"".as_ptr());
+                        LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, v, old, c"".as_ptr()), self.result);
+                    }
+                    Some(self.const_splat(LLVMConstInt(self.i32t, EXIT, 0)))
+                }
+                _ => None,
+            }
+        }
+    }
+
+    fn copy_fast_math(&self, from: LLVMValueRef, to: LLVMValueRef) {
+        unsafe {
+            if LLVMCanValueUseFastMathFlags(from) != 0 && !LLVMIsAInstruction(to).is_null() && LLVMCanValueUseFastMathFlags(to) != 0 {
+                LLVMSetFastMathFlags(to, LLVMGetFastMathFlags(from));
+            }
+        }
+    }
+
+    /// Emits instruction `i` for the lanes of mask `m` (`full`: every lane is in it).
+    fn instruction(&mut self, i: LLVMValueRef, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
+        use LLVMOpcode::*;
+        let op = unsafe { LLVMGetInstructionOpcode(i) };
+        let ty = unsafe { LLVMTypeOf(i) };
+        let operand = |this: &Self, k: u32| this.value(unsafe { LLVMGetOperand(i, k) });
+        let r = unsafe {
+            match op {
+                LLVMLoad => {
+                    if LLVMGetVolatile(i) != 0 || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic || !scalar_type(ty) {
+                        return None;
+                    }
+                    let p = LLVMGetOperand(i, 0);
+                    if let Some(&reg) = self.regs.get(&p) {
+                        LLVMBuildLoad2(self.b, self.vt(ty), reg, c"".as_ptr())
+                    } else if let Some(d) = tid_dim(i, self.env) {
+                        // `tid`: the group's first thread's, plus the lane along x.
+                        let vp = self.value(p)?;
+                        let sp = LLVMBuildExtractElement(self.b, vp, LLVMConstInt(self.i32t, 0, 0), c"".as_ptr());
+                        let s = LLVMBuildLoad2(self.b, ty, sp, c"tid".as_ptr());
+                        let v = self.splat(s);
+                        if d == 0 {
+                            LLVMBuildAdd(self.b, v, self.iota(ty, 1), c"tid".as_ptr())
+                        } else {
+                            v
+                        }
+                    } else {
+                        self.load(ty, self.value(p)?, LLVMGetAlignment(i), m, full)?
+                    }
+                }
+                LLVMStore => {
+                    if LLVMGetVolatile(i) != 0 || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic {
+                        return None;
+                    }
+                    let v = operand(self, 0)?;
+                    let p = LLVMGetOperand(i, 1);
+                    if let Some(&reg) = self.regs.get(&p) {
+                        let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), reg, c"".as_ptr());
+                        LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, v, old, c"".as_ptr()), reg);
+                    } else {
+                        self.store(v, self.value(p)?, LLVMGetAlignment(i), m, full)?;
+                    }
+                    return Some(());
+                }
+                LLVMAdd | LLVMFAdd | LLVMSub | LLVMFSub | LLVMMul | LLVMFMul | LLVMFDiv | LLVMFRem | LLVMShl
+                | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor => {
+                    if !scalar_type(ty) {
+                        return None;
+                    }
+                    let r = LLVMBuildBinOp(self.b, op, operand(self, 0)?, operand(self, 1)?, c"".as_ptr());
+                    self.copy_fast_math(i, r);
+                    r
+                }
+                LLVMUDiv | LLVMSDiv | LLVMURem | LLVMSRem => {
+                    // Masked lanes divide by one: their operands may be anything.
+                    let d = operand(self, 1)?;
+                    let one = self.const_splat(LLVMConstInt(LLVMTypeOf(LLVMGetOperand(i, 1)), 1, 0));
+                    let d = LLVMBuildSelect(self.b, m, d, one, c"".as_ptr());
+                    LLVMBuildBinOp(self.b, op, operand(self, 0)?, d, c"".as_ptr())
+                }
+                LLVMFNeg => {
+                    let r = LLVMBuildFNeg(self.b, operand(self, 0)?, c"".as_ptr());
+                    self.copy_fast_math(i, r);
+                    r
+                }
+                LLVMTrunc | LLVMZExt | LLVMSExt | LLVMFPToUI | LLVMFPToSI | LLVMUIToFP | LLVMSIToFP | LLVMFPTrunc
+                | LLVMFPExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast | LLVMAddrSpaceCast => {
+                    if !scalar_type(ty) {
+                        return None;
+                    }
+                    LLVMBuildCast(self.b, op, operand(self, 0)?, self.vt(ty), c"".as_ptr())
+                }
+                LLVMICmp => LLVMBuildICmp(self.b, LLVMGetICmpPredicate(i), operand(self, 0)?, operand(self, 1)?, c"".as_ptr()),
+                LLVMFCmp => {
+                    let r = LLVMBuildFCmp(self.b, LLVMGetFCmpPredicate(i), operand(self, 0)?, operand(self, 1)?, c"".as_ptr());
+                    self.copy_fast_math(i, r);
+                    r
+                }
+                LLVMSelect => {
+                    if !scalar_type(ty) {
+                        return None;
+                    }
+                    let r = LLVMBuildSelect(self.b, operand(self, 0)?, operand(self, 1)?, operand(self, 2)?, c"".as_ptr());
+                    self.copy_fast_math(i, r);
+                    r
+                }
+                LLVMFreeze => LLVMBuildFreeze(self.b, operand(self, 0)?, c"".as_ptr()),
+                LLVMGetElementPtr => {
+                    let base = operand(self, 0)?;
+                    let mut idx = vec![];
+                    for k in 1..LLVMGetNumOperands(i) as u32 {
+                        let x = LLVMGetOperand(i, k);
+                        // Constant indices stay scalar: struct fields must.
+                        idx.push(if LLVMIsAConstantInt(x).is_null() { self.value(x)? } else { x });
+                    }
+                    LLVMBuildGEP2(self.b, LLVMGetGEPSourceElementType(i), base, idx.as_mut_ptr(), idx.len() as u32, c"".as_ptr())
+                }
+                LLVMExtractValue => {
+                    if LLVMGetNumIndices(i) != 1 {
+                        return None;
+                    }
+                    LLVMBuildExtractValue(self.b, operand(self, 0)?, *LLVMGetIndices(i), c"".as_ptr())
+                }
+                LLVMCall => return self.call_inst(i),
+                _ => return None,
+            }
+        };
+        self.map.insert(i, r);
+        Some(())
+    }
+
+    /// A call: pure intrinsics only, as one vector intrinsic where LLVM has it for these operand
+    /// types, else once per lane.
+    fn call_inst(&mut self, i: LLVMValueRef) -> Option<()> {
+        unsafe {
+            let callee = LLVMGetCalledValue(i);
+            if LLVMIsAFunction(callee).is_null() || LLVMGetIntrinsicID(callee) == 0 {
+                return None;
+            }
+            let name = name_of(callee);
+            let ty = LLVMTypeOf(i);
+            if NO_OPS.iter().any(|p| name.starts_with(p)) {
+                return (LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMVoidTypeKind).then_some(());
+            }
+            if !pure_function(callee) {
+                return None;
+            }
+            let n = LLVMGetNumArgOperands(i);
+            let args: Vec<LLVMValueRef> = (0..n).map(|k| LLVMGetOperand(i, k)).collect();
+            let id = LLVMGetIntrinsicID(callee);
+            let r = if WITH_OVERFLOW.iter().any(|p| name.starts_with(p)) {
+                let mut vals = args.iter().map(|&a| self.value(a)).collect::<Option<Vec<_>>>()?;
+                let f = self.intrinsic_id(id, &mut [self.vt(LLVMTypeOf(args[0]))])?;
+                self.call(f, &mut vals)
+            } else if !scalar_type(ty) {
+                return None;
+            } else if let Some((f, fty)) = args
+                .iter()
+                .all(|&a| LLVMTypeOf(a) == ty)
+                .then(|| self.intrinsic_id(id, &mut [self.vt(ty)]))
+                .flatten()
+                .filter(|&(_, fty)| {
+                    // The declaration must take and give lane vectors of every operand.
+                    let mut got = vec![std::ptr::null_mut(); LLVMCountParamTypes(fty) as usize];
+                    LLVMGetParamTypes(fty, got.as_mut_ptr());
+                    got.len() == n as usize && got.iter().all(|&t| t == self.vt(ty)) && LLVMGetReturnType(fty) == self.vt(ty)
+                })
+            {
+                let mut vals = args.iter().map(|&a| self.value(a)).collect::<Option<Vec<_>>>()?;
+                let r = self.call((f, fty), &mut vals);
+                self.copy_fast_math(i, r);
+                r
+            } else {
+                self.per_lane(i, callee, &args)?
+            };
+            self.map.insert(i, r);
+            Some(())
+        }
+    }
+
+    /// A pure call made once per lane (constant operands stay as they are: some must be immediates).
+    fn per_lane(&mut self, i: LLVMValueRef, callee: LLVMValueRef, args: &[LLVMValueRef]) -> Option<LLVMValueRef> {
+        unsafe {
+            let fty = LLVMGetCalledFunctionType(i);
+            let vals: Vec<Option<LLVMValueRef>> = args
+                .iter()
+                .map(|&a| if LLVMIsAConstant(a).is_null() { self.value(a).map(Some) } else { Some(None) })
+                .collect::<Option<_>>()?;
+            let mut r = LLVMGetPoison(self.vt(LLVMTypeOf(i)));
+            for l in 0..LANES as u64 {
+                let lane = LLVMConstInt(self.i32t, l, 0);
+                let mut one: Vec<LLVMValueRef> = args
+                    .iter()
+                    .zip(&vals)
+                    .map(|(&a, v)| match v {
+                        Some(v) => LLVMBuildExtractElement(self.b, *v, lane, c"".as_ptr()),
+                        None => a,
+                    })
+                    .collect();
+                let c = LLVMBuildCall2(self.b, fty, callee, one.as_mut_ptr(), one.len() as u32, c"".as_ptr());
+                self.copy_fast_math(i, c);
+                r = LLVMBuildInsertElement(self.b, r, c, lane, c"".as_ptr());
+            }
+            Some(r)
+        }
+    }
+
+    /// The active lanes' first lane, their addresses' shape (one address; consecutive, from `base`),
+    /// for an access of `bytes`-wide elements.
+    fn shape(&self, p: LLVMValueRef, m: LLVMValueRef, bytes: Option<u64>) -> (LLVMValueRef, LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
+        use inkwell::llvm_sys::LLVMIntPredicate::*;
+        unsafe {
+            let bits = self.bits(m);
+            let it = LLVMTypeOf(bits);
+            let cttz = self.intrinsic("llvm.cttz", &mut [it]).expect("cttz");
+            let first = self.call(cttz, &mut [bits, LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0)]);
+            let first = LLVMBuildTrunc(self.b, first, self.i32t, c"first".as_ptr());
+            let p_first = LLVMBuildExtractElement(self.b, p, first, c"p".as_ptr());
+            let not_m = LLVMBuildNot(self.b, m, c"".as_ptr());
+            let same = LLVMBuildICmp(self.b, LLVMIntEQ, p, self.splat(p_first), c"".as_ptr());
+            let one_address = self.all(LLVMBuildOr(self.b, same, not_m, c"".as_ptr()));
+            let consecutive = bytes.map(|k| {
+                let i8t = LLVMInt8TypeInContext(self.ctx);
+                let back = LLVMBuildMul(self.b, LLVMBuildZExt(self.b, first, self.i64t, c"".as_ptr()), LLVMConstInt(self.i64t, k, 0), c"".as_ptr());
+                let mut neg = [LLVMBuildNeg(self.b, back, c"".as_ptr())];
+                let base = LLVMBuildGEP2(self.b, i8t, p_first, neg.as_mut_ptr(), 1, c"base".as_ptr());
+                let mut steps = [self.iota(self.i64t, k)];
+                let want = LLVMBuildGEP2(self.b, i8t, base, steps.as_mut_ptr(), 1, c"".as_ptr());
+                let eq = LLVMBuildICmp(self.b, LLVMIntEQ, p, want, c"".as_ptr());
+                (base, self.all(LLVMBuildOr(self.b, eq, not_m, c"".as_ptr())))
+            });
+            match consecutive {
+                Some((base, ok)) => (p_first, one_address, base, Some(ok)),
+                None => (p_first, one_address, p_first, None),
+            }
+        }
+    }
+
+    /// Branches to one of `arms` (condition, code) or, when none holds, `otherwise`; returns the value
+    /// each produced (None for stores).
+    fn choose(
+        &mut self,
+        arms: Vec<(LLVMValueRef, Box<dyn Fn(&Self) -> LLVMValueRef + '_>)>,
+        otherwise: Box<dyn Fn(&Self) -> LLVMValueRef + '_>,
+        ty: Option<LLVMTypeRef>,
+    ) -> Option<LLVMValueRef> {
+        unsafe {
+            let join = self.block("lanes.join");
+            let mut incoming = vec![];
+            for (cond, code) in arms {
+                let then = self.block("lanes.mem");
+                let next = self.block("lanes.mem");
+                LLVMBuildCondBr(self.b, cond, then, next);
+                LLVMPositionBuilderAtEnd(self.b, then);
+                let v = code(self);
+                incoming.push((v, LLVMGetInsertBlock(self.b)));
+                LLVMBuildBr(self.b, join);
+                LLVMPositionBuilderAtEnd(self.b, next);
+            }
+            let v = otherwise(self);
+            incoming.push((v, LLVMGetInsertBlock(self.b)));
+            LLVMBuildBr(self.b, join);
+            LLVMPositionBuilderAtEnd(self.b, join);
+            let ty = ty?;
+            let phi = LLVMBuildPhi(self.b, ty, c"".as_ptr());
+            let (mut vs, mut bs): (Vec<_>, Vec<_>) = incoming.into_iter().unzip();
+            LLVMAddIncoming(phi, vs.as_mut_ptr(), bs.as_mut_ptr(), vs.len() as u32);
+            Some(phi)
+        }
+    }
+
+    fn load(&mut self, ty: LLVMTypeRef, p: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<LLVMValueRef> {
+        let vt = self.vt(ty);
+        let bytes = element_bytes(ty);
+        let (p_first, one, base, consecutive) = self.shape(p, m, bytes);
+        let vptr = self.vt(self.ptr);
+        // Declared up front: the arms below only build calls.
+        self.intrinsic("llvm.masked.load", &mut [vt, self.ptr])?;
+        self.intrinsic("llvm.masked.gather", &mut [vt, vptr])?;
+        let poison = unsafe { LLVMGetPoison(vt) };
+        let mut arms: Vec<(LLVMValueRef, Box<dyn Fn(&Self) -> LLVMValueRef + '_>)> = vec![(
+            one,
+            Box::new(move |this: &Self| unsafe {
+                let s = LLVMBuildLoad2(this.b, ty, p_first, c"".as_ptr());
+                LLVMSetAlignment(s, align);
+                this.splat(s)
+            }),
+        )];
+        if let Some(ok) = consecutive {
+            let both = unsafe { LLVMBuildAnd(self.b, ok, full, c"".as_ptr()) };
+            arms.push((
+                both,
+                Box::new(move |this: &Self| unsafe {
+                    let l = LLVMBuildLoad2(this.b, vt, base, c"".as_ptr());
+                    LLVMSetAlignment(l, align);
+                    l
+                }),
+            ));
+            arms.push((
+                ok,
+                Box::new(move |this: &Self| {
+                    this.masked("llvm.masked.load", &mut [vt, this.ptr], &[base, m, poison], 0).expect("declared")
+                }),
+            ));
+        }
+        self.choose(
+            arms,
+            Box::new(move |this: &Self| {
+                this.masked("llvm.masked.gather", &mut [vt, this.vt(this.ptr)], &[p, m, poison], 0).expect("declared")
+            }),
+            Some(vt),
+        )
+    }
+
+    fn store(&mut self, v: LLVMValueRef, p: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
+        let vt = unsafe { LLVMTypeOf(v) };
+        let ty = unsafe { LLVMGetElementType(vt) };
+        let bytes = element_bytes(ty);
+        let (p_first, one, base, consecutive) = self.shape(p, m, bytes);
+        let vptr = self.vt(self.ptr);
+        self.intrinsic("llvm.masked.store", &mut [vt, self.ptr])?;
+        self.intrinsic("llvm.masked.scatter", &mut [vt, vptr])?;
+        let ctlz = self.intrinsic("llvm.ctlz", &mut [unsafe { LLVMIntTypeInContext(self.ctx, LANES) }])?;
+        let mut arms: Vec<(LLVMValueRef, Box<dyn Fn(&Self) -> LLVMValueRef + '_>)> = vec![(
+            one,
+            // One address: the highest active lane's value, as when threads run in order.
+            Box::new(move |this: &Self| unsafe {
+                let lead = this.call(ctlz, &mut [this.bits(m), LLVMConstInt(LLVMInt1TypeInContext(this.ctx), 0, 0)]);
+                let lead = LLVMBuildTrunc(this.b, lead, this.i32t, c"".as_ptr());
+                let last = LLVMBuildSub(this.b, LLVMConstInt(this.i32t, LANES as u64 - 1, 0), lead, c"last".as_ptr());
+                let s = LLVMBuildExtractElement(this.b, v, last, c"".as_ptr());
+                let st = LLVMBuildStore(this.b, s, p_first);
+                LLVMSetAlignment(st, align);
+                st
+            }),
+        )];
+        if let Some(ok) = consecutive {
+            let both = unsafe { LLVMBuildAnd(self.b, ok, full, c"".as_ptr()) };
+            arms.push((
+                both,
+                Box::new(move |this: &Self| unsafe {
+                    let st = LLVMBuildStore(this.b, v, base);
+                    LLVMSetAlignment(st, align);
+                    st
+                }),
+            ));
+            arms.push((
+                ok,
+                Box::new(move |this: &Self| {
+                    this.masked("llvm.masked.store", &mut [vt, this.ptr], &[v, base, m], 1).expect("declared")
+                }),
+            ));
+        }
+        self.choose(
+            arms,
+            Box::new(move |this: &Self| {
+                this.masked("llvm.masked.scatter", &mut [vt, this.vt(this.ptr)], &[v, p, m], 1).expect("declared")
+            }),
+            None,
+        );
+        Some(())
+    }
+}
+
+impl<'ctx> super::Lowerer<'ctx> {
+    /// The thread loops of a region with a lane-vectorised body `lanes_fn`: along x, groups of `LANES`
+    /// threads run through `group` (given the group's first linear index), the rest one by one through
+    /// `single` (given the thread's).
+    pub(super) fn lane_loops(
+        &mut self,
+        block_fn: inkwell::values::FunctionValue<'ctx>,
+        env: inkwell::values::PointerValue<'ctx>,
+        mut group: impl FnMut(&mut Self, inkwell::values::IntValue<'ctx>) -> super::R<()>,
+        mut single: impl FnMut(&mut Self, inkwell::values::IntValue<'ctx>) -> super::R<()>,
+    ) -> super::R<()> {
+        use inkwell::IntPredicate;
+        let env_ty = self.env_ty();
+        let i32t = self.i32();
+        let field = |this: &Self, f: u32, d: u32| -> super::R<inkwell::values::PointerValue<'ctx>> {
+            let p = this.b.build_struct_gep(env_ty, env, f, "f")?;
+            Ok(unsafe {
+                this.b
+                    .build_in_bounds_gep(i32t.array_type(3), p, &[i32t.const_zero(), i32t.const_int(d as u64, false)], "d")?
+            })
+        };
+        let ntid: Vec<inkwell::values::IntValue> = (0..3)
+            .map(|d| -> super::R<_> { Ok(self.b.build_load(i32t, field(self, 3, d)?, "n")?.into_int_value()) })
+            .collect::<super::R<_>>()?;
+        let mut outer = vec![];
+        for d in [2u32, 1] {
+            let pre = self.b.get_insert_block().expect("block");
+            let head = self.ctx.append_basic_block(block_fn, "lanes.outer");
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(head);
+            let phi = self.b.build_phi(i32t, "t")?;
+            phi.add_incoming(&[(&i32t.const_zero(), pre)]);
+            self.b.build_store(field(self, 2, d)?, phi.as_basic_value())?;
+            outer.push((phi, d));
+        }
+        let (z, y) = (
+            outer[0].0.as_basic_value().into_int_value(),
+            outer[1].0.as_basic_value().into_int_value(),
+        );
+        let row = self.b.build_int_mul(self.b.build_int_add(self.b.build_int_mul(z, ntid[1], "r")?, y, "r")?, ntid[0], "row")?;
+        // x: whole groups, then the threads left over.
+        let width = i32t.const_int(LANES as u64, false);
+        let mut x = i32t.const_zero();
+        for grouped in [true, false] {
+            let pre = self.b.get_insert_block().expect("block");
+            let head = self.ctx.append_basic_block(block_fn, "lanes.x");
+            let body = self.ctx.append_basic_block(block_fn, "lanes.run");
+            let exit = self.ctx.append_basic_block(block_fn, "lanes.x.done");
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(head);
+            let phi = self.b.build_phi(i32t, "x")?;
+            phi.add_incoming(&[(&x, pre)]);
+            let xv = phi.as_basic_value().into_int_value();
+            let more = if grouped {
+                let end = self.b.build_int_add(xv, width, "end")?;
+                self.b.build_int_compare(IntPredicate::ULE, end, ntid[0], "more")?
+            } else {
+                self.b.build_int_compare(IntPredicate::ULT, xv, ntid[0], "more")?
+            };
+            self.b.build_conditional_branch(more, body, exit)?;
+            self.b.position_at_end(body);
+            self.b.build_store(field(self, 2, 0)?, xv)?;
+            let lin = self.b.build_int_z_extend(self.b.build_int_add(row, xv, "lin")?, self.i64(), "lin")?;
+            if grouped {
+                group(self, lin)?;
+            } else {
+                single(self, lin)?;
+            }
+            let step = if grouped { width } else { i32t.const_int(1, false) };
+            let next = self.b.build_int_add(xv, step, "x")?;
+            phi.add_incoming(&[(&next, self.b.get_insert_block().expect("block"))]);
+            self.b.build_unconditional_branch(head)?;
+            self.b.position_at_end(exit);
+            x = xv;
+        }
+        for (phi, d) in outer.into_iter().rev() {
+            let next = self.b.build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
+            let head = phi.as_instruction().get_parent().expect("head");
+            let latch = self.b.get_insert_block().expect("block");
+            phi.add_incoming(&[(&next, latch)]);
+            let exit = self.ctx.append_basic_block(block_fn, "lanes.outer.done");
+            let more = self.b.build_int_compare(IntPredicate::ULT, next, ntid[d as usize], "more")?;
+            self.b.build_conditional_branch(more, head, exit)?;
+            self.b.position_at_end(exit);
+        }
+        Ok(())
+    }
+}
