@@ -50,6 +50,11 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
             let (bufs, _) = run_with(&src, r, ptx_jit::Options { regions: false, ..Default::default() })?;
             runs.push(("fibers", bufs));
         }
+        // Regions run for groups of threads must agree with the same regions run thread by thread.
+        if matches!(exec, ptx_jit::Exec::Regions { lanes: 1.., .. }) {
+            let (bufs, _) = run_with(&src, r, ptx_jit::Options { lanes: false, ..Default::default() })?;
+            runs.push(("regions", bufs));
+        }
         for (how, bufs) in &runs {
             for (n, e, w) in &d.outs {
                 let got = bufs.get(*n).ok_or_else(|| format!("no argument {n}"))?;

@@ -6,7 +6,7 @@
 //! - `// out: argN=TYPE[v,…]` is the expected content of buffer argument N after the run;
 //! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others);
 //! - `// warning: CODE line=L` likewise for warnings (files without one do not check warnings);
-//! - `// exec: regions|fibers|loop` is how the kernel must run by default (`ptx_llvm::Exec`). Kernels
+//! - `// exec: lanes|regions|fibers|loop` is how the kernel must run by default (`ptx_llvm::Exec`). Kernels
 //!   that synchronise are also run with regions disabled (on fibers), which must give the same buffers.
 
 use ptx_jit::args::{Arg, Elem, ElemExt};
@@ -105,7 +105,8 @@ pub fn run(src: &str, r: &Run) -> Result<Vec<Vec<u8>>, String> {
 pub fn exec_name(e: ptx_jit::Exec) -> &'static str {
     match e {
         ptx_jit::Exec::Loop => "loop",
-        ptx_jit::Exec::Regions { .. } => "regions",
+        ptx_jit::Exec::Regions { lanes: 0, .. } => "regions",
+        ptx_jit::Exec::Regions { .. } => "lanes",
         ptx_jit::Exec::Fibers => "fibers",
     }
 }

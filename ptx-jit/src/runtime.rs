@@ -217,7 +217,7 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
 fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
     match k.info.exec {
         Exec::Loop => {}
-        Exec::Regions { frame_bytes } => return crate::regions::launch(k, l, entry, frame_bytes, fault),
+        Exec::Regions { frame_bytes, .. } => return crate::regions::launch(k, l, entry, frame_bytes, fault),
         Exec::Fibers => return crate::fibers::launch(k, l, entry, fault),
     }
     let fault_addr = fault as usize;

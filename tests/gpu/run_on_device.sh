@@ -71,7 +71,7 @@ if ldd "$B/ptx-jit" "$L/libcuda.so.1" | grep -q "not found"; then
 fi
 "$B/ptx-jit" --version
 
-REAL=$(python3 -c "import sys; sys.path.insert(0, 'tests/gpu'); import compare; print(compare.find_real_libcuda('$L') or '')")
+REAL=$(python3 -B -c "import sys; sys.path.insert(0, 'tests/gpu'); import compare; print(compare.find_real_libcuda('$L') or '')")
 echo "real libcuda: $REAL -> $(readlink -f "$REAL" 2>/dev/null)"
 ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 [ "$ARCH" = sm_ ] && ARCH=sm_90

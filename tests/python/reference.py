@@ -1502,6 +1502,37 @@ def selftest():
 
 
 # ---------------------------------------------------------------------------------------------
+# Lane-vectorised regions: 2 CTAs of 80 threads (two groups of 32 and 16 threads on their own)
+# ---------------------------------------------------------------------------------------------
+
+LANES_GRID, LANES_BLOCK = 2, 80
+LANES_IN = [(i * 37 + 11) % 97 for i in range(256)]
+
+
+@family("lanes.ptx")
+def fam_lanes():
+    out = []
+    for c in range(LANES_GRID):
+        sh, rows = [], []
+        for t in range(LANES_BLOCK):
+            acc = 0
+            for j in range(t % 7 + c):
+                acc = (acc * 3 + LANES_IN[(t * 5 + j * 11) & 255]) & M32
+            count = 0
+            while LANES_IN[(t + count) & 255] % 13 != 0 and count < 40:
+                count += 1
+            q = 1000 // (t % 3) if t % 3 else 7
+            sh.append((acc + count) & M32)
+            rows.append([acc, count, q])
+        for t in range(LANES_BLOCK):
+            s = sum(sh[(t + 7 * k) % LANES_BLOCK] for k in range(4)) & M32
+            out += rows[t] + [s]
+    run = "kernel=k grid=%d block=%d args=u32[%s];u32*%d" % (
+        LANES_GRID, LANES_BLOCK, ",".join(h(x) for x in LANES_IN), len(out))
+    return run, [(1, "u32", out)]
+
+
+# ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
 

@@ -203,8 +203,7 @@ pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -
         }
         Some(successors(t))
     };
-    let Some((mut order, loops)) = reverse_post_order(entry, &succs) else { eprintln!("DEBUG lanes {state:x}: no order"); return None };
-    eprintln!("DEBUG lanes {state:x}: {} blocks, loops {loops}", order.len());
+    let (mut order, loops) = reverse_post_order(entry, &succs)?;
     // The entry block (first) runs before the others, once.
     order.remove(0);
     if !loops {
@@ -427,45 +426,51 @@ impl Lanes {
             for (&b, &k) in &number {
                 LLVMAddCase(sw, LLVMConstInt(self.i32t, k, 0), blocks[&b]);
             }
+            // Each block twice: for any lanes (reached through the dispatch), and for all of them
+            // (reached directly where every lane goes the same way), where masks fold away.
+            let all_blocks: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef> =
+                order.iter().map(|&b| (b, self.block("lanes.all"))).collect();
             for &b in order {
                 if b == tf_entry {
                     return None;
                 }
-                LLVMPositionBuilderAtEnd(self.b, blocks[&b]);
-                // Values of other blocks are out of reach (the lowering uses none across blocks).
-                self.map.clone_from(&shared);
-                let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
-                let here = self.const_splat(LLVMConstInt(self.i32t, number[&b], 0));
-                let m = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv, here, c"m".as_ptr());
-                let full = self.all(m);
-                let body = instructions(b);
-                let (term, rest) = body.split_last()?;
-                for &i in rest {
-                    if self.instruction(i, m, full).is_none() {
-                        let t = LLVMPrintValueToString(i);
-                        eprintln!("DEBUG declined at {}", std::ffi::CStr::from_ptr(t).to_string_lossy());
-                        return None;
+                for every in [false, true] {
+                    LLVMPositionBuilderAtEnd(self.b, if every { all_blocks[&b] } else { blocks[&b] });
+                    // Values of other blocks are out of reach (the lowering uses none across blocks).
+                    self.map.clone_from(&shared);
+                    let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
+                    let (m, full) = if every {
+                        (all_on, full)
+                    } else {
+                        let here = self.const_splat(LLVMConstInt(self.i32t, number[&b], 0));
+                        let m = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv, here, c"m".as_ptr());
+                        (m, self.all(m))
+                    };
+                    let body = instructions(b);
+                    let (term, rest) = body.split_last()?;
+                    for &i in rest {
+                        self.instruction(i, m, full)?;
                     }
-                }
-                let Some(next) = self.next_pc(*term, &number, m) else { eprintln!("DEBUG term"); return None };
-                let pcv2 = LLVMBuildSelect(self.b, m, next, pcv, c"pc".as_ptr());
-                LLVMBuildStore(self.b, pcv2, self.pc);
-                // Where every lane goes to the same block, go there directly.
-                let mut targets: Vec<LLVMBasicBlockRef> = vec![];
-                for s in successors(*term) {
-                    if number.contains_key(&s) && !targets.contains(&s) {
-                        targets.push(s);
+                    let next = self.next_pc(*term, &number, m)?;
+                    let pcv2 = if every { next } else { LLVMBuildSelect(self.b, m, next, pcv, c"pc".as_ptr()) };
+                    LLVMBuildStore(self.b, pcv2, self.pc);
+                    // Where every lane goes to the same block, go there directly.
+                    let mut targets: Vec<LLVMBasicBlockRef> = vec![];
+                    for s in successors(*term) {
+                        if number.contains_key(&s) && !targets.contains(&s) {
+                            targets.push(s);
+                        }
                     }
+                    for s in targets {
+                        let there = self.const_splat(LLVMConstInt(self.i32t, number[&s], 0));
+                        let eq = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv2, there, c"".as_ptr());
+                        let all = self.all(eq);
+                        let other = self.block("lanes.split");
+                        LLVMBuildCondBr(self.b, all, all_blocks[&s], other);
+                        LLVMPositionBuilderAtEnd(self.b, other);
+                    }
+                    LLVMBuildBr(self.b, dispatch);
                 }
-                for s in targets {
-                    let there = self.const_splat(LLVMConstInt(self.i32t, number[&s], 0));
-                    let eq = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv2, there, c"".as_ptr());
-                    let all = self.all(eq);
-                    let other = self.block("lanes.split");
-                    LLVMBuildCondBr(self.b, all, blocks[&s], other);
-                    LLVMPositionBuilderAtEnd(self.b, other);
-                }
-                LLVMBuildBr(self.b, dispatch);
             }
             LLVMPositionBuilderAtEnd(self.b, done);
             let r = LLVMBuildLoad2(self.b, vi32, self.result, c"stops".as_ptr());
@@ -793,6 +798,8 @@ impl Lanes {
                     l
                 }),
             ));
+        }
+        if let Some(ok) = consecutive.filter(|_| const_int(full) != Some(1)) {
             arms.push((
                 ok,
                 Box::new(move |this: &Self| {
@@ -841,6 +848,8 @@ impl Lanes {
                     st
                 }),
             ));
+        }
+        if let Some(ok) = consecutive.filter(|_| const_int(full) != Some(1)) {
             arms.push((
                 ok,
                 Box::new(move |this: &Self| {

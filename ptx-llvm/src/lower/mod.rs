@@ -88,8 +88,9 @@ pub enum Exec {
     Loop,
     /// Barriers and warp collectives sit only in the kernel's own body: the body is cut at them into
     /// regions, and one call of the entry runs one region for the CTA's threads (see `regions.rs`).
-    /// Each thread keeps its registers in a frame of `frame_bytes` between regions.
-    Regions { frame_bytes: u64 },
+    /// Each thread keeps its registers in a frame of `frame_bytes` between regions. `lanes` of the
+    /// regions run for groups of threads at once (see `lanes.rs`).
+    Regions { frame_bytes: u64, lanes: u32 },
     /// Everything else (synchronisation inside called functions): the entry runs one thread, and the
     /// runtime runs each thread on its own fiber.
     Fibers,
@@ -879,10 +880,11 @@ impl<'ctx> Lowerer<'ctx> {
             } else if own_sync && self.options.regions {
                 match self.split_regions(body_fn)? {
                     Some(plan) => {
+                        let lanes = self.regions_block_fn(fv, body_fn, &plan)?;
                         let exec = Exec::Regions {
                             frame_bytes: plan.frame_bytes,
+                            lanes,
                         };
-                        self.regions_block_fn(fv, body_fn, &plan)?;
                         return Ok(Some(KernelInfo { exec, ..k.clone() }));
                     }
                     None => Exec::Fibers,

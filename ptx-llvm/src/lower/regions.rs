@@ -718,7 +718,7 @@ impl<'ctx> Lowerer<'ctx> {
         block_fn: FunctionValue<'ctx>,
         thread_fn: FunctionValue<'ctx>,
         plan: &Plan,
-    ) -> R<()> {
+    ) -> R<u32> {
         let i32t = self.i32();
         let env_ty = self.env_ty();
         let steps_ty = self.steps_ty();
@@ -786,6 +786,7 @@ impl<'ctx> Lowerer<'ctx> {
             Ok(())
         };
         let mut cases = vec![];
+        let mut lane_regions = 0;
         for &s in &plan.states {
             let sv = i32t.const_int(s as u64, false);
             let case = self.ctx.append_basic_block(block_fn, &format!("state{s:x}"));
@@ -802,6 +803,7 @@ impl<'ctx> Lowerer<'ctx> {
             };
             match lanes {
                 Some(lf) => {
+                    lane_regions += 1;
                     let lf = unsafe { FunctionValue::new(lf) }.expect("function");
                     lf.add_attribute(AttributeLoc::Function, inline);
                     let vt = i32t.vec_type(super::lanes::LANES);
@@ -845,6 +847,6 @@ impl<'ctx> Lowerer<'ctx> {
             self.b.build_store(p, v)?;
         }
         self.b.build_return(None)?;
-        Ok(())
+        Ok(lane_regions)
     }
 }
