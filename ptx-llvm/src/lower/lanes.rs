@@ -220,6 +220,72 @@ pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -
     }
 }
 
+/// Which values of the blocks (entry first) are the same in every lane, and which registers hold only
+/// such values. A register counts when it is written once, with a uniform value: a lane reads either
+/// that value or one never written (PTX leaves those undefined). A value is uniform when it is computed
+/// purely from uniform values, or loaded from a uniform address or register; `tid.x` is not.
+fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, state: LLVMValueRef) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
+    use LLVMOpcode::*;
+    let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| instructions(b)).collect();
+    let mut stores: HashMap<LLVMValueRef, Vec<LLVMValueRef>> = HashMap::new();
+    for &i in &body {
+        if unsafe { LLVMGetInstructionOpcode(i) } == LLVMStore {
+            let p = unsafe { LLVMGetOperand(i, 1) };
+            if unsafe { !LLVMIsAAllocaInst(p).is_null() } {
+                stores.entry(p).or_default().push(unsafe { LLVMGetOperand(i, 0) });
+            }
+        }
+    }
+    let mut regs: HashSet<LLVMValueRef> = stores.iter().filter(|(_, v)| v.len() == 1).map(|(&r, _)| r).collect();
+    loop {
+        let mut uniform: HashSet<LLVMValueRef> = HashSet::new();
+        let is = |u: &HashSet<LLVMValueRef>, v: LLVMValueRef| unsafe {
+            !LLVMIsAConstant(v).is_null() || v == env || v == state || u.contains(&v)
+        };
+        for &i in &body {
+            let op = unsafe { LLVMGetInstructionOpcode(i) };
+            let operands = |u: &HashSet<LLVMValueRef>| unsafe { (0..LLVMGetNumOperands(i) as u32).all(|k| is(u, LLVMGetOperand(i, k))) };
+            let same = unsafe {
+                match op {
+                    LLVMLoad => {
+                        let p = LLVMGetOperand(i, 0);
+                        if !LLVMIsAAllocaInst(p).is_null() {
+                            regs.contains(&p)
+                        } else {
+                            LLVMGetVolatile(i) == 0
+                                && LLVMGetOrdering(i) == LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                                && tid_dim(i, env) != Some(0)
+                                && is(&uniform, p)
+                        }
+                    }
+                    LLVMCall => {
+                        let f = LLVMGetCalledValue(i);
+                        !LLVMIsAFunction(f).is_null()
+                            && LLVMGetIntrinsicID(f) != 0
+                            && pure_function(f)
+                            && LLVMGetTypeKind(LLVMTypeOf(i)) != LLVMTypeKind::LLVMVoidTypeKind
+                            && operands(&uniform)
+                    }
+                    LLVMAdd | LLVMFAdd | LLVMSub | LLVMFSub | LLVMMul | LLVMFMul | LLVMFDiv | LLVMFRem | LLVMShl
+                    | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor | LLVMUDiv | LLVMSDiv | LLVMURem | LLVMSRem
+                    | LLVMFNeg | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMFPToUI | LLVMFPToSI | LLVMUIToFP | LLVMSIToFP
+                    | LLVMFPTrunc | LLVMFPExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast | LLVMAddrSpaceCast | LLVMICmp
+                    | LLVMFCmp | LLVMSelect | LLVMGetElementPtr | LLVMFreeze | LLVMExtractValue => operands(&uniform),
+                    _ => false,
+                }
+            };
+            if same {
+                uniform.insert(i);
+            }
+        }
+        let kept: HashSet<LLVMValueRef> = regs.iter().copied().filter(|r| is(&uniform, stores[r][0])).collect();
+        if kept == regs {
+            return (uniform, regs);
+        }
+        regs = kept;
+    }
+}
+
 struct Lanes {
     ctx: LLVMContextRef,
     module: LLVMModuleRef,
@@ -232,6 +298,10 @@ struct Lanes {
     map: HashMap<LLVMValueRef, LLVMValueRef>,
     /// Each register (an alloca of the thread body) and its lane vector's alloca.
     regs: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// The values the same in every lane (see `uniform_values`).
+    uniform: HashSet<LLVMValueRef>,
+    /// Each uniform value's one scalar, and each uniform register's scalar alloca.
+    uni: HashMap<LLVMValueRef, LLVMValueRef>,
     pc: LLVMValueRef,
     result: LLVMValueRef,
     i32t: LLVMTypeRef,
@@ -266,6 +336,8 @@ impl Lanes {
                 state,
                 map: HashMap::new(),
                 regs: HashMap::new(),
+                uniform: HashSet::new(),
+                uni: HashMap::new(),
                 pc: std::ptr::null_mut(),
                 result: std::ptr::null_mut(),
                 i32t,
@@ -355,19 +427,33 @@ impl Lanes {
         Some(self.call((f, fty), &mut args))
     }
 
+    /// `v`'s lanes as a vector.
     fn value(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
         unsafe {
             if !LLVMIsAConstant(v).is_null() {
                 return scalar_type(LLVMTypeOf(v)).then(|| self.const_splat(v));
             }
+        }
+        match self.map.get(&v) {
+            Some(&x) => Some(x),
+            None => self.scalar(v).filter(|&s| scalar_type(unsafe { LLVMTypeOf(s) })).map(|s| self.splat(s)),
+        }
+    }
+
+    /// The one value of a uniform `v`.
+    fn scalar(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
+        unsafe {
+            if !LLVMIsAConstant(v).is_null() {
+                return Some(v);
+            }
             if v == self.env {
-                return self.map.get(&v).copied();
+                return Some(LLVMGetParam(self.f, 0));
             }
             if v == LLVMGetParam(self.tf, 1) {
-                return Some(self.const_splat(LLVMConstInt(self.i32t, self.state as u64, 0)));
+                return Some(LLVMConstInt(self.i32t, self.state as u64, 0));
             }
         }
-        self.map.get(&v).copied()
+        self.uni.get(&v).copied()
     }
 
     fn build(&mut self, order: &[LLVMBasicBlockRef]) -> Option<()> {
@@ -381,9 +467,10 @@ impl Lanes {
             order.iter().map(|&b| (b, self.block("lanes"))).collect();
         unsafe {
             LLVMPositionBuilderAtEnd(self.b, entry_bb);
-            let env = LLVMGetParam(self.f, 0);
-            let env_lanes = self.splat(env);
-            self.map.insert(self.env, env_lanes);
+            let mut all = vec![tf_entry];
+            all.extend_from_slice(order);
+            let (uniform, uniform_regs) = uniform_values(&all, self.env, LLVMGetParam(self.tf, 1));
+            self.uniform = uniform;
             for i in instructions(tf_entry) {
                 if LLVMGetInstructionOpcode(i) != LLVMOpcode::LLVMAlloca {
                     continue;
@@ -397,7 +484,11 @@ impl Lanes {
                 if !plain || !scalar_type(ty) || const_int(LLVMGetOperand(i, 0)) != Some(1) {
                     return None;
                 }
-                self.regs.insert(i, LLVMBuildAlloca(self.b, self.vt(ty), c"reg".as_ptr()));
+                if uniform_regs.contains(&i) {
+                    self.uni.insert(i, LLVMBuildAlloca(self.b, ty, c"ureg".as_ptr()));
+                } else {
+                    self.regs.insert(i, LLVMBuildAlloca(self.b, self.vt(ty), c"reg".as_ptr()));
+                }
             }
             let vi32 = self.vt(self.i32t);
             self.pc = LLVMBuildAlloca(self.b, vi32, c"pc".as_ptr());
@@ -416,7 +507,7 @@ impl Lanes {
             let next = self.next_pc(*term, &number, all_on)?;
             LLVMBuildStore(self.b, next, self.pc);
             LLVMBuildBr(self.b, dispatch);
-            let shared = self.map.clone();
+            let shared = (self.map.clone(), self.uni.clone());
 
             LLVMPositionBuilderAtEnd(self.b, dispatch);
             let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
@@ -437,7 +528,8 @@ impl Lanes {
                 for every in [false, true] {
                     LLVMPositionBuilderAtEnd(self.b, if every { all_blocks[&b] } else { blocks[&b] });
                     // Values of other blocks are out of reach (the lowering uses none across blocks).
-                    self.map.clone_from(&shared);
+                    self.map.clone_from(&shared.0);
+                    self.uni.clone_from(&shared.1);
                     let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
                     let (m, full) = if every {
                         (all_on, full)
@@ -524,6 +616,18 @@ impl Lanes {
     fn instruction(&mut self, i: LLVMValueRef, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
         use LLVMOpcode::*;
         let op = unsafe { LLVMGetInstructionOpcode(i) };
+        if self.uniform.contains(&i) || (op == LLVMStore && self.uni.contains_key(&unsafe { LLVMGetOperand(i, 1) })) {
+            // Once for the group: the same instruction on the operands' one values.
+            unsafe {
+                let c = LLVMInstructionClone(i);
+                for k in 0..LLVMGetNumOperands(i) as u32 {
+                    LLVMSetOperand(c, k, self.scalar(LLVMGetOperand(i, k))?);
+                }
+                LLVMInsertIntoBuilder(self.b, c);
+                self.uni.insert(i, c);
+            }
+            return Some(());
+        }
         let ty = unsafe { LLVMTypeOf(i) };
         let operand = |this: &Self, k: u32| this.value(unsafe { LLVMGetOperand(i, k) });
         let r = unsafe {
@@ -559,6 +663,8 @@ impl Lanes {
                     if let Some(&reg) = self.regs.get(&p) {
                         let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), reg, c"".as_ptr());
                         LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, v, old, c"".as_ptr()), reg);
+                    } else if let Some(p) = self.scalar(p) {
+                        self.store_one(v, p, LLVMGetAlignment(i), m);
                     } else {
                         self.store(v, self.value(p)?, LLVMGetAlignment(i), m, full)?;
                     }
@@ -707,20 +813,18 @@ impl Lanes {
         }
     }
 
-    /// The active lanes' first lane, their addresses' shape (one address; consecutive, from `base`),
-    /// for an access of `bytes`-wide elements.
-    fn shape(&self, p: LLVMValueRef, m: LLVMValueRef, bytes: Option<u64>) -> (LLVMValueRef, LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
+    /// The active lanes' first address, and for an access of `bytes`-wide elements whether the lanes'
+    /// addresses are consecutive from `base`.
+    fn shape(&self, p: LLVMValueRef, m: LLVMValueRef, bytes: Option<u64>) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
         use inkwell::llvm_sys::LLVMIntPredicate::*;
         unsafe {
             let bits = self.bits(m);
             let it = LLVMTypeOf(bits);
             let cttz = self.intrinsic("llvm.cttz", &mut [it]).expect("cttz");
             let first = self.call(cttz, &mut [bits, LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0)]);
-            let first = LLVMBuildTrunc(self.b, first, self.i32t, c"first".as_ptr());
+            let first = LLVMBuildIntCast2(self.b, first, self.i32t, 0, c"first".as_ptr());
             let p_first = LLVMBuildExtractElement(self.b, p, first, c"p".as_ptr());
             let not_m = LLVMBuildNot(self.b, m, c"".as_ptr());
-            let same = LLVMBuildICmp(self.b, LLVMIntEQ, p, self.splat(p_first), c"".as_ptr());
-            let one_address = self.all(LLVMBuildOr(self.b, same, not_m, c"".as_ptr()));
             let consecutive = bytes.map(|k| {
                 let i8t = LLVMInt8TypeInContext(self.ctx);
                 let back = LLVMBuildMul(self.b, LLVMBuildZExt(self.b, first, self.i64t, c"".as_ptr()), LLVMConstInt(self.i64t, k, 0), c"".as_ptr());
@@ -732,17 +836,26 @@ impl Lanes {
                 (base, self.all(LLVMBuildOr(self.b, eq, not_m, c"".as_ptr())))
             });
             match consecutive {
-                Some((base, ok)) => (p_first, one_address, base, Some(ok)),
-                None => (p_first, one_address, p_first, None),
+                Some((base, ok)) => (p_first, base, Some(ok)),
+                None => (p_first, p_first, None),
             }
         }
     }
 
-    /// Branches to one of `arms` (condition, code) or, when none holds, `otherwise`; returns the value
+    /// Whether the active lanes of `m` all have address `p_first`.
+    fn one_address(&self, p: LLVMValueRef, p_first: LLVMValueRef, m: LLVMValueRef) -> LLVMValueRef {
+        unsafe {
+            let not_m = LLVMBuildNot(self.b, m, c"".as_ptr());
+            let same = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, p, self.splat(p_first), c"".as_ptr());
+            self.all(LLVMBuildOr(self.b, same, not_m, c"".as_ptr()))
+        }
+    }
+
+    /// Branches to the first of `arms` (condition, code) that holds or, when none holds, `otherwise`; returns the value
     /// each produced (None for stores).
     fn choose(
         &mut self,
-        arms: Vec<(LLVMValueRef, Box<dyn Fn(&Self) -> LLVMValueRef + '_>)>,
+        arms: Vec<Arm<'_>>,
         otherwise: Box<dyn Fn(&Self) -> LLVMValueRef + '_>,
         ty: Option<LLVMTypeRef>,
     ) -> Option<LLVMValueRef> {
@@ -750,6 +863,8 @@ impl Lanes {
             let join = self.block("lanes.join");
             let mut incoming = vec![];
             for (cond, code) in arms {
+                // Conditions are built in turn: a later one costs nothing where an earlier holds.
+                let cond = cond(self);
                 let then = self.block("lanes.mem");
                 let next = self.block("lanes.mem");
                 LLVMBuildCondBr(self.b, cond, then, next);
@@ -771,44 +886,67 @@ impl Lanes {
         }
     }
 
+    /// A memory access by the lanes of `m` at addresses `p`, as the first of these that applies: a
+    /// vector access where the addresses are consecutive (unmasked where every lane is active), one
+    /// scalar access where they are one address, else a gather or scatter. `vector(base, mask)`,
+    /// `one(address)` and `spread()` build each.
+    #[allow(clippy::too_many_arguments)]
+    fn access<'a>(
+        &mut self,
+        bytes: Option<u64>,
+        p: LLVMValueRef,
+        m: LLVMValueRef,
+        full: LLVMValueRef,
+        vector: std::rc::Rc<dyn Fn(&Self, LLVMValueRef, Option<LLVMValueRef>) -> LLVMValueRef + 'a>,
+        one: Box<dyn Fn(&Self, LLVMValueRef) -> LLVMValueRef + 'a>,
+        spread: Box<dyn Fn(&Self) -> LLVMValueRef + 'a>,
+        ty: Option<LLVMTypeRef>,
+    ) -> Option<LLVMValueRef> {
+        let (p_first, base, consecutive) = self.shape(p, m, bytes);
+        let mut arms: Vec<Arm<'a>> = vec![];
+        if let Some(ok) = consecutive {
+            let v = vector.clone();
+            arms.push((
+                Box::new(move |this: &Self| unsafe { LLVMBuildAnd(this.b, ok, full, c"".as_ptr()) }),
+                Box::new(move |this: &Self| v(this, base, None)),
+            ));
+            if const_int(full) != Some(1) {
+                let v = vector.clone();
+                arms.push((Box::new(move |_: &Self| ok), Box::new(move |this: &Self| v(this, base, Some(m)))));
+            }
+        }
+        arms.push((
+            Box::new(move |this: &Self| this.one_address(p, p_first, m)),
+            Box::new(move |this: &Self| one(this, p_first)),
+        ));
+        self.choose(arms, spread, ty)
+    }
+
     fn load(&mut self, ty: LLVMTypeRef, p: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<LLVMValueRef> {
         let vt = self.vt(ty);
-        let bytes = element_bytes(ty);
-        let (p_first, one, base, consecutive) = self.shape(p, m, bytes);
         let vptr = self.vt(self.ptr);
-        // Declared up front: the arms below only build calls.
+        // Declared up front: the arms only build calls.
         self.intrinsic("llvm.masked.load", &mut [vt, self.ptr])?;
         self.intrinsic("llvm.masked.gather", &mut [vt, vptr])?;
         let poison = unsafe { LLVMGetPoison(vt) };
-        let mut arms: Vec<(LLVMValueRef, Box<dyn Fn(&Self) -> LLVMValueRef + '_>)> = vec![(
-            one,
-            Box::new(move |this: &Self| unsafe {
-                let s = LLVMBuildLoad2(this.b, ty, p_first, c"".as_ptr());
-                LLVMSetAlignment(s, align);
-                this.splat(s)
-            }),
-        )];
-        if let Some(ok) = consecutive {
-            let both = unsafe { LLVMBuildAnd(self.b, ok, full, c"".as_ptr()) };
-            arms.push((
-                both,
-                Box::new(move |this: &Self| unsafe {
+        self.access(
+            element_bytes(ty),
+            p,
+            m,
+            full,
+            std::rc::Rc::new(move |this: &Self, base, mask| match mask {
+                None => unsafe {
                     let l = LLVMBuildLoad2(this.b, vt, base, c"".as_ptr());
                     LLVMSetAlignment(l, align);
                     l
-                }),
-            ));
-        }
-        if let Some(ok) = consecutive.filter(|_| const_int(full) != Some(1)) {
-            arms.push((
-                ok,
-                Box::new(move |this: &Self| {
-                    this.masked("llvm.masked.load", &mut [vt, this.ptr], &[base, m, poison], 0).expect("declared")
-                }),
-            ));
-        }
-        self.choose(
-            arms,
+                },
+                Some(m) => this.masked("llvm.masked.load", &mut [vt, this.ptr], &[base, m, poison], 0).expect("declared"),
+            }),
+            Box::new(move |this: &Self, at| unsafe {
+                let s = LLVMBuildLoad2(this.b, ty, at, c"".as_ptr());
+                LLVMSetAlignment(s, align);
+                this.splat(s)
+            }),
             Box::new(move |this: &Self| {
                 this.masked("llvm.masked.gather", &mut [vt, this.vt(this.ptr)], &[p, m, poison], 0).expect("declared")
             }),
@@ -816,49 +954,40 @@ impl Lanes {
         )
     }
 
+    /// A store of the lanes to one address: the highest active lane's value, as when threads run in
+    /// order.
+    fn store_one(&self, v: LLVMValueRef, p: LLVMValueRef, align: u32, m: LLVMValueRef) -> LLVMValueRef {
+        unsafe {
+            let ctlz = self.intrinsic("llvm.ctlz", &mut [LLVMIntTypeInContext(self.ctx, LANES)]).expect("ctlz");
+            let lead = self.call(ctlz, &mut [self.bits(m), LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0)]);
+            let lead = LLVMBuildIntCast2(self.b, lead, self.i32t, 0, c"".as_ptr());
+            let last = LLVMBuildSub(self.b, LLVMConstInt(self.i32t, LANES as u64 - 1, 0), lead, c"last".as_ptr());
+            let s = LLVMBuildExtractElement(self.b, v, last, c"".as_ptr());
+            let st = LLVMBuildStore(self.b, s, p);
+            LLVMSetAlignment(st, align);
+            st
+        }
+    }
+
     fn store(&mut self, v: LLVMValueRef, p: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
         let vt = unsafe { LLVMTypeOf(v) };
-        let ty = unsafe { LLVMGetElementType(vt) };
-        let bytes = element_bytes(ty);
-        let (p_first, one, base, consecutive) = self.shape(p, m, bytes);
         let vptr = self.vt(self.ptr);
         self.intrinsic("llvm.masked.store", &mut [vt, self.ptr])?;
         self.intrinsic("llvm.masked.scatter", &mut [vt, vptr])?;
-        let ctlz = self.intrinsic("llvm.ctlz", &mut [unsafe { LLVMIntTypeInContext(self.ctx, LANES) }])?;
-        let mut arms: Vec<(LLVMValueRef, Box<dyn Fn(&Self) -> LLVMValueRef + '_>)> = vec![(
-            one,
-            // One address: the highest active lane's value, as when threads run in order.
-            Box::new(move |this: &Self| unsafe {
-                let lead = this.call(ctlz, &mut [this.bits(m), LLVMConstInt(LLVMInt1TypeInContext(this.ctx), 0, 0)]);
-                let lead = LLVMBuildTrunc(this.b, lead, this.i32t, c"".as_ptr());
-                let last = LLVMBuildSub(this.b, LLVMConstInt(this.i32t, LANES as u64 - 1, 0), lead, c"last".as_ptr());
-                let s = LLVMBuildExtractElement(this.b, v, last, c"".as_ptr());
-                let st = LLVMBuildStore(this.b, s, p_first);
-                LLVMSetAlignment(st, align);
-                st
-            }),
-        )];
-        if let Some(ok) = consecutive {
-            let both = unsafe { LLVMBuildAnd(self.b, ok, full, c"".as_ptr()) };
-            arms.push((
-                both,
-                Box::new(move |this: &Self| unsafe {
+        self.access(
+            element_bytes(unsafe { LLVMGetElementType(vt) }),
+            p,
+            m,
+            full,
+            std::rc::Rc::new(move |this: &Self, base, mask| match mask {
+                None => unsafe {
                     let st = LLVMBuildStore(this.b, v, base);
                     LLVMSetAlignment(st, align);
                     st
-                }),
-            ));
-        }
-        if let Some(ok) = consecutive.filter(|_| const_int(full) != Some(1)) {
-            arms.push((
-                ok,
-                Box::new(move |this: &Self| {
-                    this.masked("llvm.masked.store", &mut [vt, this.ptr], &[v, base, m], 1).expect("declared")
-                }),
-            ));
-        }
-        self.choose(
-            arms,
+                },
+                Some(m) => this.masked("llvm.masked.store", &mut [vt, this.ptr], &[v, base, m], 1).expect("declared"),
+            }),
+            Box::new(move |this: &Self, at| this.store_one(v, at, align, m)),
             Box::new(move |this: &Self| {
                 this.masked("llvm.masked.scatter", &mut [vt, this.vt(this.ptr)], &[v, p, m], 1).expect("declared")
             }),
@@ -867,6 +996,9 @@ impl Lanes {
         Some(())
     }
 }
+
+/// A branch of `Lanes::choose`: its condition and its code, each built where it is needed.
+type Arm<'a> = (Box<dyn Fn(&Lanes) -> LLVMValueRef + 'a>, Box<dyn Fn(&Lanes) -> LLVMValueRef + 'a>);
 
 impl<'ctx> super::Lowerer<'ctx> {
     /// The thread loops of a region with a lane-vectorised body `lanes_fn`: along x, groups of `LANES`
