@@ -345,6 +345,11 @@ fn convert(d: u32, s: u32, a: u64, rnd: u32, flags: u32) -> u64 {
         };
         return by_format!(d, F => finish(F::from_i128_r(v, round).value, flags), else 0);
     }
+    // bf16 is f32's upper half: a NaN widens with its bits (sign, payload, quiet bit) as they are, as
+    // an H100 gives, where other NaNs become the canonical one.
+    if s == BF16 && d == F32 && BFloat::load(a).is_nan() {
+        return (a & 0xffff) << 16;
+    }
     // From a float: decode to f64 exactly (every format here fits), then round into the destination.
     let x: f64 = by_format!(s, F => {
         let v = flush(F::load(a), flags);
@@ -661,6 +666,11 @@ mod tests {
         // saturating integer narrowing.
         assert_eq!(c(U8, S32, RN, 0, (-5i32) as u32 as u64, 0), 0);
         assert_eq!(c(S8, S32, RN, 0, 300, 0), 127);
+        // bf16 NaNs widen to f32 with their bits; f16 NaNs become the canonical f32 NaN (an H100's
+        // answers for loaded operands, tests/gpu/probes/cvt_nan.ptx).
+        assert_eq!(c(F32, BF16, RN, 0, 0x7f81, 0), 0x7f81_0000);
+        assert_eq!(c(F32, BF16, RN, 0, 0xffc1, 0), 0xffc1_0000);
+        assert_eq!(c(F32, F16, RN, 0, 0x7d01, 0), 0x7fff_ffff);
     }
 
     #[test]

@@ -1122,12 +1122,12 @@ def int_ops(a, b, c, a64, b64):
     ]
     r = brev(a64, 64)
     out += [r & M32, r >> 32]
-    out += [a // b if b else M32, a % b if b else a]  # unsigned: x/0 is all ones, x%0 is x
+    out += [a // b if b else M32, a % b if b else M32]  # x/0 and x%0 are all ones (an H100's values)
     sdiv = tdiv(sa, sb) if sb else None
     out += [sdiv & M32 if sb else 0, (sa - sb * tdiv(sa, sb)) & M32 if sb else 0]
     s64a, s64b = to_signed(a64, 64), to_signed(b64, 64)
     q = tdiv(s64a, s64b) & M64 if s64b else 0
-    r = a64 % b64 if b64 else a64
+    r = a64 % b64 if b64 else M64
     out += [q & M32, q >> 32, r & M32, r >> 32]
     return out
 

@@ -125,7 +125,7 @@ impl<'ctx> Lowerer<'ctx> {
             },
             "div" | "rem" => {
                 // x86 traps on division by zero and on MIN / -1; PTX does not. Divide by 1 instead and
-                // patch the result: x / 0 is all ones (as the GPU gives for unsigned), x % 0 is x.
+                // patch the result: x / 0 and x % 0 are all ones (what an H100 gives, signed or not).
                 let it = x.get_type();
                 let zero = self.b.build_int_compare(IntPredicate::EQ, y, it.const_zero(), "z")?;
                 let mut bad = zero;
@@ -155,7 +155,9 @@ impl<'ctx> Lowerer<'ctx> {
                         .build_select(zero, it.const_all_ones(), ovf_val, "sp")?
                         .into_int_value()
                 } else {
-                    self.b.build_select(zero, x, it.const_zero(), "sp")?.into_int_value()
+                    self.b
+                        .build_select(zero, it.const_all_ones(), it.const_zero(), "sp")?
+                        .into_int_value()
                 };
                 self.b.build_select(bad, special, q, name)?
             }

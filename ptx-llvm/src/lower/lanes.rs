@@ -619,9 +619,13 @@ impl Lanes {
         if self.uniform.contains(&i) || (op == LLVMStore && self.uni.contains_key(&unsafe { LLVMGetOperand(i, 1) })) {
             // Once for the group: the same instruction on the operands' one values.
             unsafe {
+                // Operands first: a clone left outside any block would spoil the module.
+                let ops = (0..LLVMGetNumOperands(i) as u32)
+                    .map(|k| self.scalar(LLVMGetOperand(i, k)))
+                    .collect::<Option<Vec<_>>>()?;
                 let c = LLVMInstructionClone(i);
-                for k in 0..LLVMGetNumOperands(i) as u32 {
-                    LLVMSetOperand(c, k, self.scalar(LLVMGetOperand(i, k))?);
+                for (k, o) in ops.into_iter().enumerate() {
+                    LLVMSetOperand(c, k as u32, o);
                 }
                 LLVMInsertIntoBuilder(self.b, c);
                 self.uni.insert(i, c);
