@@ -2,7 +2,7 @@
 //! optimiser's (ptx-jit).
 
 use inkwell::llvm_sys::core::*;
-use inkwell::llvm_sys::prelude::LLVMValueRef;
+use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMValueRef};
 use inkwell::llvm_sys::LLVMOpcode;
 
 /// The instructions (and other values) that use `v`.
@@ -21,4 +21,17 @@ pub fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
 /// `v`'s opcode when it is an instruction.
 pub fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
     unsafe { (!LLVMIsAInstruction(v).is_null()).then(|| LLVMGetInstructionOpcode(v)) }
+}
+
+/// The instructions of a block, in order.
+pub fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
+    let mut out = vec![];
+    unsafe {
+        let mut i = LLVMGetFirstInstruction(bb);
+        while !i.is_null() {
+            out.push(i);
+            i = LLVMGetNextInstruction(i);
+        }
+    }
+    out
 }

@@ -20,7 +20,7 @@
 //! than to pure intrinsics, atomics and volatile accesses make `lane_region` decline (the region then
 //! runs thread by thread, as before).
 
-use crate::ir::users;
+use crate::ir::{instructions, users};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMOpcode, LLVMTypeKind};
@@ -30,18 +30,6 @@ use std::collections::{HashMap, HashSet};
 pub(super) const LANES: u32 = 32;
 /// The program counter of a lane that has returned (above every block number).
 const EXIT: u64 = u32::MAX as u64;
-
-fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
-    let mut out = vec![];
-    unsafe {
-        let mut i = LLVMGetFirstInstruction(bb);
-        while !i.is_null() {
-            out.push(i);
-            i = LLVMGetNextInstruction(i);
-        }
-    }
-    out
-}
 
 fn successors(term: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
     unsafe { (0..LLVMGetNumSuccessors(term)).map(|k| LLVMGetSuccessor(term, k)).collect() }

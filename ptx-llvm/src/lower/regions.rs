@@ -66,18 +66,6 @@ fn slot_bytes(ty: LLVMTypeRef) -> Option<u64> {
     }
 }
 
-fn instructions(bb: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
-    let mut out = vec![];
-    unsafe {
-        let mut i = LLVMGetFirstInstruction(bb);
-        while !i.is_null() {
-            out.push(i);
-            i = LLVMGetNextInstruction(i);
-        }
-    }
-    out
-}
-
 /// The value of a constant operand, also through a register stored once with a constant (as in
 /// `mov.b32 %r51, -1; shfl.sync ... %r51`) and through width changes.
 fn constant(v: LLVMValueRef) -> Option<u64> {
@@ -132,7 +120,7 @@ fn const_u32(v: LLVMValueRef) -> Option<u32> {
     unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v) as u32) }
 }
 
-use crate::ir::users;
+use crate::ir::{instructions, users};
 
 /// For each stop, the scalar allocas (indices into `scalars`) whose values may be read after it before
 /// being written: only those are saved and restored. Allocas used other than by a load or as a store's
