@@ -1004,17 +1004,12 @@ impl<'ctx> super::Lowerer<'ctx> {
         mut single: impl FnMut(&mut Self, inkwell::values::IntValue<'ctx>) -> super::R<()>,
     ) -> super::R<()> {
         use inkwell::IntPredicate;
-        let env_ty = self.env_ty();
         let i32t = self.i32();
-        let field = |this: &Self, f: u32, d: u32| -> super::R<inkwell::values::PointerValue<'ctx>> {
-            let p = this.b.build_struct_gep(env_ty, env, f, "f")?;
-            Ok(unsafe {
-                this.b
-                    .build_in_bounds_gep(i32t.array_type(3), p, &[i32t.const_zero(), i32t.const_int(d as u64, false)], "d")?
-            })
-        };
         let ntid: Vec<inkwell::values::IntValue> = (0..3)
-            .map(|d| -> super::R<_> { Ok(self.b.build_load(i32t, field(self, 3, d)?, "n")?.into_int_value()) })
+            .map(|d| -> super::R<_> {
+                let p = self.env_dim_ptr(env, 3, d)?;
+                Ok(self.b.build_load(i32t, p, "n")?.into_int_value())
+            })
             .collect::<super::R<_>>()?;
         let mut outer = vec![];
         for d in [2u32, 1] {
@@ -1024,7 +1019,8 @@ impl<'ctx> super::Lowerer<'ctx> {
             self.b.position_at_end(head);
             let phi = self.b.build_phi(i32t, "t")?;
             phi.add_incoming(&[(&i32t.const_zero(), pre)]);
-            self.b.build_store(field(self, 2, d)?, phi.as_basic_value())?;
+            let p = self.env_dim_ptr(env, 2, d as u64)?;
+            self.b.build_store(p, phi.as_basic_value())?;
             outer.push((phi, d));
         }
         let (z, y) = (
@@ -1053,7 +1049,8 @@ impl<'ctx> super::Lowerer<'ctx> {
             };
             self.b.build_conditional_branch(more, body, exit)?;
             self.b.position_at_end(body);
-            self.b.build_store(field(self, 2, 0)?, xv)?;
+            let p = self.env_dim_ptr(env, 2, 0)?;
+            self.b.build_store(p, xv)?;
             let lin = self.b.build_int_z_extend(self.b.build_int_add(row, xv, "lin")?, self.i64(), "lin")?;
             if grouped {
                 group(self, lin)?;

@@ -1001,22 +1001,13 @@ impl<'ctx> Lowerer<'ctx> {
         env: PointerValue<'ctx>,
         mut body: impl FnMut(&mut Self, IntValue<'ctx>) -> R<()>,
     ) -> R<()> {
-        let env_ty = self.env_ty();
         let i32t = self.i32();
         let i64t = self.i64();
-        let field = |b: &Builder<'ctx>, f: u32, d: u32| -> R<PointerValue<'ctx>> {
-            let p = b.build_struct_gep(env_ty, env, f, "f")?;
-            Ok(unsafe {
-                b.build_in_bounds_gep(
-                    i32t.array_type(3),
-                    p,
-                    &[i32t.const_zero(), i32t.const_int(d as u64, false)],
-                    "d",
-                )?
-            })
-        };
         let ntid: Vec<IntValue> = (0..3)
-            .map(|d| -> R<IntValue> { Ok(self.b.build_load(i32t, field(&self.b, 3, d)?, "n")?.into_int_value()) })
+            .map(|d| -> R<IntValue> {
+                let p = self.env_dim_ptr(env, 3, d)?;
+                Ok(self.b.build_load(i32t, p, "n")?.into_int_value())
+            })
             .collect::<R<_>>()?;
         let mut exits = vec![];
         let mut ivs = vec![];
@@ -1029,7 +1020,8 @@ impl<'ctx> Lowerer<'ctx> {
             self.b.position_at_end(head);
             let phi = self.b.build_phi(i32t, "t")?;
             phi.add_incoming(&[(&i32t.const_zero(), pre)]);
-            self.b.build_store(field(&self.b, 2, d)?, phi.as_basic_value())?;
+            let p = self.env_dim_ptr(env, 2, d as u64)?;
+            self.b.build_store(p, phi.as_basic_value())?;
             let n = self.b.build_int_z_extend(ntid[d as usize], i64t, "n")?;
             let i = self.b.build_int_z_extend(phi.as_basic_value().into_int_value(), i64t, "i")?;
             linear = self.b.build_int_nuw_add(self.b.build_int_nuw_mul(linear, n, "l")?, i, "l")?;

@@ -472,16 +472,8 @@ impl<'ctx> Lowerer<'ctx> {
         let start = unsafe { BasicBlock::new(LLVMGetSuccessor(old_br.as_value_ref(), 0)) }.expect("start block");
         old_br.erase_from_basic_block();
         self.b.position_at_end(entry);
-        let field = |this: &Self, f: u32, d: u32| -> R<IntValue<'ctx>> {
-            let p = this.b.build_struct_gep(env_ty, env, f, "f")?;
-            let p = unsafe {
-                this.b.build_in_bounds_gep(
-                    i32t.array_type(3),
-                    p,
-                    &[i32t.const_zero(), i32t.const_int(d as u64, false)],
-                    "d",
-                )?
-            };
+        let field = |this: &mut Self, f: u32, d: u64| -> R<IntValue<'ctx>> {
+            let p = this.env_dim_ptr(env, f, d)?;
             let v = this.b.build_load(i32t, p, "v")?.into_int_value();
             Ok(this.b.build_int_z_extend(v, i64t, "v")?)
         };

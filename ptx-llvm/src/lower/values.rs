@@ -211,17 +211,17 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// `%tid.d`, `%ntid.d`, … on the host.
     fn env_dim(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, dim: u64) -> R<IntValue<'ctx>> {
-        let env_ty = self.env_ty();
-        let p = self.b.build_struct_gep(env_ty, st.env.expect("env"), field, "sreg")?;
-        let p = unsafe {
-            self.b.build_in_bounds_gep(
-                self.i32().array_type(3),
-                p,
-                &[self.i32().const_zero(), self.i32().const_int(dim, false)],
-                "d",
-            )?
-        };
+        let p = self.env_dim_ptr(st.env.expect("env"), field, dim)?;
         Ok(self.b.build_load(self.i32(), p, "sreg")?.into_int_value())
+    }
+
+    /// Where dimension `dim` of an environment field of three dimensions (`tid`, `ntid`, …) is; the
+    /// lane vectoriser recognises `tid` by this shape (`lanes::tid_dim`).
+    pub(super) fn env_dim_ptr(&mut self, env: PointerValue<'ctx>, field: u32, dim: u64) -> R<PointerValue<'ctx>> {
+        let env_ty = self.env_ty();
+        let i32t = self.i32();
+        let p = self.b.build_struct_gep(env_ty, env, field, "f")?;
+        Ok(unsafe { self.b.build_in_bounds_gep(i32t.array_type(3), p, &[i32t.const_zero(), i32t.const_int(dim, false)], "d")? })
     }
 
     /// The thread's index within its CTA, x fastest.
