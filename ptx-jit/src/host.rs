@@ -325,7 +325,7 @@ const QUICK_PASSES: &str = "always-inline,function(sroa,instcombine<no-verify-fi
 /// quick passes for the quick tier).
 fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, quick: bool) -> Result<(), String> {
     module
-        .run_passes("function(mem2reg)", tm, PassBuilderOptions::create())
+        .run_passes("function(mem2reg,dce)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
     crate::addressing::split_address_sums(module);
     // Guard versioning only pays through O3's loop unswitching.

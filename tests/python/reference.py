@@ -1532,6 +1532,47 @@ def fam_lanes():
     return run, [(1, "u32", out)]
 
 
+# Warp collectives inside lane-vectorised groups: 2 CTAs of 64 x 2 threads (whole warps along x)
+# ---------------------------------------------------------------------------------------------
+
+LW_GRID, LW_BLOCK = 2, (64, 2)
+
+
+@family("lanes_warp.ptx")
+def fam_lanes_warp():
+    n = LW_BLOCK[0] * LW_BLOCK[1]
+    out = []
+    for c in range(LW_GRID):
+        acc = []
+        for t in range(n):
+            a = ((c * n + t) * 0x9E3779B9) & M32
+            for i in range((t % 32) & 3):
+                a = (a * 3 + i) & M32
+            acc.append(a)
+        for t in range(n):
+            lane, base = t % 32, t - t % 32
+            V = {k: acc[base + k] for k in range(32)}
+            o = [acc[t]]
+            o += list(shfl(V, lane, "up", 1, 0))
+            o += list(shfl(V, lane, "down", 3, 31))
+            o.append(shfl(V, lane, "bfly", 5, 31)[0])
+            o.append(shfl(V, lane, "idx", (lane * 7) & 31, 31)[0])
+            o += list(shfl(V, lane, "down", 2, 0x181F))
+            o += list(shfl(V, lane, "up", 4, 0x1000))
+            o.append(sum(1 << k for k in V if V[k] & 1))
+            o.append(int(all(x >= 1 << 31 for x in V.values())))
+            o.append(int(any(x & 255 < 8 for x in V.values())))
+            o.append(1)  # tid.y is the same across a warp of 32 threads along x = 64
+            s = dict(V)
+            for r in (1, 2, 4):
+                s = {k: (s[k] + shfl(s, k, "bfly", r, 31)[0]) & M32 for k in s}
+            o.append(s[lane])
+            assert len(o) == 16
+            out += o
+    run = "kernel=k grid=%d block=%d,%d args=u32*%d" % (LW_GRID, LW_BLOCK[0], LW_BLOCK[1], len(out))
+    return run, [(0, "u32", out)]
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,12 @@ const SLOTS: u32 = 7;
 const ARGS: u32 = 8;
 const PARITY: u32 = 9;
 
+/// Metadata marking, for the lane vectoriser, a warp collective's three published operands (the
+/// stores of `a`, `b`, `c` before its stop) and the call that reads its result after it: a group of
+/// lanes that is a whole warp, arriving there together, exchanges the values itself.
+pub(super) const PUBLISHED: [&str; 3] = ["ptxjit.published.a", "ptxjit.published.b", "ptxjit.published.c"];
+pub(super) const COLLECTIVE_RESULT: &str = "ptxjit.collective";
+
 /// What `split_regions` made of a thread body.
 pub(super) struct Plan {
     pub frame_bytes: u64,
@@ -590,12 +596,18 @@ impl<'ctx> Lowerer<'ctx> {
                     let v = unsafe { inkwell::values::AnyValueEnum::new(LLVMGetOperand(s.call, j)) };
                     BasicValueEnum::try_from(v).expect("collective operand")
                 };
-                self.b.build_store(sp, operand(2))?;
+                let mark = |this: &Self, st: inkwell::values::InstructionValue<'ctx>, j: usize| {
+                    let kind = this.ctx.get_kind_id(PUBLISHED[j]);
+                    st.set_metadata(this.ctx.metadata_node(&[]), kind).expect("metadata");
+                };
+                let st = self.b.build_store(sp, operand(2))?;
+                mark(self, st, 0);
                 let two_t = self.b.build_int_mul(t32, i32t.const_int(2, false), "a")?;
                 for (j, o) in [(3u32, 0u64), (4, 1)] {
                     let at = self.b.build_int_add(two_t, i32t.const_int(o, false), "a")?;
                     let ap = unsafe { self.b.build_in_bounds_gep(i32t, args_base, &[at], "arg")? };
-                    self.b.build_store(ap, operand(j))?;
+                    let st = self.b.build_store(ap, operand(j))?;
+                    mark(self, st, j as usize - 2);
                 }
             }
             for &(a, ty, slot) in live[k]
@@ -646,6 +658,10 @@ impl<'ctx> Lowerer<'ctx> {
                     ],
                     "get",
                 )?;
+                let kind = self.ctx.get_kind_id(COLLECTIVE_RESULT);
+                unsafe { inkwell::values::InstructionValue::new(r.as_value_ref()) }
+                    .set_metadata(self.ctx.metadata_node(&[]), kind)
+                    .expect("metadata");
                 r.try_as_basic_value().basic().expect("i64").as_value_ref()
             } else {
                 self.i64().const_zero().as_value_ref()
@@ -788,7 +804,12 @@ impl<'ctx> Lowerer<'ctx> {
                     lf.add_attribute(AttributeLoc::Function, inline);
                     let vt = i32t.vec_type(super::lanes::LANES);
                     let group = |this: &mut Self, t: IntValue<'ctx>| -> R<()> {
-                        let r = this.b.build_call(lf, &[env.into()], "stops")?;
+                        // A group is a whole warp when the x extent is a multiple of 32.
+                        let nxp = this.env_dim_ptr(env, 3, 0)?;
+                        let nx = this.b.build_load(i32t, nxp, "nx")?.into_int_value();
+                        let odd = this.b.build_and(nx, i32t.const_int(31, false), "odd")?;
+                        let whole = this.b.build_int_compare(IntPredicate::EQ, odd, i32t.const_zero(), "warp")?;
+                        let r = this.b.build_call(lf, &[env.into(), whole.into()], "stops")?;
                         let r = r.try_as_basic_value().basic().expect("stops").into_vector_value();
                         let slot = unsafe { this.b.build_in_bounds_gep(i32t, states, &[t], "st")? };
                         this.b.build_store(slot, r)?.set_alignment(4).map_err(|e| unsupported(Span::default(), e.to_string()))?;

@@ -20,11 +20,17 @@
 //! than to pure intrinsics, atomics and volatile accesses make `lane_region` decline (the region then
 //! runs thread by thread, as before).
 
+mod vary;
+mod warp;
+
 use crate::ir::{instructions, users};
+use crate::lower::regions;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMOpcode, LLVMTypeKind};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use vary::{Affine, Stride};
 
 /// Threads per vectorised group: a warp, and two AVX-512 vectors of 32-bit lanes.
 pub(super) const LANES: u32 = 32;
@@ -181,23 +187,43 @@ fn reverse_post_order(
 pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -> Option<LLVMValueRef> {
     let entry = unsafe { LLVMGetEntryBasicBlock(tf) };
     let state_param = unsafe { LLVMGetParam(tf, 1) };
+    let entry_switch = unsafe { LLVMGetBasicBlockTerminator(entry) };
+    let on_state = |t: LLVMValueRef| unsafe {
+        !t.is_null() && LLVMGetInstructionOpcode(t) == LLVMOpcode::LLVMSwitch && LLVMGetOperand(t, 0) == state_param
+    };
     let succs = |b: LLVMBasicBlockRef| -> Option<Vec<LLVMBasicBlockRef>> {
         let t = unsafe { LLVMGetBasicBlockTerminator(b) };
         if t.is_null() {
             return None;
         }
-        if unsafe { LLVMGetInstructionOpcode(t) } == LLVMOpcode::LLVMSwitch && unsafe { LLVMGetOperand(t, 0) } == state_param {
+        if on_state(t) {
             return Some(vec![switch_target(t, state as u64)?]);
+        }
+        if on_state(entry_switch) {
+            // A whole warp goes on past its collectives (see `warp`).
+            if let Some((resume, _)) = warp::resume_after(b, entry_switch) {
+                return Some(vec![resume]);
+            }
         }
         Some(successors(t))
     };
     let (mut order, loops) = reverse_post_order(entry, &succs)?;
     // The entry block (first) runs before the others, once.
     order.remove(0);
-    if !loops {
+    let mut v = Lanes::new(module, tf, state)?;
+    if on_state(entry_switch) {
+        for &b in &order {
+            if let Some((resume, state)) = warp::resume_after(b, entry_switch) {
+                v.resumes.insert(resume, state);
+                v.stops_to.insert(b, resume);
+            }
+        }
+    }
+    // Without a loop or a collective to go past, running threads one by one is as good.
+    if !loops && v.resumes.is_empty() {
+        unsafe { LLVMDeleteFunction(v.f) };
         return None;
     }
-    let mut v = Lanes::new(module, tf, state)?;
     let f = v.f;
     match v.build(&order) {
         Some(()) => Some(f),
@@ -205,72 +231,6 @@ pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -
             unsafe { LLVMDeleteFunction(f) };
             None
         }
-    }
-}
-
-/// Which values of the blocks (entry first) are the same in every lane, and which registers hold only
-/// such values. A register counts when it is written once, with a uniform value: a lane reads either
-/// that value or one never written (PTX leaves those undefined). A value is uniform when it is computed
-/// purely from uniform values, or loaded from a uniform address or register; `tid.x` is not.
-fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, state: LLVMValueRef) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
-    use LLVMOpcode::*;
-    let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| instructions(b)).collect();
-    let mut stores: HashMap<LLVMValueRef, Vec<LLVMValueRef>> = HashMap::new();
-    for &i in &body {
-        if unsafe { LLVMGetInstructionOpcode(i) } == LLVMStore {
-            let p = unsafe { LLVMGetOperand(i, 1) };
-            if unsafe { !LLVMIsAAllocaInst(p).is_null() } {
-                stores.entry(p).or_default().push(unsafe { LLVMGetOperand(i, 0) });
-            }
-        }
-    }
-    let mut regs: HashSet<LLVMValueRef> = stores.iter().filter(|(_, v)| v.len() == 1).map(|(&r, _)| r).collect();
-    loop {
-        let mut uniform: HashSet<LLVMValueRef> = HashSet::new();
-        let is = |u: &HashSet<LLVMValueRef>, v: LLVMValueRef| unsafe {
-            !LLVMIsAConstant(v).is_null() || v == env || v == state || u.contains(&v)
-        };
-        for &i in &body {
-            let op = unsafe { LLVMGetInstructionOpcode(i) };
-            let operands = |u: &HashSet<LLVMValueRef>| unsafe { (0..LLVMGetNumOperands(i) as u32).all(|k| is(u, LLVMGetOperand(i, k))) };
-            let same = unsafe {
-                match op {
-                    LLVMLoad => {
-                        let p = LLVMGetOperand(i, 0);
-                        if !LLVMIsAAllocaInst(p).is_null() {
-                            regs.contains(&p)
-                        } else {
-                            LLVMGetVolatile(i) == 0
-                                && LLVMGetOrdering(i) == LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
-                                && tid_dim(i, env) != Some(0)
-                                && is(&uniform, p)
-                        }
-                    }
-                    LLVMCall => {
-                        let f = LLVMGetCalledValue(i);
-                        !LLVMIsAFunction(f).is_null()
-                            && LLVMGetIntrinsicID(f) != 0
-                            && pure_function(f)
-                            && LLVMGetTypeKind(LLVMTypeOf(i)) != LLVMTypeKind::LLVMVoidTypeKind
-                            && operands(&uniform)
-                    }
-                    LLVMAdd | LLVMFAdd | LLVMSub | LLVMFSub | LLVMMul | LLVMFMul | LLVMFDiv | LLVMFRem | LLVMShl
-                    | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor | LLVMUDiv | LLVMSDiv | LLVMURem | LLVMSRem
-                    | LLVMFNeg | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMFPToUI | LLVMFPToSI | LLVMUIToFP | LLVMSIToFP
-                    | LLVMFPTrunc | LLVMFPExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast | LLVMAddrSpaceCast | LLVMICmp
-                    | LLVMFCmp | LLVMSelect | LLVMGetElementPtr | LLVMFreeze | LLVMExtractValue => operands(&uniform),
-                    _ => false,
-                }
-            };
-            if same {
-                uniform.insert(i);
-            }
-        }
-        let kept: HashSet<LLVMValueRef> = regs.iter().copied().filter(|r| is(&uniform, stores[r][0])).collect();
-        if kept == regs {
-            return (uniform, regs);
-        }
-        regs = kept;
     }
 }
 
@@ -290,6 +250,26 @@ struct Lanes {
     uniform: HashSet<LLVMValueRef>,
     /// Each uniform value's one scalar, and each uniform register's scalar alloca.
     uni: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// The affine values of the block being built (see `vary`).
+    aff: HashMap<LLVMValueRef, Affine>,
+    /// The registers every write leaves affine with one stride (`vary::register_strides`): the
+    /// stride, an `i1` alloca that says whether the lanes' vector now is (a write by some lanes
+    /// only, or of a value whose lanes wrapped, clears it), and lane 0's value as a scalar (kept
+    /// apart from the vector, so that a group whose addresses are affine need not compute them).
+    affine_regs: HashMap<LLVMValueRef, (i64, LLVMValueRef, LLVMValueRef)>,
+    /// The value each register was last written with in the block being built, and the loads of
+    /// registers that read such a value (for `rebuild`).
+    written: HashMap<LLVMValueRef, LLVMValueRef>,
+    reads: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// Whether the group is a whole warp (the lane function's second parameter).
+    whole_warp: LLVMValueRef,
+    /// The blocks where a region resumes after a warp collective the group goes past, with the state,
+    /// and the blocks that stop there.
+    resumes: HashMap<LLVMBasicBlockRef, u32>,
+    stops_to: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>,
+    /// The lanes' last published collective operands (`a`, `b`, `c`), and a vector's room in memory.
+    published: [LLVMValueRef; 3],
+    table: LLVMValueRef,
     pc: LLVMValueRef,
     result: LLVMValueRef,
     i32t: LLVMTypeRef,
@@ -309,8 +289,8 @@ impl Lanes {
             let ctx = LLVMGetModuleContext(module);
             let i32t = LLVMInt32TypeInContext(ctx);
             let ptr = LLVMPointerTypeInContext(ctx, 0);
-            let mut params = [ptr];
-            let fty = LLVMFunctionType(LLVMVectorType(i32t, LANES), params.as_mut_ptr(), 1, 0);
+            let mut params = [ptr, LLVMInt1TypeInContext(ctx)];
+            let fty = LLVMFunctionType(LLVMVectorType(i32t, LANES), params.as_mut_ptr(), 2, 0);
             let name = format!("{}.lanes{state:x}\0", name_of(tf));
             let f = LLVMAddFunction(module, name.as_ptr() as *const _, fty);
             LLVMSetLinkage(f, inkwell::llvm_sys::LLVMLinkage::LLVMInternalLinkage);
@@ -326,6 +306,15 @@ impl Lanes {
                 regs: HashMap::new(),
                 uniform: HashSet::new(),
                 uni: HashMap::new(),
+                aff: HashMap::new(),
+                affine_regs: HashMap::new(),
+                written: HashMap::new(),
+                reads: HashMap::new(),
+                whole_warp: LLVMGetParam(f, 1),
+                resumes: HashMap::new(),
+                stops_to: HashMap::new(),
+                published: [std::ptr::null_mut(); 3],
+                table: std::ptr::null_mut(),
                 pc: std::ptr::null_mut(),
                 result: std::ptr::null_mut(),
                 i32t,
@@ -359,6 +348,11 @@ impl Lanes {
             let zeros = LLVMConstNull(LLVMVectorType(self.i32t, LANES));
             LLVMBuildShuffleVector(self.b, one, LLVMGetPoison(vt), zeros, c"splat".as_ptr())
         }
+    }
+
+    /// The mask of every lane.
+    fn all_on(&self) -> LLVMValueRef {
+        self.const_splat(unsafe { LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0) })
     }
 
     /// `<0, k, 2k, …>` of integer type `ty`.
@@ -457,7 +451,8 @@ impl Lanes {
             LLVMPositionBuilderAtEnd(self.b, entry_bb);
             let mut all = vec![tf_entry];
             all.extend_from_slice(order);
-            let (uniform, uniform_regs) = uniform_values(&all, self.env, LLVMGetParam(self.tf, 1));
+            let (uniform, uniform_regs) = vary::uniform_values(&all, self.env, LLVMGetParam(self.tf, 1));
+            let strides = vary::register_strides(&all, self.env, &uniform, &uniform_regs);
             self.uniform = uniform;
             for i in instructions(tf_entry) {
                 if LLVMGetInstructionOpcode(i) != LLVMOpcode::LLVMAlloca {
@@ -476,14 +471,26 @@ impl Lanes {
                     self.uni.insert(i, LLVMBuildAlloca(self.b, ty, c"ureg".as_ptr()));
                 } else {
                     self.regs.insert(i, LLVMBuildAlloca(self.b, self.vt(ty), c"reg".as_ptr()));
+                    if let Some(&s) = strides.get(&i) {
+                        let flag = LLVMBuildAlloca(self.b, LLVMInt1TypeInContext(self.ctx), c"affine".as_ptr());
+                        let first = LLVMBuildAlloca(self.b, ty, c"first".as_ptr());
+                        self.affine_regs.insert(i, (s, flag, first));
+                    }
                 }
             }
             let vi32 = self.vt(self.i32t);
+            for p in self.published.iter_mut() {
+                *p = LLVMBuildAlloca(self.b, vi32, c"published".as_ptr());
+            }
+            self.table = LLVMBuildAlloca(self.b, vi32, c"table".as_ptr());
             self.pc = LLVMBuildAlloca(self.b, vi32, c"pc".as_ptr());
             self.result = LLVMBuildAlloca(self.b, vi32, c"result".as_ptr());
             LLVMBuildStore(self.b, LLVMConstNull(vi32), self.result);
+            for &(_, flag, _) in self.affine_regs.values() {
+                LLVMBuildStore(self.b, LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0), flag);
+            }
             // The entry block runs once, for every lane: its values are the ones other blocks share.
-            let all_on = self.const_splat(LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0));
+            let all_on = self.all_on();
             let full = LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0);
             let body = instructions(tf_entry);
             let (term, rest) = body.split_last()?;
@@ -495,7 +502,7 @@ impl Lanes {
             let next = self.next_pc(*term, &number, all_on)?;
             LLVMBuildStore(self.b, next, self.pc);
             LLVMBuildBr(self.b, dispatch);
-            let shared = (self.map.clone(), self.uni.clone());
+            let shared = (self.map.clone(), self.uni.clone(), self.aff.clone());
 
             LLVMPositionBuilderAtEnd(self.b, dispatch);
             let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
@@ -518,6 +525,9 @@ impl Lanes {
                     // Values of other blocks are out of reach (the lowering uses none across blocks).
                     self.map.clone_from(&shared.0);
                     self.uni.clone_from(&shared.1);
+                    self.aff.clone_from(&shared.2);
+                    self.written.clear();
+                    self.reads.clear();
                     let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
                     let (m, full) = if every {
                         (all_on, full)
@@ -526,6 +536,9 @@ impl Lanes {
                         let m = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv, here, c"m".as_ptr());
                         (m, self.all(m))
                     };
+                    if let Some(&state) = self.resumes.get(&b) {
+                        self.warp_or_stop(state, m, full, pcv, dispatch);
+                    }
                     let body = instructions(b);
                     let (term, rest) = body.split_last()?;
                     for &i in rest {
@@ -536,7 +549,7 @@ impl Lanes {
                     LLVMBuildStore(self.b, pcv2, self.pc);
                     // Where every lane goes to the same block, go there directly.
                     let mut targets: Vec<LLVMBasicBlockRef> = vec![];
-                    for s in successors(*term) {
+                    for s in successors(*term).into_iter().chain(self.stops_to.get(&b).copied()) {
                         if number.contains_key(&s) && !targets.contains(&s) {
                             targets.push(s);
                         }
@@ -577,6 +590,9 @@ impl Lanes {
                     pc_of(self, switch_target(t, self.state as u64)?)
                 }
                 LLVMOpcode::LLVMRet => {
+                    if let Some(&resume) = self.stops_to.get(&LLVMGetInstructionParent(t)) {
+                        return pc_of(self, resume);
+                    }
                     if LLVMGetNumOperands(t) == 1 {
                         let v = self.value(LLVMGetOperand(t, 0))?;
                         if LLVMTypeOf(v) != self.vt(self.i32t) {
@@ -604,7 +620,8 @@ impl Lanes {
     fn instruction(&mut self, i: LLVMValueRef, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
         use LLVMOpcode::*;
         let op = unsafe { LLVMGetInstructionOpcode(i) };
-        if self.uniform.contains(&i) || (op == LLVMStore && self.uni.contains_key(&unsafe { LLVMGetOperand(i, 1) })) {
+        let uniform_register = |p: LLVMValueRef| unsafe { LLVMIsAAllocaInst(p).is_null() == false && self.uni.contains_key(&p) };
+        if self.uniform.contains(&i) || (op == LLVMStore && uniform_register(unsafe { LLVMGetOperand(i, 1) })) {
             // Once for the group: the same instruction on the operands' one values.
             unsafe {
                 // Operands first: a clone left outside any block would spoil the module.
@@ -630,7 +647,16 @@ impl Lanes {
                     }
                     let p = LLVMGetOperand(i, 0);
                     if let Some(&reg) = self.regs.get(&p) {
-                        LLVMBuildLoad2(self.b, self.vt(ty), reg, c"".as_ptr())
+                        if let Some(&w) = self.written.get(&p) {
+                            self.reads.insert(i, w);
+                        }
+                        let v = LLVMBuildLoad2(self.b, self.vt(ty), reg, c"".as_ptr());
+                        if let Some(&(stride, flag, first)) = self.affine_regs.get(&p) {
+                            let first = LLVMBuildLoad2(self.b, ty, first, c"first".as_ptr());
+                            let holds = LLVMBuildLoad2(self.b, LLVMInt1TypeInContext(self.ctx), flag, c"affine".as_ptr());
+                            self.aff.insert(i, Affine { first, stride, holds: Some(holds) });
+                        }
+                        v
                     } else if let Some(d) = tid_dim(i, self.env) {
                         // `tid`: the group's first thread's, plus the lane along x.
                         let vp = self.value(p)?;
@@ -638,12 +664,13 @@ impl Lanes {
                         let s = LLVMBuildLoad2(self.b, ty, sp, c"tid".as_ptr());
                         let v = self.splat(s);
                         if d == 0 {
+                            self.aff.insert(i, Affine { first: s, stride: 1, holds: None });
                             LLVMBuildAdd(self.b, v, self.iota(ty, 1), c"tid".as_ptr())
                         } else {
                             v
                         }
                     } else {
-                        self.load(ty, self.value(p)?, LLVMGetAlignment(i), m, full)?
+                        self.load(ty, p, LLVMGetAlignment(i), m, full)?
                     }
                 }
                 LLVMStore => {
@@ -653,33 +680,75 @@ impl Lanes {
                     let v = operand(self, 0)?;
                     let p = LLVMGetOperand(i, 1);
                     if let Some(&reg) = self.regs.get(&p) {
-                        let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), reg, c"".as_ptr());
-                        LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, v, old, c"".as_ptr()), reg);
-                    } else if let Some(p) = self.scalar(p) {
-                        self.store_one(v, p, LLVMGetAlignment(i), m);
+                        self.written.insert(p, LLVMGetOperand(i, 0));
+                        let blend = if m == self.all_on() {
+                            // Keeps registers written before they are read out of the SSA form's
+                            // phis (and their values dead where they are).
+                            v
+                        } else {
+                            let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), reg, c"".as_ptr());
+                            LLVMBuildSelect(self.b, m, v, old, c"".as_ptr())
+                        };
+                        LLVMBuildStore(self.b, blend, reg);
+                        if let Some(&(stride, flag, first)) = self.affine_regs.get(&p) {
+                            let holds = match self.affine(LLVMGetOperand(i, 0)) {
+                                Some(a) if a.stride == stride => {
+                                    LLVMBuildStore(self.b, a.first, first);
+                                    self.and(full, a.holds)
+                                }
+                                _ => LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0),
+                            };
+                            LLVMBuildStore(self.b, holds, flag);
+                        }
                     } else {
-                        self.store(v, self.value(p)?, LLVMGetAlignment(i), m, full)?;
+                        self.publish(i, v, m);
+                        match self.scalar(p) {
+                            Some(p) => {
+                                self.store_one(v, p, LLVMGetAlignment(i), m);
+                            }
+                            None => self.store(v, p, LLVMGetAlignment(i), m, full)?,
+                        }
                     }
                     return Some(());
                 }
+                LLVMCall if warp::marked(i, regions::COLLECTIVE_RESULT) => self.exchange(i)?,
+                LLVMCall => return self.call_inst(i),
+                _ => self.compute(i, m, &|k| self.value(LLVMGetOperand(i, k)))?,
+            }
+        };
+        self.map.insert(i, r);
+        if op != LLVMLoad {
+            self.track(i);
+        }
+        Some(())
+    }
+
+    /// The lanes of arithmetic instruction `i` for the lanes of mask `m`, from its operands' lanes
+    /// (`operand(k)`).
+    fn compute(&self, i: LLVMValueRef, m: LLVMValueRef, operand: &dyn Fn(u32) -> Option<LLVMValueRef>) -> Option<LLVMValueRef> {
+        use LLVMOpcode::*;
+        let ty = unsafe { LLVMTypeOf(i) };
+        let op = unsafe { LLVMGetInstructionOpcode(i) };
+        let r = unsafe {
+            match op {
                 LLVMAdd | LLVMFAdd | LLVMSub | LLVMFSub | LLVMMul | LLVMFMul | LLVMFDiv | LLVMFRem | LLVMShl
                 | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor => {
                     if !scalar_type(ty) {
                         return None;
                     }
-                    let r = LLVMBuildBinOp(self.b, op, operand(self, 0)?, operand(self, 1)?, c"".as_ptr());
+                    let r = LLVMBuildBinOp(self.b, op, operand(0)?, operand(1)?, c"".as_ptr());
                     self.copy_fast_math(i, r);
                     r
                 }
                 LLVMUDiv | LLVMSDiv | LLVMURem | LLVMSRem => {
                     // Masked lanes divide by one: their operands may be anything.
-                    let d = operand(self, 1)?;
+                    let d = operand(1)?;
                     let one = self.const_splat(LLVMConstInt(LLVMTypeOf(LLVMGetOperand(i, 1)), 1, 0));
                     let d = LLVMBuildSelect(self.b, m, d, one, c"".as_ptr());
-                    LLVMBuildBinOp(self.b, op, operand(self, 0)?, d, c"".as_ptr())
+                    LLVMBuildBinOp(self.b, op, operand(0)?, d, c"".as_ptr())
                 }
                 LLVMFNeg => {
-                    let r = LLVMBuildFNeg(self.b, operand(self, 0)?, c"".as_ptr());
+                    let r = LLVMBuildFNeg(self.b, operand(0)?, c"".as_ptr());
                     self.copy_fast_math(i, r);
                     r
                 }
@@ -688,11 +757,11 @@ impl Lanes {
                     if !scalar_type(ty) {
                         return None;
                     }
-                    LLVMBuildCast(self.b, op, operand(self, 0)?, self.vt(ty), c"".as_ptr())
+                    LLVMBuildCast(self.b, op, operand(0)?, self.vt(ty), c"".as_ptr())
                 }
-                LLVMICmp => LLVMBuildICmp(self.b, LLVMGetICmpPredicate(i), operand(self, 0)?, operand(self, 1)?, c"".as_ptr()),
+                LLVMICmp => LLVMBuildICmp(self.b, LLVMGetICmpPredicate(i), operand(0)?, operand(1)?, c"".as_ptr()),
                 LLVMFCmp => {
-                    let r = LLVMBuildFCmp(self.b, LLVMGetFCmpPredicate(i), operand(self, 0)?, operand(self, 1)?, c"".as_ptr());
+                    let r = LLVMBuildFCmp(self.b, LLVMGetFCmpPredicate(i), operand(0)?, operand(1)?, c"".as_ptr());
                     self.copy_fast_math(i, r);
                     r
                 }
@@ -700,18 +769,18 @@ impl Lanes {
                     if !scalar_type(ty) {
                         return None;
                     }
-                    let r = LLVMBuildSelect(self.b, operand(self, 0)?, operand(self, 1)?, operand(self, 2)?, c"".as_ptr());
+                    let r = LLVMBuildSelect(self.b, operand(0)?, operand(1)?, operand(2)?, c"".as_ptr());
                     self.copy_fast_math(i, r);
                     r
                 }
-                LLVMFreeze => LLVMBuildFreeze(self.b, operand(self, 0)?, c"".as_ptr()),
+                LLVMFreeze => LLVMBuildFreeze(self.b, operand(0)?, c"".as_ptr()),
                 LLVMGetElementPtr => {
-                    let base = operand(self, 0)?;
+                    let base = operand(0)?;
                     let mut idx = vec![];
                     for k in 1..LLVMGetNumOperands(i) as u32 {
                         let x = LLVMGetOperand(i, k);
                         // Constant indices stay scalar: struct fields must.
-                        idx.push(if LLVMIsAConstantInt(x).is_null() { self.value(x)? } else { x });
+                        idx.push(if LLVMIsAConstantInt(x).is_null() { operand(k)? } else { x });
                     }
                     LLVMBuildGEP2(self.b, LLVMGetGEPSourceElementType(i), base, idx.as_mut_ptr(), idx.len() as u32, c"".as_ptr())
                 }
@@ -719,14 +788,73 @@ impl Lanes {
                     if LLVMGetNumIndices(i) != 1 {
                         return None;
                     }
-                    LLVMBuildExtractValue(self.b, operand(self, 0)?, *LLVMGetIndices(i), c"".as_ptr())
+                    LLVMBuildExtractValue(self.b, operand(0)?, *LLVMGetIndices(i), c"".as_ptr())
                 }
-                LLVMCall => return self.call_inst(i),
                 _ => return None,
             }
         };
-        self.map.insert(i, r);
-        Some(())
+        Some(r)
+    }
+
+    /// `v`'s lanes, computed here again where `v` is affine arithmetic. Where an access finds its
+    /// address's affine form holds it needs no vector of addresses: computing them only on the
+    /// path that does leaves them dead on the other (where they are never stored in a register
+    /// that lives on).
+    fn rebuild(&self, v: LLVMValueRef, m: LLVMValueRef) -> Option<LLVMValueRef> {
+        if let Some(&w) = self.reads.get(&v) {
+            // A register this block wrote: the lanes of `m` read what it was written with.
+            return self.rebuild(w, m);
+        }
+        if self.aff.contains_key(&v) && crate::ir::opcode(v).is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
+            return self.compute(v, m, &|k| self.rebuild(unsafe { LLVMGetOperand(v, k) }, m));
+        }
+        self.value(v)
+    }
+
+    /// `v`'s affine form, if it has one here (uniform values have stride 0).
+    fn affine(&self, v: LLVMValueRef) -> Option<Affine> {
+        if let Some(&a) = self.aff.get(&v) {
+            return Some(a);
+        }
+        let first = self.scalar(v)?;
+        matches!(unsafe { LLVMGetTypeKind(LLVMTypeOf(first)) }, LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind)
+            .then_some(Affine { first, stride: 0, holds: None })
+    }
+
+    fn and(&self, a: LLVMValueRef, b: Option<LLVMValueRef>) -> LLVMValueRef {
+        match b {
+            Some(b) if const_int(a) == Some(1) => b,
+            Some(b) => unsafe { LLVMBuildAnd(self.b, a, b, c"".as_ptr()) },
+            None => a,
+        }
+    }
+
+    /// Records instruction `i`'s affine form when its operands have theirs and the operation keeps
+    /// it: lane 0's value is `i` itself on the operands' lane 0 values.
+    fn track(&mut self, i: LLVMValueRef) {
+        unsafe {
+            let n = LLVMGetNumOperands(i) as u32;
+            let ops: Vec<Option<Affine>> = (0..n).map(|k| self.affine(LLVMGetOperand(i, k))).collect();
+            let Stride::By(stride) = vary::step(i, &|k| ops[k as usize].map_or(Stride::Varies, |a| Stride::By(a.stride))) else {
+                return;
+            };
+            let Some(ops) = ops.into_iter().collect::<Option<Vec<Affine>>>() else { return };
+            let c = LLVMInstructionClone(i);
+            for (k, o) in ops.iter().enumerate() {
+                LLVMSetOperand(c, k as u32, o.first);
+            }
+            LLVMInsertIntoBuilder(self.b, c);
+            let mut holds = ops.iter().fold(None, |acc: Option<LLVMValueRef>, o| match (acc, o.holds) {
+                (Some(a), h) => Some(self.and(a, h)),
+                (None, h) => h,
+            });
+            let op = LLVMGetInstructionOpcode(i);
+            if matches!(op, LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt) {
+                let w = vary::no_wrap(self.b, ops[0].first, ops[0].stride, op == LLVMOpcode::LLVMSExt);
+                holds = Some(self.and(w, holds));
+            }
+            self.aff.insert(i, Affine { first: c, stride, holds });
+        }
     }
 
     /// A call: pure intrinsics only, as one vector intrinsic where LLVM has it for these operand
@@ -845,12 +973,7 @@ impl Lanes {
 
     /// Branches to the first of `arms` (condition, code) that holds or, when none holds, `otherwise`; returns the value
     /// each produced (None for stores).
-    fn choose(
-        &mut self,
-        arms: Vec<Arm<'_>>,
-        otherwise: Box<dyn Fn(&Self) -> LLVMValueRef + '_>,
-        ty: Option<LLVMTypeRef>,
-    ) -> Option<LLVMValueRef> {
+    fn choose(&self, arms: Vec<Arm<'_>>, otherwise: Box<dyn Fn(&Self) -> LLVMValueRef + '_>, ty: Option<LLVMTypeRef>) -> Option<LLVMValueRef> {
         unsafe {
             let join = self.block("lanes.join");
             let mut incoming = vec![];
@@ -878,55 +1001,91 @@ impl Lanes {
         }
     }
 
-    /// A memory access by the lanes of `m` at addresses `p`, as the first of these that applies: a
-    /// vector access where the addresses are consecutive (unmasked where every lane is active), one
-    /// scalar access where they are one address, else a gather or scatter. `vector(base, mask)`,
-    /// `one(address)` and `spread()` build each.
-    #[allow(clippy::too_many_arguments)]
-    fn access<'a>(
-        &mut self,
-        bytes: Option<u64>,
-        p: LLVMValueRef,
-        m: LLVMValueRef,
-        full: LLVMValueRef,
-        vector: std::rc::Rc<dyn Fn(&Self, LLVMValueRef, Option<LLVMValueRef>) -> LLVMValueRef + 'a>,
-        one: Box<dyn Fn(&Self, LLVMValueRef) -> LLVMValueRef + 'a>,
-        spread: Box<dyn Fn(&Self) -> LLVMValueRef + 'a>,
-        ty: Option<LLVMTypeRef>,
-    ) -> Option<LLVMValueRef> {
-        let (p_first, base, consecutive) = self.shape(p, m, bytes);
+    /// Memory access `a` at an address whose affine form (`aff`) may tell its shape without looking
+    /// at the lanes' addresses: consecutive (stride the element's size) or one address (stride 0),
+    /// where the form holds; otherwise `general`.
+    fn access<'a>(&self, a: Access<'a>) -> Option<LLVMValueRef> {
+        let bytes = a.bytes.map(|b| b as i64);
+        let Some(af) = self.affine(a.at).filter(|af| af.stride == 0 || Some(af.stride) == bytes) else {
+            return self.general(a.clone(), self.value(a.at)?);
+        };
+        let (first, m, full) = (af.first, a.m, a.full);
+        let mut arms: Vec<Arm<'a>> = vec![];
+        let holds = move |this: &Self, and: Option<LLVMValueRef>| match (af.holds, and) {
+            (Some(h), Some(x)) => this.and(x, Some(h)),
+            (h, x) => h.or(x).unwrap_or_else(|| unsafe { LLVMConstInt(LLVMInt1TypeInContext(this.ctx), 1, 0) }),
+        };
+        if af.stride == 0 {
+            let one = a.one.clone();
+            arms.push((Box::new(move |this: &Self| holds(this, None)), Box::new(move |this: &Self| one(this, first))));
+        } else {
+            let every = (const_int(full) != Some(1)).then_some(full);
+            let v = a.vector.clone();
+            arms.push((Box::new(move |this: &Self| holds(this, every)), Box::new(move |this: &Self| v(this, first, None))));
+            if every.is_some() {
+                let v = a.vector.clone();
+                arms.push((Box::new(move |this: &Self| holds(this, None)), Box::new(move |this: &Self| v(this, first, Some(m)))));
+            }
+        }
+        if af.holds.is_none() {
+            // The last arm always applies.
+            let (_, code) = arms.pop().expect("an arm");
+            if arms.is_empty() {
+                return a.ty.map(|_| code(self)).or_else(|| {
+                    code(self);
+                    None
+                });
+            }
+            return self.choose(arms, code, a.ty);
+        }
+        let ty = a.ty;
+        let otherwise = move |this: &Self| {
+            let p = this.rebuild(a.at, a.m).expect("built once already");
+            this.general(a.clone(), p).unwrap_or(std::ptr::null_mut())
+        };
+        self.choose(arms, Box::new(otherwise), ty)
+    }
+
+    /// Memory access `a` as the first of these that applies, found from the lanes' addresses: a vector
+    /// access where they are consecutive (unmasked where every lane is active), one scalar access
+    /// where they are one address, else a gather or scatter.
+    fn general<'a>(&self, a: Access<'a>, p: LLVMValueRef) -> Option<LLVMValueRef> {
+        let (m, full) = (a.m, a.full);
+        let (p_first, base, consecutive) = self.shape(p, m, a.bytes);
         let mut arms: Vec<Arm<'a>> = vec![];
         if let Some(ok) = consecutive {
-            let v = vector.clone();
+            let v = a.vector.clone();
             arms.push((
                 Box::new(move |this: &Self| unsafe { LLVMBuildAnd(this.b, ok, full, c"".as_ptr()) }),
                 Box::new(move |this: &Self| v(this, base, None)),
             ));
             if const_int(full) != Some(1) {
-                let v = vector.clone();
+                let v = a.vector.clone();
                 arms.push((Box::new(move |_: &Self| ok), Box::new(move |this: &Self| v(this, base, Some(m)))));
             }
         }
+        let one = a.one.clone();
         arms.push((
             Box::new(move |this: &Self| this.one_address(p, p_first, m)),
             Box::new(move |this: &Self| one(this, p_first)),
         ));
-        self.choose(arms, spread, ty)
+        let spread = a.spread.clone();
+        self.choose(arms, Box::new(move |this: &Self| spread(this, p)), a.ty)
     }
 
-    fn load(&mut self, ty: LLVMTypeRef, p: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<LLVMValueRef> {
+    fn load(&mut self, ty: LLVMTypeRef, at: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<LLVMValueRef> {
         let vt = self.vt(ty);
         let vptr = self.vt(self.ptr);
         // Declared up front: the arms only build calls.
         self.intrinsic("llvm.masked.load", &mut [vt, self.ptr])?;
         self.intrinsic("llvm.masked.gather", &mut [vt, vptr])?;
         let poison = unsafe { LLVMGetPoison(vt) };
-        self.access(
-            element_bytes(ty),
-            p,
+        let a = Access {
+            bytes: element_bytes(ty),
+            at,
             m,
             full,
-            std::rc::Rc::new(move |this: &Self, base, mask| match mask {
+            vector: Rc::new(move |this: &Self, base, mask| match mask {
                 None => unsafe {
                     let l = LLVMBuildLoad2(this.b, vt, base, c"".as_ptr());
                     LLVMSetAlignment(l, align);
@@ -934,16 +1093,17 @@ impl Lanes {
                 },
                 Some(m) => this.masked("llvm.masked.load", &mut [vt, this.ptr], &[base, m, poison], 0).expect("declared"),
             }),
-            Box::new(move |this: &Self, at| unsafe {
+            one: Rc::new(move |this: &Self, at| unsafe {
                 let s = LLVMBuildLoad2(this.b, ty, at, c"".as_ptr());
                 LLVMSetAlignment(s, align);
                 this.splat(s)
             }),
-            Box::new(move |this: &Self| {
+ spread: Rc::new(move |this: &Self, p| {
                 this.masked("llvm.masked.gather", &mut [vt, this.vt(this.ptr)], &[p, m, poison], 0).expect("declared")
             }),
-            Some(vt),
-        )
+            ty: Some(vt),
+        };
+        self.access(a)
     }
 
     /// A store of the lanes to one address: the highest active lane's value, as when threads run in
@@ -961,17 +1121,17 @@ impl Lanes {
         }
     }
 
-    fn store(&mut self, v: LLVMValueRef, p: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
+    fn store(&mut self, v: LLVMValueRef, at: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
         let vt = unsafe { LLVMTypeOf(v) };
         let vptr = self.vt(self.ptr);
         self.intrinsic("llvm.masked.store", &mut [vt, self.ptr])?;
         self.intrinsic("llvm.masked.scatter", &mut [vt, vptr])?;
-        self.access(
-            element_bytes(unsafe { LLVMGetElementType(vt) }),
-            p,
+        let a = Access {
+            bytes: element_bytes(unsafe { LLVMGetElementType(vt) }),
+            at,
             m,
             full,
-            std::rc::Rc::new(move |this: &Self, base, mask| match mask {
+            vector: Rc::new(move |this: &Self, base, mask| match mask {
                 None => unsafe {
                     let st = LLVMBuildStore(this.b, v, base);
                     LLVMSetAlignment(st, align);
@@ -979,14 +1139,33 @@ impl Lanes {
                 },
                 Some(m) => this.masked("llvm.masked.store", &mut [vt, this.ptr], &[v, base, m], 1).expect("declared"),
             }),
-            Box::new(move |this: &Self, at| this.store_one(v, at, align, m)),
-            Box::new(move |this: &Self| {
+            one: Rc::new(move |this: &Self, at| this.store_one(v, at, align, m)),
+            spread: Rc::new(move |this: &Self, p| {
                 this.masked("llvm.masked.scatter", &mut [vt, this.vt(this.ptr)], &[v, p, m], 1).expect("declared")
             }),
-            None,
-        );
+            ty: None,
+        };
+        // Stores give no value: check up front that the lanes' addresses exist.
+        self.value(at)?;
+        self.access(a);
         Some(())
     }
+}
+
+/// One memory access of the lanes of mask `m` (`full`: every lane is in it) at the thread body's
+/// address `at`, with elements of `bytes` where a vector access can load them as a whole, and how to
+/// build each form of it: a vector access from `base` (masked by `mask` if some), one scalar access
+/// at `address`, a gather or scatter at the lanes' addresses; `ty` is a load's vector type.
+#[derive(Clone)]
+struct Access<'a> {
+    bytes: Option<u64>,
+    at: LLVMValueRef,
+    m: LLVMValueRef,
+    full: LLVMValueRef,
+    vector: Rc<dyn Fn(&Lanes, LLVMValueRef, Option<LLVMValueRef>) -> LLVMValueRef + 'a>,
+    one: Rc<dyn Fn(&Lanes, LLVMValueRef) -> LLVMValueRef + 'a>,
+    spread: Rc<dyn Fn(&Lanes, LLVMValueRef) -> LLVMValueRef + 'a>,
+    ty: Option<LLVMTypeRef>,
 }
 
 /// A branch of `Lanes::choose`: its condition and its code, each built where it is needed.
