@@ -134,7 +134,7 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
     if let Some(i) = (0..full.len()).find(|&i| full[i] != runs[0][i]) {
         return Err(format!("argument {i} differs between the quick tier and the optimised code"));
     }
-    Ok((full, k.info.exec))
+    Ok((full, k.exec()))
 }
 
 /// Compares a buffer with its expectation; floats compare as IEEE values (so NaN never matches NaN

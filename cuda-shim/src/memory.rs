@@ -18,6 +18,8 @@ static IDS: AtomicU64 = AtomicU64::new(1);
 
 /// Allocation granularity, as the CUDA driver guarantees for `cuMemAlloc`.
 const ALIGN: usize = 256;
+/// The size of a transparent huge page on x86-64.
+const HUGE_PAGE: usize = 2 << 20;
 /// `cuMemAllocPitch` rounds rows up to this.
 const PITCH_ALIGN: usize = 512;
 
@@ -30,10 +32,17 @@ unsafe fn allocate(size: usize) -> Result<(*mut u8, Layout), CUresult> {
     // as itself (up to 2 MiB) that only such kernels touch (checked mode still reports them, by the
     // size asked for).
     let padded = size.saturating_add(size.min(2 << 20)).next_multiple_of(4096);
-    let layout = Layout::from_size_align(padded, ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+    // Large allocations in large pages too, as on a GPU: kernels that stream through them would
+    // otherwise spend much of their time on TLB misses.
+    let align = if padded >= HUGE_PAGE { HUGE_PAGE } else { ALIGN };
+    let layout = Layout::from_size_align(padded, align).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
     let p = std::alloc::alloc_zeroed(layout);
     if p.is_null() {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    if align == HUGE_PAGE {
+        // Advice only: where the kernel has no huge pages the memory works as before.
+        libc::madvise(p as *mut c_void, padded, libc::MADV_HUGEPAGE);
     }
     Ok((p, layout))
 }

@@ -169,23 +169,43 @@ pub struct HostKernel {
     /// The block entry's JIT symbol (the quick tier's adds `TIER0_SUFFIX`).
     symbol: String,
     quick: std::sync::OnceLock<Result<usize, String>>,
-    full: std::sync::OnceLock<Result<usize, String>>,
+    full: std::sync::OnceLock<Result<Full, String>>,
     source: std::sync::Arc<Source>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
 }
 
+/// A kernel's fully optimised code: its address, and how many of its regions run lane-vectorised.
+#[derive(Clone, Copy)]
+struct Full {
+    address: usize,
+    lanes: u32,
+}
+
 impl HostKernel {
     /// The fully optimised block entry, compiled on first use.
     pub fn entry(&self) -> Result<BlockFn, crate::runtime::LaunchError> {
-        Self::address(self.full.get_or_init(|| self.source.compile(&self.symbol, false)))
+        let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
+        let full = self.full.get_or_init(|| self.source.compile(&self.symbol, false, regions));
+        Self::address(&full.as_ref().map(|f| f.address).map_err(|e| e.clone()))
+    }
+
+    /// How the kernel runs; for a kernel cut into regions, the count of lane-vectorised ones is known
+    /// once its optimised code is (the quick tier runs none).
+    pub fn exec(&self) -> ptx_llvm::Exec {
+        match (self.info.exec, self.full.get()) {
+            (ptx_llvm::Exec::Regions { frame_bytes, .. }, Some(Ok(f))) => ptx_llvm::Exec::Regions { frame_bytes, lanes: f.lanes },
+            (e, _) => e,
+        }
     }
 
     /// The block entry for a launch of `threads` threads: the quick tier for a kernel's first launch
     /// when it is small, else the fully optimised code.
     pub fn entry_for(&self, threads: u64) -> Result<BlockFn, crate::runtime::LaunchError> {
         if self.full.get().is_none() && self.quick.get().is_none() && threads < TIER0_MAX_THREADS {
-            let quick = self.quick.get_or_init(|| self.source.compile(&self.symbol, true));
+            let quick = self
+                .quick
+                .get_or_init(|| self.source.compile(&self.symbol, true, false).map(|f| f.address));
             if quick.is_ok() {
                 return Self::address(quick);
             }
@@ -208,9 +228,20 @@ impl HostKernel {
 struct Source {
     master: LLVMModuleRef,
     tsc: LLVMOrcThreadSafeContextRef,
+    /// `tsc`'s context, which the master modules live in.
+    ctx: inkwell::llvm_sys::prelude::LLVMContextRef,
     tracker: LLVMOrcResourceTrackerRef,
     kernels: Vec<String>,
     name: String,
+    /// Lane-vectorised regions (`ptx_llvm`'s `lanes`) are part of the optimised tier only: building
+    /// them takes most of a module's lowering time, which the quick tier, there to make a module's
+    /// first launch quick, should not pay. The first optimised compile of a kernel cut into regions
+    /// lowers the module's text again with them (`lanes_master`, each kernel's count of lane regions);
+    /// the lowering is deterministic, so both masters name and lay out everything alike.
+    text: std::sync::Arc<str>,
+    options: ptx_llvm::Options,
+    prefix: String,
+    lanes_master: std::sync::OnceLock<Result<(LLVMModuleRef, Vec<u32>), String>>,
 }
 
 // SAFETY: every use of the LLVM objects is under the CODEGEN lock.
@@ -218,13 +249,21 @@ unsafe impl Send for Source {}
 unsafe impl Sync for Source {}
 
 impl Source {
-    /// Compiles kernel `symbol`'s block entry (its quick tier if `quick`) and returns its address.
-    fn compile(&self, symbol: &str, quick: bool) -> Result<usize, String> {
+    /// Compiles kernel `symbol`'s block entry (its quick tier if `quick`; with lane-vectorised
+    /// regions if the kernel is cut into `regions` and the tier is the optimised one).
+    fn compile(&self, symbol: &str, quick: bool, regions: bool) -> Result<Full, String> {
         let jit = JIT.as_ref().map_err(|e| e.clone())?;
         let _codegen = CODEGEN.lock();
         let what = |e: String| format!("JIT compilation of `{}`: {e}", symbol.rsplit('.').next().unwrap_or(symbol));
         unsafe {
-            let part = kernel_module(self.master, symbol, &self.kernels);
+            let (master, lanes) = if regions && self.options.lanes && !quick {
+                let (m, counts) = self.lanes_master.get_or_init(|| self.lower_with_lanes()).as_ref().map_err(|e| what(e.clone()))?;
+                let k = self.kernels.iter().position(|k| k == symbol).unwrap_or(0);
+                (*m, counts.get(k).copied().unwrap_or(0))
+            } else {
+                (self.master, 0)
+            };
+            let part = kernel_module(master, symbol, &self.kernels);
             let mut name = symbol.to_string();
             if quick {
                 name.push_str(TIER0_SUFFIX);
@@ -243,8 +282,30 @@ impl Source {
             let c = CString::new(name).map_err(|_| "symbol name with NUL".to_string())?;
             let mut addr = 0;
             take_error(LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr())).map_err(what)?;
-            Ok(addr as usize)
+            Ok(Full { address: addr as usize, lanes })
         }
+    }
+
+    /// The module lowered again, in the same context, with lane-vectorised regions; and the count of
+    /// lane regions of each kernel.
+    fn lower_with_lanes(&self) -> Result<(LLVMModuleRef, Vec<u32>), String> {
+        let (m, _) = crate::front(&self.text).map_err(|_| "the module no longer parses".to_string())?;
+        // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
+        let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
+        let options = ptx_llvm::Options { lanes: true, ..self.options };
+        let lowered = lower_prepared(&ctx, &m, options, &self.prefix)
+            .map_err(|d| d.first().map_or_else(|| "lowering failed".to_string(), |d| d.message.clone()))?;
+        let lanes = lowered
+            .kernels
+            .iter()
+            .map(|k| match k.exec {
+                ptx_llvm::Exec::Regions { lanes, .. } => lanes,
+                _ => 0,
+            })
+            .collect();
+        let raw_module = lowered.module.as_mut_ptr();
+        std::mem::forget(lowered.module);
+        Ok((raw_module, lanes))
     }
 }
 
@@ -255,6 +316,9 @@ impl Drop for Source {
             let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
             LLVMOrcReleaseResourceTracker(self.tracker);
             LLVMDisposeModule(self.master);
+            if let Some(Ok((m, _))) = self.lanes_master.get() {
+                LLVMDisposeModule(*m);
+            }
             LLVMOrcDisposeThreadSafeContext(self.tsc);
         }
     }
@@ -477,6 +541,39 @@ fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModule
 }
 
 
+/// Lowers `m` for the host and readies it for the JIT: verified, with the JIT's triple and data layout,
+/// and every name it defines behind `prefix` (two modules may both define `vecadd`).
+fn lower_prepared<'ctx>(
+    ctx: &'ctx Context,
+    m: &Module<'_>,
+    options: ptx_llvm::Options,
+    prefix: &str,
+) -> Result<ptx_llvm::Lowered<'ctx>, Vec<Diagnostic>> {
+    let jit = JIT.as_ref().map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
+    let lowered = ptx_llvm::lower_with(ctx, m, Flavour::Host, "ptx-jit", options)?;
+    let module = &lowered.module;
+    module
+        .verify()
+        .map_err(|e| internal(format!("internal error: invalid LLVM IR: {e}")))?;
+    // The JIT's own triple and data layout (creating a target machine here would cost more than the
+    // rest of the load).
+    unsafe {
+        LLVMSetTarget(module.as_mut_ptr(), LLVMOrcLLJITGetTripleString(jit.0));
+        LLVMSetDataLayout(module.as_mut_ptr(), LLVMOrcLLJITGetDataLayoutStr(jit.0));
+    }
+    for f in module.get_functions() {
+        if f.count_basic_blocks() > 0 && f.get_linkage() != Linkage::Internal {
+            let n = format!("{prefix}{}", f.get_name().to_string_lossy());
+            f.as_global_value().set_name(&n);
+        }
+    }
+    for g in module.get_globals() {
+        let n = format!("{prefix}{}", g.get_name().to_string_lossy());
+        g.set_name(&n);
+    }
+    Ok(lowered)
+}
+
 /// [`compile`] with explicit lowering options, given the module's text (so faults name lines). Checked
 /// mode (see `crate::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
 /// heap frames, which the local-memory check does not know.
@@ -496,47 +593,21 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let lowered = match ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options) {
+    let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
+    let prefix = format!("ptxjit.m{id}.");
+    // Lane regions wait for the optimised tier, which lowers the text again (see `Source`).
+    let later = src.is_some() && options.lanes;
+    let first = ptx_llvm::Options { lanes: options.lanes && !later, ..options };
+    let lowered = match lower_prepared(&ctx, m, first, &prefix) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
             return Err(d);
         }
     };
-    let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
-    let prefix = format!("ptxjit.m{id}.");
-    let module = lowered.module;
-    let prepared = (|| -> Result<(), String> {
-        module
-            .verify()
-            .map_err(|e| format!("internal error: invalid LLVM IR: {e}"))?;
-        // The JIT's own triple and data layout (creating a target machine here would cost more than
-        // the rest of the load).
-        unsafe {
-            LLVMSetTarget(module.as_mut_ptr(), LLVMOrcLLJITGetTripleString(jit.0));
-            LLVMSetDataLayout(module.as_mut_ptr(), LLVMOrcLLJITGetDataLayoutStr(jit.0));
-        }
-        // Unique names per module: two modules may both define `vecadd`.
-        for f in module.get_functions() {
-            if f.count_basic_blocks() > 0 && f.get_linkage() != Linkage::Internal {
-                let n = format!("{prefix}{}", f.get_name().to_string_lossy());
-                f.as_global_value().set_name(&n);
-            }
-        }
-        for g in module.get_globals() {
-            let n = format!("{prefix}{}", g.get_name().to_string_lossy());
-            g.set_name(&n);
-        }
-        Ok(())
-    })();
-    if let Err(e) = prepared {
-        drop(module);
-        unsafe { LLVMContextDispose(raw_ctx) };
-        return Err(internal(e));
-    }
     let symbols: Vec<String> = lowered.kernels.iter().map(|k| format!("{prefix}{}", k.name)).collect();
-    let master = module.as_mut_ptr();
-    std::mem::forget(module);
+    let master = lowered.module.as_mut_ptr();
+    std::mem::forget(lowered.module);
     let codegen = CODEGEN.lock();
     // The module variables are defined once, in a copy of the module without its functions, placed now.
     let (source, added) = unsafe {
@@ -552,9 +623,14 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
         let source = std::sync::Arc::new(Source {
             master,
             tsc,
+            ctx: raw_ctx,
             tracker,
             kernels: symbols.clone(),
             name: format!("{prefix}module"),
+            text: src.unwrap_or_default().into(),
+            options: ptx_llvm::Options { lanes: later, ..options },
+            prefix: prefix.clone(),
+            lanes_master: std::sync::OnceLock::new(),
         });
         (source, added)
     };

@@ -37,7 +37,8 @@ struct Steps {
 struct Exchange {
     /// Two halves of one slot per thread, rounded up to whole warps.
     slots: Vec<u32>,
-    /// Each thread's `b` and `c` operands (the shuffle's lane and clamp), interleaved.
+    /// Each thread's `b` operand (the shuffle's lane), then each thread's `c` (its clamp), both
+    /// rounded up to whole warps as `slots` halves are.
     args: Vec<u32>,
     parity: Vec<u32>,
     /// Each warp's lanes that had not exited when it was last released.
@@ -55,7 +56,7 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _:
     let read = (x.parity[w] as usize ^ 1) * half + w * 32;
     match kind {
         k if (SHFL..SHFL + 4).contains(&k) => {
-            let (b, c) = (x.args[2 * t], x.args[2 * t + 1]);
+            let (b, c) = (x.args[t], x.args[half + t]);
             let (src, valid) = shfl_source(k - SHFL, lane as u32, b, c);
             x.slots[read + src] as u64 | (valid as u64) << 32
         }
@@ -87,7 +88,7 @@ impl Buffers {
             frames: vec![[0; 8]; (n as u64 * frame_bytes).div_ceil(64) as usize],
             exchange: Exchange {
                 slots: vec![0; 2 * warps * 32],
-                args: vec![0; 2 * n],
+                args: vec![0; 2 * warps * 32],
                 parity: vec![0; warps],
                 live: vec![0; warps],
             },

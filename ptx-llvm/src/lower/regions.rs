@@ -28,7 +28,8 @@ use inkwell::values::AsValueRef;
 /// Field indices of the runtime's per-CTA `Steps` record, which `env.sync` points to:
 /// `{ states: *u32, frames: *u8, state: u32, masked: u32, or: u32, and: u32, cur: u32, slots: *u32,
 /// args: *u32, parity: *u32 }`. A warp collective stores its value `a` at `slots[parity[warp] * nslots
-/// + t]` (nslots: the thread count rounded up to whole warps) and its `b`, `c` at `args[2t]`, `args[2t+1]`.
+/// + t]` (nslots: the thread count rounded up to whole warps) and its `b`, `c` at `args[t]` and
+/// `args[nslots + t]` (so that consecutive threads write consecutive words).
 const STATES: u32 = 0;
 const FRAMES: u32 = 1;
 const STATE: u32 = 2;
@@ -585,7 +586,7 @@ impl<'ctx> Lowerer<'ctx> {
                 false,
             );
             if s.kind >= SHFL {
-                // slots[parity[warp]][t] = a; args[t] = (b, c)
+                // slots[parity[warp]][t] = a; args[t] = b; args[nslots + t] = c
                 let w = self.b.build_right_shift(t32, i32t.const_int(5, false), false, "w")?;
                 let pp = unsafe { self.b.build_in_bounds_gep(i32t, parity, &[w], "pp")? };
                 let par = self.b.build_load(i32t, pp, "parity")?.into_int_value();
@@ -602,9 +603,8 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 let st = self.b.build_store(sp, operand(2))?;
                 mark(self, st, 0);
-                let two_t = self.b.build_int_mul(t32, i32t.const_int(2, false), "a")?;
-                for (j, o) in [(3u32, 0u64), (4, 1)] {
-                    let at = self.b.build_int_add(two_t, i32t.const_int(o, false), "a")?;
+                for (j, o) in [(3u32, i32t.const_zero()), (4, nslots)] {
+                    let at = self.b.build_int_add(o, t32, "a")?;
                     let ap = unsafe { self.b.build_in_bounds_gep(i32t, args_base, &[at], "arg")? };
                     let st = self.b.build_store(ap, operand(j))?;
                     mark(self, st, j as usize - 2);

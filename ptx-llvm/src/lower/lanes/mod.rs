@@ -670,7 +670,15 @@ impl Lanes {
                             v
                         }
                     } else {
-                        self.load(ty, p, LLVMGetAlignment(i), m, full)?
+                        let v = self.load(ty, p, LLVMGetAlignment(i), m, full)?;
+                        if let Some(a) = self.affine(p).filter(|a| a.stride == 0) {
+                            // Every lane reads one address, so one value (where the form holds).
+                            if matches!(LLVMGetTypeKind(ty), LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind) {
+                                let first = LLVMBuildExtractElement(self.b, v, LLVMConstInt(self.i32t, 0, 0), c"first".as_ptr());
+                                self.aff.insert(i, Affine { first, stride: 0, holds: a.holds });
+                            }
+                        }
+                        v
                     }
                 }
                 LLVMStore => {
@@ -849,8 +857,17 @@ impl Lanes {
                 (None, h) => h,
             });
             let op = LLVMGetInstructionOpcode(i);
-            if matches!(op, LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt) {
-                let w = vary::no_wrap(self.b, ops[0].first, ops[0].stride, op == LLVMOpcode::LLVMSExt);
+            let cond = match op {
+                LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt => {
+                    Some(vary::no_wrap(self.b, ops[0].first, ops[0].stride, op == LLVMOpcode::LLVMSExt))
+                }
+                LLVMOpcode::LLVMLShr | LLVMOpcode::LLVMAShr if ops[0].stride != 0 => {
+                    let k = const_int(LLVMGetOperand(i, 1)).unwrap_or(0);
+                    Some(vary::no_carry(self.b, ops[0].first, ops[0].stride, k))
+                }
+                _ => None,
+            };
+            if let Some(w) = cond {
                 holds = Some(self.and(w, holds));
             }
             self.aff.insert(i, Affine { first: c, stride, holds });

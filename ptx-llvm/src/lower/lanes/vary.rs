@@ -140,6 +140,12 @@ pub(super) fn step(i: LLVMValueRef, operand: &dyn Fn(u32) -> Stride) -> Stride {
                 Some(k @ 0..=62) => operand(0).map(|s| s.checked_mul(1 << k)),
                 _ => Stride::Varies,
             },
+            // The same in every lane where adding the lanes' steps never carries past the shifted-out
+            // bits (`no_carry`), as for a thread's warp, `t >> 5`, in a group that is one.
+            LLVMLShr | LLVMAShr => match signed_const(LLVMGetOperand(i, 1)) {
+                Some(k @ 0..=62) => operand(0).map(|s| (s >= 0 && (super::LANES as i64 - 1) * s < 1 << k).then_some(0)),
+                _ => Stride::Varies,
+            },
             LLVMSExt | LLVMZExt | LLVMPtrToInt | LLVMIntToPtr => operand(0),
             LLVMTrunc => {
                 let bits = LLVMGetIntTypeWidth(LLVMTypeOf(i));
@@ -234,6 +240,19 @@ pub(super) struct Affine {
     pub first: LLVMValueRef,
     pub stride: i64,
     pub holds: Option<LLVMValueRef>,
+}
+
+/// The condition that `LANES` lanes from `first` by `stride` (>= 0) differ only in the low `bits`
+/// bits: their low bits never carry into the rest.
+pub(super) fn no_carry(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, bits: u64) -> LLVMValueRef {
+    use inkwell::llvm_sys::LLVMIntPredicate::LLVMIntULE;
+    unsafe {
+        let ty = LLVMTypeOf(first);
+        let low = (1u64 << bits) - 1;
+        let span = (super::LANES as u64 - 1) * stride as u64;
+        let masked = LLVMBuildAnd(b, first, LLVMConstInt(ty, low, 0), c"".as_ptr());
+        LLVMBuildICmp(b, LLVMIntULE, masked, LLVMConstInt(ty, low - span, 0), c"nocarry".as_ptr())
+    }
 }
 
 /// The condition that `LANES` lanes from `first` by `stride` do not wrap around in `first`'s type,
