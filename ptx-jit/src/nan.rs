@@ -4,7 +4,8 @@
 //!
 //! The payload of a NaN only matters where its bits can be seen. A canonicalisation can go when every
 //! use of its result is blind to the payload: a comparison, or an arithmetic operation (any NaN
-//! operand gives a NaN result) whose own result is canonicalised, possibly through bit casts and phis.
+//! operand gives a NaN result) whose own result is canonicalised, possibly through bit casts, phis and
+//! selects.
 //! The last canonicalisation of a chain stays, so what is stored or moved as bits is unchanged.
 
 use inkwell::llvm_sys::core::*;
@@ -49,7 +50,7 @@ unsafe fn canonicalised(s: LLVMValueRef) -> Option<LLVMValueRef> {
         return None;
     }
     let (cond, nan, value) = (LLVMGetOperand(s, 0), LLVMGetOperand(s, 1), LLVMGetOperand(s, 2));
-    if LLVMIsAConstantInt(nan).is_null() || LLVMConstIntGetZExtValue(nan) != CANONICAL {
+    if !canonical_nan(nan) {
         return None;
     }
     if opcode(cond)? != LLVMOpcode::LLVMFCmp || LLVMGetFCmpPredicate(cond) != LLVMRealPredicate::LLVMRealUNO {
@@ -60,6 +61,16 @@ unsafe fn canonicalised(s: LLVMValueRef) -> Option<LLVMValueRef> {
     cast.then_some(value)
 }
 
+/// Whether `c` is the canonical NaN's bits, or a vector of them (lane-vectorised regions).
+unsafe fn canonical_nan(c: LLVMValueRef) -> bool {
+    let is = |c: LLVMValueRef| !c.is_null() && !LLVMIsAConstantInt(c).is_null() && LLVMConstIntGetZExtValue(c) == CANONICAL;
+    let ty = LLVMTypeOf(c);
+    if LLVMGetTypeKind(ty) == inkwell::llvm_sys::LLVMTypeKind::LLVMVectorTypeKind && !LLVMIsAConstant(c).is_null() {
+        return (0..LLVMGetVectorSize(ty)).all(|k| is(LLVMGetAggregateElement(c, k)));
+    }
+    is(c)
+}
+
 /// Whether no use of `v` (through bit casts and phis) can tell one NaN from another.
 unsafe fn uses_blind(v: LLVMValueRef, seen: &mut HashSet<LLVMValueRef>) -> bool {
     if !seen.insert(v) {
@@ -67,6 +78,8 @@ unsafe fn uses_blind(v: LLVMValueRef, seen: &mut HashSet<LLVMValueRef>) -> bool 
     }
     users(v).into_iter().all(|u| match opcode(u) {
         Some(LLVMOpcode::LLVMBitCast | LLVMOpcode::LLVMPHI) => uses_blind(u, seen),
+        // A value chosen (as lane-vectorised registers are blended), not the condition choosing.
+        Some(LLVMOpcode::LLVMSelect) if LLVMGetOperand(u, 0) != v => uses_blind(u, seen),
         Some(LLVMOpcode::LLVMFCmp) => true,
         Some(LLVMOpcode::LLVMFAdd | LLVMOpcode::LLVMFSub | LLVMOpcode::LLVMFMul | LLVMOpcode::LLVMFDiv) => {
             result_canonicalised(u)

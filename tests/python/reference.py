@@ -1573,6 +1573,27 @@ def fam_lanes_warp():
     return run, [(0, "u32", out)]
 
 
+# NaNs in lane-vectorised regions: 64 threads sum (t & 3) + 1 entries of a table with NaN payloads
+# ---------------------------------------------------------------------------------------------
+
+LANES_NAN_TABLE = [0x3F800000, 0x40000000, 0x7FA00001, 0x40800000, 0xFFC00002, 0x3F000000, 0x3E800000, 0x41000000]
+
+
+@family("lanes_nan.ptx")
+def fam_lanes_nan():
+    sums = []
+    for t in range(64):
+        s = num(0)
+        for i in range((t & 3) + 1):
+            s = decode(F32, rnd(F32, op_add(s, decode(F32, LANES_NAN_TABLE[(t + i) & 7]), "rn")))
+        sums.append(rnd(F32, s))
+    out = []
+    for t in range(64):
+        out += [sums[t], sums[t ^ 1]]
+    run = "kernel=k grid=1 block=64 args=u32[%s];u32*%d" % (",".join(h(x) for x in LANES_NAN_TABLE), len(out))
+    return run, [(1, "u32", out)]
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
