@@ -474,6 +474,7 @@ impl Lanes {
                     if let Some(&s) = strides.get(&i) {
                         let flag = LLVMBuildAlloca(self.b, LLVMInt1TypeInContext(self.ctx), c"affine".as_ptr());
                         let first = LLVMBuildAlloca(self.b, ty, c"first".as_ptr());
+                        LLVMBuildStore(self.b, LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0), flag);
                         self.affine_regs.insert(i, (s, flag, first));
                     }
                 }
@@ -486,9 +487,6 @@ impl Lanes {
             self.pc = LLVMBuildAlloca(self.b, vi32, c"pc".as_ptr());
             self.result = LLVMBuildAlloca(self.b, vi32, c"result".as_ptr());
             LLVMBuildStore(self.b, LLVMConstNull(vi32), self.result);
-            for &(_, flag, _) in self.affine_regs.values() {
-                LLVMBuildStore(self.b, LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0), flag);
-            }
             // The entry block runs once, for every lane: its values are the ones other blocks share.
             let all_on = self.all_on();
             let full = LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0);
@@ -509,8 +507,8 @@ impl Lanes {
             let umin = self.intrinsic("llvm.vector.reduce.umin", &mut [vi32])?;
             let lowest = self.call(umin, &mut [pcv]);
             let sw = LLVMBuildSwitch(self.b, lowest, done, order.len() as u32);
-            for (&b, &k) in &number {
-                LLVMAddCase(sw, LLVMConstInt(self.i32t, k, 0), blocks[&b]);
+            for (k, b) in order.iter().enumerate() {
+                LLVMAddCase(sw, LLVMConstInt(self.i32t, k as u64, 0), blocks[b]);
             }
             // Each block twice: for any lanes (reached through the dispatch), and for all of them
             // (reached directly where every lane goes the same way), where masks fold away.
