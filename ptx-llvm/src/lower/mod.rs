@@ -22,7 +22,7 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage as LlLinkage, Module};
 use inkwell::types::{AnyType, BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PointerValue,
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PhiValue, PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use ptx_front::ast::{self, Expr, FnKind, Function, Imm, Init, Instruction, Item, Name, Operand, Statement, VarDecl};
@@ -1001,27 +1001,14 @@ impl<'ctx> Lowerer<'ctx> {
         env: PointerValue<'ctx>,
         mut body: impl FnMut(&mut Self, IntValue<'ctx>) -> R<()>,
     ) -> R<()> {
-        let i32t = self.i32();
         let i64t = self.i64();
-        let ntid: Vec<IntValue> = (0..3)
-            .map(|d| -> R<IntValue> {
-                let p = self.env_dim_ptr(env, 3, d)?;
-                Ok(self.b.build_load(i32t, p, "n")?.into_int_value())
-            })
-            .collect::<R<_>>()?;
+        let ntid = self.ntid_values(env)?;
         let mut exits = vec![];
         let mut ivs = vec![];
         let mut linear = i64t.const_zero();
         for d in [2u32, 1, 0] {
-            let pre = self.b.get_insert_block().expect("block");
-            let head = self.ctx.append_basic_block(block_fn, "loop");
-            let exit = self.ctx.append_basic_block(block_fn, "done");
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(head);
-            let phi = self.b.build_phi(i32t, "t")?;
-            phi.add_incoming(&[(&i32t.const_zero(), pre)]);
-            let p = self.env_dim_ptr(env, 2, d as u64)?;
-            self.b.build_store(p, phi.as_basic_value())?;
+            let (phi, exit) = self.open_tid_loop(block_fn, env, d, "loop", Some("done"))?;
+            let exit = exit.expect("asked for");
             let n = self.b.build_int_z_extend(ntid[d as usize], i64t, "n")?;
             let i = self.b.build_int_z_extend(phi.as_basic_value().into_int_value(), i64t, "i")?;
             linear = self.b.build_int_nuw_add(self.b.build_int_nuw_mul(linear, n, "l")?, i, "l")?;
@@ -1030,22 +1017,68 @@ impl<'ctx> Lowerer<'ctx> {
         }
         body(self, linear)?;
         for ((phi, d), exit) in ivs.into_iter().rev().zip(exits.into_iter().rev()) {
-            let next = self
-                .b
-                .build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
-            let latch = self.b.get_insert_block().expect("block");
-            let head = phi.as_instruction().get_parent().expect("head");
-            phi.add_incoming(&[(&next, latch)]);
-            let more = self
-                .b
-                .build_int_compare(IntPredicate::ULT, next, ntid[d as usize], "more")?;
-            let br = self.b.build_conditional_branch(more, head, exit)?;
+            let br = self.close_tid_loop(phi, ntid[d as usize], exit)?;
             if d == 0 {
                 self.mark_parallel_loop(br);
             }
-            self.b.position_at_end(exit);
         }
         Ok(())
+    }
+
+    /// `ntid` from the environment, per dimension.
+    fn ntid_values(&mut self, env: PointerValue<'ctx>) -> R<Vec<IntValue<'ctx>>> {
+        let i32t = self.i32();
+        (0..3)
+            .map(|d| -> R<IntValue> {
+                let p = self.env_dim_ptr(env, 3, d)?;
+                Ok(self.b.build_load(i32t, p, "n")?.into_int_value())
+            })
+            .collect()
+    }
+
+    /// Opens a loop over `tid[d]` from 0 at the builder's position: a head block `head` whose counter
+    /// is stored to the environment's `tid[d]`, and (when `exit` names one) the block after the loop,
+    /// made now so blocks keep their order. Leaves the builder in the head.
+    fn open_tid_loop(
+        &mut self,
+        block_fn: FunctionValue<'ctx>,
+        env: PointerValue<'ctx>,
+        d: u32,
+        head: &str,
+        exit: Option<&str>,
+    ) -> R<(PhiValue<'ctx>, Option<BasicBlock<'ctx>>)> {
+        let i32t = self.i32();
+        let pre = self.b.get_insert_block().expect("block");
+        let head = self.ctx.append_basic_block(block_fn, head);
+        let exit = exit.map(|name| self.ctx.append_basic_block(block_fn, name));
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let phi = self.b.build_phi(i32t, "t")?;
+        phi.add_incoming(&[(&i32t.const_zero(), pre)]);
+        let p = self.env_dim_ptr(env, 2, d as u64)?;
+        self.b.build_store(p, phi.as_basic_value())?;
+        Ok((phi, exit))
+    }
+
+    /// Closes the loop of counter `phi` at the builder's position: the next count goes round while it
+    /// is below `n`, then on to `exit`, where the builder is left. Returns the loop's branch.
+    fn close_tid_loop(
+        &mut self,
+        phi: PhiValue<'ctx>,
+        n: IntValue<'ctx>,
+        exit: BasicBlock<'ctx>,
+    ) -> R<inkwell::values::InstructionValue<'ctx>> {
+        let i32t = self.i32();
+        let next = self
+            .b
+            .build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
+        let latch = self.b.get_insert_block().expect("block");
+        let head = phi.as_instruction().get_parent().expect("head");
+        phi.add_incoming(&[(&next, latch)]);
+        let more = self.b.build_int_compare(IntPredicate::ULT, next, n, "more")?;
+        let br = self.b.build_conditional_branch(more, head, exit)?;
+        self.b.position_at_end(exit);
+        Ok(br)
     }
 
     /// The access group of the thread loops' bodies (one for the module: a loop's claim covers only

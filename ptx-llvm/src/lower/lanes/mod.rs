@@ -1199,22 +1199,10 @@ impl<'ctx> super::Lowerer<'ctx> {
     ) -> super::R<()> {
         use inkwell::IntPredicate;
         let i32t = self.i32();
-        let ntid: Vec<inkwell::values::IntValue> = (0..3)
-            .map(|d| -> super::R<_> {
-                let p = self.env_dim_ptr(env, 3, d)?;
-                Ok(self.b.build_load(i32t, p, "n")?.into_int_value())
-            })
-            .collect::<super::R<_>>()?;
+        let ntid = self.ntid_values(env)?;
         let mut outer = vec![];
         for d in [2u32, 1] {
-            let pre = self.b.get_insert_block().expect("block");
-            let head = self.ctx.append_basic_block(block_fn, "lanes.outer");
-            self.b.build_unconditional_branch(head)?;
-            self.b.position_at_end(head);
-            let phi = self.b.build_phi(i32t, "t")?;
-            phi.add_incoming(&[(&i32t.const_zero(), pre)]);
-            let p = self.env_dim_ptr(env, 2, d as u64)?;
-            self.b.build_store(p, phi.as_basic_value())?;
+            let (phi, _) = self.open_tid_loop(block_fn, env, d, "lanes.outer", None)?;
             outer.push((phi, d));
         }
         let (z, y) = (
@@ -1259,14 +1247,8 @@ impl<'ctx> super::Lowerer<'ctx> {
             x = xv;
         }
         for (phi, d) in outer.into_iter().rev() {
-            let next = self.b.build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "next")?;
-            let head = phi.as_instruction().get_parent().expect("head");
-            let latch = self.b.get_insert_block().expect("block");
-            phi.add_incoming(&[(&next, latch)]);
             let exit = self.ctx.append_basic_block(block_fn, "lanes.outer.done");
-            let more = self.b.build_int_compare(IntPredicate::ULT, next, ntid[d as usize], "more")?;
-            self.b.build_conditional_branch(more, head, exit)?;
-            self.b.position_at_end(exit);
+            self.close_tid_loop(phi, ntid[d as usize], exit)?;
         }
         Ok(())
     }
