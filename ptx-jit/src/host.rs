@@ -232,7 +232,6 @@ struct Source {
     ctx: inkwell::llvm_sys::prelude::LLVMContextRef,
     tracker: LLVMOrcResourceTrackerRef,
     kernels: Vec<String>,
-    name: String,
     /// Lane-vectorised regions (`ptx_llvm`'s `lanes`) are part of the optimised tier only: building
     /// them takes most of a module's lowering time, which the quick tier, there to make a module's
     /// first launch quick, should not pay. The first optimised compile of a kernel cut into regions
@@ -258,8 +257,8 @@ impl Source {
         unsafe {
             let (master, lanes) = if regions && self.options.lanes && !quick {
                 let (m, counts) = self.lanes_master.get_or_init(|| self.lower_with_lanes()).as_ref().map_err(|e| what(e.clone()))?;
-                let k = self.kernels.iter().position(|k| k == symbol).unwrap_or(0);
-                (*m, counts.get(k).copied().unwrap_or(0))
+                let k = self.kernels.iter().position(|k| k == symbol);
+                (*m, k.and_then(|k| counts.get(k).copied()).unwrap_or(0))
             } else {
                 (self.master, 0)
             };
@@ -274,7 +273,7 @@ impl Source {
                     return Err(what("kernel missing from its module".into()));
                 }
                 LLVMSetValueName2(f, c.as_ptr(), name.len());
-                let id = format!("{}{TIER0_SUFFIX}", self.name);
+                let id = format!("{}module{TIER0_SUFFIX}", self.prefix);
                 LLVMSetModuleIdentifier(part, id.as_ptr() as *const _, id.len());
             }
             let tsm = LLVMOrcCreateNewThreadSafeModule(part, self.tsc);
@@ -626,7 +625,6 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
             ctx: raw_ctx,
             tracker,
             kernels: symbols.clone(),
-            name: format!("{prefix}module"),
             text: src.unwrap_or_default().into(),
             options: ptx_llvm::Options { lanes: later, ..options },
             prefix: prefix.clone(),

@@ -355,6 +355,21 @@ impl Lanes {
         self.const_splat(unsafe { LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 1, 0) })
     }
 
+    /// Writes `v` to the lanes of `m` of the vector at `to`, keeping the others'. Where `m` is every
+    /// lane the old vector is not read, which keeps registers written before they are read out of the
+    /// SSA form's phis (and their values dead where they are).
+    fn store_lanes(&self, m: LLVMValueRef, v: LLVMValueRef, to: LLVMValueRef) {
+        unsafe {
+            let v = if m == self.all_on() {
+                v
+            } else {
+                let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), to, c"".as_ptr());
+                LLVMBuildSelect(self.b, m, v, old, c"".as_ptr())
+            };
+            LLVMBuildStore(self.b, v, to);
+        }
+    }
+
     /// `<0, k, 2k, …>` of integer type `ty`.
     fn iota(&self, ty: LLVMTypeRef, k: u64) -> LLVMValueRef {
         let mut elems: Vec<LLVMValueRef> =
@@ -596,8 +611,7 @@ impl Lanes {
                         if LLVMTypeOf(v) != self.vt(self.i32t) {
                             return None;
                         }
-                        let old = LLVMBuildLoad2(self.b, self.vt(self.i32t), self.result, c"".as_ptr());
-                        LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, v, old, c"".as_ptr()), self.result);
+                        self.store_lanes(m, v, self.result);
                     }
                     Some(self.const_splat(LLVMConstInt(self.i32t, EXIT, 0)))
                 }
@@ -618,7 +632,7 @@ impl Lanes {
     fn instruction(&mut self, i: LLVMValueRef, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
         use LLVMOpcode::*;
         let op = unsafe { LLVMGetInstructionOpcode(i) };
-        let uniform_register = |p: LLVMValueRef| unsafe { LLVMIsAAllocaInst(p).is_null() == false && self.uni.contains_key(&p) };
+        let uniform_register = |p: LLVMValueRef| unsafe { !LLVMIsAAllocaInst(p).is_null() && self.uni.contains_key(&p) };
         if self.uniform.contains(&i) || (op == LLVMStore && uniform_register(unsafe { LLVMGetOperand(i, 1) })) {
             // Once for the group: the same instruction on the operands' one values.
             unsafe {
@@ -687,15 +701,7 @@ impl Lanes {
                     let p = LLVMGetOperand(i, 1);
                     if let Some(&reg) = self.regs.get(&p) {
                         self.written.insert(p, LLVMGetOperand(i, 0));
-                        let blend = if m == self.all_on() {
-                            // Keeps registers written before they are read out of the SSA form's
-                            // phis (and their values dead where they are).
-                            v
-                        } else {
-                            let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), reg, c"".as_ptr());
-                            LLVMBuildSelect(self.b, m, v, old, c"".as_ptr())
-                        };
-                        LLVMBuildStore(self.b, blend, reg);
+                        self.store_lanes(m, v, reg);
                         if let Some(&(stride, flag, first)) = self.affine_regs.get(&p) {
                             let holds = match self.affine(LLVMGetOperand(i, 0)) {
                                 Some(a) if a.stride == stride => {
@@ -1026,9 +1032,9 @@ impl Lanes {
         };
         let (first, m, full) = (af.first, a.m, a.full);
         let mut arms: Vec<Arm<'a>> = vec![];
-        let holds = move |this: &Self, and: Option<LLVMValueRef>| match (af.holds, and) {
-            (Some(h), Some(x)) => this.and(x, Some(h)),
-            (h, x) => h.or(x).unwrap_or_else(|| unsafe { LLVMConstInt(LLVMInt1TypeInContext(this.ctx), 1, 0) }),
+        let holds = move |this: &Self, and: Option<LLVMValueRef>| {
+            let yes = unsafe { LLVMConstInt(LLVMInt1TypeInContext(this.ctx), 1, 0) };
+            this.and(and.unwrap_or(yes), af.holds)
         };
         if af.stride == 0 {
             let one = a.one.clone();
@@ -1046,10 +1052,8 @@ impl Lanes {
             // The last arm always applies.
             let (_, code) = arms.pop().expect("an arm");
             if arms.is_empty() {
-                return a.ty.map(|_| code(self)).or_else(|| {
-                    code(self);
-                    None
-                });
+                let v = code(self);
+                return a.ty.map(|_| v);
             }
             return self.choose(arms, code, a.ty);
         }
@@ -1113,7 +1117,7 @@ impl Lanes {
                 LLVMSetAlignment(s, align);
                 this.splat(s)
             }),
- spread: Rc::new(move |this: &Self, p| {
+            spread: Rc::new(move |this: &Self, p| {
                 this.masked("llvm.masked.gather", &mut [vt, this.vt(this.ptr)], &[p, m, poison], 0).expect("declared")
             }),
             ty: Some(vt),

@@ -14,6 +14,9 @@ use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::LLVMIntPredicate::*;
 use inkwell::llvm_sys::LLVMOpcode;
 
+// A group is one warp, lane for lane.
+const _: () = assert!(LANES == 32);
+
 fn metadata_kind(ctx: LLVMContextRef, name: &str) -> u32 {
     unsafe { LLVMGetMDKindIDInContext(ctx, name.as_ptr() as *const _, name.len() as u32) }
 }
@@ -67,10 +70,7 @@ impl Lanes {
             let stop = self.block("lanes.stop");
             LLVMBuildCondBr(self.b, ok, on, stop);
             LLVMPositionBuilderAtEnd(self.b, stop);
-            let vi32 = self.vt(self.i32t);
-            let old = LLVMBuildLoad2(self.b, vi32, self.result, c"".as_ptr());
-            let value = self.const_splat(LLVMConstInt(self.i32t, (state | WAIT) as u64, 0));
-            LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, value, old, c"".as_ptr()), self.result);
+            self.store_lanes(m, self.const_splat(LLVMConstInt(self.i32t, (state | WAIT) as u64, 0)), self.result);
             let exit = self.const_splat(LLVMConstInt(self.i32t, super::EXIT, 0));
             LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, exit, pcv, c"".as_ptr()), self.pc);
             LLVMBuildBr(self.b, dispatch);
@@ -82,10 +82,7 @@ impl Lanes {
     pub(super) fn publish(&self, i: LLVMValueRef, v: LLVMValueRef, m: LLVMValueRef) {
         for (j, name) in PUBLISHED.iter().enumerate() {
             if marked(i, name) && unsafe { LLVMTypeOf(v) } == self.vt(self.i32t) {
-                unsafe {
-                    let old = LLVMBuildLoad2(self.b, LLVMTypeOf(v), self.published[j], c"".as_ptr());
-                    LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, v, old, c"".as_ptr()), self.published[j]);
-                }
+                self.store_lanes(m, v, self.published[j]);
             }
         }
     }
@@ -149,7 +146,6 @@ impl Lanes {
             let value = self.masked("llvm.masked.gather", &mut [vi32, self.vt(self.ptr)], &[at, self.all_on(), LLVMGetPoison(vi32)], 0)?;
             let value = LLVMBuildZExt(b, value, vi64, c"".as_ptr());
             let valid = LLVMBuildShl(b, LLVMBuildZExt(b, valid, vi64, c"".as_ptr()), self.const_splat(LLVMConstInt(self.i64t, 32, 0)), c"".as_ptr());
-            debug_assert_eq!(LANES, 32);
             Some(LLVMBuildOr(b, value, valid, c"shfl".as_ptr()))
         }
     }
