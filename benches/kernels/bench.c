@@ -4,8 +4,9 @@
  *   native   the same algorithm in C with OpenMP (built with gcc -O3 -march=native -fopenmp);
  *   pocl     the same algorithm in OpenCL C (kernels.cl) on the first OpenCL CPU device (PoCL);
  *   memcpy   a 2-thread memcpy moving as many bytes as the kernel must read and write (the ceiling).
- * Every variant's result is verified. Also: time from cuModuleLoadData to the end of the first launch,
- * against ptxas compiling the same PTX. Prints a table and writes JSON.
+ * Every variant's result is verified, and the timed runs go in rounds that run every variant once.
+ * Also: time from cuModuleLoadData to the end of the first launch, against ptxas compiling the same
+ * PTX. Prints a table and writes JSON.
  *
  * usage: bench kernels.ptx kernels.cl ptxas out.json */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -172,28 +173,151 @@ static void parallel_memcpy(char *dst, const char *src, size_t bytes) {
     }
 }
 
-/* ---- results --------------------------------------------------------------------------------------- */
+/* ---- the cases: each (kernel, variant) pair as setup, run and check ----------------------------- */
 
 enum { V_PTXJIT, V_NATIVE, V_POCL, V_MEMCPY, NVARIANTS };
 static const char *variant_names[NVARIANTS] = {"ptx-jit", "native-c", "pocl", "memcpy"};
 static double times[NKERNELS][NVARIANTS];
 static const char *errors[NKERNELS][NVARIANTS];
 
-/* Runs `body` once to warm up (and verify through `verify`), then REPS times; records the fastest (the machine is shared: the minimum is the least disturbed). */
-#define MEASURE(k, v, setup, body, verify)                                \
-    do {                                                                  \
-        double t_[REPS];                                                  \
-        setup;                                                            \
-        body;                                                             \
-        errors[k][v] = (verify);                                          \
-        for (int r_ = 0; r_ < REPS; r_++) {                               \
-            setup;                                                        \
-            double t0_ = now();                                           \
-            body;                                                         \
-            t_[r_] = now() - t0_;                                         \
-        }                                                                 \
-        times[k][v] = minimum(t_, REPS);                                   \
-    } while (0)
+/* Host data, shared by the variants. */
+static size_t sx, sr, sg;
+static float *x, *y, *y_init, *in, *A, *B, *C, *partial;
+static char *copy_dst, *copy_src;
+static double want_sum, got_sum;
+/* saxpy reads x and y and writes y; the reduction reads its input; sgemm reads A and B and writes C.
+ * A copy of half those bytes moves the same bytes in all. */
+static size_t copy_bytes[NKERNELS];
+
+/* ptx-jit through the driver API. */
+static CUfunction f[NKERNELS];
+static CUdeviceptr dx, dy, din, dpart, dA, dB, dC;
+static int n_saxpy = SAXPY_N, n_red = REDUCE_N, n_gemm = GEMM_N;
+static float a = SAXPY_A;
+
+/* PoCL. */
+static cl_command_queue q;
+static cl_kernel ck[NKERNELS];
+static cl_mem by, bpart, bC;
+
+static double sum_partials(void) {
+    double s = 0;
+    for (int b = 0; b < REDUCE_BLOCKS; b++) s += partial[b];
+    return s;
+}
+
+static void jit_saxpy_setup(void) { CU(cuMemcpyHtoD(dy, y_init, sx)); }
+static void jit_saxpy(void) {
+    void *args[] = {&n_saxpy, &a, &dx, &dy};
+    CU(cuLaunchKernel(f[SAXPY], SAXPY_N / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    CU(cuCtxSynchronize());
+}
+static const char *jit_saxpy_check(void) { CU(cuMemcpyDtoH(y, dy, sx)); return check_saxpy(y); }
+
+static void jit_reduce(void) {
+    void *args[] = {&din, &dpart, &n_red};
+    CU(cuLaunchKernel(f[REDUCE], REDUCE_BLOCKS, 1, 1, REDUCE_THREADS, 1, 1, 0, NULL, args, NULL));
+    CU(cuMemcpyDtoH(partial, dpart, REDUCE_BLOCKS * 4));
+    got_sum = sum_partials();
+}
+static const char *reduce_check(void) { return check_reduce(got_sum, want_sum); }
+
+static void jit_sgemm_setup(void) { CU(cuMemsetD32(dC, 0, GEMM_N * GEMM_N)); }
+static void jit_sgemm(void) {
+    void *args[] = {&n_gemm, &dA, &dB, &dC};
+    CU(cuLaunchKernel(f[SGEMM], GEMM_N / TILE, GEMM_N / TILE, 1, TILE, TILE, 1, 0, NULL, args, NULL));
+    CU(cuCtxSynchronize());
+}
+static const char *jit_sgemm_check(void) { CU(cuMemcpyDtoH(C, dC, sg)); return check_sgemm(A, B, C); }
+
+static void c_saxpy_setup(void) { memcpy(y, y_init, sx); }
+static void c_saxpy(void) { native_saxpy(SAXPY_N, SAXPY_A, x, y); }
+static const char *c_saxpy_check(void) { return check_saxpy(y); }
+static void c_reduce(void) { got_sum = native_reduce(in, REDUCE_N); }
+static void c_sgemm_setup(void) { memset(C, 0, sg); }
+static void c_sgemm(void) { native_sgemm(GEMM_N, A, B, C); }
+static const char *c_sgemm_check(void) { return check_sgemm(A, B, C); }
+
+static size_t copied;
+static void copy_for(int k) { parallel_memcpy(copy_dst, copy_src, copied = copy_bytes[k]); }
+static void copy_saxpy(void) { copy_for(SAXPY); }
+static void copy_reduce(void) { copy_for(REDUCE); }
+static void copy_sgemm(void) { copy_for(SGEMM); }
+static const char *copy_check(void) { return memcmp(copy_dst, copy_src, copied) ? "copy differs" : NULL; }
+
+static void cl_saxpy_setup(void) { CL(clEnqueueWriteBuffer(q, by, CL_TRUE, 0, sx, y_init, 0, NULL, NULL)); }
+static void cl_saxpy(void) {
+    size_t g[1] = {SAXPY_N}, l[1] = {256};
+    CL(clEnqueueNDRangeKernel(q, ck[SAXPY], 1, NULL, g, l, 0, NULL, NULL));
+    CL(clFinish(q));
+}
+static const char *cl_saxpy_check(void) {
+    CL(clEnqueueReadBuffer(q, by, CL_TRUE, 0, sx, y, 0, NULL, NULL));
+    return check_saxpy(y);
+}
+static void cl_reduce(void) {
+    size_t g[1] = {REDUCE_BLOCKS * REDUCE_THREADS}, l[1] = {REDUCE_THREADS};
+    CL(clEnqueueNDRangeKernel(q, ck[REDUCE], 1, NULL, g, l, 0, NULL, NULL));
+    CL(clEnqueueReadBuffer(q, bpart, CL_TRUE, 0, REDUCE_BLOCKS * 4, partial, 0, NULL, NULL));
+    got_sum = sum_partials();
+}
+static void cl_sgemm(void) {
+    size_t g[2] = {GEMM_N, GEMM_N}, l[2] = {TILE, TILE};
+    CL(clEnqueueNDRangeKernel(q, ck[SGEMM], 2, NULL, g, l, 0, NULL, NULL));
+    CL(clFinish(q));
+}
+static const char *cl_sgemm_check(void) {
+    CL(clEnqueueReadBuffer(q, bC, CL_TRUE, 0, sg, C, 0, NULL, NULL));
+    return check_sgemm(A, B, C);
+}
+
+struct bench_case {
+    int k, v;
+    void (*setup)(void); /* untimed, before every run; may be NULL */
+    void (*run)(void);
+    const char *(*check)(void); /* after the warm-up run: NULL when the result is right */
+};
+
+static const struct bench_case cases[] = {
+    {SAXPY, V_PTXJIT, jit_saxpy_setup, jit_saxpy, jit_saxpy_check},
+    {REDUCE, V_PTXJIT, NULL, jit_reduce, reduce_check},
+    {SGEMM, V_PTXJIT, jit_sgemm_setup, jit_sgemm, jit_sgemm_check},
+    {SAXPY, V_NATIVE, c_saxpy_setup, c_saxpy, c_saxpy_check},
+    {REDUCE, V_NATIVE, NULL, c_reduce, reduce_check},
+    {SGEMM, V_NATIVE, c_sgemm_setup, c_sgemm, c_sgemm_check},
+    {SAXPY, V_POCL, cl_saxpy_setup, cl_saxpy, cl_saxpy_check},
+    {REDUCE, V_POCL, NULL, cl_reduce, reduce_check},
+    {SGEMM, V_POCL, NULL, cl_sgemm, cl_sgemm_check},
+    {SAXPY, V_MEMCPY, NULL, copy_saxpy, copy_check},
+    {REDUCE, V_MEMCPY, NULL, copy_reduce, copy_check},
+    {SGEMM, V_MEMCPY, NULL, copy_sgemm, copy_check},
+};
+#define NCASES (int)(sizeof cases / sizeof cases[0])
+
+/* Runs every case once to warm up and check it, then REPS rounds that each run every case once, and
+ * keeps each case's fastest run (the machine is shared: the minimum is the least disturbed). Rounds
+ * interleave the variants, so slow drifts of this VM's memory bandwidth reach all of them alike. */
+static void measure(void) {
+    double t[NCASES][REPS];
+    for (int c = 0; c < NCASES; c++) {
+        const struct bench_case *b = &cases[c];
+        if (errors[b->k][b->v]) continue; /* the variant could not be set up */
+        if (b->setup) b->setup();
+        b->run();
+        errors[b->k][b->v] = b->check();
+    }
+    for (int r = 0; r < REPS; r++)
+        for (int c = 0; c < NCASES; c++) {
+            const struct bench_case *b = &cases[c];
+            if (errors[b->k][b->v]) continue;
+            if (b->setup) b->setup();
+            double t0 = now();
+            b->run();
+            t[c][r] = now() - t0;
+        }
+    for (int c = 0; c < NCASES; c++)
+        if (!errors[cases[c].k][cases[c].v]) times[cases[c].k][cases[c].v] = minimum(t[c], REPS);
+}
 
 /* Wall time of one ptxas run on the PTX (the best of three). posix_spawn, not fork: copying this
  * process's page tables (over a gigabyte of buffers) would be charged to ptxas. */
@@ -218,17 +342,18 @@ int main(int argc, char **argv) {
     omp_set_num_threads(2);
     char *ptx = read_file(argv[1]), *cl_src = read_file(argv[2]);
 
-    size_t sx = (size_t)SAXPY_N * 4, sr = (size_t)REDUCE_N * 4, sg = (size_t)GEMM_N * GEMM_N * 4;
-    float *x = malloc(sx), *y = malloc(sx), *y0 = malloc(sx), *in = malloc(sr);
-    float *A = malloc(sg), *B = malloc(sg), *C = malloc(sg);
-    float *partial = malloc(REDUCE_BLOCKS * 4);
-    char *copy_dst = malloc(sx * 3 / 2 + sr), *copy_src = malloc(sx * 3 / 2 + sr);
-    if (!x || !y || !y0 || !in || !A || !B || !C || !copy_dst || !copy_src) die("out of memory");
-    for (int i = 0; i < SAXPY_N; i++) { x[i] = x_of(i); y0[i] = y_of(i); }
+    sx = (size_t)SAXPY_N * 4, sr = (size_t)REDUCE_N * 4, sg = (size_t)GEMM_N * GEMM_N * 4;
+    x = malloc(sx), y = malloc(sx), y_init = malloc(sx), in = malloc(sr);
+    A = malloc(sg), B = malloc(sg), C = malloc(sg);
+    partial = malloc(REDUCE_BLOCKS * 4);
+    copy_bytes[SAXPY] = sx * 3 / 2, copy_bytes[REDUCE] = sr / 2, copy_bytes[SGEMM] = sg * 3 / 2;
+    copy_dst = malloc(sx * 3 / 2 + sr), copy_src = malloc(sx * 3 / 2 + sr);
+    if (!x || !y || !y_init || !in || !A || !B || !C || !partial || !copy_dst || !copy_src) die("out of memory");
+    for (int i = 0; i < SAXPY_N; i++) { x[i] = x_of(i); y_init[i] = y_of(i); }
     for (int i = 0; i < REDUCE_N; i++) in[i] = in_of(i);
     for (int i = 0; i < GEMM_N * GEMM_N; i++) { A[i] = a_of(i); B[i] = b_of(i); }
     memset(copy_src, 1, sx * 3 / 2 + sr);
-    double want_sum = reduce_reference();
+    want_sum = reduce_reference();
 
     /* ---- ptx-jit through the driver API ---- */
     CU(cuInit(0));
@@ -239,14 +364,11 @@ int main(int argc, char **argv) {
     char devname[128];
     CU(cuDeviceGetName(devname, sizeof devname, dev));
     CUmodule mod;
-    CUfunction f[NKERNELS];
-    CUdeviceptr dx, dy, din, dpart, dA, dB, dC;
     CU(cuMemAlloc(&dx, sx));
     CU(cuMemAlloc(&dy, sx));
     CU(cuMemcpyHtoD(dx, x, sx));
-    CU(cuMemcpyHtoD(dy, y0, sx));
-    int n_saxpy = SAXPY_N, one = 1;
-    float a = SAXPY_A;
+    CU(cuMemcpyHtoD(dy, y_init, sx));
+    int one = 1;
     /* Load to first launch: a one-thread saxpy, so the time is the JIT's, not the kernel's. */
     double t_load0 = now();
     CU(cuModuleLoadData(&mod, ptx));
@@ -268,8 +390,6 @@ int main(int argc, char **argv) {
     CU(cuMemcpyHtoD(din, in, sr));
     CU(cuMemcpyHtoD(dA, A, sg));
     CU(cuMemcpyHtoD(dB, B, sg));
-    int n_red = REDUCE_N, n_gemm = GEMM_N;
-    double got_sum = 0;
     /* Kernels compile on their first launch: the other two, with empty problems, complete the module's
      * compile time (what ptxas does for all three). */
     double t_rest0 = now();
@@ -282,43 +402,6 @@ int main(int argc, char **argv) {
         CU(cuCtxSynchronize());
     }
     double t_all = t_load + (now() - t_rest0);
-
-    void *saxpy_args[] = {&n_saxpy, &a, &dx, &dy};
-    MEASURE(SAXPY, V_PTXJIT, CU(cuMemcpyHtoD(dy, y0, sx)),
-            {
-                CU(cuLaunchKernel(f[SAXPY], SAXPY_N / 256, 1, 1, 256, 1, 1, 0, NULL, saxpy_args, NULL));
-                CU(cuCtxSynchronize());
-            },
-            (CU(cuMemcpyDtoH(y, dy, sx)), check_saxpy(y)));
-    void *red_args[] = {&din, &dpart, &n_red};
-    MEASURE(REDUCE, V_PTXJIT, (void)0,
-            {
-                CU(cuLaunchKernel(f[REDUCE], REDUCE_BLOCKS, 1, 1, REDUCE_THREADS, 1, 1, 0, NULL, red_args, NULL));
-                CU(cuMemcpyDtoH(partial, dpart, REDUCE_BLOCKS * 4));
-                got_sum = 0;
-                for (int b = 0; b < REDUCE_BLOCKS; b++) got_sum += partial[b];
-            },
-            check_reduce(got_sum, want_sum));
-    void *gemm_args[] = {&n_gemm, &dA, &dB, &dC};
-    MEASURE(SGEMM, V_PTXJIT, CU(cuMemsetD32(dC, 0, GEMM_N * GEMM_N)),
-            {
-                CU(cuLaunchKernel(f[SGEMM], GEMM_N / TILE, GEMM_N / TILE, 1, TILE, TILE, 1, 0, NULL, gemm_args, NULL));
-                CU(cuCtxSynchronize());
-            },
-            (CU(cuMemcpyDtoH(C, dC, sg)), check_sgemm(A, B, C)));
-    cuMemFree(dx); cuMemFree(dy); cuMemFree(din); cuMemFree(dpart); cuMemFree(dA); cuMemFree(dB); cuMemFree(dC);
-
-    /* ---- native C ---- */
-    MEASURE(SAXPY, V_NATIVE, memcpy(y, y0, sx), native_saxpy(SAXPY_N, SAXPY_A, x, y), check_saxpy(y));
-    MEASURE(REDUCE, V_NATIVE, (void)0, got_sum = native_reduce(in, REDUCE_N), check_reduce(got_sum, want_sum));
-    MEASURE(SGEMM, V_NATIVE, memset(C, 0, sg), native_sgemm(GEMM_N, A, B, C), check_sgemm(A, B, C));
-
-    /* ---- memcpy: saxpy reads x and y and writes y; the reduction reads its input; sgemm reads A and B
-     * and writes C. A copy of half those bytes moves the same bytes in all. ---- */
-    size_t copy_bytes[NKERNELS] = {sx * 3 / 2, sr / 2, sg * 3 / 2};
-    for (int k = 0; k < NKERNELS; k++)
-        MEASURE(k, V_MEMCPY, (void)0, parallel_memcpy(copy_dst, copy_src, copy_bytes[k]),
-                memcmp(copy_dst, copy_src, copy_bytes[k]) ? "copy differs" : NULL);
 
     /* ---- OpenCL (PoCL) ---- */
     char clname[256] = "none";
@@ -335,7 +418,7 @@ int main(int argc, char **argv) {
         cl_int err;
         cl_context clctx = clCreateContext(NULL, 1, &cldev, NULL, NULL, &err);
         CL(err);
-        cl_command_queue q = clCreateCommandQueue(clctx, cldev, 0, &err);
+        q = clCreateCommandQueue(clctx, cldev, 0, &err);
         CL(err);
         cl_program prog = clCreateProgramWithSource(clctx, 1, (const char **)&cl_src, NULL, &err);
         CL(err);
@@ -345,24 +428,23 @@ int main(int argc, char **argv) {
             fprintf(stderr, "%s\n", log);
             die("OpenCL build failed");
         }
-        cl_kernel ck[NKERNELS];
         for (int k = 0; k < NKERNELS; k++) {
             ck[k] = clCreateKernel(prog, kernel_names[k], &err);
             CL(err);
         }
         cl_mem bx = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sx, x, &err);
         CL(err);
-        cl_mem by = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sx, NULL, &err);
+        by = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sx, NULL, &err);
         CL(err);
         cl_mem bin = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sr, in, &err);
         CL(err);
-        cl_mem bpart = clCreateBuffer(clctx, CL_MEM_READ_WRITE, REDUCE_BLOCKS * 4, NULL, &err);
+        bpart = clCreateBuffer(clctx, CL_MEM_READ_WRITE, REDUCE_BLOCKS * 4, NULL, &err);
         CL(err);
         cl_mem bA = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sg, A, &err);
         CL(err);
         cl_mem bB = clCreateBuffer(clctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sg, B, &err);
         CL(err);
-        cl_mem bC = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sg, NULL, &err);
+        bC = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sg, NULL, &err);
         CL(err);
         CL(clSetKernelArg(ck[SAXPY], 0, sizeof(int), &n_saxpy));
         CL(clSetKernelArg(ck[SAXPY], 1, sizeof(float), &a));
@@ -375,32 +457,12 @@ int main(int argc, char **argv) {
         CL(clSetKernelArg(ck[SGEMM], 1, sizeof(cl_mem), &bA));
         CL(clSetKernelArg(ck[SGEMM], 2, sizeof(cl_mem), &bB));
         CL(clSetKernelArg(ck[SGEMM], 3, sizeof(cl_mem), &bC));
-        size_t g1[1] = {SAXPY_N}, l1[1] = {256}, gr[1] = {REDUCE_BLOCKS * REDUCE_THREADS}, lr[1] = {REDUCE_THREADS};
-        size_t g2[2] = {GEMM_N, GEMM_N}, l2[2] = {TILE, TILE};
-        MEASURE(SAXPY, V_POCL, CL(clEnqueueWriteBuffer(q, by, CL_TRUE, 0, sx, y0, 0, NULL, NULL)),
-                {
-                    CL(clEnqueueNDRangeKernel(q, ck[SAXPY], 1, NULL, g1, l1, 0, NULL, NULL));
-                    CL(clFinish(q));
-                },
-                (CL(clEnqueueReadBuffer(q, by, CL_TRUE, 0, sx, y, 0, NULL, NULL)), check_saxpy(y)));
-        MEASURE(REDUCE, V_POCL, (void)0,
-                {
-                    CL(clEnqueueNDRangeKernel(q, ck[REDUCE], 1, NULL, gr, lr, 0, NULL, NULL));
-                    CL(clEnqueueReadBuffer(q, bpart, CL_TRUE, 0, REDUCE_BLOCKS * 4, partial, 0, NULL, NULL));
-                    got_sum = 0;
-                    for (int b = 0; b < REDUCE_BLOCKS; b++) got_sum += partial[b];
-                },
-                check_reduce(got_sum, want_sum));
-        MEASURE(SGEMM, V_POCL, (void)0,
-                {
-                    CL(clEnqueueNDRangeKernel(q, ck[SGEMM], 2, NULL, g2, l2, 0, NULL, NULL));
-                    CL(clFinish(q));
-                },
-                (CL(clEnqueueReadBuffer(q, bC, CL_TRUE, 0, sg, C, 0, NULL, NULL)), check_sgemm(A, B, C)));
     }
 
+    measure();
+
     /* ---- report ---- */
-    printf("ptx-jit device: %s; OpenCL device: %s; %d OpenMP threads; best of %d runs\n\n", devname, clname,
+    printf("ptx-jit device: %s; OpenCL device: %s; %d OpenMP threads; best of %d interleaved rounds\n\n", devname, clname,
            omp_get_max_threads(), REPS);
     printf("%-11s", "kernel");
     for (int v = 0; v < NVARIANTS; v++) printf(" %18s", variant_names[v]);

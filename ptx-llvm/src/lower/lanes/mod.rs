@@ -20,6 +20,7 @@
 //! than to pure intrinsics, atomics and volatile accesses make `lane_region` decline (the region then
 //! runs thread by thread, as before).
 
+mod live;
 mod vary;
 mod warp;
 
@@ -28,6 +29,7 @@ use crate::lower::regions;
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMOpcode, LLVMTypeKind};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use vary::{Affine, Stride};
@@ -211,6 +213,7 @@ pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -
     // The entry block (first) runs before the others, once.
     order.remove(0);
     let mut v = Lanes::new(module, tf, state)?;
+    v.dead = live::dead_writes(&[&[entry][..], &order].concat(), &succs);
     if on_state(entry_switch) {
         for &b in &order {
             if let Some((resume, state)) = warp::resume_after(b, entry_switch) {
@@ -242,8 +245,15 @@ struct Lanes {
     f: LLVMValueRef,
     env: LLVMValueRef,
     state: u32,
-    /// Each scalar value's lane vector.
-    map: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// Each scalar value's lane vector, once built.
+    map: RefCell<HashMap<LLVMValueRef, LLVMValueRef>>,
+    /// The affine values whose lane vectors are built where first needed (with the mask of their
+    /// lanes): where every access finds the affine form holds, none is.
+    pending: HashMap<LLVMValueRef, LLVMValueRef>,
+    /// The register writes no later block reads (`live::dead_writes`), and the reads in the block
+    /// being built of what it wrote, with the value written.
+    dead: HashSet<LLVMValueRef>,
+    forward: HashMap<LLVMValueRef, LLVMValueRef>,
     /// Each register (an alloca of the thread body) and its lane vector's alloca.
     regs: HashMap<LLVMValueRef, LLVMValueRef>,
     /// The values the same in every lane (see `uniform_values`).
@@ -302,7 +312,10 @@ impl Lanes {
                 f,
                 env: LLVMGetParam(tf, 0),
                 state,
-                map: HashMap::new(),
+                map: RefCell::new(HashMap::new()),
+                pending: HashMap::new(),
+                dead: HashSet::new(),
+                forward: HashMap::new(),
                 regs: HashMap::new(),
                 uniform: HashSet::new(),
                 uni: HashMap::new(),
@@ -431,10 +444,19 @@ impl Lanes {
                 return scalar_type(LLVMTypeOf(v)).then(|| self.const_splat(v));
             }
         }
-        match self.map.get(&v) {
-            Some(&x) => Some(x),
-            None => self.scalar(v).filter(|&s| scalar_type(unsafe { LLVMTypeOf(s) })).map(|s| self.splat(s)),
+        if let Some(x) = self.map.borrow().get(&v).copied() {
+            return Some(x);
         }
+        if let Some(&w) = self.forward.get(&v) {
+            return self.value(w);
+        }
+        if let Some(&m) = self.pending.get(&v) {
+            // Built where first needed: every caller builds in the block's main path.
+            let x = self.compute(v, m, &|k| self.value(unsafe { LLVMGetOperand(v, k) }))?;
+            self.map.borrow_mut().insert(v, x);
+            return Some(x);
+        }
+        self.scalar(v).filter(|&s| scalar_type(unsafe { LLVMTypeOf(s) })).map(|s| self.splat(s))
     }
 
     /// The one value of a uniform `v`.
@@ -515,7 +537,7 @@ impl Lanes {
             let next = self.next_pc(*term, &number, all_on)?;
             LLVMBuildStore(self.b, next, self.pc);
             LLVMBuildBr(self.b, dispatch);
-            let shared = (self.map.clone(), self.uni.clone(), self.aff.clone());
+            let shared = (self.map.borrow().clone(), self.uni.clone(), self.aff.clone(), self.pending.clone(), self.forward.clone());
 
             LLVMPositionBuilderAtEnd(self.b, dispatch);
             let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
@@ -536,9 +558,11 @@ impl Lanes {
                 for every in [false, true] {
                     LLVMPositionBuilderAtEnd(self.b, if every { all_blocks[&b] } else { blocks[&b] });
                     // Values of other blocks are out of reach (the lowering uses none across blocks).
-                    self.map.clone_from(&shared.0);
+                    self.map.borrow_mut().clone_from(&shared.0);
                     self.uni.clone_from(&shared.1);
                     self.aff.clone_from(&shared.2);
+                    self.pending.clone_from(&shared.3);
+                    self.forward.clone_from(&shared.4);
                     self.written.clear();
                     self.reads.clear();
                     let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
@@ -661,6 +685,15 @@ impl Lanes {
                     if let Some(&reg) = self.regs.get(&p) {
                         if let Some(&w) = self.written.get(&p) {
                             self.reads.insert(i, w);
+                            if LLVMTypeOf(w) == ty {
+                                // What this block wrote: the lanes outside `m`, which it did not
+                                // write, matter to none of its effects.
+                                if let Some(a) = self.affine(w) {
+                                    self.aff.insert(i, a);
+                                }
+                                self.forward.insert(i, w);
+                                return Some(());
+                            }
                         }
                         let v = LLVMBuildLoad2(self.b, self.vt(ty), reg, c"".as_ptr());
                         if let Some(&(stride, flag, first)) = self.affine_regs.get(&p) {
@@ -697,10 +730,13 @@ impl Lanes {
                     if LLVMGetVolatile(i) != 0 || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic {
                         return None;
                     }
-                    let v = operand(self, 0)?;
                     let p = LLVMGetOperand(i, 1);
                     if let Some(&reg) = self.regs.get(&p) {
                         self.written.insert(p, LLVMGetOperand(i, 0));
+                        if self.dead.contains(&i) {
+                            return Some(());
+                        }
+                        let v = operand(self, 0)?;
                         self.store_lanes(m, v, reg);
                         if let Some(&(stride, flag, first)) = self.affine_regs.get(&p) {
                             let holds = match self.affine(LLVMGetOperand(i, 0)) {
@@ -713,6 +749,7 @@ impl Lanes {
                             LLVMBuildStore(self.b, holds, flag);
                         }
                     } else {
+                        let v = operand(self, 0)?;
                         self.publish(i, v, m);
                         match self.scalar(p) {
                             Some(p) => {
@@ -725,13 +762,17 @@ impl Lanes {
                 }
                 LLVMCall if warp::marked(i, regions::COLLECTIVE_RESULT) => self.exchange(i)?,
                 LLVMCall => return self.call_inst(i),
-                _ => self.compute(i, m, &|k| self.value(LLVMGetOperand(i, k)))?,
+                _ => {
+                    self.track(i);
+                    if self.aff.contains_key(&i) && scalar_type(ty) {
+                        self.pending.insert(i, m);
+                        return Some(());
+                    }
+                    self.compute(i, m, &|k| self.value(LLVMGetOperand(i, k)))?
+                }
             }
         };
-        self.map.insert(i, r);
-        if op != LLVMLoad {
-            self.track(i);
-        }
+        self.map.get_mut().insert(i, r);
         Some(())
     }
 
@@ -922,7 +963,7 @@ impl Lanes {
             } else {
                 self.per_lane(i, callee, &args)?
             };
-            self.map.insert(i, r);
+            self.map.get_mut().insert(i, r);
             Some(())
         }
     }
@@ -1164,8 +1205,11 @@ impl Lanes {
             }),
             ty: None,
         };
-        // Stores give no value: check up front that the lanes' addresses exist.
-        self.value(at)?;
+        // Stores give no value: check up front that the lanes' addresses exist (an affine address's
+        // are built only where an access needs them).
+        if !self.pending.contains_key(&at) {
+            self.value(at)?;
+        }
         self.access(a);
         Some(())
     }

@@ -146,6 +146,12 @@ pub(super) fn step(i: LLVMValueRef, operand: &dyn Fn(u32) -> Stride) -> Stride {
                 Some(k @ 0..=62) => operand(0).map(|s| (s >= 0 && (super::LANES as i64 - 1) * s < 1 << k).then_some(0)),
                 _ => Stride::Varies,
             },
+            // A condition the same in every lane picks the same arm in all of them.
+            LLVMSelect => match operand(0) {
+                Stride::By(0) => operand(1).map2(operand(2), |a, b| (a == b).then_some(a)),
+                Stride::Unknown => Stride::Unknown,
+                _ => Stride::Varies,
+            },
             LLVMSExt | LLVMZExt | LLVMPtrToInt | LLVMIntToPtr => operand(0),
             LLVMTrunc => {
                 let bits = LLVMGetIntTypeWidth(LLVMTypeOf(i));
