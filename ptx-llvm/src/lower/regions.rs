@@ -46,6 +46,9 @@ const PARITY: u32 = 9;
 /// lanes that is a whole warp, arriving there together, exchanges the values itself.
 pub(super) const PUBLISHED: [&str; 3] = ["ptxjit.published.a", "ptxjit.published.b", "ptxjit.published.c"];
 pub(super) const COLLECTIVE_RESULT: &str = "ptxjit.collective";
+/// Metadata marking a store that recomputes a register at a resume point: it writes what the
+/// register's one other store wrote in the same thread, so the register is still written once.
+pub(super) const RECOMPUTED: &str = "ptxjit.recomputed";
 
 /// What `split_regions` made of a thread body.
 pub(super) struct Plan {
@@ -629,14 +632,17 @@ impl<'ctx> Lowerer<'ctx> {
             }
             let mut done = HashMap::new();
             for &(a, ty, slot) in live[k].iter().map(|&i| &scalars[i]) {
-                let v = match remat.get(&a) {
-                    Some(&d) => recompute(self.b.as_mut_ptr(), d, &remat, &mut done),
+                let (v, recomputed) = match remat.get(&a) {
+                    Some(&d) => (recompute(self.b.as_mut_ptr(), d, &remat, &mut done), true),
                     None => {
                         let ty = unsafe { BasicTypeEnum::new(ty) };
-                        self.b.build_load(ty, slot, "restore")?.as_value_ref()
+                        (self.b.build_load(ty, slot, "restore")?.as_value_ref(), false)
                     }
                 };
-                unsafe { LLVMBuildStore(self.b.as_mut_ptr(), v, a) };
+                let st = unsafe { inkwell::values::InstructionValue::new(LLVMBuildStore(self.b.as_mut_ptr(), v, a)) };
+                if recomputed {
+                    st.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(RECOMPUTED)).expect("metadata");
+                }
             }
             let result = if s.kind >= SHFL {
                 self.b.build_store(cur_p, t32)?;

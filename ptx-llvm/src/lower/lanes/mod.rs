@@ -1034,8 +1034,15 @@ impl Lanes {
     }
 
     /// Branches to the first of `arms` (condition, code) that holds or, when none holds, `otherwise`; returns the value
-    /// each produced (None for stores).
-    fn choose(&self, arms: Vec<Arm<'_>>, otherwise: Box<dyn Fn(&Self) -> LLVMValueRef + '_>, ty: Option<LLVMTypeRef>) -> Option<LLVMValueRef> {
+    /// each produced (None for stores). `likely`: the arms are the expected case, and `otherwise` the
+    /// rare one (told to LLVM, whose register allocator then keeps the arms' values in registers).
+    fn choose(
+        &self,
+        arms: Vec<Arm<'_>>,
+        otherwise: Box<dyn Fn(&Self) -> LLVMValueRef + '_>,
+        ty: Option<LLVMTypeRef>,
+        likely: bool,
+    ) -> Option<LLVMValueRef> {
         unsafe {
             let join = self.block("lanes.join");
             let mut incoming = vec![];
@@ -1044,7 +1051,10 @@ impl Lanes {
                 let cond = cond(self);
                 let then = self.block("lanes.mem");
                 let next = self.block("lanes.mem");
-                LLVMBuildCondBr(self.b, cond, then, next);
+                let br = LLVMBuildCondBr(self.b, cond, then, next);
+                if likely {
+                    self.expect_taken(br);
+                }
                 LLVMPositionBuilderAtEnd(self.b, then);
                 let v = code(self);
                 incoming.push((v, LLVMGetInsertBlock(self.b)));
@@ -1060,6 +1070,20 @@ impl Lanes {
             let (mut vs, mut bs): (Vec<_>, Vec<_>) = incoming.into_iter().unzip();
             LLVMAddIncoming(phi, vs.as_mut_ptr(), bs.as_mut_ptr(), vs.len() as u32);
             Some(phi)
+        }
+    }
+
+    /// Marks conditional branch `br` as almost always going to its first successor.
+    fn expect_taken(&self, br: LLVMValueRef) {
+        unsafe {
+            let name = "branch_weights";
+            let mut node = [
+                LLVMMDStringInContext2(self.ctx, name.as_ptr() as *const _, name.len()),
+                LLVMValueAsMetadata(LLVMConstInt(self.i32t, 2000, 0)),
+                LLVMValueAsMetadata(LLVMConstInt(self.i32t, 1, 0)),
+            ];
+            let md = LLVMMDNodeInContext2(self.ctx, node.as_mut_ptr(), node.len());
+            LLVMSetMetadata(br, LLVMGetMDKindIDInContext(self.ctx, c"prof".as_ptr(), 4), LLVMMetadataAsValue(self.ctx, md));
         }
     }
 
@@ -1096,14 +1120,14 @@ impl Lanes {
                 let v = code(self);
                 return a.ty.map(|_| v);
             }
-            return self.choose(arms, code, a.ty);
+            return self.choose(arms, code, a.ty, false);
         }
         let ty = a.ty;
         let otherwise = move |this: &Self| {
             let p = this.rebuild(a.at, a.m).expect("built once already");
             this.general(a.clone(), p).unwrap_or(std::ptr::null_mut())
         };
-        self.choose(arms, Box::new(otherwise), ty)
+        self.choose(arms, Box::new(otherwise), ty, true)
     }
 
     /// Memory access `a` as the first of these that applies, found from the lanes' addresses: a vector
@@ -1130,7 +1154,7 @@ impl Lanes {
             Box::new(move |this: &Self| one(this, p_first)),
         ));
         let spread = a.spread.clone();
-        self.choose(arms, Box::new(move |this: &Self| spread(this, p)), a.ty)
+        self.choose(arms, Box::new(move |this: &Self| spread(this, p)), a.ty, false)
     }
 
     fn load(&mut self, ty: LLVMTypeRef, at: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<LLVMValueRef> {

@@ -13,12 +13,10 @@ use std::collections::{HashMap, HashSet};
 
 /// Which values of the blocks (entry first) are the same in every lane, and which registers hold only
 /// such values. A register counts when it is written once, with a uniform value: a lane reads either
-/// that value or one never written (PTX leaves those undefined). A value is uniform when it is computed
-/// purely from uniform values, or loaded from a uniform address or register; `tid.x` is not.
-/// Which values of the blocks (entry first) are the same in every lane, and which registers hold only
-/// such values. A register counts when it is written once, with a uniform value: a lane reads either
-/// that value or one never written (PTX leaves those undefined). A value is uniform when it is computed
-/// purely from uniform values, or loaded from a uniform address or register; `tid.x` is not.
+/// that value or one never written (PTX leaves those undefined); stores that recompute it at a resume
+/// point (`regions::RECOMPUTED`) write that value again, and count when they too store a uniform value.
+/// A value is uniform when it is computed purely from uniform values, or loaded from a uniform address
+/// or register; `tid.x` is not.
 pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, state: LLVMValueRef) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
     use LLVMOpcode::*;
     let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| instructions(b)).collect();
@@ -27,11 +25,13 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
         if unsafe { LLVMGetInstructionOpcode(i) } == LLVMStore {
             let p = unsafe { LLVMGetOperand(i, 1) };
             if unsafe { !LLVMIsAAllocaInst(p).is_null() } {
-                stores.entry(p).or_default().push(unsafe { LLVMGetOperand(i, 0) });
+                stores.entry(p).or_default().push(i);
             }
         }
     }
-    let mut regs: HashSet<LLVMValueRef> = stores.iter().filter(|(_, v)| v.len() == 1).map(|(&r, _)| r).collect();
+    let recomputed = |st: &LLVMValueRef| super::warp::marked(*st, crate::lower::regions::RECOMPUTED);
+    let mut regs: HashSet<LLVMValueRef> =
+        stores.iter().filter(|(_, v)| v.iter().filter(|st| !recomputed(st)).count() == 1).map(|(&r, _)| r).collect();
     loop {
         let mut uniform: HashSet<LLVMValueRef> = HashSet::new();
         let is = |u: &HashSet<LLVMValueRef>, v: LLVMValueRef| unsafe {
@@ -73,7 +73,8 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
                 uniform.insert(i);
             }
         }
-        let kept: HashSet<LLVMValueRef> = regs.iter().copied().filter(|r| is(&uniform, stores[r][0])).collect();
+        let kept: HashSet<LLVMValueRef> =
+            regs.iter().copied().filter(|r| stores[r].iter().all(|&st| is(&uniform, unsafe { LLVMGetOperand(st, 0) }))).collect();
         if kept == regs {
             return (uniform, regs);
         }
