@@ -7,6 +7,7 @@
 
 use super::{const_int, Lanes, LANES};
 use crate::collective::{SHFL, VOTE};
+use crate::ir::instructions;
 use crate::lower::regions::{COLLECTIVE_RESULT, PUBLISHED};
 use crate::regions::{DONE, WAIT, WARP};
 use inkwell::llvm_sys::core::*;
@@ -78,6 +79,41 @@ impl Lanes {
         }
     }
 
+    /// Operand `j` of the collective whose result call `i` reads, as a splat, where every block stopping
+    /// for it publishes the same constant.
+    fn published_const(&self, i: LLVMValueRef, j: usize) -> Option<LLVMValueRef> {
+        let resume = unsafe { LLVMGetInstructionParent(i) };
+        let mut found = None;
+        for (&stop, _) in self.stops_to.iter().filter(|&(_, &r)| r == resume) {
+            let st = instructions(stop).into_iter().find(|&st| marked(st, PUBLISHED[j]))?;
+            let v = self.constant_int(unsafe { LLVMGetOperand(st, 0) })?;
+            if found.is_some_and(|f| f != v) {
+                return None;
+            }
+            found = Some(v);
+        }
+        found.map(|v| self.const_splat(v))
+    }
+
+    /// `v` as an integer constant: a constant, or a read of a uniform register only ever written with it
+    /// (as `mov.b32 %r51, 16` sets up a shuffle's lane).
+    fn constant_int(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
+        unsafe {
+            if !LLVMIsAConstantInt(v).is_null() {
+                return Some(v);
+            }
+            if crate::ir::opcode(v) != Some(LLVMOpcode::LLVMLoad) || !self.uni.contains_key(&LLVMGetOperand(v, 0)) {
+                return None;
+            }
+            let mut written = crate::ir::users(LLVMGetOperand(v, 0))
+                .into_iter()
+                .filter(|&u| crate::ir::opcode(u) == Some(LLVMOpcode::LLVMStore))
+                .map(|st| LLVMGetOperand(st, 0));
+            let c = written.next()?;
+            (!LLVMIsAConstantInt(c).is_null() && written.all(|w| w == c)).then_some(c)
+        }
+    }
+
     /// A store that publishes a collective's operand: also kept in the group's own copy.
     pub(super) fn publish(&self, i: LLVMValueRef, v: LLVMValueRef, m: LLVMValueRef) {
         for (j, name) in PUBLISHED.iter().enumerate() {
@@ -112,7 +148,7 @@ impl Lanes {
                 return Some(self.splat(r));
             }
             // The source lane, as `shfl_source` in ptx-jit's fibers.
-            let (bv, c) = (get(1), get(2));
+            let (bv, c) = (self.published_const(i, 1).unwrap_or_else(|| get(1)), self.published_const(i, 2).unwrap_or_else(|| get(2)));
             let bval = LLVMBuildAnd(b, bv, n(31), c"".as_ptr());
             let cval = LLVMBuildAnd(b, c, n(31), c"".as_ptr());
             let seg = LLVMBuildAnd(b, LLVMBuildLShr(b, c, n(8), c"".as_ptr()), n(31), c"seg".as_ptr());
@@ -139,11 +175,17 @@ impl Lanes {
                 }
             };
             let src = LLVMBuildAnd(b, LLVMBuildSelect(b, valid, j, l, c"".as_ptr()), n(31), c"src".as_ptr());
-            // Lane `src`'s value: from a copy of the lanes in memory.
-            LLVMBuildStore(b, a, self.table);
-            let mut idx = [src];
-            let at = LLVMBuildGEP2(b, self.i32t, self.table, idx.as_mut_ptr(), 1, c"".as_ptr());
-            let value = self.masked("llvm.masked.gather", &mut [vi32, self.vt(self.ptr)], &[at, self.all_on(), LLVMGetPoison(vi32)], 0)?;
+            let value = if LLVMIsAConstant(src).is_null() {
+                // Lane `src`'s value: from a copy of the lanes in memory.
+                LLVMBuildStore(b, a, self.table);
+                let mut idx = [src];
+                let at = LLVMBuildGEP2(b, self.i32t, self.table, idx.as_mut_ptr(), 1, c"".as_ptr());
+                self.masked("llvm.masked.gather", &mut [vi32, self.vt(self.ptr)], &[at, self.all_on(), LLVMGetPoison(vi32)], 0)?
+            } else {
+                // Operands known here (the usual `shfl.sync.down.b32 d, a, 16, 31, -1`): a fixed
+                // permutation of the lanes.
+                LLVMBuildShuffleVector(b, a, LLVMGetPoison(vi32), src, c"".as_ptr())
+            };
             let value = LLVMBuildZExt(b, value, vi64, c"".as_ptr());
             let valid = LLVMBuildShl(b, LLVMBuildZExt(b, valid, vi64, c"".as_ptr()), self.const_splat(LLVMConstInt(self.i64t, 32, 0)), c"".as_ptr());
             Some(LLVMBuildOr(b, value, valid, c"shfl".as_ptr()))
