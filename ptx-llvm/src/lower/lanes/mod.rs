@@ -459,6 +459,17 @@ impl Lanes {
         self.scalar(v).filter(|&s| scalar_type(unsafe { LLVMTypeOf(s) })).map(|s| self.splat(s))
     }
 
+    /// Whether `value(v)` gives the lanes of `v` (here or, for a deferred affine value, where first
+    /// needed), without building anything.
+    fn available(&self, v: LLVMValueRef) -> bool {
+        if let Some(&w) = self.forward.get(&v) {
+            return self.available(w);
+        }
+        self.map.borrow().contains_key(&v)
+            || self.pending.contains_key(&v)
+            || self.scalar(v).is_some_and(|s| scalar_type(unsafe { LLVMTypeOf(s) }))
+    }
+
     /// The one value of a uniform `v`.
     fn scalar(&self, v: LLVMValueRef) -> Option<LLVMValueRef> {
         unsafe {
@@ -764,7 +775,8 @@ impl Lanes {
                 LLVMCall => return self.call_inst(i),
                 _ => {
                     self.track(i);
-                    if self.aff.contains_key(&i) && scalar_type(ty) {
+                    let operands_ready = (0..LLVMGetNumOperands(i) as u32).all(|k| self.available(LLVMGetOperand(i, k)));
+                    if self.aff.contains_key(&i) && scalar_type(ty) && operands_ready {
                         self.pending.insert(i, m);
                         return Some(());
                     }
@@ -1231,8 +1243,8 @@ impl Lanes {
         };
         // Stores give no value: check up front that the lanes' addresses exist (an affine address's
         // are built only where an access needs them).
-        if !self.pending.contains_key(&at) {
-            self.value(at)?;
+        if !self.available(at) {
+            return None;
         }
         self.access(a);
         Some(())
