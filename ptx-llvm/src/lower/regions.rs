@@ -356,6 +356,12 @@ fn field_of(p: LLVMValueRef) -> Option<u32> {
 }
 
 impl<'ctx> Lowerer<'ctx> {
+    /// Marks instruction `i` for the lane vectoriser with the empty metadata `name` (read by
+    /// `lanes::marked`).
+    fn mark(&self, i: inkwell::values::InstructionValue<'ctx>, name: &str) {
+        i.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(name)).expect("metadata");
+    }
+
     /// A call of `env->collective` (the callee is loaded from the environment's field 7), with its kind.
     fn collective_call(&self, i: LLVMValueRef, env: LLVMValueRef) -> Option<Option<u32>> {
         unsafe {
@@ -600,17 +606,13 @@ impl<'ctx> Lowerer<'ctx> {
                     let v = unsafe { inkwell::values::AnyValueEnum::new(LLVMGetOperand(s.call, j)) };
                     BasicValueEnum::try_from(v).expect("collective operand")
                 };
-                let mark = |this: &Self, st: inkwell::values::InstructionValue<'ctx>, j: usize| {
-                    let kind = this.ctx.get_kind_id(PUBLISHED[j]);
-                    st.set_metadata(this.ctx.metadata_node(&[]), kind).expect("metadata");
-                };
                 let st = self.b.build_store(sp, operand(2))?;
-                mark(self, st, 0);
+                self.mark(st, PUBLISHED[0]);
                 for (j, o) in [(3u32, i32t.const_zero()), (4, nslots)] {
                     let at = self.b.build_int_add(o, t32, "a")?;
                     let ap = unsafe { self.b.build_in_bounds_gep(i32t, args_base, &[at], "arg")? };
                     let st = self.b.build_store(ap, operand(j))?;
-                    mark(self, st, j as usize - 2);
+                    self.mark(st, PUBLISHED[j as usize - 2]);
                 }
             }
             for &(a, ty, slot) in live[k]
@@ -641,7 +643,7 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 let st = unsafe { inkwell::values::InstructionValue::new(LLVMBuildStore(self.b.as_mut_ptr(), v, a)) };
                 if recomputed {
-                    st.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(RECOMPUTED)).expect("metadata");
+                    self.mark(st, RECOMPUTED);
                 }
             }
             let result = if s.kind >= SHFL {
@@ -664,10 +666,7 @@ impl<'ctx> Lowerer<'ctx> {
                     ],
                     "get",
                 )?;
-                let kind = self.ctx.get_kind_id(COLLECTIVE_RESULT);
-                unsafe { inkwell::values::InstructionValue::new(r.as_value_ref()) }
-                    .set_metadata(self.ctx.metadata_node(&[]), kind)
-                    .expect("metadata");
+                self.mark(unsafe { inkwell::values::InstructionValue::new(r.as_value_ref()) }, COLLECTIVE_RESULT);
                 r.try_as_basic_value().basic().expect("i64").as_value_ref()
             } else {
                 self.i64().const_zero().as_value_ref()

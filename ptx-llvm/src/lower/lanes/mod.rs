@@ -47,6 +47,15 @@ fn const_int(v: LLVMValueRef) -> Option<u64> {
     unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v)) }
 }
 
+fn metadata_kind(ctx: LLVMContextRef, name: &str) -> u32 {
+    unsafe { LLVMGetMDKindIDInContext(ctx, name.as_ptr() as *const _, name.len() as u32) }
+}
+
+/// Whether instruction `i` carries the (empty) metadata `name` (the regions lowering's marks).
+fn marked(i: LLVMValueRef, name: &str) -> bool {
+    unsafe { !LLVMGetMetadata(i, metadata_kind(LLVMGetTypeContext(LLVMTypeOf(i)), name)).is_null() }
+}
+
 fn name_of(f: LLVMValueRef) -> String {
     let mut len = 0;
     let p = unsafe { LLVMGetValueName2(f, &mut len) };
@@ -771,12 +780,12 @@ impl Lanes {
                     }
                     return Some(());
                 }
-                LLVMCall if warp::marked(i, regions::COLLECTIVE_RESULT) => self.exchange(i)?,
+                LLVMCall if marked(i, regions::COLLECTIVE_RESULT) => self.exchange(i)?,
                 LLVMCall => return self.call_inst(i),
                 _ => {
                     self.track(i);
-                    let operands_ready = (0..LLVMGetNumOperands(i) as u32).all(|k| self.available(LLVMGetOperand(i, k)));
-                    if self.aff.contains_key(&i) && scalar_type(ty) && operands_ready {
+                    let operands_ready = || (0..LLVMGetNumOperands(i) as u32).all(|k| self.available(LLVMGetOperand(i, k)));
+                    if self.aff.contains_key(&i) && scalar_type(ty) && operands_ready() {
                         self.pending.insert(i, m);
                         return Some(());
                     }
@@ -866,8 +875,9 @@ impl Lanes {
     /// path that does leaves them dead on the other (where they are never stored in a register
     /// that lives on).
     fn rebuild(&self, v: LLVMValueRef, m: LLVMValueRef) -> Option<LLVMValueRef> {
-        if let Some(&w) = self.reads.get(&v) {
-            // A register this block wrote: the lanes of `m` read what it was written with.
+        if let Some(&w) = self.reads.get(&v).or_else(|| self.forward.get(&v)) {
+            // A register this block (or the entry block) wrote: the lanes of `m` read what it was
+            // written with.
             return self.rebuild(w, m);
         }
         if self.aff.contains_key(&v) && crate::ir::opcode(v).is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
@@ -1095,7 +1105,7 @@ impl Lanes {
                 LLVMValueAsMetadata(LLVMConstInt(self.i32t, 1, 0)),
             ];
             let md = LLVMMDNodeInContext2(self.ctx, node.as_mut_ptr(), node.len());
-            LLVMSetMetadata(br, LLVMGetMDKindIDInContext(self.ctx, c"prof".as_ptr(), 4), LLVMMetadataAsValue(self.ctx, md));
+            LLVMSetMetadata(br, metadata_kind(self.ctx, "prof"), LLVMMetadataAsValue(self.ctx, md));
         }
     }
 

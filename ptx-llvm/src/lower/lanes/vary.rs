@@ -29,7 +29,7 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
             }
         }
     }
-    let recomputed = |st: &LLVMValueRef| super::warp::marked(*st, crate::lower::regions::RECOMPUTED);
+    let recomputed = |st: &LLVMValueRef| super::marked(*st, crate::lower::regions::RECOMPUTED);
     let mut regs: HashSet<LLVMValueRef> =
         stores.iter().filter(|(_, v)| v.iter().filter(|st| !recomputed(st)).count() == 1).map(|(&r, _)| r).collect();
     loop {

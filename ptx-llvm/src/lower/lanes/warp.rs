@@ -5,7 +5,7 @@
 //! apart, stops there as the thread body does (its operands are published and its registers saved
 //! by the code before the stop), and the runtime takes over.
 
-use super::{const_int, Lanes, LANES};
+use super::{const_int, marked, Lanes, LANES};
 use crate::collective::{SHFL, VOTE};
 use crate::ir::instructions;
 use crate::lower::regions::{COLLECTIVE_RESULT, PUBLISHED};
@@ -17,15 +17,6 @@ use inkwell::llvm_sys::LLVMOpcode;
 
 // A group is one warp, lane for lane.
 const _: () = assert!(LANES == 32);
-
-fn metadata_kind(ctx: LLVMContextRef, name: &str) -> u32 {
-    unsafe { LLVMGetMDKindIDInContext(ctx, name.as_ptr() as *const _, name.len() as u32) }
-}
-
-/// Whether instruction `i` carries the (empty) metadata `name`.
-pub(super) fn marked(i: LLVMValueRef, name: &str) -> bool {
-    unsafe { !LLVMGetMetadata(i, metadata_kind(LLVMGetTypeContext(LLVMTypeOf(i)), name)).is_null() }
-}
 
 /// The collective whose result call `i` reads (`COLLECTIVE_RESULT`), when a group can compute it.
 fn exchange_kind(i: LLVMValueRef) -> Option<u32> {
