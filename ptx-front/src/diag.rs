@@ -73,6 +73,8 @@ codes! {
     "The instruction is valid PTX of an older ISA, but NVIDIA's ptxas refuses it for the module's target and version: `shfl` and `vote` without `.sync` on sm_70 and later from PTX 6.4. ptx-jit still accepts and runs it. Warning.\n\nWrong:\n    .version 7.0\n    .target sm_70\n    vote.ballot.b32 %r1, %p1;\nRight:\n    vote.sync.ballot.b32 %r1, %p1, 0xffffffff;";
     P0508 => "immediate does not fit its operand",
     "An integer immediate has more bits than the operand's type; ptxas keeps the low bits silently. Warning.\n\nWrong:\n    add.u16 %rs1, %rs2, 70000;\nRight:\n    add.u16 %rs1, %rs2, 4464;";
+    P0509 => "non-ASCII character",
+    "The text has a character outside ASCII, here in a comment or string where the grammar allows it. ptxas and ptx-jit accept it, but NVIDIA's driver JIT (`cuModuleLoadData` on a GPU) refuses the whole module. Warning.\n\nWrong:\n    // a café's kernel\nRight:\n    // a cafe's kernel";
     P0401 => "not supported by this backend yet",
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
     P0402 => "invalid target or PTX version",

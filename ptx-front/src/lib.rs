@@ -16,6 +16,7 @@ pub mod target;
 pub mod types;
 
 pub use diag::{Code, Diagnostic, Severity};
+use span::Span;
 pub use parser::{parse, parse_fragment};
 pub use printer::print;
 pub use target::Target;
@@ -43,6 +44,29 @@ pub fn parse_and_check_with<'a>(src: &'a str, opts: &check::Options) -> (ast::Mo
     if !(diags.iter().any(Diagnostic::is_error) && m.items.is_empty() && m.directives.is_empty()) {
         diags.extend(check::check_with(&m, opts));
     }
+    let flagged: Vec<Span> = diags.iter().map(|d| d.span).collect();
+    diags.extend(
+        non_ascii(src)
+            .filter(|s| !flagged.iter().any(|f| f.start <= s.start && s.start < f.end))
+            .map(|s| {
+                Diagnostic::warning(Code::P0509, s, "non-ASCII text: NVIDIA's driver JIT refuses the module")
+                    .label("not ASCII")
+                    .note("ptxas accepts it, but `cuModuleLoadData` on a GPU fails")
+                    .help("spell it in ASCII, or remove it")
+            }),
+    );
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     (m, diags)
+}
+
+/// The first run of non-ASCII characters on each line that has one.
+fn non_ascii(src: &str) -> impl Iterator<Item = Span> + '_ {
+    let mut at = 0;
+    src.split_inclusive('\n').filter_map(move |line| {
+        let start = at;
+        at += line.len();
+        let first = line.find(|c: char| !c.is_ascii())?;
+        let len = line[first..].find(|c: char| c.is_ascii()).unwrap_or(line.len() - first);
+        Some(Span::new(start + first, start + first + len))
+    })
 }

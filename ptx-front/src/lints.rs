@@ -385,7 +385,10 @@ impl<'m, 'a> Func<'m, 'a> {
         }
         for &(name, span, first, n, param) in &self.regs.decls {
             let nested = self.nested.contains(&span.start);
-            if !param && !nested && !used[first as usize..(first + n) as usize].iter().any(|&u| u) {
+            // nvcc and LLVM declare the frame's stack pointers as a pair wherever a function has a
+            // local depot, whether or not the code uses both: nothing a user could remove.
+            let frame_pointer = matches!(name.text, "%SP" | "%SPL");
+            if !param && !nested && !frame_pointer && !used[first as usize..(first + n) as usize].iter().any(|&u| u) {
                 out.push(
                     Diagnostic::warning(Code::P0501, name.span, format!("register `{}` is never used", name.text))
                         .label(if n > 1 { "none of these registers is used" } else { "declared here, never used" })

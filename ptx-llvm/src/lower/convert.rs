@@ -136,8 +136,14 @@ impl<'ctx> Lowerer<'ctx> {
         let a = self.ftz(d, a)?;
         let v: BasicValueEnum = match (dt, s) {
             (Type::F32, Type::F16) => {
+                // A NaN widens to the canonical 0x7fffffff, as an H100 gives, also where LLVM folds a
+                // constant NaN (it would keep the payload).
                 let h = self.b.build_bit_cast(a, self.ctx.f16_type(), "h")?.into_float_value();
-                self.b.build_float_ext(h, f32t, "f")?.into()
+                let f = self.b.build_float_ext(h, f32t, "f")?;
+                let nan = self.b.build_float_compare(FloatPredicate::UNO, f, f, "nan")?;
+                let bits = self.b.build_bit_cast(f, i32t, "bits")?.into_int_value();
+                let bits = self.b.build_select(nan, i32t.const_int(0x7fff_ffff, false), bits, "canon")?;
+                self.b.build_bit_cast(bits, f32t, "f")?
             }
             (Type::F16, _) => {
                 let h = self
@@ -151,7 +157,7 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_bit_cast(w, f32t, "f")?
             }
             _ => {
-                // Round to nearest even on the upper half; NaN stays a quiet NaN of the same sign.
+                // Round to nearest even on the upper half.
                 let bits = self.b.build_bit_cast(a, i32t, "bits")?.into_int_value();
                 let odd = self.b.build_and(
                     self.b.build_right_shift(bits, i32t.const_int(16, false), false, "u")?,
@@ -171,12 +177,8 @@ impl<'ctx> Lowerer<'ctx> {
                     a.into_float_value(),
                     "nan",
                 )?;
-                let quiet = self.b.build_or(
-                    self.b.build_right_shift(bits, i32t.const_int(16, false), false, "q")?,
-                    i32t.const_int(0x40, false),
-                    "q",
-                )?;
-                let r = self.b.build_select(nan, quiet, rounded, "bf16")?.into_int_value();
+                // Any NaN gives the canonical 0x7fff, as an H100's `cvt.rn.bf16.f32` does.
+                let r = self.b.build_select(nan, i32t.const_int(0x7fff, false), rounded, "bf16")?.into_int_value();
                 self.b.build_int_truncate(r, i16t, "bf16")?.into()
             }
         };

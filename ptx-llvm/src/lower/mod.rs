@@ -580,6 +580,14 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     fn module_var(&mut self, v: &VarDecl<'_>) -> R<()> {
+        if matches!(v.ty, Type::Texref | Type::Samplerref | Type::Surfref) {
+            // Opaque handles bound by the driver (`cuTexRefSetArray`); as plain memory they would
+            // compile and then read garbage.
+            return Err(unsupported(
+                v.span,
+                format!("texture, sampler and surface references (`{}`) are not supported yet", v.ty.name()),
+            ));
+        }
         let size = v.size_bytes();
         if size == 0 {
             return Err(unsupported(

@@ -520,8 +520,14 @@ impl<'ctx> Lowerer<'ctx> {
             return Ok(self.b.build_ptr_to_int(g.as_pointer_value(), at, "addr")?);
         }
         if let Some(Entry::Var(v)) = scope.lookup(n.text) {
-            if let Some(p) = st.locals.get(&(v as *const _)) {
-                return Ok(self.b.build_ptr_to_int(*p, at, "addr")?);
+            if let Some(&p) = st.locals.get(&(v as *const _)) {
+                // On a GPU a `.local` variable's address is one in the local window (address space 5),
+                // which `ld.local` takes and `cvta.local` makes generic; the alloca is generic.
+                let p = match (self.flavour, v.space) {
+                    (Flavour::Nvvm, Space::Local) => self.b.build_address_space_cast(p, self.ptr(5), "local")?,
+                    _ => p,
+                };
+                return Ok(self.b.build_ptr_to_int(p, at, "addr")?);
             }
         }
         Err(unsupported(
