@@ -16,10 +16,10 @@ pub mod target;
 pub mod types;
 
 pub use diag::{Code, Diagnostic, Severity};
-use span::Span;
 pub use parser::{parse, parse_fragment};
 pub use printer::print;
 pub use target::Target;
+use span::Span;
 
 /// Parses and checks. The module is returned even with errors so callers can show all diagnostics.
 pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {

@@ -33,8 +33,13 @@ impl<'ctx> Lowerer<'ctx> {
         if self.flavour != Flavour::Host || f.get_type() != self.ctx.f32_type() {
             return Ok(v);
         }
-        // Selected as integers: LLVM treats all NaNs of a float select as interchangeable and would
-        // fold the choice away. Callers flush (`.ftz`) before this, as a flush never makes a NaN.
+        self.canonical_nan(f)
+    }
+
+    /// The bits of f32 `f`, 0x7fffffff where it is a NaN. Selected as integers: LLVM treats all NaNs
+    /// of a float select as interchangeable and would fold the choice away. Callers flush (`.ftz`)
+    /// before this, as a flush never makes a NaN.
+    pub(super) fn canonical_nan(&self, f: inkwell::values::FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
         let nan = self.b.build_float_compare(FloatPredicate::UNO, f, f, "isnan")?;
         let bits = self.b.build_bit_cast(f, self.i32(), "bits")?.into_int_value();
         Ok(self

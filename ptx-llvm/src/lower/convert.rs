@@ -139,11 +139,7 @@ impl<'ctx> Lowerer<'ctx> {
                 // A NaN widens to the canonical 0x7fffffff, as an H100 gives, also where LLVM folds a
                 // constant NaN (it would keep the payload).
                 let h = self.b.build_bit_cast(a, self.ctx.f16_type(), "h")?.into_float_value();
-                let f = self.b.build_float_ext(h, f32t, "f")?;
-                let nan = self.b.build_float_compare(FloatPredicate::UNO, f, f, "nan")?;
-                let bits = self.b.build_bit_cast(f, i32t, "bits")?.into_int_value();
-                let bits = self.b.build_select(nan, i32t.const_int(0x7fff_ffff, false), bits, "canon")?;
-                self.b.build_bit_cast(bits, f32t, "f")?
+                self.canonical_nan(self.b.build_float_ext(h, f32t, "f")?)?
             }
             (Type::F16, _) => {
                 let h = self
