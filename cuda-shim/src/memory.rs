@@ -31,20 +31,46 @@ unsafe fn allocate(size: usize) -> Result<(*mut u8, Layout), CUresult> {
     // there; here the same overrun would corrupt the host's heap. Each allocation gets a tail as long
     // as itself (up to 2 MiB) that only such kernels touch (checked mode still reports them, by the
     // size asked for).
-    let padded = size.saturating_add(size.min(2 << 20)).next_multiple_of(4096);
-    // Large allocations in large pages too, as on a GPU: kernels that stream through them would
-    // otherwise spend much of their time on TLB misses.
-    let align = if padded >= HUGE_PAGE { HUGE_PAGE } else { ALIGN };
-    let layout = Layout::from_size_align(padded, align).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-    let p = std::alloc::alloc_zeroed(layout);
-    if p.is_null() {
-        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    let padded = size.saturating_add(size.min(HUGE_PAGE)).next_multiple_of(4096);
+    if padded < HUGE_PAGE {
+        let layout = Layout::from_size_align(padded, ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+        let p = std::alloc::alloc_zeroed(layout);
+        return if p.is_null() { Err(CUDA_ERROR_OUT_OF_MEMORY) } else { Ok((p, layout)) };
     }
-    if align == HUGE_PAGE {
-        // Advice only: where the kernel has no huge pages the memory works as before.
-        libc::madvise(p as *mut c_void, padded, libc::MADV_HUGEPAGE);
+    let layout = Layout::from_size_align(padded, HUGE_PAGE).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+    map_huge(layout).map(|p| (p, layout)).ok_or(CUDA_ERROR_OUT_OF_MEMORY)
+}
+
+/// Large allocations go in huge pages, as on a GPU: kernels that stream through memory at a page's
+/// stride (a warp's rows of a CTA's chunk) would otherwise spend much of their time on TLB misses.
+/// Fresh anonymous memory, so the advice comes before any page is touched (the allocator's zeroing
+/// touched them all first, and the buffer stayed in 4 KiB pages), and the kernel zeroes it lazily.
+unsafe fn map_huge(layout: Layout) -> Option<*mut u8> {
+    let len = layout.size() + HUGE_PAGE;
+    let raw = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+    if raw == libc::MAP_FAILED {
+        return None;
     }
-    Ok((p, layout))
+    let start = (raw as usize).next_multiple_of(HUGE_PAGE);
+    let (head, tail) = (start - raw as usize, raw as usize + len - (start + layout.size()));
+    if head > 0 {
+        libc::munmap(raw, head);
+    }
+    if tail > 0 {
+        libc::munmap((start + layout.size()) as *mut c_void, tail);
+    }
+    // Advice only: where the kernel has no huge pages the memory works as before.
+    libc::madvise(start as *mut c_void, layout.size(), libc::MADV_HUGEPAGE);
+    Some(start as *mut u8)
+}
+
+/// Gives back what `allocate` returned.
+unsafe fn release(p: *mut u8, layout: Layout) {
+    if layout.align() == HUGE_PAGE {
+        libc::munmap(p as *mut c_void, layout.size());
+    } else {
+        std::alloc::dealloc(p, layout);
+    }
 }
 
 unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layout, usize, u64) -> MemKind) -> Result<(), CUresult> {
@@ -72,7 +98,7 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
     }
     let a = MEMORY.lock().remove(&ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if let Some(layout) = layout(&a.kind) {
-        unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+        unsafe { release(ptr as *mut u8, layout) };
     }
     Ok(())
 }
@@ -104,7 +130,7 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
         .collect();
     for p in gone {
         if let Some(l) = mem.remove(&p).and_then(|a| layout(&a.kind)) {
-            unsafe { std::alloc::dealloc(p as *mut u8, l) };
+            unsafe { release(p as *mut u8, l) };
         }
     }
 }
@@ -580,7 +606,7 @@ api! {
         let a = MEMORY.lock().remove(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let l = layout(&a.kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         run_async(s, move || {
-            std::alloc::dealloc(dptr as *mut u8, l);
+            release(dptr as *mut u8, l);
             Ok(())
         })
     }
@@ -810,3 +836,29 @@ api! {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_allocations_are_huge_page_aligned_zeroed_and_padded() {
+        for size in [HUGE_PAGE - 4096, HUGE_PAGE, 3 * HUGE_PAGE + 5] {
+            let (p, layout) = unsafe { allocate(size) }.unwrap();
+            assert_eq!(p as usize % HUGE_PAGE, 0, "{size}");
+            assert_eq!(layout.size(), (size + size.min(HUGE_PAGE)).next_multiple_of(4096));
+            let all = unsafe { std::slice::from_raw_parts_mut(p, layout.size()) };
+            assert!(all.iter().all(|&b| b == 0));
+            all.fill(0xa5); // the whole padded length is mapped and writable
+            unsafe { release(p, layout) };
+        }
+    }
+
+    #[test]
+    fn small_allocations_come_from_the_heap() {
+        let (p, layout) = unsafe { allocate(1000) }.unwrap();
+        assert_eq!((p as usize % ALIGN, layout.size(), layout.align()), (0, 4096, ALIGN));
+        assert!(unsafe { std::slice::from_raw_parts(p, 4096) }.iter().all(|&b| b == 0));
+        unsafe { release(p, layout) };
+    }
+}
