@@ -1594,6 +1594,33 @@ def fam_lanes_nan():
     return run, [(1, "u32", out)]
 
 
+# Branches on affine comparisons in lane-vectorised groups: 2 CTAs of 96 threads
+# ---------------------------------------------------------------------------------------------
+
+LB_GRID, LB_BLOCK = 2, 96
+LB_B, LB_E, LB_C, LB_N = 0x7FFFFF44, 0x7FFFFFF5, 90, 200
+
+
+@family("lanes_bounds.ptx")
+def fam_lanes_bounds():
+    out = []
+    for c in range(LB_GRID):
+        for t in range(LB_BLOCK):
+            s = u = w = 0
+            for k in range(8):
+                if s32((LB_B + 8 * c + t + 16 * k) & M32) < s32(LB_E):
+                    s |= 1 << k
+                if (LB_C - t - 16 * k) & M32 >= 5:
+                    u |= 1 << k
+                if 3 * t + k < 2 * t + 40:
+                    w |= 1 << k
+            n = len(range(t, LB_N, LB_BLOCK))
+            out += [s, u, w, n]
+    run = "kernel=k grid=%d block=%d args=u32*%d;u32:%d;u32:%d;u32:%d;u32:%d" % (
+        LB_GRID, LB_BLOCK, len(out), LB_B, LB_E, LB_C, LB_N)
+    return run, [(0, "u32", out)]
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------

@@ -601,6 +601,9 @@ impl Lanes {
                     for &i in rest {
                         self.instruction(i, m, full)?;
                     }
+                    if every {
+                        self.uniform_branch(*term, &number, &all_blocks);
+                    }
                     let next = self.next_pc(*term, &number, m)?;
                     let pcv2 = if every { next } else { LLVMBuildSelect(self.b, m, next, pcv, c"pc".as_ptr()) };
                     LLVMBuildStore(self.b, pcv2, self.pc);
@@ -661,6 +664,60 @@ impl Lanes {
                 }
                 _ => None,
             }
+        }
+    }
+
+    /// For conditional branch `t` in a block's copy for every lane: where the condition compares values
+    /// affine in the lane and its first and last lanes agree, so do all the lanes in between (the
+    /// difference of the operands is linear in the lane and, where neither wraps, so is its sign),
+    /// and the code goes on directly to the target's copy for every lane, with no vector of the
+    /// compared values (a loop's `i + 3 * step < end`, say). Leaves the builder where the lanes are
+    /// compared one by one.
+    fn uniform_branch(&self, t: LLVMValueRef, number: &HashMap<LLVMBasicBlockRef, u64>, all_blocks: &HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>) {
+        use inkwell::llvm_sys::LLVMIntPredicate::*;
+        unsafe {
+            if LLVMGetInstructionOpcode(t) != LLVMOpcode::LLVMBr || LLVMIsConditional(t) == 0 {
+                return;
+            }
+            let (s0, s1) = (LLVMGetSuccessor(t, 0), LLVMGetSuccessor(t, 1));
+            let (Some(&n0), Some(&n1)) = (number.get(&s0), number.get(&s1)) else { return };
+            let mut c = LLVMGetCondition(t);
+            while let Some(&w) = self.forward.get(&c) {
+                c = w;
+            }
+            if crate::ir::opcode(c) != Some(LLVMOpcode::LLVMICmp) {
+                return;
+            }
+            let pred = LLVMGetICmpPredicate(c);
+            let signed = match pred {
+                LLVMIntSLT | LLVMIntSLE | LLVMIntSGT | LLVMIntSGE => true,
+                LLVMIntULT | LLVMIntULE | LLVMIntUGT | LLVMIntUGE => false,
+                _ => return,
+            };
+            let (Some(x), Some(y)) = (self.affine(LLVMGetOperand(c, 0)), self.affine(LLVMGetOperand(c, 1))) else { return };
+            let ty = LLVMTypeOf(x.first);
+            if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMIntegerTypeKind || (x.stride == 0 && y.stride == 0) {
+                return;
+            }
+            let last = |a: Affine| {
+                let span = LLVMConstInt(ty, (LANES as i64 - 1).wrapping_mul(a.stride) as u64, 1);
+                LLVMBuildAdd(self.b, a.first, span, c"last".as_ptr())
+            };
+            let c0 = LLVMBuildICmp(self.b, pred, x.first, y.first, c"first".as_ptr());
+            let cn = LLVMBuildICmp(self.b, pred, last(x), last(y), c"last".as_ptr());
+            let mut ok = LLVMBuildICmp(self.b, LLVMIntEQ, c0, cn, c"agree".as_ptr());
+            for a in [x, y] {
+                ok = self.and(ok, a.holds);
+                ok = self.and(ok, Some(vary::no_wrap(self.b, a.first, a.stride, signed)));
+            }
+            let on = self.block("lanes.uniform");
+            let lanewise = self.block("lanes.lanewise");
+            LLVMBuildCondBr(self.b, ok, on, lanewise);
+            LLVMPositionBuilderAtEnd(self.b, on);
+            let pc = |n: u64| self.const_splat(LLVMConstInt(self.i32t, n, 0));
+            LLVMBuildStore(self.b, LLVMBuildSelect(self.b, c0, pc(n0), pc(n1), c"pc".as_ptr()), self.pc);
+            LLVMBuildCondBr(self.b, c0, all_blocks[&s0], all_blocks[&s1]);
+            LLVMPositionBuilderAtEnd(self.b, lanewise);
         }
     }
 
@@ -785,7 +842,9 @@ impl Lanes {
                 _ => {
                     self.track(i);
                     let operands_ready = || (0..LLVMGetNumOperands(i) as u32).all(|k| self.available(LLVMGetOperand(i, k)));
-                    if self.aff.contains_key(&i) && scalar_type(ty) && operands_ready() {
+                    // Comparisons too: a branch on one may need only its end lanes (`uniform_branch`).
+                    let deferred = self.aff.contains_key(&i) || op == LLVMICmp;
+                    if deferred && scalar_type(ty) && operands_ready() {
                         self.pending.insert(i, m);
                         return Some(());
                     }
@@ -880,7 +939,10 @@ impl Lanes {
             // written with.
             return self.rebuild(w, m);
         }
-        if self.aff.contains_key(&v) && crate::ir::opcode(v).is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
+        // Deferred values not built yet are built here without being kept: this may be a fallback's
+        // path, which the block's main path does not go through.
+        let deferred = self.aff.contains_key(&v) || (self.pending.contains_key(&v) && !self.map.borrow().contains_key(&v));
+        if deferred && crate::ir::opcode(v).is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
             return self.compute(v, m, &|k| self.rebuild(unsafe { LLVMGetOperand(v, k) }, m));
         }
         self.value(v)
