@@ -707,8 +707,7 @@ impl Lanes {
             let cn = LLVMBuildICmp(self.b, pred, last(x), last(y), c"last".as_ptr());
             let mut ok = LLVMBuildICmp(self.b, LLVMIntEQ, c0, cn, c"agree".as_ptr());
             for a in [x, y] {
-                ok = self.and(ok, a.holds);
-                ok = self.and(ok, Some(vary::no_wrap(self.b, a.first, a.stride, signed)));
+                ok = self.and(ok, Some(vary::no_wrap(self.b, a.first, a.stride, signed, a.holds)));
             }
             let on = self.block("lanes.uniform");
             let lanewise = self.block("lanes.lanewise");
@@ -988,7 +987,8 @@ impl Lanes {
             let op = LLVMGetInstructionOpcode(i);
             let cond = match op {
                 LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt => {
-                    Some(vary::no_wrap(self.b, ops[0].first, ops[0].stride, op == LLVMOpcode::LLVMSExt))
+                    // The operands' condition goes into the compare's bound.
+                    Some(vary::no_wrap(self.b, ops[0].first, ops[0].stride, op == LLVMOpcode::LLVMSExt, holds.take()))
                 }
                 LLVMOpcode::LLVMLShr | LLVMOpcode::LLVMAShr if ops[0].stride != 0 => {
                     let k = const_int(LLVMGetOperand(i, 1)).unwrap_or(0);

@@ -263,8 +263,11 @@ pub(super) fn no_carry(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, bits
 }
 
 /// The condition that `LANES` lanes from `first` by `stride` do not wrap around in `first`'s type,
-/// read as signed or not: then extending each lane keeps them affine.
-pub(super) fn no_wrap(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, signed: bool) -> LLVMValueRef {
+/// read as signed or not, and that `given` holds: then extending each lane keeps them affine.
+/// `given` picks the bound of one strict comparison (one no value passes where it is false), not a
+/// second condition: where it is a register's affine flag, invariant in a loop, the bound is
+/// computed before the loop and the test in it is one compare and branch.
+pub(super) fn no_wrap(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, signed: bool, given: Option<LLVMValueRef>) -> LLVMValueRef {
     use inkwell::llvm_sys::LLVMIntPredicate::*;
     unsafe {
         let ty = LLVMTypeOf(first);
@@ -272,21 +275,61 @@ pub(super) fn no_wrap(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, signe
         let ctx = LLVMGetTypeContext(ty);
         let bool_const = |v: bool| LLVMConstInt(LLVMInt1TypeInContext(ctx), v as u64, 0);
         if stride == 0 {
-            return bool_const(true);
+            return given.unwrap_or(bool_const(true));
         }
         let span = (super::LANES as u128 - 1) * stride.unsigned_abs() as u128;
         if bits > 64 || span >= 1u128 << bits {
             return bool_const(false);
         }
-        // Bounds as two's complement bit patterns of the type.
+        // Bounds as two's complement bit patterns of the type: the first that fails, and one that
+        // every value fails.
         let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let (max, min) = (mask >> 1, (mask >> 1) + 1);
         let span = span as u64;
-        let (pred, bound) = match (signed, stride > 0) {
-            (true, true) => (LLVMIntSLE, ((mask >> 1).wrapping_sub(span)) & mask),
-            (true, false) => (LLVMIntSGE, (((mask >> 1) + 1).wrapping_add(span)) & mask),
-            (false, true) => (LLVMIntULE, mask - span),
-            (false, false) => (LLVMIntUGE, span),
+        let (pred, bound, never) = match (signed, stride > 0) {
+            (true, true) => (LLVMIntSLT, max.wrapping_sub(span).wrapping_add(1) & mask, min),
+            (true, false) => (LLVMIntSGT, min.wrapping_add(span).wrapping_sub(1) & mask, max),
+            (false, true) => (LLVMIntULT, (mask - span).wrapping_add(1) & mask, 0),
+            (false, false) => (LLVMIntUGT, span - 1, mask),
         };
-        LLVMBuildICmp(b, pred, first, LLVMConstInt(ty, bound, 0), c"nowrap".as_ptr())
+        let mut bound = LLVMConstInt(ty, bound, 0);
+        if let Some(g) = given {
+            bound = LLVMBuildSelect(b, g, bound, LLVMConstInt(ty, never, 0), c"bound".as_ptr());
+        }
+        LLVMBuildICmp(b, pred, first, bound, c"nowrap".as_ptr())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `i8` start, strides both ways, signed and not, with and without a `given` condition,
+    /// against the lanes' values computed without wrapping.
+    #[test]
+    fn no_wrap_holds_exactly_when_no_lane_leaves_the_range() {
+        unsafe {
+            let ctx = LLVMContextCreate();
+            let b = LLVMCreateBuilderInContext(ctx);
+            let (i8t, i1t) = (LLVMInt8TypeInContext(ctx), LLVMInt1TypeInContext(ctx));
+            for signed in [false, true] {
+                for stride in [1i64, 3, -1, -2] {
+                    for given in [None, Some(true), Some(false)] {
+                        for first in 0..256u64 {
+                            let g = given.map(|v| LLVMConstInt(i1t, v as u64, 0));
+                            let c = no_wrap(b, LLVMConstInt(i8t, first, 0), stride, signed, g);
+                            assert!(!LLVMIsAConstantInt(c).is_null());
+                            let start = if signed { first as u8 as i8 as i64 } else { first as i64 };
+                            let range = if signed { -128..=127 } else { 0..=255 };
+                            let fits = (0..crate::lower::lanes::LANES as i64).all(|l| range.contains(&(start + l * stride)));
+                            let want = fits && given != Some(false);
+                            assert_eq!(LLVMConstIntGetZExtValue(c) == 1, want, "first {first} stride {stride} signed {signed} given {given:?}");
+                        }
+                    }
+                }
+            }
+            LLVMDisposeBuilder(b);
+            LLVMContextDispose(ctx);
+        }
     }
 }
