@@ -226,6 +226,38 @@ pub mod builtin {
     pub const PACKED_MIN: u32 = 2;
     pub const PACKED_MAX: u32 = 3;
     pub const PRMT_MODES: [&str; 7] = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
+
+    // What `cvt` makes of a NaN on an H100 (tests/gpu/probes/cvt_nan_more.ptx), where the manual is
+    // silent or says 0. Both the JIT's inline code and the runtime builtins take them from here.
+
+    /// Float to integer: 0 from a 16- or 32-bit float into at most 32 bits; otherwise only the
+    /// destination's top bit set (from f64 into 16 or 32 bits, and into 64 bits from any float).
+    pub const fn nan_to_int(src_bits: u32, dst_bits: u32) -> u64 {
+        if src_bits < 64 && dst_bits <= 32 {
+            0
+        } else {
+            1 << (dst_bits - 1)
+        }
+    }
+
+    /// f64 to a narrower float with `man` mantissa bits in `width` bits: the sign, an all-ones
+    /// exponent, the quiet bit and the payload's top bits, as x86's `cvtsd2ss` also does.
+    pub const fn narrow_f64_nan(bits: u64, width: u32, man: u32) -> u64 {
+        let sign = (bits >> 63) << (width - 1);
+        let exp_and_quiet = ((1u64 << (width - 1)) - 1) & !((1u64 << (man - 1)) - 1);
+        sign | exp_and_quiet | (bits & ((1u64 << 52) - 1)) >> (52 - man)
+    }
+
+    /// f32 to tf32 (kept in f32 bits): `.rna` truncates the NaN's bits, `.rna.satfinite` then takes one
+    /// unit off them (the step that brings an overflowed result back to the largest finite value), and
+    /// the other roundings give tf32's canonical NaN.
+    pub const fn tf32_nan(bits: u32, rnd: u32, flags: u32) -> u32 {
+        match (rnd, flags & SATFINITE != 0) {
+            (RNA, false) => bits & 0xffff_e000,
+            (RNA, true) => (bits & 0xffff_e000) - 0x2000,
+            _ => 0x7fff_e000,
+        }
+    }
 }
 
 /// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped

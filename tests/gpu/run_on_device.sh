@@ -79,7 +79,7 @@ echo "arch: $ARCH"
 
 echo; echo "== compare.py (zluda-run + tests/ptx, four modes)"
 timeout $(( $(left) - 200 )) python3 -u tests/gpu/compare.py --ptx-jit "$B/ptx-jit" --shim-dir "$L" \
-  --corpus "$G/zluda-run" --ptx-tests tests/ptx,tests/gpu/probes --arch "$ARCH" ${REAL:+--real-libcuda "$REAL"} \
+  --corpus "$G/zluda-run" --ptx-tests ${PTX_TESTS:-tests/ptx,tests/gpu/probes,tests/ptx-host} --arch "$ARCH" ${REAL:+--real-libcuda "$REAL"} \
   --work "$W/compare" --out "$OUT" --case-timeout 30 ${EXTRA:+--extra-lib-path "$EXTRA"}
 echo "compare.py exit: $?"
 

@@ -443,7 +443,7 @@ def testp_bits(fmt, a):
     v = decode(fmt, a)
     finite = v.kind == "num"
     sub = is_sub(fmt, a)
-    normal = finite and not v.zero and not sub
+    normal = finite and not sub  # the manual counts +0 and -0 as normal (an H100 agrees)
     bits = [finite, v.inf, not v.nan, v.nan, normal, sub]
     return sum(int(b) << i for i, b in enumerate(bits))
 
@@ -496,7 +496,17 @@ def float_ops(fmt, a, b, c):
         out.append(rnd(fmt, op_div(fa, fb), "rn", ftz=True))
         out.append(sqrt_round(fmt, fa, "rn", ftz=True))
         out.append(minmax(fmt, ftz_in(fmt, a), ftz_in(fmt, b), False))
+    out.append(sign_op(fmt, a, lambda x: x ^ fmt.sign))  # neg
+    out.append(sign_op(fmt, a, lambda x: x & ~fmt.sign))  # abs
     return out
+
+
+def sign_op(fmt, a, op):
+    """neg/abs as an H100 computes them: an f32 NaN gives the canonical NaN, an f64 NaN comes back
+    quieted with its sign and payload (the manual leaves f32's unspecified)."""
+    if not decode(fmt, a).nan:
+        return op(a)
+    return fmt.nan if fmt is F32 else a | 1 << (fmt.m - 1)
 
 
 @family("float_arith.ptx")
@@ -522,7 +532,7 @@ def fam_float():
 
 # ---------------------------------------------------------------------------------------------
 # 1b. NaN payloads through chains of f32 operations: every result a thread can see as bits is the
-# canonical NaN (sign flipped by neg), whichever NaN (payload, sign, signalling) went in.
+# canonical NaN (neg and abs too, as on an H100), whichever NaN (payload, sign, signalling) went in.
 # ---------------------------------------------------------------------------------------------
 
 NAN_IN = [
@@ -545,7 +555,7 @@ def fam_nan():
         A, B, C = (decode(F32, x) for x in (a, b, c))
         ab = op_add(A, B, "rn")
         o = [rnd(F32, op_add(op_mul(ab, C), op_neg(B), "rn"))]  # ((a + b) * c) - b
-        o.append(rnd(F32, ab) ^ F32.sign)  # neg(a + b): neg flips the canonical NaN's sign too
+        o.append(rnd(F32, op_neg(ab)))  # neg(a + b): a NaN stays the canonical one
         o.append(rnd(F32, op_mul(A, B)) & ~F32.sign & M32)  # abs(a * b)
         s = num(0)
         for _ in range(NAN_LOOP):  # s = fma(s, c, a) in a loop
@@ -762,20 +772,21 @@ def fam_half():
 
 CVT_X = [0x40200000, 0xC0200000, 0x40600000, 0xBF000000, 0x501502F9, 0xD01502F9, 0x7FC00000, 0x7F800000,
          0xFF800000, 0x477FF000, 0x00000001, 0x33000001, 0x3F808001, 0x3F818000, 0x80000000, 0x43E80000,
-         0x4F7FFFFF, 0xC3E00000]
+         0x4F7FFFFF, 0xC3E00000, 0xFFC00123, 0x7F800001]  # NaNs with sign, payload, signalling
 CVT_X2 = [0x3F800000, 0x3E800000, 0xC4000000, 0x3B800000, 0x3A000000, 0x47800000, 0x7FC00000, 0xFF800000,
           0x3F900000, 0x3FA00000, 0x3DCCCCCD, 0xBDCCCCCD, 0x40E00000, 0x41880000, 0x41980000, 0x00000000,
-          0x80000000, 0x3C000000]
+          0x80000000, 0x3C000000, 0x3F800000, 0xBF800000]
 CVT_Y = [f64bits(x) for x in (1 / 3, -1 / 3, 2.5, -2.5, 1e300, -1e300)] + [
     0x7FF8000000000000, 0x43E0000000000000, 0xC3E0000000000001, 0x36A8000000000000, 0x36A0000000000000,
     0x3690000000000000, 0x3FF0000010000000, 0x3FF0000010000001, 0xC1E0000000200000, 0x41EFFFFFFFFF0000,
-    0x7FF0000000000000, 0x8000000000000000]
+    0x7FF0000000000000, 0x8000000000000000, 0xFFF4000020000000, 0x7FF0000000000001]
 CVT_I = [0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32769, 0x7FFFFFFF, -0x80000000, 16777217,
-         -16777217, 0x7FFFFFC0, 33554435]
-CVT_J = [5, -5, 300, -300, 7, 8, -8, 9, 1, 2, 3, 65536, -65536, 100, 127, -128, 15, -7]
+         -16777217, 0x7FFFFFC0, 33554435, 65535, -65536]
+CVT_J = [5, -5, 300, -300, 7, 8, -8, 9, 1, 2, 3, 65536, -65536, 100, 127, -128, 15, -7, 0, -1]
 CVT_L = [0, 1, 0xFFFFFFFFFFFFFFFF, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0x80000000, 0x7FFFFFFF,
          0x100000000, 0xFFFFFFFF, 0xFFFFFFFEFFFFFFFF, 2**53 + 1, 0x20000000000003, 0x8000008000000001,
-         123456789, 0xFFFFFFFF80000000, 0xFFFFFFFFF, 0x7FFFFFFFFFFFFF80, 0x100000001]
+         123456789, 0xFFFFFFFF80000000, 0xFFFFFFFFF, 0x7FFFFFFFFFFFFF80, 0x100000001, 0x8000000000000001,
+         0xFFFFFFFFFFFFFFFE]
 CVT_C = 0xABCDEF12  # the c operand of cvt.pack
 
 
@@ -798,16 +809,34 @@ def round_int(q, irnd):
 
 
 def f2i(fmt, b, irnd, bits, signed):
-    """Float to integer: NaN gives 0, out-of-range values clamp (manual 9.7.10.20)."""
+    """Float to integer: out-of-range values clamp (manual 9.7.10.20). A NaN gives 0 from f32 into at
+    most 32 bits, else the destination's top bit alone (an H100's values; the manual says 0)."""
     v = decode(fmt, b)
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if v.nan:
-        return 0
+        return 0 if fmt is not F64 and bits <= 32 else 1 << (bits - 1)
     if v.inf:
         r = lo if v.neg else hi
     else:
         r = min(max(round_int(v.val(), irnd), lo), hi)
     return r & ((1 << bits) - 1)
+
+
+def narrow_f64(fmt, y, mode="rn"):
+    """f64 to a narrower float: a NaN keeps its sign and the top of its payload, made quiet (an H100's
+    values, as x86's cvtsd2ss gives them)."""
+    if not decode(F64, y).nan:
+        return rnd(fmt, decode(F64, y), mode)
+    width = 1 + fmt.e + fmt.m
+    return (y >> 63) << (width - 1) | ((1 << (fmt.e + 1)) - 1) << (fmt.m - 1) | (y & (1 << 52) - 1) >> (52 - fmt.m)
+
+
+def tf32_rna(x, satfinite):
+    """cvt.rna(.satfinite).tf32.f32; a NaN keeps its bits truncated, and .satfinite takes one unit off
+    them, as an H100 does."""
+    if decode(F32, x).nan:
+        return (x & 0xFFFFE000) - (0x2000 if satfinite else 0)
+    return rnd(TF32, decode(F32, x), "rna", satfinite=satfinite) << 13
 
 
 def f2f_int(fmt, b, irnd):
@@ -877,8 +906,8 @@ def cvt_ops(x, x2, y, i, j, l):
         out.append(rnd(BF16, X, m))
     out.append(rnd(F16, X, "rn", relu=True))
     out.append(rnd(F16, X, "rn", satfinite=True))
-    out.append(rnd(TF32, X, "rna") << 13 if not X.nan else F32.nan)
-    out.append(rnd(TF32, X, "rna", satfinite=True) << 13 if not X.nan else F32.nan)
+    out.append(tf32_rna(x, False))
+    out.append(tf32_rna(x, True))
     out.append(widen_f32_f64(x))
     out.append(rnd(F16, X) << 16 | rnd(F16, X2))
     out.append(rnd(BF16, X, "rz") << 16 | rnd(BF16, X2, "rz"))
@@ -890,12 +919,12 @@ def cvt_ops(x, x2, y, i, j, l):
     out.append(f8_to_f16(E5M2, e5 >> 8) << 16 | f8_to_f16(E5M2, e5 & 0xFF))
     out.append(rnd(E4M3, X, satfinite=True, relu=True) << 8 | rnd(E4M3, X2, satfinite=True, relu=True))
     for m in MODES:
-        out.append(rnd(F32, Y, m))
+        out.append(narrow_f64(F32, y, m))
     out.append(f2i(F64, y, "rzi", 64, True))
     out.append(f2i(F64, y, "rni", 64, False))
     out.append(f2i(F64, y, "rpi", 32, True))
     out.append(f2i(F64, y, "rmi", 32, False))
-    out.append(rnd(F16, Y, "rn"))
+    out.append(narrow_f64(F16, y))
     si = to_signed(i, 32)
     # 32-bit destination registers: signed results are sign-extended (manual 9.7.10.20, Notes)
     out.append(to_signed(sat_int(si, 8, True), 8) & 0xFFFFFFFF)
@@ -1017,6 +1046,8 @@ def fns(mask, base, offset):
     offset = to_signed(offset, 32)
     if offset == 0:
         return base if mask >> base & 1 else M32
+    if offset == -(1 << 31):
+        return 0  # an H100's answer for every mask and base (tests/gpu/probes/fns_offsets.ptx)
     pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
     while 0 <= pos < 32:
         if mask >> pos & 1:

@@ -47,6 +47,27 @@ impl<'ctx> Lowerer<'ctx> {
             .build_select(nan, self.i32().const_int(0x7fff_ffff, false), bits, "canon")?)
     }
 
+    /// `neg` and `abs` of a NaN on the host, as an H100 computes them (tests/gpu/probes/neg_abs_nan.ptx):
+    /// f32 gives the canonical NaN; f64 gives the input NaN quieted, its sign and payload untouched.
+    pub(super) fn sign_op_nan(
+        &self,
+        x: inkwell::values::FloatValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        if self.flavour != Flavour::Host || x.get_type() != self.ctx.f64_type() {
+            return self.canon(v);
+        }
+        let i64t = self.ctx.i64_type();
+        let nan = self.b.build_float_compare(FloatPredicate::UNO, x, x, "isnan")?;
+        let quiet = self.b.build_or(
+            self.b.build_bit_cast(x, i64t, "bits")?.into_int_value(),
+            i64t.const_int(1 << 51, false),
+            "quiet",
+        )?;
+        let bits = self.b.build_bit_cast(v, i64t, "bits")?.into_int_value();
+        Ok(self.b.build_select(nan, quiet, bits, "signop")?)
+    }
+
     pub(super) fn rounding_supported(&self, d: &Decoded, span: Span) -> R<()> {
         match d.get(G::Round) {
             None | Some(".rn") => Ok(()),

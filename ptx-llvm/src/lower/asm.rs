@@ -31,6 +31,14 @@ struct Plan<'ctx> {
     preds: usize,
 }
 
+/// Opcodes whose result depends on which threads execute them together.
+fn sees_converged_threads(name: &str) -> bool {
+    matches!(
+        name,
+        "activemask" | "vote" | "shfl" | "match" | "redux" | "elect" | "bar" | "barrier" | "wgmma" | "mma" | "wmma"
+    )
+}
+
 /// Opcodes whose destination is also read (the accumulator of `wgmma.mma_async`).
 fn reads_destination(name: &str) -> bool {
     name == "wgmma"
@@ -124,11 +132,18 @@ impl<'ctx> Lowerer<'ctx> {
         ptx_front::printer::instruction_with(&mut body, i, &mut |op| {
             plan.text.get(&(op as *const Operand<'_> as *const ())).map(|t| fix(t))
         });
-        let text = if plan.pre.is_empty() && plan.post.is_empty() {
+        let mut text = if plan.pre.is_empty() && plan.post.is_empty() {
             body
         } else {
             format!("{{ {}{body} {}}}", fix(&plan.pre), fix(&plan.post))
         };
+        if sees_converged_threads(d.spec.name) {
+            // LLVM takes two asm calls with the same text and operands for one computation, and hoists
+            // them out of an if/else or sinks them below it, which changes the threads they see
+            // (`activemask` in both arms of a divergent branch, checked on an H100 by
+            // tests/ptx-host/warp_partial.ptx). A site number makes each statement's text its own.
+            text = format!("{text} // site {}", self.asm_used.len());
+        }
         let mut constraints: Vec<String> = plan.outs.iter().map(|o| o.0.clone()).collect();
         constraints.extend(plan.ins.iter().map(|x| x.0.clone()));
         constraints.push("~{memory}".into());

@@ -66,12 +66,24 @@ impl<'ctx> Lowerer<'ctx> {
                     Some(f) => self.call_intrinsic(f, &[a.get_type()], &[a])?,
                     None => a,
                 };
+                let on_nan = crate::builtin::nan_to_int(s.bits(), dt.bits());
+                if on_nan != 0 && self.flavour == Flavour::Nvvm {
+                    // LLVM's NVPTX lowering maps NaN to 0; the GPU's own cvt does not.
+                    return Err(unsupported(i.span, "a float-to-int `cvt` with a non-zero NaN result"));
+                }
                 let f = if dt.is_signed() {
                     "llvm.fptosi.sat"
                 } else {
                     "llvm.fptoui.sat"
                 };
-                self.call_intrinsic(f, &[self.int(dt.bits()).into(), x.get_type()], &[x])?
+                let v = self.call_intrinsic(f, &[self.int(dt.bits()).into(), x.get_type()], &[x])?;
+                if on_nan == 0 {
+                    v
+                } else {
+                    let nan = self.b.build_float_compare(FloatPredicate::UNO, a.into_float_value(), a.into_float_value(), "isnan")?;
+                    let k = self.int(dt.bits()).const_int(on_nan, false);
+                    self.b.build_select(nan, k, v.into_int_value(), "cvt")?
+                }
             }
             (true, true) => {
                 let ft = self.value_ty(dt).into_float_type();
@@ -99,8 +111,30 @@ impl<'ctx> Lowerer<'ctx> {
             }
         };
         let v = self.ftz(d, v)?;
-        let v = self.canon(v)?;
+        let v = if (dt, s, self.flavour) == (Type::F32, Type::F64, Flavour::Host) {
+            self.narrowed_nan(a.into_float_value(), v.into_float_value())?
+        } else {
+            self.canon(v)?
+        };
         self.write(st, &i.operands[0], v, dt.is_signed(), scope)
+    }
+
+    /// f64 `x` narrowed to f32 `v`, with a NaN's bits as `builtin::narrow_f64_nan` gives them: sign,
+    /// quiet bit and the payload's top 23 bits (cvt_all.ptx checks both against the GPU's values).
+    fn narrowed_nan(&self, x: inkwell::values::FloatValue<'ctx>, v: inkwell::values::FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let (i32t, i64t) = (self.i32(), self.ctx.i64_type());
+        let b = self.b.build_bit_cast(x, i64t, "bits")?.into_int_value();
+        let top = self.b.build_right_shift(b, i64t.const_int(29, false), false, "top")?;
+        let top = self.b.build_int_truncate(top, i32t, "top")?;
+        let payload = self.b.build_and(top, i32t.const_int(0x007f_ffff, false), "payload")?;
+        let hi = self.b.build_right_shift(b, i64t.const_int(32, false), false, "hi")?;
+        let hi = self.b.build_int_truncate(hi, i32t, "hi")?;
+        let sign = self.b.build_and(hi, i32t.const_int(0x8000_0000, false), "sign")?;
+        let nan_bits = self.b.build_or(sign, payload, "nan")?;
+        let nan_bits = self.b.build_or(nan_bits, i32t.const_int(0x7fc0_0000, false), "nan")?;
+        let is_nan = self.b.build_float_compare(FloatPredicate::UNO, x, x, "isnan")?;
+        let bits = self.b.build_bit_cast(v, i32t, "bits")?.into_int_value();
+        Ok(self.b.build_select(is_nan, nan_bits, bits, "narrow")?)
     }
 
     /// Conversions between f32 and the 16-bit float types. f16 uses LLVM's `half` (round to nearest

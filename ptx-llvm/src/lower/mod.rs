@@ -1445,6 +1445,10 @@ impl<'ctx> Lowerer<'ctx> {
                 let b = self.read(st, &ops[2], t, scope)?;
                 if t.is_float() {
                     self.rounding_supported(d, i.span)?;
+                    if d.has(".sat") {
+                        // The host takes `.sat` through a builtin; NVPTX gets the instruction as inline PTX.
+                        return Err(unsupported(i.span, "`.sat` on floats is not supported yet"));
+                    }
                     let c = self.read(st, &ops[3], t, scope)?;
                     let (a, b, c) = (self.ftz(d, a)?, self.ftz(d, b)?, self.ftz(d, c)?);
                     let v = self.call_intrinsic("llvm.fma", &[self.value_ty(t)], &[a, b, c])?;
@@ -1484,6 +1488,10 @@ impl<'ctx> Lowerer<'ctx> {
                             format!("`{name}` of this type is not supported yet"),
                         ))
                     }
+                };
+                let v = match (v, a) {
+                    (BasicValueEnum::FloatValue(_), BasicValueEnum::FloatValue(x)) => self.sign_op_nan(x, v)?,
+                    _ => v,
                 };
                 self.write(st, &ops[0], v, t.is_signed(), scope)
             }
