@@ -78,11 +78,17 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
 fn main() {
     let mut failed = 0;
     let mut total = 0;
-    // ptx-host holds kernels that only the CPU backend can take (no NVPTX snapshot or ptxas run).
-    for dir in ["ptx", "ptx-errors", "ptx-host"] {
+    // ptx-host holds kernels that only the CPU backend can take (no NVPTX snapshot or ptxas run);
+    // gpu/probes holds corner cases whose expected values are an H100's.
+    for dir in ["ptx", "ptx-errors", "ptx-host", "gpu/probes"] {
         for p in ptx_files(dir) {
-            total += 1;
             let name = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
+            if dir == "gpu/probes" && !std::fs::read_to_string(&p).is_ok_and(|s| s.contains("\n// out:")) {
+                // A probe the CPU does not match on purpose (its comments say why) has no expected values.
+                println!("skip  {name}: no `out:` (the GPU's answer is recorded in its comments)");
+                continue;
+            }
+            total += 1;
             match check_file(&p) {
                 Ok(m) => println!("ok    {name}: {m}"),
                 Err(m) => {

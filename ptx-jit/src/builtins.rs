@@ -361,6 +361,10 @@ fn convert(d: u32, s: u32, a: u64, rnd: u32, flags: u32) -> u64 {
                 let (w, m) = (lanes(d).0, by_format!(d, F => F::PRECISION as u32 - 1, else 0));
                 return narrow_f64_nan(a, w, m);
             }
+            F64 if matches!(s, F16 | BF16) => {
+                let m = by_format!(s, F => F::PRECISION as u32 - 1, else 0);
+                return widen_nan_to_f64(a, 16, m);
+            }
             TF32 if s == F32 => return tf32_nan(a as u32, rnd, flags) as u64,
             _ => {}
         }

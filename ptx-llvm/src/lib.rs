@@ -248,6 +248,11 @@ pub mod builtin {
         sign | exp_and_quiet | (bits & ((1u64 << 52) - 1)) >> (52 - man)
     }
 
+    /// f16 or bf16 (`man` mantissa bits in `width` bits) to f64: the sign and payload, made quiet.
+    pub const fn widen_nan_to_f64(bits: u64, width: u32, man: u32) -> u64 {
+        (bits >> (width - 1) & 1) << 63 | 0xfff << 51 | (bits & ((1u64 << man) - 1)) << (52 - man)
+    }
+
     /// f32 to tf32 (kept in f32 bits): `.rna` truncates the NaN's bits, `.rna.satfinite` then takes one
     /// unit off them (the step that brings an overflowed result back to the largest finite value), and
     /// the other roundings give tf32's canonical NaN.

@@ -958,7 +958,17 @@ def cvt_ops(x, x2, y, i, j, l):
     out.append(rnd(F32, decode(F16, h16)))  # widening is exact; a NaN gives the f32 canonical NaN
     out.append(rnd(F32, decode(BF16, rnd(BF16, num(si)))))  # int to bf16, then exactly back (never NaN)
     out.append(rnd(BF16, decode(F16, h16), "rn"))
+    out.append(widen_to_f64(F16, h16))
+    out.append(widen_to_f64(BF16, rnd(BF16, X, "rn")))
     return out
+
+
+def widen_to_f64(fmt, h):
+    """cvt.f64.f16/bf16: exact; a NaN keeps its sign and payload, made quiet (an H100's values)."""
+    if not decode(fmt, h).nan:
+        return rnd(F64, decode(fmt, h))
+    width = 1 + fmt.e + fmt.m
+    return (h >> (width - 1)) << 63 | 0xFFF << 51 | (h & (1 << fmt.m) - 1) << (52 - fmt.m)
 
 
 @family("cvt_all.ptx")
