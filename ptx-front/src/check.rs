@@ -64,6 +64,18 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
             Item::Var(v) => declaration(v, &mut diags),
             Item::Function(f) => {
                 f.params.iter().chain(&f.returns).for_each(|p| declaration(p, &mut diags));
+                if let (true, Some(p)) = (f.returns.len() > 1, f.returns.iter().find(|p| p.space != Space::Reg)) {
+                    diags.push(
+                        Diagnostic::error(
+                            Code::P0206,
+                            p.span,
+                            format!("`{}` has {} return values, so they must be `.reg`", f.name.text, f.returns.len()),
+                        )
+                        .label("a return value outside `.reg`")
+                        .note("ptxas refuses several `.param` return values, and compiles a function with several `.reg` ones without the ABI, so a module that has one cannot recurse")
+                        .help("return one `.param .align 8 .b8 name[N]` and store the values into it, or declare each as `.reg`"),
+                    );
+                }
                 if let Some(b) = &f.body {
                     visit(b, &mut |s| {
                         if let Statement::Var(v) = s {

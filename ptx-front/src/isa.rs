@@ -1508,13 +1508,29 @@ impl Decoded {
             ptx = ptx.max(r.ptx);
             sm = sm.max(r.sm);
         }
-        // A requirement of a pair of types, which per-modifier entries cannot state: `cvt` between
-        // `.bf16` and anything but `.f32` came with sm_90 and PTX 7.8 (ptxas agrees).
-        if self.spec.name == "cvt" && self.spec.is_primary() {
+        // Requirements of combinations, which per-modifier entries cannot state (ptxas agrees with each):
+        // `cvt` between `.bf16` and anything but `.f32` came with sm_90 and PTX 7.8; `.satfinite` into
+        // the 16-bit float types and `.rna` tf32 came with PTX 8.1, and into tf32 with any other
+        // rounding with PTX 8.6 and sm_100 (fp8 destinations keep the entry's own requirement).
+        if self.spec.name == "cvt" {
             let ts: Vec<Type> = self.types().collect();
-            if ts.contains(&Type::Bf16) && ts.iter().any(|t| !matches!(t, Type::Bf16 | Type::F32)) {
+            if self.spec.is_primary()
+                && ts.contains(&Type::Bf16)
+                && ts.iter().any(|t| !matches!(t, Type::Bf16 | Type::F32))
+            {
                 ptx = ptx.max((7, 8));
                 sm = sm.max(90);
+            }
+            if self.has(".satfinite") {
+                match ts.first() {
+                    Some(Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2) => ptx = ptx.max((8, 1)),
+                    Some(Type::Tf32) if self.get(G::Round) == Some(".rna") => ptx = ptx.max((8, 1)),
+                    Some(Type::Tf32) => {
+                        ptx = ptx.max((8, 6));
+                        sm = sm.max(100);
+                    }
+                    _ => {}
+                }
             }
         }
         (ptx, sm)
