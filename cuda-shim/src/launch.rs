@@ -124,7 +124,7 @@ fn launch_of(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, params: &[u8
 
 fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
     // Checked mode's report (and a `trap`'s) is what the user needs; other errors only when logging.
-    if crate::log_enabled() || matches!(e, ptx_jit::LaunchError::IllegalAddress(_) | ptx_jit::LaunchError::Failed(_)) {
+    if crate::log_enabled() || matches!(e, ptx_jit::LaunchError::IllegalAddress(_) | ptx_jit::LaunchError::MisalignedAddress(_) | ptx_jit::LaunchError::Failed(_)) {
         eprintln!("ptx-jit: launch of {name}: {e}");
     }
     match e {
@@ -132,6 +132,7 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
         ptx_jit::LaunchError::OutOfResources(_) => CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
         ptx_jit::LaunchError::Failed(_) => CUDA_ERROR_LAUNCH_FAILED,
         ptx_jit::LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
+        ptx_jit::LaunchError::MisalignedAddress(_) => CUDA_ERROR_MISALIGNED_ADDRESS,
         ptx_jit::LaunchError::Assert(_) => CUDA_ERROR_ASSERT,
     }
 }

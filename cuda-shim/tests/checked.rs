@@ -1,5 +1,6 @@
 //! Checked mode through the driver API (PTXJIT_CHECKED=1, set before cuInit): an out-of-bounds
-//! access ends that launch with CUDA_ERROR_ILLEGAL_ADDRESS, which (as in CUDA) sticks to the context
+//! access ends that launch with CUDA_ERROR_ILLEGAL_ADDRESS (a misaligned one with
+//! CUDA_ERROR_MISALIGNED_ADDRESS), which (as in CUDA) sticks to the context
 //! and comes back from the next synchronising call; the process lives on, and a fresh context runs
 //! correct launches with their exact results. This file is its own test binary because the mode is
 //! chosen per process.
@@ -53,7 +54,11 @@ unsafe fn read(s: &Setup, n: usize) -> Vec<u32> {
 
 /// A faulting launch poisons its context: it is destroyed, and the next case gets a new one.
 unsafe fn expect_fault(s: Setup, name: &str, threads: u32, extra: Option<u64>) -> Setup {
-    assert_eq!(run(&s, name, threads, extra), CUDA_ERROR_ILLEGAL_ADDRESS, "{name}");
+    expect_error(s, name, threads, extra, CUDA_ERROR_ILLEGAL_ADDRESS)
+}
+
+unsafe fn expect_error(s: Setup, name: &str, threads: u32, extra: Option<u64>, want: CUresult) -> Setup {
+    assert_eq!(run(&s, name, threads, extra), want, "{name}");
     assert_eq!(cuCtxDestroy_v2(s.ctx), CUDA_SUCCESS);
     setup()
 }
@@ -79,6 +84,11 @@ fn out_of_bounds_accesses_fail_the_launch_only() {
         // Local memory reached through its generic address is fine.
         assert_eq!(run(&s, "local_ok", 1, None), CUDA_SUCCESS);
         assert_eq!(read(&s, 1), vec![7]);
+
+        // An 8-byte store at a multiple of 8 is fine; at 4 past one it is misaligned, as on a GPU.
+        assert_eq!(run(&s, "misaligned", 1, Some(8)), CUDA_SUCCESS);
+        assert_eq!(read(&s, 4), vec![7, 0, 5, 5]); // word 0 is local_ok's
+        let s = expect_error(s, "misaligned", 1, Some(4), CUDA_ERROR_MISALIGNED_ADDRESS);
 
         // The process is fine and a fresh context computes exactly.
         assert_eq!(run(&s, "global_oob", 8, None), CUDA_SUCCESS);

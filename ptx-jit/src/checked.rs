@@ -96,6 +96,9 @@ pub fn on_stack(addr: u64) -> bool {
 pub enum FaultKind {
     /// An access outside every allocation (checked mode).
     Access,
+    /// An access of 2, 4, 8 or 16 bytes at an address that is not a multiple of its size, which a GPU
+    /// refuses (checked mode).
+    Misaligned,
     Trap,
     /// A failed `assert` in device code (`__assertfail`).
     Assert,
@@ -171,6 +174,21 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     if addr == 0 && bytes == 0 {
         return 0; // only asked whether the launch has faulted
     }
+    let fault = |kind| {
+        cell.record(Fault {
+            kind,
+            site,
+            addr,
+            bytes,
+            space,
+            tid: env.tid,
+            ctaid: env.ctaid,
+        });
+        1
+    };
+    if matches!(bytes, 2 | 4 | 8 | 16) && addr % bytes != 0 {
+        return fault(FaultKind::Misaligned);
+    }
     let end = addr.saturating_add(bytes);
     let shared = env.shared as u64;
     let in_shared = addr >= shared && end <= shared + cell.shared_bytes;
@@ -185,16 +203,7 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     if ok {
         return 0;
     }
-    cell.record(Fault {
-        kind: FaultKind::Access,
-        site,
-        addr,
-        bytes,
-        space,
-        tid: env.tid,
-        ctaid: env.ctaid,
-    });
-    1
+    fault(FaultKind::Access)
 }
 
 /// `trap` (or a failed device-side `assert`): the launch fails; threads stop at their next check.

@@ -89,6 +89,8 @@ pub enum LaunchError {
     Failed(String),
     #[error("illegal address: {0}")]
     IllegalAddress(String),
+    #[error("misaligned address: {0}")]
+    MisalignedAddress(String),
     #[error("device-side assertion: {0}")]
     Assert(String),
 }
@@ -195,6 +197,21 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
             f.ctaid[0],
             f.ctaid[1],
             f.ctaid[2],
+        ))),
+        Some(f) if f.kind == crate::checked::FaultKind::Misaligned => Err(LaunchError::MisalignedAddress(format!(
+            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} bytes of {} memory at {:#x}, which is not a multiple of {}",
+            k.info.name,
+            line(f.site),
+            f.tid[0],
+            f.tid[1],
+            f.tid[2],
+            f.ctaid[0],
+            f.ctaid[1],
+            f.ctaid[2],
+            f.bytes,
+            f.space_name(),
+            f.addr,
+            f.bytes
         ))),
         Some(f) => Err(LaunchError::IllegalAddress(format!(
             "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
