@@ -346,17 +346,15 @@ fn convert(d: u32, s: u32, a: u64, rnd: u32, flags: u32) -> u64 {
         };
         return by_format!(d, F => finish(F::from_i128_r(v, round).value, flags), else 0);
     }
-    // bf16 is f32's upper half: a NaN widens with its bits (sign, payload, quiet bit) as they are, as
-    // an H100 gives, where other NaNs become the canonical one.
-    if s == BF16 && d == F32 && BFloat::load(a).is_nan() {
-        return (a & 0xffff) << 16;
-    }
+    // NaNs as an H100 converts them (see `ptx_llvm::builtin`); the rest become the canonical NaN below.
     let nan = by_format!(s, F => F::load(a).is_nan(), else false);
     if nan && is_int(d) {
         return nan_to_int(lanes(s).0, int_bits(d));
     }
     if nan && flags & SAT == 0 {
         match d {
+            // bf16 is f32's upper half: its bits widen as they are.
+            F32 if s == BF16 => return (a & 0xffff) << 16,
             F32 | F16 | BF16 if s == F64 => {
                 let (w, m) = (lanes(d).0, by_format!(d, F => F::PRECISION as u32 - 1, else 0));
                 return narrow_f64_nan(a, w, m);
