@@ -4,6 +4,8 @@ use super::*;
 
 impl<'ctx> Lowerer<'ctx> {
     /// `.ftz`: f32 subnormals become zero of the same sign (inputs and results, as the manual says).
+    /// Only `.ftz` flushes: an H100's `div.approx.f32` keeps subnormals, though the manual says it
+    /// flushes them (tests/gpu/probes/approx_special.ptx).
     pub(super) fn ftz(&self, d: &Decoded, v: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
         let BasicValueEnum::FloatValue(f) = v else { return Ok(v) };
         if !d.has(".ftz") || f.get_type() != self.ctx.f32_type() {
@@ -100,6 +102,16 @@ impl<'ctx> Lowerer<'ctx> {
                 "add" => self.b.build_float_add(x, y, "add")?.into(),
                 "sub" => self.b.build_float_sub(x, y, "sub")?.into(),
                 "mul" => self.b.build_float_mul(x, y, "mul")?.into(),
+                "div" if d.has(".approx") && self.flavour == Flavour::Host && t == Type::F32 => {
+                    // a * (1/b) with 1/b flushed: for 2^126 < |b| the quotient is 0 (NaN for an
+                    // infinite a), as the manual says and an H100 gives.
+                    let q = self.b.build_float_div(x, y, "div")?;
+                    let abs = self.call_intrinsic("llvm.fabs", &[y.get_type().into()], &[b])?.into_float_value();
+                    let big = self.b.build_float_compare(FloatPredicate::OGT, abs, y.get_type().const_float(2f64.powi(126)), "big")?;
+                    let zero = self.call_intrinsic("llvm.copysign", &[y.get_type().into()], &[y.get_type().const_zero().into(), b])?;
+                    let z = self.b.build_float_mul(x, zero.into_float_value(), "z")?;
+                    self.b.build_select(big, z, q, "div")?
+                }
                 "div" => self.b.build_float_div(x, y, "div")?.into(),
                 // A NaN operand yields the other one, and -0 < +0 (PTX ISA 9.7.3.11).
                 "min" => self.call_intrinsic("llvm.minimumnum", &[x.get_type().into()], &[a, b])?,

@@ -26,6 +26,10 @@ impl<'ctx> Lowerer<'ctx> {
             (other, _) => vec![other],
         };
         self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, i.span)?;
+        // The host moves floats as their bits: a float store would let LLVM turn a canonical-NaN
+        // select back into a float select, whose NaN it may then replace by any other (sqrt of a
+        // negative stored x86's default NaN; tests/gpu/probes/approx_special.ptx).
+        let t = if self.flavour == Flavour::Host && t.is_float() { bits_type(t.bits()) } else { t };
         let mem_ty = self.value_ty(t);
         let align = t.bytes() * elems.len() as u32;
         for (k, e) in elems.into_iter().enumerate() {
