@@ -96,6 +96,10 @@ impl<'ctx> Lowerer<'ctx> {
             if d.has(".sat") {
                 return Err(unsupported(span, "`.sat` on floats is not supported yet"));
             }
+            if self.flavour == Flavour::Nvvm && name == "div" && (d.has(".approx") || d.has(".full")) {
+                // LLVM would print `div.rn`; the GPU's own instruction keeps its results (2^126 < |b|).
+                return Err(unsupported(span, "approximate `div` goes out as the GPU's own instruction"));
+            }
             let (a, b) = (self.ftz(d, a)?, self.ftz(d, b)?);
             let (x, y) = (a.into_float_value(), b.into_float_value());
             let r: BasicValueEnum = match name {
@@ -573,6 +577,10 @@ impl<'ctx> Lowerer<'ctx> {
         let name = d.spec.name;
         let t = d.ty().expect("typed");
         self.rounding_supported(d, i.span)?;
+        if self.flavour == Flavour::Nvvm && matches!(name, "sqrt" | "rcp") && d.has(".approx") {
+            // LLVM would print the `.rn` forms; the GPU's own instruction keeps its results.
+            return Err(unsupported(i.span, "approximate `sqrt`/`rcp` go out as the GPU's own instruction"));
+        }
         let a = self.read(st, &i.operands[1], t, scope)?;
         let a = self.ftz(d, a)?;
         let ty = self.value_ty(t);
