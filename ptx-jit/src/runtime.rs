@@ -182,47 +182,30 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         Some(lines) => format!("line {}", crate::checked::line_of(lines, site)),
         None => format!("byte {site} of the PTX"),
     };
+    let place = |f: &crate::checked::Fault| {
+        format!(
+            "thread ({}, {}, {}) of block ({}, {}, {})",
+            f.tid[0], f.tid[1], f.tid[2], f.ctaid[0], f.ctaid[1], f.ctaid[2]
+        )
+    };
+    let at = |f: &crate::checked::Fault| format!("`{}`, {}: {}", k.info.name, line(f.site), place(f));
+    use crate::checked::FaultKind;
     match cell.take() {
-        Some(f) if f.kind == crate::checked::FaultKind::Assert => Err(LaunchError::Assert(format!(
-            "`{}`: thread ({}, {}, {}) of block ({}, {}, {}) failed an assertion",
-            k.info.name, f.tid[0], f.tid[1], f.tid[2], f.ctaid[0], f.ctaid[1], f.ctaid[2],
-        ))),
-        Some(f) if f.kind == crate::checked::FaultKind::Trap => Err(LaunchError::Failed(format!(
-            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) executed `trap`",
-            k.info.name,
-            line(f.site),
-            f.tid[0],
-            f.tid[1],
-            f.tid[2],
-            f.ctaid[0],
-            f.ctaid[1],
-            f.ctaid[2],
-        ))),
-        Some(f) if f.kind == crate::checked::FaultKind::Misaligned => Err(LaunchError::MisalignedAddress(format!(
-            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} bytes of {} memory at {:#x}, which is not a multiple of {}",
-            k.info.name,
-            line(f.site),
-            f.tid[0],
-            f.tid[1],
-            f.tid[2],
-            f.ctaid[0],
-            f.ctaid[1],
-            f.ctaid[2],
+        Some(f) if f.kind == FaultKind::Assert => {
+            Err(LaunchError::Assert(format!("`{}`: {} failed an assertion", k.info.name, place(&f))))
+        }
+        Some(f) if f.kind == FaultKind::Trap => Err(LaunchError::Failed(format!("{} executed `trap`", at(&f)))),
+        Some(f) if f.kind == FaultKind::Misaligned => Err(LaunchError::MisalignedAddress(format!(
+            "{} accessed {} bytes of {} memory at {:#x}, which is not a multiple of {}",
+            at(&f),
             f.bytes,
             f.space_name(),
             f.addr,
             f.bytes
         ))),
         Some(f) => Err(LaunchError::IllegalAddress(format!(
-            "`{}`, {}: thread ({}, {}, {}) of block ({}, {}, {}) accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
-            k.info.name,
-            line(f.site),
-            f.tid[0],
-            f.tid[1],
-            f.tid[2],
-            f.ctaid[0],
-            f.ctaid[1],
-            f.ctaid[2],
+            "{} accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
+            at(&f),
             f.bytes,
             f.space_name(),
             f.addr
