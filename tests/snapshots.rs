@@ -46,7 +46,18 @@ fn emitted_ptx_lints_clean() {
         let arch = ptx_jit::arch::validate(sm, None).unwrap();
         for p in ptx_files("ptx") {
             let src = std::fs::read_to_string(&p).unwrap();
-            let out = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap();
+            let own: u32 = src
+                .split(".target sm_")
+                .nth(1)
+                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let out = match ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx) {
+                Ok(out) => out,
+                // Only a file whose own `.target` is newer than `sm` may need what `sm` lacks.
+                Err(_) if own > sm[3..].parse().unwrap() => continue,
+                Err(e) => panic!("{} for {sm}: {e:?}", p.display()),
+            };
             let (_, d) = ptx_front::parse_and_check(&out);
             assert!(
                 d.is_empty(),

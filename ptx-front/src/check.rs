@@ -692,7 +692,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         }
                     }
                     Some(Entry::Var(v)) => {
-                        let space = d.get(G::Space).and_then(Space::from_dot);
+                        let nth = isa::address_operands(d.spec).iter().position(|&j| j == k).unwrap_or(0);
+                        let space = d.space_of_address(nth).and_then(Space::from_dot);
                         if let Some(space) = space {
                             if space != v.space {
                                 self.diags.push(
@@ -836,6 +837,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             Operand::Sink(_) => {}
             Operand::Offset(n, _, s) | Operand::Element(n, _, s) => match scope.lookup(n.text) {
                 Some(Entry::Var(_)) => {}
+                // `r + 4` as a source value: the register's value plus the offset (ptxas takes it).
+                Some(Entry::Reg { ty, .. })
+                    if matches!(op, Operand::Offset(..)) && k > 0 && !ty.is_float() && ty != Type::Pred =>
+                {
+                    self.expect_reg(n, Some(i), want, scope)
+                }
                 Some(_) => self.diags.push(
                     Diagnostic::error(Code::P0105, *s, format!("`{}` is not a variable, so it has no address", n.text))
                         .label("address arithmetic on a non-variable")

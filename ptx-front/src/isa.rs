@@ -1477,6 +1477,14 @@ impl Decoded {
     pub fn has(&self, m: &str) -> bool {
         self.mods.iter().any(|&(_, v)| v == m)
     }
+    /// The state space of the instruction's `k`-th address operand (counting address operands only):
+    /// `cp.async.ca.shared.global [d], [s]` names the destination's space, then the source's; an
+    /// instruction with one space names it for all of them.
+    pub fn space_of_address(&self, k: usize) -> Option<&'static str> {
+        let spaces: smallvec::SmallVec<[&'static str; 2]> =
+            self.mods.iter().filter(|(g, _)| matches!(g, G::Space | G::SrcSpace)).map(|&(_, v)| v).collect();
+        spaces.get(k).or(spaces.first()).copied()
+    }
     /// Types in the order written: for `cvt.f32.s32` that is destination, source. Packed types that have
     /// no [`Type`] of their own stand for the bit-size type of their register (`.e4m3x2` is `.b16`,
     /// `.u16x2` is `.b32`); other such names (`.e4m3`, `.s4`, `.b1` of matrix instructions) are skipped.

@@ -114,7 +114,7 @@ extern "C" fn optimise_on_materialisation(
 /// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
 /// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
 unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
-    let fns: [(&str, u64); 7] = [
+    let fns: [(&str, u64); 8] = [
         // NVIDIA's device runtime, in place of the C library's functions of the same names.
         ("vprintf", crate::device_libs::ptxjit_vprintf as *const () as u64),
         ("__assertfail", crate::device_libs::ptxjit_assertfail as *const () as u64),
@@ -123,6 +123,7 @@ unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
         (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
         (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
         (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
+        (ptx_llvm::builtin::VIDEO, crate::video::ptxjit_video as *const () as u64),
     ];
     let mut pairs: Vec<LLVMOrcCSymbolMapPair> = fns
         .iter()

@@ -11,6 +11,7 @@ pub mod coverage;
 mod builtins;
 pub mod checked;
 mod device_libs;
+mod video;
 mod fibers;
 mod matrix;
 mod memops;

@@ -108,6 +108,85 @@ pub mod builtin {
     pub const GLOBALTIMER: &str = "ptxjit_globaltimer";
 
     /// `code = op | dty << 8 | sty << 13 | rnd << 18 | flags << 22`.
+    /// Scalar video instructions: `i64 ptxjit_video(code, a, b, c)` with `code` from [`Video::pack`];
+    /// a, b and c are the 32-bit registers whole (the selectors are in the code).
+    pub const VIDEO: &str = "ptxjit_video";
+
+    /// A scalar video instruction's form (PTX ISA 9.7.18.1).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    pub struct Video {
+        /// `VIDEO_*`.
+        pub op: u32,
+        pub d_signed: bool,
+        pub a_signed: bool,
+        pub b_signed: bool,
+        pub sat: bool,
+        /// vshl/vshr: `.wrap` (else `.clamp`).
+        pub wrap: bool,
+        /// Secondary operation: 0 none, 1 `.add`, 2 `.min`, 3 `.max`.
+        pub op2: u32,
+        /// Part selectors: 0 the whole word, 1–4 `.b0`–`.b3`, 5 `.h0`, 6 `.h1`.
+        pub asel: u32,
+        pub bsel: u32,
+        pub dsel: u32,
+        /// vmad: 0, 1 `.shr7`, 2 `.shr15`; `.po`; negated operands (bit 0 a, 1 b, 2 c).
+        pub scale: u32,
+        pub po: bool,
+        pub neg: u32,
+        /// vset: 0–5 for `.eq .ne .lt .le .gt .ge`.
+        pub cmp: u32,
+    }
+
+    pub const VIDEO_ADD: u32 = 0;
+    pub const VIDEO_SUB: u32 = 1;
+    pub const VIDEO_ABSDIFF: u32 = 2;
+    pub const VIDEO_MIN: u32 = 3;
+    pub const VIDEO_MAX: u32 = 4;
+    pub const VIDEO_SHL: u32 = 5;
+    pub const VIDEO_SHR: u32 = 6;
+    pub const VIDEO_MAD: u32 = 7;
+    pub const VIDEO_SET: u32 = 8;
+    pub const VIDEO_OPS: [&str; 9] = ["vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"];
+    pub const VIDEO_SELECTORS: [&str; 6] = ["b0", "b1", "b2", "b3", "h0", "h1"];
+    pub const VIDEO_CMPS: [&str; 6] = [".eq", ".ne", ".lt", ".le", ".gt", ".ge"];
+
+    impl Video {
+        pub const fn pack(self) -> u32 {
+            self.op
+                | (self.d_signed as u32) << 4
+                | (self.a_signed as u32) << 5
+                | (self.b_signed as u32) << 6
+                | (self.sat as u32) << 7
+                | (self.wrap as u32) << 8
+                | self.op2 << 9
+                | self.asel << 11
+                | self.bsel << 14
+                | self.dsel << 17
+                | self.scale << 20
+                | (self.po as u32) << 22
+                | self.neg << 23
+                | self.cmp << 26
+        }
+        pub const fn unpack(c: u32) -> Video {
+            Video {
+                op: c & 15,
+                d_signed: c >> 4 & 1 == 1,
+                a_signed: c >> 5 & 1 == 1,
+                b_signed: c >> 6 & 1 == 1,
+                sat: c >> 7 & 1 == 1,
+                wrap: c >> 8 & 1 == 1,
+                op2: c >> 9 & 3,
+                asel: c >> 11 & 7,
+                bsel: c >> 14 & 7,
+                dsel: c >> 17 & 7,
+                scale: c >> 20 & 3,
+                po: c >> 22 & 1 == 1,
+                neg: c >> 23 & 7,
+                cmp: c >> 26 & 7,
+            }
+        }
+    }
+
     pub const fn code(op: u32, dty: u32, sty: u32, rnd: u32, flags: u32) -> u32 {
         op | dty << 8 | sty << 13 | rnd << 18 | flags << 22
     }

@@ -198,6 +198,12 @@ impl<'ctx> Lowerer<'ctx> {
     ) -> R<()> {
         let key = op as *const Operand<'_> as *const ();
         match op {
+            // A scalar register with a part selector (`%r1.b2` in video instructions) keeps the selector.
+            Operand::Sym { name, component: Some(c) } if matches!(scope.lookup(name.text), Some(Entry::Reg { vector: None, .. })) => {
+                let t = self.register_operand(st, plan, name, out, scope)?;
+                plan.text.insert(key, format!("{t}.{}", c.text.trim_start_matches('.')));
+                Ok(())
+            }
             Operand::Sym { name, component: None } => match scope.lookup(name.text) {
                 Some(Entry::Reg { .. }) => {
                     let t = self.register_operand(st, plan, name, out, scope)?;
@@ -371,7 +377,14 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<IntValue<'ctx>> {
         let at = self.addr_ty();
-        let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+        // Of the instruction's spaces (`cp.async.ca.shared.global` names two), the variable's own;
+        // else the first.
+        let own_space = self.var_decl(n, scope).map(|v| v.space);
+        let space = (0..2)
+            .filter_map(|k| d.space_of_address(k).and_then(Space::from_dot))
+            .find(|s| Some(*s) == own_space)
+            .or_else(|| d.get(G::Space).and_then(Space::from_dot))
+            .unwrap_or(Space::Generic);
         let ptr = match self.var_decl(n, scope) {
             Some(v) => st.locals.get(&(v as *const _)).copied(),
             None => None,

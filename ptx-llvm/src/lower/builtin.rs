@@ -92,7 +92,7 @@ fn bits_of(code: u32) -> Type {
 
 impl<'ctx> Lowerer<'ctx> {
     /// `i64 sym(i32 code, i64 a, i64 b, i64 c)`, declared pure.
-    fn builtin_call(&self, sym: &str, code: u32, args: &[IntValue<'ctx>]) -> R<IntValue<'ctx>> {
+    pub(super) fn builtin_call(&self, sym: &str, code: u32, args: &[IntValue<'ctx>]) -> R<IntValue<'ctx>> {
         let i64t = self.i64();
         let f = self.module.get_function(sym).unwrap_or_else(|| {
             let ty = i64t.fn_type(&[self.i32().into(), i64t.into(), i64t.into(), i64t.into()], false);
@@ -235,6 +235,10 @@ impl<'ctx> Lowerer<'ctx> {
             return Ok(true);
         }
         match name {
+            _ if crate::builtin::VIDEO_OPS.contains(&name) => {
+                self.video(st, i, d, scope)?;
+                Ok(true)
+            }
             "setp" | "set" => {
                 // The compared type is the last one written (`set.dtype.stype`).
                 let s = *codes.last().expect("typed");

@@ -13,6 +13,7 @@ mod lanes;
 mod regions;
 mod sync;
 mod values;
+mod video;
 
 use crate::Flavour;
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -266,16 +267,24 @@ fn lower_pass<'ctx>(
     if !l.asm_wanted.is_empty() {
         return Ok(Pass::Again(l.asm_wanted.into_iter().chain(l.asm_at).collect()));
     }
-    let globals = m
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => {
-                Some((v.name.text.to_string(), v.size_bytes()))
-            }
-            _ => None,
-        })
-        .collect();
+    // Module-scope and function-scope `.global`/`.const` variables alike.
+    let mut globals = vec![];
+    let mut note = |v: &VarDecl<'_>| {
+        if matches!(v.space, Space::Global | Space::Const) {
+            globals.push((v.name.text.to_string(), v.size_bytes()));
+        }
+    };
+    for i in &m.items {
+        match i {
+            Item::Var(v) => note(v),
+            Item::Function(Function { body: Some(b), .. }) => ast::visit(b, &mut |s| {
+                if let Statement::Var(v) = s {
+                    note(v);
+                }
+            }),
+            _ => {}
+        }
+    }
     Ok(Pass::Done(Lowered {
         module: l.module,
         kernels,
@@ -512,10 +521,14 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 Item::Function(f) => {
                     if let Some(b) = &f.body {
+                        // Function-scope `.shared`, `.global` and `.const` variables live as long as the
+                        // module's, under their own names.
                         ast::visit(b, &mut |s| {
                             if let Statement::Var(v) = s {
-                                if v.space == Space::Shared {
-                                    shared.push(v);
+                                match v.space {
+                                    Space::Shared => shared.push(v),
+                                    Space::Global | Space::Const => vars.push(v),
+                                    _ => {}
                                 }
                             }
                         });
@@ -593,6 +606,12 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(
                 v.span,
                 "module variables without a size are not supported yet",
+            ));
+        }
+        if self.globals.contains_key(v.name.text) {
+            return Err(unsupported(
+                v.span,
+                format!("a second `{}` variable named `{}` (in another function) is not supported yet", v.space.name(), v.name.text),
             ));
         }
         let bytes = match self.init_bytes(v) {
@@ -1139,7 +1158,7 @@ impl<'ctx> Lowerer<'ctx> {
                 Statement::Var(v) => {
                     let _ = scope.declare(v);
                     match v.space {
-                        Space::Reg | Space::Shared => {}
+                        Space::Reg | Space::Shared | Space::Global | Space::Const => {}
                         Space::Param | Space::Local => {
                             let ty = if v.dims.is_empty() && v.vector.is_none() {
                                 self.int(v.ty.bits().max(8)).as_basic_type_enum()

@@ -165,6 +165,14 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
             Operand::Imm(imm, span) => self.imm(*imm, want, *span),
+            // `r + 4` as a value: the register's value plus the offset, wrapping in its width.
+            Operand::Offset(n, off, s) if matches!(scope.lookup(n.text), Some(Entry::Reg { .. })) => {
+                let v = self.read(st, &Operand::Sym { name: n.clone(), component: None }, want, scope)?;
+                let BasicValueEnum::IntValue(v) = v else {
+                    return Err(unsupported(*s, "an offset applies to integer registers only"));
+                };
+                Ok(self.b.build_int_add(v, v.get_type().const_int(*off as u64, true), "off")?.into())
+            }
             Operand::Not(x, s) => match self.read(st, x, want, scope)? {
                 BasicValueEnum::IntValue(v) => Ok(self.b.build_not(v, "not")?.into()),
                 _ => Err(unsupported(*s, "`!` applies to predicates only")),
@@ -545,6 +553,16 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<PointerValue<'ctx>> {
         let i8t = self.ctx.i8_type();
+        // A `.shared` variable named in a generic access (`ld.b32 r, [buf]`) means its generic address:
+        // on the host, a place in the CTA's shared window.
+        let space = match (&a.base, self.flavour, space) {
+            (Some(n), Flavour::Host, Space::Generic)
+                if self.shared_offsets.contains_key(n.text) && matches!(scope.lookup(n.text), Some(Entry::Var(_))) =>
+            {
+                Space::Shared
+            }
+            _ => space,
+        };
         let p = self.ptr(self.llvm_space(space));
         let off = self.i64().const_int(a.offset as u64, true);
         // Direct variable references keep their pointer so LLVM sees the object.
