@@ -267,24 +267,10 @@ fn lower_pass<'ctx>(
     if !l.asm_wanted.is_empty() {
         return Ok(Pass::Again(l.asm_wanted.into_iter().chain(l.asm_at).collect()));
     }
-    // Module-scope and function-scope `.global`/`.const` variables alike.
-    let mut globals = vec![];
-    let mut note = |v: &VarDecl<'_>| {
-        if matches!(v.space, Space::Global | Space::Const) {
-            globals.push((v.name.text.to_string(), v.size_bytes()));
-        }
-    };
-    for i in &m.items {
-        match i {
-            Item::Var(v) => note(v),
-            Item::Function(Function { body: Some(b), .. }) => ast::visit(b, &mut |s| {
-                if let Statement::Var(v) = s {
-                    note(v);
-                }
-            }),
-            _ => {}
-        }
-    }
+    let globals = module_lifetime_vars(m)
+        .filter(|(v, _)| matches!(v.space, Space::Global | Space::Const))
+        .map(|(v, _)| (v.name.text.to_string(), v.size_bytes()))
+        .collect();
     Ok(Pass::Done(Lowered {
         module: l.module,
         kernels,
@@ -322,6 +308,27 @@ struct Lowerer<'ctx> {
     /// Some function declares `.local` memory or uses `alloca`: thread-private memory that lives in
     /// stack slots the inliner may share between a thread loop's iterations.
     private_memory: bool,
+}
+
+/// The module's variables in source order, each with whether it is declared at module scope: every
+/// module-scope one, and the function-scope `.shared`, `.global` and `.const` ones, which live as long
+/// as the module, under their own names.
+fn module_lifetime_vars<'m, 'a>(m: &'m ast::Module<'a>) -> impl Iterator<Item = (&'m VarDecl<'a>, bool)> {
+    m.items.iter().flat_map(|item| {
+        let mut vs: Vec<(&'m VarDecl<'a>, bool)> = vec![];
+        match item {
+            Item::Var(v) => vs.push((v, true)),
+            Item::Function(Function { body: Some(b), .. }) => ast::visit(b, &mut |s| {
+                if let Statement::Var(v) = s {
+                    if matches!(v.space, Space::Shared | Space::Global | Space::Const) {
+                        vs.push((v, false));
+                    }
+                }
+            }),
+            _ => {}
+        }
+        vs
+    })
 }
 
 /// Whether a body synchronises threads itself (barriers or warp collectives).
@@ -509,32 +516,17 @@ impl<'ctx> Lowerer<'ctx> {
         // Shared variables anywhere in the module get one layout (host) or one addrspace(3) global (nvvm).
         let mut shared: Vec<&VarDecl<'_>> = vec![];
         let mut vars: Vec<&VarDecl<'_>> = vec![];
-        for item in &m.items {
-            match item {
-                Item::Var(v) if v.space == Space::Shared => shared.push(v),
-                Item::Var(v) if matches!(v.space, Space::Global | Space::Const) => vars.push(v),
-                Item::Var(v) => {
+        for (v, module_scope) in module_lifetime_vars(m) {
+            match v.space {
+                Space::Shared => shared.push(v),
+                Space::Global | Space::Const => vars.push(v),
+                _ if module_scope => {
                     return Err(unsupported(
                         v.span,
                         format!("module-scope `{}` variables are not supported yet", v.space.name()),
                     ))
                 }
-                Item::Function(f) => {
-                    if let Some(b) = &f.body {
-                        // Function-scope `.shared`, `.global` and `.const` variables live as long as the
-                        // module's, under their own names.
-                        ast::visit(b, &mut |s| {
-                            if let Statement::Var(v) = s {
-                                match v.space {
-                                    Space::Shared => shared.push(v),
-                                    Space::Global | Space::Const => vars.push(v),
-                                    _ => {}
-                                }
-                            }
-                        });
-                    }
-                }
-                Item::Directive(_) | Item::Statement(_) => {}
+                _ => {}
             }
         }
         let mut dynamic = vec![];
