@@ -1481,9 +1481,11 @@ impl Decoded {
     /// `cp.async.ca.shared.global [d], [s]` names the destination's space, then the source's; an
     /// instruction with one space names it for all of them.
     pub fn space_of_address(&self, k: usize) -> Option<&'static str> {
-        let spaces: smallvec::SmallVec<[&'static str; 2]> =
-            self.mods.iter().filter(|(g, _)| matches!(g, G::Space | G::SrcSpace)).map(|&(_, v)| v).collect();
-        spaces.get(k).or(spaces.first()).copied()
+        self.spaces().nth(k).or_else(|| self.spaces().next())
+    }
+    /// The state spaces the instruction names, in the order written (destination, then source).
+    pub fn spaces(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.mods.iter().filter(|(g, _)| matches!(g, G::Space | G::SrcSpace)).map(|&(_, v)| v)
     }
     /// Types in the order written: for `cvt.f32.s32` that is destination, source. Packed types that have
     /// no [`Type`] of their own stand for the bit-size type of their register (`.e4m3x2` is `.b16`,

@@ -380,8 +380,9 @@ impl<'ctx> Lowerer<'ctx> {
         // Of the instruction's spaces (`cp.async.ca.shared.global` names two), the variable's own;
         // else the first.
         let own_space = self.var_decl(n, scope).map(|v| v.space);
-        let space = (0..2)
-            .filter_map(|k| d.space_of_address(k).and_then(Space::from_dot))
+        let space = d
+            .spaces()
+            .filter_map(Space::from_dot)
             .find(|s| Some(*s) == own_space)
             .or_else(|| d.get(G::Space).and_then(Space::from_dot))
             .unwrap_or(Space::Generic);
