@@ -56,11 +56,19 @@ unsafe fn ctx_create(pctx: *mut Handle, flags: c_uint, dev: CUdevice) -> Result<
     Ok(())
 }
 
-/// Waits for the context's work, then frees everything it owns. The context itself goes too unless
-/// `keep` (a primary context reset keeps its handle).
+/// How long a context's destruction waits for its running work before cancelling it: a correct
+/// program's last kernels (and their `printf` output) finish, a runaway one does not hold the
+/// caller forever.
+const DESTROY_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Waits for the context's work (cancelling what still runs after [`DESTROY_GRACE`]), then frees
+/// everything it owns. The context itself goes too unless `keep` (a primary context reset keeps its
+/// handle).
 pub fn destroy_ctx(h: usize, keep: bool) -> Result<(), CUresult> {
     let c = CONTEXTS.get(h)?;
+    c.cancel.after(DESTROY_GRACE);
     c.streams.synchronize();
+    c.cancel.reset();
     if !keep {
         CONTEXTS.remove(h)?;
         CTX_STACK.with(|s| s.borrow_mut().retain(|&c| c != h));

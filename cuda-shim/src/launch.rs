@@ -91,7 +91,7 @@ unsafe fn launch(
     cooperative: bool,
 ) -> Result<(), CUresult> {
     let (h, fo) = func(f)?;
-    crate::stream::resolve(stream)?;
+    let cancel = crate::stream::resolve(stream)?.0.cancel.clone();
     // A library's module belongs to no context (ctx 0) and runs in the current one.
     let owner = fo.module_obj.ctx;
     if owner != 0 && CONTEXTS.get(owner).is_err() {
@@ -114,7 +114,8 @@ unsafe fn launch(
     }
     crate::stream::run_async(stream, move || {
         let k = kernel(&fo);
-        ptx_jit::launch(k, &launch_of(grid, block, shared, &buf)).map_err(|e| launch_error(&k.info.name, e))
+        let l = ptx_jit::Launch { cancel: Some(cancel), ..launch_of(grid, block, shared, &buf) };
+        ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))
     })
 }
 
@@ -124,7 +125,8 @@ fn launch_of(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, params: &[u8
 
 fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
     // Checked mode's report (and a `trap`'s) is what the user needs; other errors only when logging.
-    if crate::log_enabled() || matches!(e, ptx_jit::LaunchError::IllegalAddress(_) | ptx_jit::LaunchError::MisalignedAddress(_) | ptx_jit::LaunchError::Failed(_)) {
+    use ptx_jit::LaunchError as E;
+    if crate::log_enabled() || matches!(e, E::IllegalAddress(_) | E::MisalignedAddress(_) | E::Failed(_) | E::Timeout(_)) {
         eprintln!("ptx-jit: launch of {name}: {e}");
     }
     match e {
@@ -134,6 +136,7 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
         ptx_jit::LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
         ptx_jit::LaunchError::MisalignedAddress(_) => CUDA_ERROR_MISALIGNED_ADDRESS,
         ptx_jit::LaunchError::Assert(_) => CUDA_ERROR_ASSERT,
+        ptx_jit::LaunchError::Timeout(_) => CUDA_ERROR_LAUNCH_TIMEOUT,
     }
 }
 

@@ -71,6 +71,8 @@ pub struct Context {
     pub streams: crate::stream::CtxStreams,
     /// Limits, cache and shared-memory configuration (`cuCtxSetLimit`, `cuCtxSetCacheConfig`, ...).
     pub config: Mutex<crate::context::Config>,
+    /// Set when the context is destroyed: ends its launches still running after a grace period.
+    pub cancel: Arc<ptx_jit::Cancel>,
 }
 
 impl Context {
@@ -83,6 +85,7 @@ impl Context {
             flags: std::sync::atomic::AtomicU32::new(flags),
             streams: crate::stream::CtxStreams::new()?,
             config: Mutex::new(crate::context::Config::default()),
+            cancel: Arc::default(),
         })
     }
 }

@@ -56,34 +56,9 @@ thread_local! {
     static STACK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
-/// Sets the stack range for the kernel thread about to run on this OS thread (fibers).
+/// Sets the stack range for the kernel code about to run on this OS thread (`crate::trap::resume`).
 pub fn set_stack(low: u64, high: u64) {
     STACK.with(|s| s.set((low, high)));
-}
-
-thread_local! {
-    /// This OS thread's own stack, looked up once.
-    static OWN_STACK: (u64, u64) = {
-        let mut range = (0, 0);
-        // SAFETY: pthread_getattr_np fills `attr` for the calling thread, which is then destroyed.
-        unsafe {
-            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
-                let (mut addr, mut size) = (std::ptr::null_mut(), 0usize);
-                if libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0 {
-                    range = (addr as u64, addr as u64 + size as u64);
-                }
-                libc::pthread_attr_destroy(&mut attr);
-            }
-        }
-        range
-    };
-}
-
-/// The current OS thread's own stack, for kernels that run without fibers.
-pub fn use_thread_stack() {
-    let (lo, hi) = OWN_STACK.with(|r| *r);
-    set_stack(lo, hi);
 }
 
 /// Whether `addr` is on the running kernel thread's stack (its local memory).
@@ -102,23 +77,37 @@ pub enum FaultKind {
     Trap,
     /// A failed `assert` in device code (`__assertfail`).
     Assert,
+    /// A hardware fault in generated code (any mode), caught by `crate::trap`.
+    Signal(crate::trap::Trap),
+    /// The launch ran longer than `PTXJIT_LAUNCH_TIMEOUT` allows.
+    Timeout,
+    /// The launch was cancelled: its context is being destroyed.
+    Cancelled,
 }
 
-/// The first bad access (or `trap`, or failed assertion) of a launch.
+/// The first bad access (or `trap`, failed assertion, hardware fault or end from outside) of a launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// What happened.
     pub kind: FaultKind,
-    /// Byte offset of the instruction in the PTX text.
-    pub site: u32,
+    /// Byte offset of the instruction in the PTX text, where known.
+    pub site: Option<u32>,
     pub addr: u64,
     pub bytes: u64,
     pub space: u32,
-    pub tid: [u32; 3],
-    pub ctaid: [u32; 3],
+    /// The thread, where known (a fault in a loop over a CTA's threads names only its block).
+    pub tid: Option<[u32; 3]>,
+    pub ctaid: Option<[u32; 3]>,
+    /// How many blocks along x from `ctaid` the fault may be in (a loop over CTAs names its first).
+    pub blocks: u32,
 }
 
 impl Fault {
+    /// A fault with no access attached.
+    pub fn of(kind: FaultKind) -> Fault {
+        Fault { kind, site: None, addr: 0, bytes: 0, space: 0, tid: None, ctaid: None, blocks: 1 }
+    }
+
     pub fn space_name(&self) -> &'static str {
         match self.space {
             SPACE_GLOBAL => ".global",
@@ -152,7 +141,7 @@ impl FaultCell {
     pub fn take(&self) -> Option<Fault> {
         self.first.lock().take()
     }
-    fn record(&self, f: Fault) {
+    pub fn record(&self, f: Fault) {
         let mut first = self.first.lock();
         if first.is_none() {
             *first = Some(f);
@@ -177,12 +166,13 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     let fault = |kind| {
         cell.record(Fault {
             kind,
-            site,
+            site: Some(site),
             addr,
             bytes,
             space,
-            tid: env.tid,
-            ctaid: env.ctaid,
+            tid: Some(env.tid),
+            ctaid: Some(env.ctaid),
+            blocks: 1,
         });
         1
     };
@@ -210,13 +200,10 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
 pub fn trap(env: &Env, site: u32, kind: FaultKind) {
     if let Some(cell) = unsafe { (env.fault as *const FaultCell).as_ref() } {
         cell.record(Fault {
-            kind,
-            site,
-            addr: 0,
-            bytes: 0,
-            space: 0,
-            tid: env.tid,
-            ctaid: env.ctaid,
+            site: (kind != FaultKind::Assert).then_some(site),
+            tid: Some(env.tid),
+            ctaid: Some(env.ctaid),
+            ..Fault::of(kind)
         });
     }
 }

@@ -33,7 +33,7 @@ enum Wait {
     Yield,
 }
 
-type Fiber = Coroutine<(), Wait, (), DefaultStack>;
+type Fiber = Coroutine<(), Wait, crate::trap::Outcome, DefaultStack>;
 
 /// What a fiber's `collective` calls need: its yielder, lane, the CTA's shared state, and the result
 /// the scheduler hands it when it releases a barrier or an `activemask`.
@@ -326,8 +326,9 @@ fn run_cta(
     let n = (bx * by * bz) as usize;
     let mut base = Env::for_cta(l, cta_index, shared, collective);
     base.fault = fault;
-    let cell = unsafe { (fault as *const crate::checked::FaultCell).as_ref() };
-    if cell.is_some_and(|c| c.faulted()) {
+    // SAFETY: `fault` is the launch's record, alive until the launch returns.
+    let cell = unsafe { &*(fault as *const crate::checked::FaultCell) };
+    if cell.faulted() {
         return Ok(()); // the launch has failed: no further CTAs start
     }
     let mut warps: Vec<Warp> = (0..n.div_ceil(32))
@@ -351,8 +352,8 @@ fn run_cta(
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
     let base_addr = &base as *const Env as usize;
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
-    // Each fiber's stack (lowest, highest address), the local memory checked mode allows it.
-    let mut stacks: Vec<(u64, u64)> = Vec::with_capacity(n);
+    // Each fiber's stack (lowest, highest address), for the trap handler and checked mode.
+    let mut stacks: Vec<(usize, usize)> = Vec::with_capacity(n);
     for (i, lane) in lanes.iter_mut().enumerate() {
         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
         let stack = match STACKS.with(|s| s.borrow_mut().pop()) {
@@ -361,10 +362,7 @@ fn run_cta(
                 DefaultStack::new(STACK_BYTES).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?
             }
         };
-        {
-            use corosensei::stack::Stack;
-            stacks.push((stack.limit().get() as u64, stack.base().get() as u64));
-        }
+        stacks.push(crate::trap::bounds(&stack));
         let lane_addr = lane as *mut Lane as usize;
         fibers.push(Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
             // SAFETY: `base` and the lanes live until every fiber has finished or been leaked.
@@ -374,40 +372,53 @@ fn run_cta(
             env.tid = [x, y, z];
             env.sync = lane as *mut Lane as *mut c_void;
             unsafe { entry(&env, env.params) };
+            Ok(())
         }));
     }
     let mut state = vec![State::Runnable; n];
-    loop {
+    let result = loop {
         for i in 0..n {
             if state[i] == State::Runnable {
-                crate::checked::set_stack(stacks[i].0, stacks[i].1);
-                state[i] = match fibers[i].resume(()) {
+                state[i] = match crate::trap::resume(&mut fibers[i], stacks[i], cell) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
-                    CoroutineResult::Return(()) => {
+                    CoroutineResult::Return(Ok(())) => {
                         unsafe { (*warps_ptr.add(i / 32)).live &= !(1 << (i % 32)) };
+                        State::Done
+                    }
+                    CoroutineResult::Return(Err(t)) => {
+                        let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
+                        cell.record(crate::checked::Fault {
+                            tid: Some([x, y, z]),
+                            ctaid: Some(base.ctaid),
+                            ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+                        });
                         State::Done
                     }
                 };
             }
         }
         if state.iter().all(|s| *s == State::Done) {
-            break;
+            break Ok(());
+        }
+        if cell.faulted() {
+            break Ok(()); // this CTA or another has faulted, or the launch was ended: the CTA stops here
         }
         // No fiber runs while the scheduler looks at the shared state.
         if !release(&mut state, &mut lanes, &warps, &mut bars) {
-            // The fibers cannot be unwound through JIT frames, so they (and their stacks) are leaked
-            // rather than dropped.
-            std::mem::forget(fibers);
-            std::mem::forget(lanes);
-            std::mem::forget(warps);
-            return Err(LaunchError::Failed(
+            break Err(LaunchError::Failed(
                 "threads wait at a barrier or warp collective that the threads it needs never reach (the kernel would hang)"
                     .into(),
             ));
         }
+    };
+    // Fibers stopped in the middle of generated code hold nothing that needs dropping: they are reset,
+    // not unwound (unwinding cannot cross JIT frames), and their stacks kept for the next CTA.
+    for f in fibers.iter_mut().filter(|f| !f.done()) {
+        // SAFETY: a suspended fiber's frames are generated code and `collective`, which own nothing.
+        unsafe { f.force_reset() };
     }
     STACKS.with(|s| s.borrow_mut().extend(fibers.into_iter().map(Coroutine::into_stack)));
-    Ok(())
+    result
 }
 
 pub fn launch(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {

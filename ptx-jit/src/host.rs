@@ -561,7 +561,13 @@ fn lower_prepared<'ctx>(
         LLVMSetTarget(module.as_mut_ptr(), LLVMOrcLLJITGetTripleString(jit.0));
         LLVMSetDataLayout(module.as_mut_ptr(), LLVMOrcLLJITGetDataLayoutStr(jit.0));
     }
+    // Frames larger than a page touch each page as they grow, so they meet the kernel stack's guard
+    // page (`crate::trap`) instead of jumping past it into other memory.
+    let probe = ctx.create_string_attribute("probe-stack", "inline-asm");
     for f in module.get_functions() {
+        if f.count_basic_blocks() > 0 {
+            f.add_attribute(inkwell::attributes::AttributeLoc::Function, probe);
+        }
         if f.count_basic_blocks() > 0 && f.get_linkage() != Linkage::Internal {
             let n = format!("{prefix}{}", f.get_name().to_string_lossy());
             f.as_global_value().set_name(&n);

@@ -20,6 +20,9 @@ mod regions;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
+pub mod trap;
+mod watchdog;
+pub use watchdog::{timeout as launch_timeout, Cancel};
 pub mod wmma;
 
 pub use host::{warm_up, HostKernel, HostModule};

@@ -132,17 +132,31 @@ fn run_cta(
     let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);
     env.sync = &mut steps as *mut Steps as *mut c_void;
     env.fault = fault;
+    // SAFETY: `fault` is the launch's record, alive until the launch returns.
+    let cell = unsafe { &*(fault as *const crate::checked::FaultCell) };
+    // Runs one region; false if it trapped (the fault is recorded, and the CTA stops).
     let call = |steps: &mut Steps, state: u32, masked: bool| {
         steps.state = state;
         steps.masked = masked as u32;
         // SAFETY: the JIT'd entry of a Regions kernel, built for this Env and Steps layout; every buffer
         // it reaches lives in `buf` for the whole CTA.
-        unsafe { entry(&env, env.params) };
+        match unsafe { crate::trap::call(entry, &env, cell) } {
+            Ok(()) => !cell.faulted(),
+            Err(t) => {
+                cell.record(crate::checked::Fault {
+                    ctaid: Some(env.ctaid),
+                    ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+                });
+                false
+            }
+        }
     };
     let mut uniform = Some(0);
     loop {
         if let Some(s) = uniform {
-            call(&mut steps, s, false);
+            if !call(&mut steps, s, false) {
+                return Ok(());
+            }
             if steps.or == steps.and {
                 let v = steps.or;
                 if v == DONE {
@@ -163,7 +177,9 @@ fn run_cta(
         let states = unsafe { std::slice::from_raw_parts_mut(steps.states, n) };
         // One state at a time: a masked call runs every thread in it, and they all stop (or finish).
         while let Some(s) = states.iter().copied().find(|&s| s != DONE && s & WAIT == 0) {
-            call(&mut steps, s, true);
+            if !call(&mut steps, s, true) {
+                return Ok(());
+            }
         }
         if states.iter().all(|&s| s == DONE) {
             return Ok(());
@@ -226,7 +242,6 @@ pub fn launch(
                     return Ok(()); // the launch has failed: no further CTAs start
                 }
             }
-            crate::checked::use_thread_stack();
             run_cta(l, entry, cta, buf, fault_addr as *const c_void)
         },
     )

@@ -93,6 +93,8 @@ pub enum LaunchError {
     MisalignedAddress(String),
     #[error("device-side assertion: {0}")]
     Assert(String),
+    #[error("launch timed out: {0}")]
+    Timeout(String),
 }
 
 pub struct Launch<'p> {
@@ -103,6 +105,9 @@ pub struct Launch<'p> {
     pub params: &'p [u8],
     /// Set by [`Launch::new`]: a number unique to this launch.
     pub gridid: u64,
+    /// When set (by the launch's owner, e.g. the driver destroying its context), the launch ends with
+    /// its CTAs where they are (`crate::watchdog`).
+    pub cancel: Option<std::sync::Arc<crate::watchdog::Cancel>>,
 }
 
 impl<'p> Launch<'p> {
@@ -113,6 +118,7 @@ impl<'p> Launch<'p> {
             dynamic_shared,
             params,
             gridid: GRIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            cancel: None,
         }
     }
 }
@@ -170,47 +176,78 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
     0
 }
 
-/// Runs the whole grid and returns when every CTA has finished.
+/// Runs the whole grid and returns when every CTA has finished, or ends it at the first fault.
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     validate(k, l)?;
     // Compiles the kernel on its first launch (see `HostKernel::entry_for` for which code runs).
     let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
     let entry = k.entry_for(threads)?;
     let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
+    let watch = crate::watchdog::watch(&cell, l.cancel.clone());
     let r = run(k, l, entry, &cell as *const _ as *const c_void);
-    let line = |site| match &k.lines {
-        Some(lines) => format!("line {}", crate::checked::line_of(lines, site)),
-        None => format!("byte {site} of the PTX"),
-    };
-    let place = |f: &crate::checked::Fault| {
-        format!(
-            "thread ({}, {}, {}) of block ({}, {}, {})",
-            f.tid[0], f.tid[1], f.tid[2], f.ctaid[0], f.ctaid[1], f.ctaid[2]
-        )
-    };
-    let at = |f: &crate::checked::Fault| format!("`{}`, {}: {}", k.info.name, line(f.site), place(f));
-    use crate::checked::FaultKind;
+    drop(watch);
     match cell.take() {
-        Some(f) if f.kind == FaultKind::Assert => {
-            Err(LaunchError::Assert(format!("`{}`: {} failed an assertion", k.info.name, place(&f))))
+        Some(f) => Err(fault_error(k, &f)),
+        None => r,
+    }
+}
+
+/// The launch error a fault ends a launch with, and its message: kernel, PTX line, thread and block
+/// where known.
+fn fault_error(k: &HostKernel, f: &crate::checked::Fault) -> LaunchError {
+    use crate::checked::FaultKind;
+    use crate::trap::Trap;
+    let mut at = format!("`{}`", k.info.name);
+    match (f.site, &k.lines) {
+        (Some(site), Some(lines)) => at += &format!(", line {}", crate::checked::line_of(lines, site)),
+        (Some(site), None) => at += &format!(", byte {site} of the PTX"),
+        (None, _) => {}
+    }
+    let block = |c: [u32; 3]| format!("block ({}, {}, {})", c[0], c[1], c[2]);
+    let place = match (f.tid, f.ctaid) {
+        (Some(t), Some(c)) => format!("thread ({}, {}, {}) of {}", t[0], t[1], t[2], block(c)),
+        (None, Some(c)) if f.blocks > 1 => {
+            format!("a thread of blocks ({}, {}, {}) to ({}, {}, {})", c[0], c[1], c[2], c[0] + f.blocks - 1, c[1], c[2])
         }
-        Some(f) if f.kind == FaultKind::Trap => Err(LaunchError::Failed(format!("{} executed `trap`", at(&f)))),
-        Some(f) if f.kind == FaultKind::Misaligned => Err(LaunchError::MisalignedAddress(format!(
-            "{} accessed {} bytes of {} memory at {:#x}, which is not a multiple of {}",
-            at(&f),
+        (None, Some(c)) => format!("a thread of {}", block(c)),
+        _ => String::new(),
+    };
+    if !place.is_empty() {
+        at += &format!(": {place}");
+    }
+    // Default mode knows the faulting block, not the instruction: checked mode finds both.
+    let hint = "; run with PTXJIT_CHECKED=1 for its PTX line and thread";
+    match f.kind {
+        FaultKind::Assert => LaunchError::Assert(format!("{at} failed an assertion")),
+        FaultKind::Trap => LaunchError::Failed(format!("{at} executed `trap`")),
+        FaultKind::Misaligned => LaunchError::MisalignedAddress(format!(
+            "{at} accessed {} bytes of {} memory at {:#x}, which is not a multiple of {}",
             f.bytes,
             f.space_name(),
             f.addr,
             f.bytes
-        ))),
-        Some(f) => Err(LaunchError::IllegalAddress(format!(
-            "{} accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
-            at(&f),
+        )),
+        FaultKind::Access => LaunchError::IllegalAddress(format!(
+            "{at} accessed {} byte(s) of {} memory at {:#x}, outside every allocation",
             f.bytes,
             f.space_name(),
             f.addr
-        ))),
-        None => r,
+        )),
+        FaultKind::Signal(Trap::Access { addr, misaligned: true }) => {
+            LaunchError::MisalignedAddress(format!("{at} accessed misaligned address {addr:#x}{hint}"))
+        }
+        FaultKind::Signal(Trap::Access { addr, .. }) => LaunchError::IllegalAddress(format!(
+            "{at} accessed address {addr:#x}, which is not mapped (or not canonical){hint}"
+        )),
+        FaultKind::Signal(Trap::StackOverflow) => LaunchError::Failed(format!(
+            "{at} overflowed its stack (`.func` calls nested too deeply, or `.local` arrays too large)"
+        )),
+        FaultKind::Signal(Trap::Arithmetic) => LaunchError::Failed(format!("{at} raised an arithmetic exception{hint}")),
+        FaultKind::Signal(Trap::IllegalInstruction) => LaunchError::Failed(format!("{at} reached an illegal instruction{hint}")),
+        FaultKind::Signal(Trap::NoStack) => LaunchError::OutOfResources(format!("{at}: no stack could be mapped to run it")),
+        FaultKind::Signal(Trap::Interrupted) => LaunchError::Failed(format!("{at} was interrupted")),
+        FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),
+        FaultKind::Cancelled => LaunchError::Failed(format!("{at} was cancelled: its context was destroyed")),
     }
 }
 
@@ -232,14 +269,19 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *cons
         let mut env = Env::for_cta(l, row * gx + x0, shared, no_collective);
         env.ctas = (gx - x0).min(CTA_RUN) as u32;
         env.fault = fault_addr as *const c_void;
-        if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
-            if cell.faulted() {
-                return; // the launch has failed: no further CTAs start
-            }
+        // SAFETY: `fault` is the launch's record, alive until the launch returns.
+        let cell = unsafe { &*(fault_addr as *const crate::checked::FaultCell) };
+        if cell.faulted() {
+            return; // the launch has failed: no further CTAs start
         }
-        crate::checked::use_thread_stack();
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
-        unsafe { entry(&env, env.params) };
+        if let Err(t) = unsafe { crate::trap::call(entry, &env, cell) } {
+            cell.record(crate::checked::Fault {
+                ctaid: Some(env.ctaid),
+                blocks: env.ctas,
+                ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+            });
+        }
     };
     let words = shared_words(k, l);
     let items = rows * runs_per_row;
