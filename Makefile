@@ -57,6 +57,10 @@ build/client: tests/demo/client.c venv
 # An ordinary CUDA program built by the venv's nvcc: static CUDA runtime (nvcc's default) and, for the
 # shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
 # and compute_75 PTX; the driver runs the PTX.
+build/faults: tests/faults/faults.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
 build/nvcc_program: tests/nvcc/program.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
@@ -102,7 +106,7 @@ bench: build venv opencl
 
 # ---- tests -----------------------------------------------------------------------------------------
 
-test: build venv build/client build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: build venv build/client build/faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -114,6 +118,9 @@ test: build venv build/client build/nvcc_program build/nvcc_program_shared build
 	grep -c "^cuLaunchKernel(f=0x[0-9a-f]*, .*) = CUDA_SUCCESS$$" build/client.trace
 	grep -q "^cuMemcpy[A-Za-z]*_v2(.*) = CUDA_ERROR_INVALID_VALUE$$" build/client.trace
 	rm -f build/client.trace
+	@echo; echo "== faulting, trapping and runaway kernels end their launch, never the process (default mode)"
+	LD_LIBRARY_PATH=$(REL) ./build/faults tests/faults/faults.ptx | tee build/faults.out
+	grep -q "ALL VERIFIED" build/faults.out
 	@echo; echo "== cuda-bindings + NVRTC client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
 	@echo; echo "== nvcc-built program, static CUDA runtime, unmodified"

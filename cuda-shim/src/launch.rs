@@ -306,9 +306,8 @@ api! {
     fn cuFuncGetParamInfo(f: Handle, index: usize, offset: *mut usize, size: *mut usize) {
         let (_, fo) = func(f)?;
         let p = kernel(&fo).info.params.get(index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        if !offset.is_null() {
-            *offset = p.offset as usize;
-        }
+        // cuda.h: the offset is required, the size optional.
+        out(offset, p.offset as usize)?;
         if !size.is_null() {
             *size = p.size as usize;
         }

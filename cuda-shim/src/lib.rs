@@ -9,6 +9,7 @@
 #[macro_use]
 mod macros;
 pub mod context;
+mod arena;
 mod device;
 mod driver_table;
 pub mod errors;
@@ -224,6 +225,9 @@ pub(crate) unsafe fn param_buffer(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<Vec<u8>, CUresult> {
+    if !params.is_null() && !extra.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: kernelParams and extra are exclusive
+    }
     let mut buf = vec![0u8; k.param_bytes as usize];
     if !params.is_null() {
         for (i, p) in k.params.iter().enumerate() {

@@ -16,29 +16,56 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 static IDS: AtomicU64 = AtomicU64::new(1);
 
-/// Allocation granularity, as the CUDA driver guarantees for `cuMemAlloc`.
-const ALIGN: usize = 256;
 /// The size of a transparent huge page on x86-64.
 const HUGE_PAGE: usize = 2 << 20;
 /// `cuMemAllocPitch` rounds rows up to this.
 const PITCH_ALIGN: usize = 512;
 
+/// Bytes of host memory the shim holds for allocations (device, host and managed), which
+/// [`device::total_mem`] bounds: an allocation beyond it fails with `CUDA_ERROR_OUT_OF_MEMORY`
+/// before it can bring the OOM killer.
+static USED: AtomicU64 = AtomicU64::new(0);
+
+/// Reserves `bytes` of the device's memory, or fails with out-of-memory.
+fn reserve(bytes: u64) -> Result<(), CUresult> {
+    let total = device::total_mem();
+    USED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| u.checked_add(bytes).filter(|&n| n <= total))
+        .map(|_| ())
+        .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)
+}
+
+/// Memory held by allocations, for `cuMemGetInfo`.
+pub fn used() -> u64 {
+    USED.load(Ordering::Acquire)
+}
+
 unsafe fn allocate(size: usize) -> Result<(*mut u8, Layout), CUresult> {
     if size as u64 > device::total_mem() {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    // A GPU maps memory in large pages, so a kernel that overruns its buffer a little goes unnoticed
-    // there; here the same overrun would corrupt the host's heap. Each allocation gets a tail as long
-    // as itself (up to 2 MiB) that only such kernels touch (checked mode still reports them, by the
-    // size asked for).
-    let padded = size.saturating_add(size.min(HUGE_PAGE)).next_multiple_of(4096);
-    if padded < HUGE_PAGE {
-        let layout = Layout::from_size_align(padded, ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-        let p = std::alloc::alloc_zeroed(layout);
-        return if p.is_null() { Err(CUDA_ERROR_OUT_OF_MEMORY) } else { Ok((p, layout)) };
+    // Small buffers share slabs (`crate::arena`): an overrun lands in another device buffer.
+    if let Some(class) = crate::arena::class_size(size) {
+        let layout = Layout::from_size_align(class, crate::arena::MIN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+        reserve(class as u64)?;
+        return match crate::arena::alloc(class) {
+            Some(p) => Ok((p, layout)),
+            None => {
+                USED.fetch_sub(class as u64, Ordering::AcqRel);
+                Err(CUDA_ERROR_OUT_OF_MEMORY)
+            }
+        };
     }
+    // A GPU maps memory in large pages, so a kernel that overruns its buffer a little goes unnoticed
+    // there; here the same overrun could reach the host's own memory. Each large allocation gets a
+    // tail as long as itself (up to 2 MiB) that only such kernels touch (checked mode still reports
+    // them, by the size asked for).
+    let padded = size.saturating_add(size.min(HUGE_PAGE)).next_multiple_of(4096);
     let layout = Layout::from_size_align(padded, HUGE_PAGE).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-    map_huge(layout).map(|p| (p, layout)).ok_or(CUDA_ERROR_OUT_OF_MEMORY)
+    reserve(padded as u64)?;
+    map_huge(layout).map(|p| (p, layout)).ok_or_else(|| {
+        USED.fetch_sub(padded as u64, Ordering::AcqRel);
+        CUDA_ERROR_OUT_OF_MEMORY
+    })
 }
 
 /// Large allocations go in huge pages, as on a GPU: kernels that stream through memory at a page's
@@ -69,13 +96,16 @@ unsafe fn release(p: *mut u8, layout: Layout) {
     if layout.align() == HUGE_PAGE {
         libc::munmap(p as *mut c_void, layout.size());
     } else {
-        std::alloc::dealloc(p, layout);
+        crate::arena::free(p, layout.size());
     }
+    USED.fetch_sub(layout.size() as u64, Ordering::AcqRel);
 }
 
 unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layout, usize, u64) -> MemKind) -> Result<(), CUresult> {
     init_check()?;
     let ctx = current_ctx()?;
+    // A context whose kernel faulted is unusable, as on a GPU: its error comes back from every call.
+    CONTEXTS.get(ctx)?.streams.check()?;
     if dptr.is_null() || size == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -224,6 +254,17 @@ impl Copy3 {
         })();
         e.map(|e| e as u64).ok_or(CUDA_ERROR_INVALID_VALUE)
     }
+    /// [`Copy3::run`]; when a side is memory the shim does not know (`unknown`), under a guard, so a
+    /// pointer that is not mapped fails the copy with `CUDA_ERROR_INVALID_VALUE`.
+    unsafe fn run_checked(&self, unknown: bool) -> Result<(), CUresult> {
+        if !unknown {
+            self.run();
+            return Ok(());
+        }
+        // SAFETY: the copy owns nothing and takes no lock: abandoning it at a fault is sound.
+        ptx_jit::trap::guarded(std::ptr::null(), || self.run()).map_err(|_| CUDA_ERROR_INVALID_VALUE)
+    }
+
     unsafe fn run(&self) {
         for z in 0..self.depth {
             for y in 0..self.height {
@@ -256,6 +297,8 @@ fn side(kind: Mem, ptr: u64, extent: u64) -> Result<bool, CUresult> {
         // application's pageable memory.
         Mem::Host | Mem::Unified => match lookup(ptr) {
             Some(_) => check_range(ptr, extent).map(|_| false),
+            // Device memory no allocation holds: freed, or never handed out.
+            None if crate::arena::contains(ptr) => Err(CUDA_ERROR_INVALID_VALUE),
             None => Ok(true),
         },
     }
@@ -276,21 +319,15 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
     if c.bytes() == 0 {
         return Ok(());
     }
+    // Pageable memory is whatever the caller passed: a wild pointer must fail the call, not the process.
+    let pageable = src_pageable || dst_pageable;
     let s = match stream {
-        None => {
-            return run_sync(std::ptr::null_mut(), move || {
-                c.run();
-                Ok(())
-            })
-        }
+        None => return run_sync(std::ptr::null_mut(), move || c.run_checked(pageable)),
         Some(s) => s,
     };
     if dst_pageable {
         // The host must see the data when the call returns.
-        return run_sync(s, move || {
-            c.run();
-            Ok(())
-        });
+        return run_sync(s, move || c.run_checked(true));
     }
     if src_pageable {
         // Staged now, so the caller may reuse its buffer at once.
@@ -301,7 +338,7 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
             dst_rows: c.height,
             ..c
         };
-        gather.run();
+        gather.run_checked(true)?;
         let mut scatter = c;
         scatter.src_pitch = c.width;
         scatter.src_rows = c.height;
@@ -660,14 +697,8 @@ api! {
     fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) {
         init_check()?;
         current_ctx()?;
-        let used: u64 = MEMORY
-            .lock()
-            .values()
-            .filter(|a| matches!(a.kind, MemKind::Device { .. } | MemKind::Managed { .. } | MemKind::ModuleVar(_)))
-            .map(|a| a.size)
-            .sum();
         let t = device::total_mem();
-        out(free, t.saturating_sub(used) as usize)?;
+        out(free, t.saturating_sub(used()) as usize)?;
         out(total, t as usize)
     }
     fn cuMemGetAddressRange_v2(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) {
@@ -855,10 +886,20 @@ mod tests {
     }
 
     #[test]
-    fn small_allocations_come_from_the_heap() {
+    fn small_allocations_take_their_size_class() {
+        let before = used();
         let (p, layout) = unsafe { allocate(1000) }.unwrap();
-        assert_eq!((p as usize % ALIGN, layout.size(), layout.align()), (0, 4096, ALIGN));
-        assert!(unsafe { std::slice::from_raw_parts(p, 4096) }.iter().all(|&b| b == 0));
+        assert_eq!((p as usize % crate::arena::MIN, layout.size(), layout.align()), (0, 1024, crate::arena::MIN));
+        assert!(unsafe { std::slice::from_raw_parts(p, 1024) }.iter().all(|&b| b == 0));
+        assert!(used() >= before + 1024);
         unsafe { release(p, layout) };
+    }
+
+    #[test]
+    fn allocations_beyond_the_device_fail_without_reserving() {
+        let before = used();
+        assert_eq!(unsafe { allocate(1 << 40) }.err(), Some(CUDA_ERROR_OUT_OF_MEMORY));
+        assert_eq!(unsafe { allocate(usize::MAX) }.err(), Some(CUDA_ERROR_OUT_OF_MEMORY));
+        assert_eq!(used(), before);
     }
 }

@@ -106,20 +106,31 @@ pub fn bounds(stack: &DefaultStack) -> (usize, usize) {
 /// `entry` must be generated code built for `env`'s layout, and the buffers it reaches must outlive
 /// the call.
 pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell: *const FaultCell) -> Outcome {
+    // SAFETY: the caller's contract.
+    unsafe { guarded(cell, || entry(env, env.params)) }
+}
+
+/// Runs `f` on a pooled guarded stack: `Err` if it faulted (or, when `cell` is a launch's record, was
+/// interrupted). Used for kernel code and for copies through pointers the driver cannot vouch for.
+///
+/// # Safety
+/// `f` must own nothing that needs dropping at the point it may fault (it is abandoned there), and
+/// must not hold locks there.
+pub unsafe fn guarded(cell: *const FaultCell, f: impl FnOnce()) -> Outcome {
     let stack = match POOL.with(|p| p.borrow_mut().pop()) {
         Some(s) => s,
         None => DefaultStack::new(KERNEL_STACK).map_err(|_| Trap::NoStack)?,
     };
     let bounds = bounds(&stack);
-    let (e, p) = (env as *const crate::runtime::Env as usize, env.params as usize);
-    let mut co = Coroutine::with_stack(stack, move |_: &corosensei::Yielder<(), ()>, ()| {
-        // SAFETY: the caller's contract.
-        unsafe { entry(e as *const crate::runtime::Env, p as *const u8) };
-        Ok(())
-    });
+    // SAFETY: the coroutine runs to its end (it has nothing to yield with) before `f`'s borrows end.
+    let mut co = unsafe {
+        Coroutine::with_stack_unchecked(stack, move |_: &corosensei::Yielder<(), ()>, ()| {
+            f();
+            Ok(())
+        })
+    };
     let r = match resume(&mut co, bounds, cell) {
         CoroutineResult::Return(r) => r,
-        // A block entry has no yielder to yield with.
         CoroutineResult::Yield(()) => Err(Trap::Interrupted),
     };
     if co.done() {
@@ -187,7 +198,7 @@ unsafe fn redirect(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
     }
     let trap = if sig == INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
         // SAFETY: the record outlives the launch's coroutines.
-        let ended = unsafe { (*active.cell).faulted() };
+        let ended = unsafe { active.cell.as_ref() }.is_some_and(FaultCell::faulted);
         if !ended || !in_generated_code(pc) {
             return false; // not (yet) a place to stop at; the sender tries again
         }

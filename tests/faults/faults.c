@@ -1,0 +1,284 @@
+/* Kernels that fault, trap, divide by zero, recurse without end and never finish, each in a context
+ * of its own, in one process on the default (fast) mode: each launch must end with the error a GPU
+ * gives, sticky on its context, and the process must live on to run a correct kernel in a new
+ * context. A plain driver API program: it knows nothing about ptx-jit. */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char *ptx;
+static CUdevice dev;
+static int failures;
+
+#define CHECK(call)                                                                              \
+    do {                                                                                         \
+        CUresult r_ = (call);                                                                    \
+        if (r_ != CUDA_SUCCESS) {                                                                \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);      \
+            exit(1);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n + 1);
+    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static const char *name_of(CUresult r) {
+    const char *s = "?";
+    cuGetErrorName(r, &s);
+    return s;
+}
+
+static void expect(const char *what, CUresult got, CUresult want) {
+    printf("%-58s %-28s %s\n", what, name_of(got), got == want ? "ok" : "WRONG");
+    if (got != want) {
+        fprintf(stderr, "  expected %s\n", name_of(want));
+        failures++;
+    }
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+typedef struct {
+    CUcontext ctx;
+    CUmodule mod;
+} Ctx;
+
+static Ctx open_ctx(void) {
+    Ctx c;
+    CHECK(cuCtxCreate(&c.ctx, NULL, 0, dev));
+    CHECK(cuModuleLoadData(&c.mod, ptx));
+    return c;
+}
+
+/* Launches `name` on the context's default stream without waiting. */
+static CUresult start(Ctx *c, const char *name, unsigned grid, unsigned block, void **args) {
+    CUfunction f;
+    CHECK(cuCtxSetCurrent(c->ctx));
+    CHECK(cuModuleGetFunction(&f, c->mod, name));
+    return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL);
+}
+
+/* Launches and waits: the launch's own error, or the synchronisation's. */
+static CUresult run(Ctx *c, const char *name, unsigned grid, unsigned block, void **args) {
+    CUresult r = start(c, name, grid, block, args);
+    return r != CUDA_SUCCESS ? r : cuCtxSynchronize();
+}
+
+/* A launch that must fail with `want`; the error must then be sticky, and the context must still
+ * be destroyable. */
+static void faulting(const char *what, const char *name, unsigned grid, unsigned block, void **args, CUresult want) {
+    Ctx c = open_ctx();
+    expect(what, run(&c, name, grid, block, args), want);
+    CUdeviceptr d;
+    char again[96];
+    snprintf(again, sizeof again, "  ...then cuMemAlloc in the same context");
+    expect(again, cuMemAlloc(&d, 16), want);
+    expect("  ...then cuCtxDestroy", cuCtxDestroy(c.ctx), CUDA_SUCCESS);
+}
+
+/* vecadd in context `c`: SUCCESS only if every element is right. */
+static CUresult vecadd(Ctx *c, int n) {
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *out = malloc(n * sizeof *out);
+    for (int i = 0; i < n; i++) { a[i] = (float)i; b[i] = 2.0f * i + 1.0f; }
+    CUdeviceptr da, db, dc;
+    CHECK(cuCtxSetCurrent(c->ctx));
+    CHECK(cuMemAlloc(&da, n * sizeof *a));
+    CHECK(cuMemAlloc(&db, n * sizeof *b));
+    CHECK(cuMemAlloc(&dc, n * sizeof *out));
+    CHECK(cuMemcpyHtoD(da, a, n * sizeof *a));
+    CHECK(cuMemcpyHtoD(db, b, n * sizeof *b));
+    unsigned un = n;
+    void *args[] = {&da, &db, &dc, &un};
+    CUresult r = run(c, "vecadd", (n + 255) / 256, 256, args);
+    if (r == CUDA_SUCCESS) r = cuMemcpyDtoH(out, dc, n * sizeof *out);
+    for (int i = 0; r == CUDA_SUCCESS && i < n; i++)
+        if (out[i] != 3.0f * i + 1.0f) {
+            fprintf(stderr, "  vecadd: c[%d] = %g, expected %g\n", i, out[i], 3.0f * i + 1.0f);
+            r = CUDA_ERROR_UNKNOWN;
+        }
+    cuMemFree(da);
+    cuMemFree(db);
+    cuMemFree(dc);
+    free(a); free(b); free(out);
+    return r;
+}
+
+int main(int argc, char **argv) {
+    ptx = read_file(argc > 1 ? argv[1] : "faults.ptx");
+    /* Runaway kernels end after 3 s (read at the first launch). */
+    setenv("PTXJIT_LAUNCH_TIMEOUT", "3", 1);
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+
+    CUdeviceptr null_ptr = 0, wild = 0xdeadbeef, zero_off = 0;
+    void *at_null[] = {&null_ptr, &zero_off};
+    faulting("store to address 0", "store", 8, 64, at_null, CUDA_ERROR_ILLEGAL_ADDRESS);
+    void *at_wild[] = {&wild, &zero_off};
+    faulting("store to 0xdeadbeef", "store", 8, 64, at_wild, CUDA_ERROR_ILLEGAL_ADDRESS);
+
+    {
+        Ctx c = open_ctx();
+        CUdeviceptr d;
+        CHECK(cuMemAlloc(&d, 1024));
+        unsigned long long tib = 1ull << 40;
+        void *past[] = {&d, &tib};
+        expect("store 1 TiB past an allocation", run(&c, "store", 2, 32, past), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+    {
+        Ctx c = open_ctx();
+        CUdeviceptr d;
+        CHECK(cuMemAlloc(&d, 64 << 20));
+        CHECK(cuMemFree(d));
+        void *freed[] = {&d, &zero_off};
+        expect("store to a freed 64 MiB allocation", run(&c, "store", 2, 32, freed), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+    CUdeviceptr low = 0x10;
+    void *after_bar[] = {&low};
+    faulting("store to 0x10 after a barrier (regions)", "store_after_barrier", 4, 64, after_bar,
+             CUDA_ERROR_ILLEGAL_ADDRESS);
+    faulting("trap", "trap_kernel", 2, 32, NULL, CUDA_ERROR_LAUNCH_FAILED);
+
+    {
+        Ctx c = open_ctx();
+        CUdeviceptr out;
+        CHECK(cuMemAlloc(&out, 4));
+        unsigned d = 0;
+        void *args[] = {&out, &d};
+        expect("integer division by zero (no fault)", run(&c, "divide", 1, 32, args), CUDA_SUCCESS);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+    {
+        Ctx c = open_ctx();
+        CUdeviceptr out;
+        CHECK(cuMemAlloc(&out, 4));
+        unsigned depth = 1000000000u;
+        void *args[] = {&out, &depth};
+        expect("recursion 10^9 deep", run(&c, "recurse", 1, 1, args), CUDA_ERROR_LAUNCH_FAILED);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+    {
+        Ctx c = open_ctx();
+        CUdeviceptr out;
+        CHECK(cuMemAlloc(&out, 4));
+        void *args[] = {&out};
+        expect("infinite loop (PTXJIT_LAUNCH_TIMEOUT=3)", run(&c, "spin", 4, 32, args), CUDA_ERROR_LAUNCH_TIMEOUT);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+    {
+        Ctx c = open_ctx();
+        CUdeviceptr out;
+        CHECK(cuMemAlloc(&out, 4));
+        void *args[] = {&out};
+        expect("infinite loop between barriers", run(&c, "spin_at_barrier", 2, 64, args), CUDA_ERROR_LAUNCH_TIMEOUT);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+    {
+        /* cuCtxDestroy with a runaway kernel still running: cancelled after its grace period. */
+        Ctx c = open_ctx();
+        CUdeviceptr out;
+        CHECK(cuMemAlloc(&out, 4));
+        void *args[] = {&out};
+        expect("launch of a kernel that never ends", start(&c, "spin", 2, 32, args), CUDA_SUCCESS);
+        double t0 = now();
+        expect("cuCtxDestroy while it runs", cuCtxDestroy(c.ctx), CUDA_SUCCESS);
+        double took = now() - t0;
+        printf("  ...returned after %.2f s\n", took);
+        if (took > 2.5) {
+            fprintf(stderr, "  cuCtxDestroy took %.2f s: the kernel was not cancelled\n", took);
+            failures++;
+        }
+    }
+    {
+        /* A fault in one context leaves another context's work alone. */
+        Ctx bad = open_ctx(), good = open_ctx();
+        expect("store to address 0 in context A", run(&bad, "store", 8, 64, at_null), CUDA_ERROR_ILLEGAL_ADDRESS);
+        expect("vecadd in context B", vecadd(&good, 1 << 20), CUDA_SUCCESS);
+        CHECK(cuCtxDestroy(bad.ctx));
+        CHECK(cuCtxDestroy(good.ctx));
+    }
+    {
+        /* Bad pointers and arguments are errors of the call, never a crash. */
+        Ctx c = open_ctx();
+        char host[64] = {0};
+        CUdeviceptr d, big;
+        CHECK(cuMemAlloc(&d, 64));
+        CHECK(cuMemFree(d));
+        expect("cuMemcpy to a freed device pointer", cuMemcpy(d, (CUdeviceptr)host, 64), CUDA_ERROR_INVALID_VALUE);
+        expect("cuMemcpy from a freed device pointer", cuMemcpy((CUdeviceptr)host, d, 64), CUDA_ERROR_INVALID_VALUE);
+        expect("cuMemcpy to 0x7", cuMemcpy(0x7, (CUdeviceptr)host, 64), CUDA_ERROR_INVALID_VALUE);
+        expect("cuMemcpy from 0xdeadbeef", cuMemcpy((CUdeviceptr)host, 0xdeadbeef, 64), CUDA_ERROR_INVALID_VALUE);
+        expect("cuMemcpyHtoD to a freed device pointer", cuMemcpyHtoD(d, host, 64), CUDA_ERROR_INVALID_VALUE);
+        expect("cuMemAlloc of 1 TiB", cuMemAlloc(&big, 1ull << 40), CUDA_ERROR_OUT_OF_MEMORY);
+
+        /* Allocations are bounded by the memory the device reports. */
+        size_t free0, total;
+        CHECK(cuMemGetInfo(&free0, &total));
+        CUdeviceptr gib[4096];
+        int n = 0;
+        CUresult r = CUDA_SUCCESS;
+        while (n < 4096 && (r = cuMemAlloc(&gib[n], 1ull << 30)) == CUDA_SUCCESS) n++;
+        expect("1 GiB allocations until the device is full", r, CUDA_ERROR_OUT_OF_MEMORY);
+        printf("  ...%d GiB allocated of %.1f GiB total\n", n, total / 1073741824.0);
+        if ((size_t)n > total >> 30) {
+            fprintf(stderr, "  %d GiB allocated, more than the %zu bytes reported\n", n, total);
+            failures++;
+        }
+        while (n > 0) CHECK(cuMemFree(gib[--n]));
+
+        /* Small allocations cost their size class, not a page each. */
+        enum { SMALL = 10000 };
+        static CUdeviceptr small[SMALL];
+        size_t before, after;
+        CHECK(cuMemGetInfo(&before, &total));
+        for (int i = 0; i < SMALL; i++) CHECK(cuMemAlloc(&small[i], 64));
+        CHECK(cuMemGetInfo(&after, &total));
+        printf("  ...10000 allocations of 64 bytes take %zu bytes\n", before - after);
+        if (before - after > SMALL * 256) {
+            fprintf(stderr, "  more than 256 bytes per 64-byte allocation\n");
+            failures++;
+        }
+        for (int i = 0; i < SMALL; i++) CHECK(cuMemFree(small[i]));
+
+        CUfunction f;
+        CHECK(cuModuleGetFunction(&f, c.mod, "store"));
+        CUdeviceptr p0 = 0;
+        unsigned long long off = 0;
+        void *args[] = {&p0, &off};
+        size_t sz = 8;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, host, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz, CU_LAUNCH_PARAM_END};
+        expect("cuLaunchKernel with kernelParams and extra", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, extra),
+               CUDA_ERROR_INVALID_VALUE);
+        size_t psize;
+        expect("cuFuncGetParamInfo with a NULL offset", cuFuncGetParamInfo(f, 0, NULL, &psize), CUDA_ERROR_INVALID_VALUE);
+        CHECK(cuCtxDestroy(c.ctx));
+    }
+
+    Ctx fresh = open_ctx();
+    expect("vecadd in a new context, verified", vecadd(&fresh, 1 << 20), CUDA_SUCCESS);
+    CHECK(cuCtxDestroy(fresh.ctx));
+
+    if (failures) {
+        printf("%d FAILED\n", failures);
+        return 1;
+    }
+    printf("ALL VERIFIED\n");
+    return 0;
+}
