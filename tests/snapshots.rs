@@ -124,6 +124,12 @@ fn backend_diagnostics() {
     let (m, _) = ptx_jit::front(unsupported).unwrap();
     let diags = ptx_jit::host::host_ir(&m, false).unwrap_err();
     text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));
+    // Module variables beyond the device's memory (host-dependent, so the limit is redacted).
+    let huge = ".version 8.5\n.target sm_90\n.address_size 64\n.global .align 8 .b8 table[1099511627776];\n";
+    let (m, _) = ptx_jit::front(huge).unwrap();
+    let diags = ptx_jit::host::compile(&m).err().unwrap();
+    let limit = ptx_jit::runtime::device_memory().to_string();
+    text.extend(diags.iter().map(|d| d.render("huge.ptx", huge, false).replace(&limit, "<device memory>")));
     // An impossible (target, version) pair, as `ptx-jit compile` reports it.
     text.push_str(&format!("error[P0402]: {}\n", ptx_jit::arch::validate("sm_90", Some("7.0")).unwrap_err()));
     insta::assert_snapshot!("backend__diagnostics", text);

@@ -20,23 +20,7 @@ pub fn sm_count() -> i32 {
 }
 
 pub fn total_mem() -> u64 {
-    // Half of physical memory: device allocations live in host RAM beside the application's own.
-    let pages = unsafe {
-        libc_sysconf(30 /* _SC_PAGESIZE */)
-    } as u64;
-    let count = unsafe {
-        libc_sysconf(85 /* _SC_PHYS_PAGES */)
-    } as u64;
-    if pages == 0 || count == 0 {
-        8 << 30
-    } else {
-        pages * count / 2
-    }
-}
-
-extern "C" {
-    #[link_name = "sysconf"]
-    fn libc_sysconf(name: i32) -> i64;
+    ptx_jit::runtime::device_memory()
 }
 
 /// `cuDeviceGetAttribute` values (attribute numbers from `CUdevice_attribute` in cuda.h).

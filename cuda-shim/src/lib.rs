@@ -415,7 +415,10 @@ fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult>
             let broken = diags
                 .iter()
                 .any(|d| d.is_error() && matches!(d.code, P0001 | P0002 | P0201 | P0202 | P0203 | P0302));
-            Err(if broken {
+            let code = |c| diags.iter().any(|d| d.is_error() && d.code == c);
+            Err(if code(P0403) {
+                CUDA_ERROR_OUT_OF_MEMORY
+            } else if broken || code(P0207) {
                 CUDA_ERROR_INVALID_PTX
             } else {
                 CUDA_ERROR_NOT_SUPPORTED

@@ -168,7 +168,8 @@ impl VarDecl<'_> {
     /// Bytes the variable occupies (0 for an unsized array).
     pub fn size_bytes(&self) -> u64 {
         let elem = self.ty.bytes() as u64 * self.vector.unwrap_or(1) as u64;
-        self.dims.iter().fold(elem, |acc, d| acc * d.unwrap_or(0))
+        // Saturates: `crate::limits` refuses sizes this large.
+        self.dims.iter().fold(elem, |acc, d| acc.saturating_mul(d.unwrap_or(0)))
     }
     pub fn alignment(&self) -> u64 {
         self.align
@@ -255,7 +256,22 @@ pub enum Operand<'a> {
     Element(Name<'a>, u64, Span),
 }
 
-impl Operand<'_> {
+impl<'a> Operand<'a> {
+    /// Calls `f` with every name the operand mentions: registers, variables, labels, address bases.
+    pub fn names(&self, f: &mut impl FnMut(&Name<'a>)) {
+        match self {
+            Operand::Sym { name, .. } | Operand::Offset(name, _, _) | Operand::Element(name, _, _) => f(name),
+            Operand::Addr(a) => a.base.iter().for_each(f),
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => v.iter().for_each(|x| x.names(f)),
+            Operand::Not(x, _) | Operand::Neg(x, _) => x.names(f),
+            Operand::Pair(a, b, _) => {
+                a.names(f);
+                b.names(f);
+            }
+            Operand::Imm(..) | Operand::Sink(_) => {}
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Operand::Sym { name, component } => component.map_or(name.span, |c| name.span.to(c.span)),

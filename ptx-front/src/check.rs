@@ -88,6 +88,9 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         }
     }
     repeated_directives(m, &mut diags);
+    if !fragment {
+        crate::limits::check(m, &target, &mut diags);
+    }
     let (mut scope, dups) = Scope::module(m);
     // Fragments are collections of examples that may each declare the same registers; module
     // variables and functions are still one per name.

@@ -53,6 +53,8 @@ codes! {
     "A variable is accessed through an instruction of another state space.\n\nWrong:\n    .global .u32 g;\n    ld.shared.u32 %r1, [g];\nRight:\n    .global .u32 g;\n    ld.global.u32 %r1, [g];";
     P0206 => "invalid declaration",
     "A variable declaration breaks a rule of the state space or type: an alignment that is not a power of two, a vector wider than 128 bits, or an initializer with more elements than the array.\n\nWrong:\n    .global .align 3 .u32 x;\n    .global .u32 a[2] = {1, 2, 3};\nRight:\n    .global .align 4 .u32 x;\n    .global .u32 a[3] = {1, 2, 3};";
+    P0207 => "exceeds a hardware limit",
+    "The module asks for more than the hardware allows, with ptxas's limits: a kernel's parameters (4,352 bytes before PTX 8.1, 32,764 from it), a kernel's static shared memory (48 KiB; more must be dynamic shared memory, given at launch), a `.param` variable of 4 GiB or more, or a variable beyond a 48-bit address space.\n\nWrong:\n    .shared .align 4 .b8 tile[65536];\nRight:\n    .extern .shared .align 4 .b8 tile[];";
     P0301 => "needs a newer PTX version or target",
     "The instruction or one of its modifiers needs a higher `.version` or `.target` than the module declares.\n\nWrong:\n    .version 6.0\n    .target sm_50\n    fma.rn.bf16 %h1, %h2, %h3, %h4;\nRight:\n    .version 7.8\n    .target sm_90\n    fma.rn.bf16 %h1, %h2, %h3, %h4;";
     P0302 => "bad module header",
@@ -77,6 +79,8 @@ codes! {
     "The text has a character outside ASCII, here in a comment or string where the grammar allows it. ptxas and ptx-jit accept it, but NVIDIA's driver JIT (`cuModuleLoadData` on a GPU) refuses the whole module. Warning.\n\nWrong:\n    // a café's kernel\nRight:\n    // a cafe's kernel";
     P0401 => "not supported by this backend yet",
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
+    P0403 => "does not fit in the device's memory",
+    "The module's `.global` and `.const` variables together need more memory than the device presents (for the CPU backend, half of the host's physical memory). Loading it through the driver fails with CUDA_ERROR_OUT_OF_MEMORY.\n\nWrong:\n    .global .align 8 .b8 table[1099511627776];\nRight:\n    allocate the buffer with cuMemAlloc and pass its address as a kernel parameter";
     P0402 => "invalid target or PTX version",
     "The requested sm_XX and PTX version are not a pair that LLVM's NVPTX backend and the PTX ISA allow, for example sm_90 with PTX 7.0 (sm_90 needs PTX 7.8).";
 }

@@ -6,6 +6,7 @@ pub mod consteval;
 pub mod diag;
 pub mod isa;
 pub mod lexer;
+pub mod limits;
 pub mod lints;
 pub mod parser;
 pub mod printer;

@@ -477,6 +477,41 @@ fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
     out
 }
 
+/// Module variables (`.global` and `.const`, at module or function scope) live as long as the module
+/// and take device memory: more than the device has is refused before anything is allocated.
+fn module_memory(m: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
+    use ptx_front::ast::{Item, Statement};
+    use ptx_front::types::Space;
+    let mut vars = vec![];
+    for item in &m.items {
+        match item {
+            Item::Var(v) => vars.push(v),
+            Item::Function(f) => {
+                if let Some(body) = &f.body {
+                    ptx_front::ast::visit(body, &mut |s| {
+                        if let Statement::Var(v) = s {
+                            vars.push(v);
+                        }
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let vars: Vec<_> = vars.into_iter().filter(|v| matches!(v.space, Space::Global | Space::Const)).collect();
+    let total = vars.iter().fold(0u64, |t, v| t.saturating_add(v.size_bytes()));
+    let limit = crate::runtime::device_memory();
+    match vars.iter().max_by_key(|v| v.size_bytes()) {
+        Some(v) if total > limit => Err(vec![Diagnostic::error(
+            Code::P0403,
+            v.name.span,
+            format!("the module's variables take {total} bytes, more than the device's {limit} bytes of memory"),
+        )
+        .label("the largest")]),
+        _ => Ok(()),
+    }
+}
+
 /// Functions with a body.
 fn definitions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
     let mut out = vec![];
@@ -588,6 +623,7 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
     if !bad.is_empty() {
         return Err(bad);
     }
+    module_memory(m)?;
     let options = ptx_llvm::Options {
         regions: options.regions && !options.checked,
         ..options

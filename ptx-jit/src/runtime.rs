@@ -70,6 +70,22 @@ pub fn shared_words(k: &HostKernel, l: &Launch<'_>) -> usize {
     ((k.info.static_shared + l.dynamic_shared).max(16) as usize).div_ceil(8)
 }
 
+/// Memory of the device the CPU backend presents: half of physical memory, as device allocations and
+/// module variables live in host RAM beside the application's own. Allocations beyond it fail
+/// cleanly instead of bringing the OOM killer.
+pub fn device_memory() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let (page, pages) = unsafe { (libc::sysconf(libc::_SC_PAGESIZE), libc::sysconf(libc::_SC_PHYS_PAGES)) };
+        if page <= 0 || pages <= 0 {
+            8 << 30
+        } else {
+            page as u64 * pages as u64 / 2
+        }
+    })
+}
+
 /// Launch limits of the device the CPU backend presents.
 pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 pub const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];

@@ -611,16 +611,12 @@ impl<'ctx> Lowerer<'ctx> {
             Err(_) if v.ty.bits() == 64 && asm::has_symbols(v) => return self.symbol_var(v),
             r => r?,
         };
-        let ty = self.ctx.i8_type().array_type(size as u32);
+        let (ty, image) = self.byte_image(size, &bytes);
         let g = self
             .module
             .add_global(ty, Some(AddressSpace::from(self.llvm_space(v.space))), v.name.text);
         g.set_alignment(v.alignment() as u32);
-        let vals: Vec<_> = bytes
-            .iter()
-            .map(|&b| self.ctx.i8_type().const_int(b as u64, false))
-            .collect();
-        g.set_initializer(&self.ctx.i8_type().const_array(&vals));
+        g.set_initializer(&image);
         if v.linkage == Some(ast::Linkage::Extern) {
             return Err(unsupported(
                 v.span,
@@ -633,10 +629,38 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(())
     }
 
-    /// Flattens an initializer into little-endian bytes.
+    /// The type and value of a variable of `size` bytes whose first bytes are `init` and the rest
+    /// zero. The zeros are a `zeroinitializer`, never materialised: a large array costs nothing until
+    /// it is touched (and LLVM arrays count their elements in 32 bits, so larger ones are nested).
+    fn byte_image(&self, size: u64, init: &[u8]) -> (BasicTypeEnum<'ctx>, BasicValueEnum<'ctx>) {
+        let i8t = self.ctx.i8_type();
+        let zeros = |n: u64| -> BasicTypeEnum<'ctx> {
+            const CHUNK: u64 = 1 << 31;
+            if n < 1 << 32 {
+                i8t.array_type(n as u32).into()
+            } else {
+                let parts = [i8t.array_type(CHUNK as u32).array_type((n / CHUNK) as u32).into(), i8t.array_type((n % CHUNK) as u32).into()];
+                self.ctx.struct_type(&parts, true).into()
+            }
+        };
+        let tail = size.saturating_sub(init.len() as u64);
+        if init.is_empty() {
+            let ty = zeros(size);
+            return (ty, ty.const_zero());
+        }
+        let vals: Vec<_> = init.iter().map(|&b| i8t.const_int(b as u64, false)).collect();
+        let head = i8t.const_array(&vals);
+        if tail == 0 {
+            return (head.get_type().into(), head.into());
+        }
+        let rest = zeros(tail);
+        let value = self.ctx.const_struct(&[head.into(), rest.const_zero()], true);
+        (value.get_type().into(), value.into())
+    }
+
+    /// Flattens an initializer into little-endian bytes: as many as it gives (the rest is zero).
     fn init_bytes(&self, v: &VarDecl<'_>) -> R<Vec<u8>> {
-        let size = v.size_bytes() as usize;
-        let mut out = Vec::with_capacity(size);
+        let mut out = Vec::new();
         fn flat<'i, 'a>(i: &'i Init<'a>, out: &mut Vec<&'i Expr<'a>>) -> bool {
             match i {
                 Init::Scalar(e) => out.push(e),
@@ -657,7 +681,6 @@ impl<'ctx> Lowerer<'ctx> {
                 .ok_or_else(|| unsupported(v.span, "this initializer expression is not supported yet"))?;
             out.extend_from_slice(&bits.to_le_bytes()[..eb]);
         }
-        out.resize(size, 0);
         Ok(out)
     }
 
