@@ -34,7 +34,15 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
             what.push(format!("{} {kind}(s) as expected", want.len()));
         }
     }
-    if let Some(r) = &d.run {
+    if let (Some(r), Some(tools)) = (&d.run, &d.sanitize) {
+        let got = sanitize_run(&src, r, tools)?;
+        let mut want: Vec<(String, Vec<usize>)> = d.reports.iter().map(|(k, l)| (k.clone(), { let mut l = l.clone(); l.sort(); l })).collect();
+        want.sort();
+        if got != want {
+            return Err(format!("{tools} reported {got:?}, expected {want:?}"));
+        }
+        what.push(format!("{tools}: {} finding(s) as expected", want.len()));
+    } else if let Some(r) = &d.run {
         if d.outs.is_empty() {
             return Err("`run:` without any `out:`".into());
         }
@@ -80,7 +88,7 @@ fn main() {
     let mut total = 0;
     // ptx-host holds kernels that only the CPU backend can take (no NVPTX snapshot or ptxas run);
     // gpu/probes holds corner cases whose expected values are an H100's.
-    for dir in ["ptx", "ptx-errors", "ptx-host", "gpu/probes"] {
+    for dir in ["ptx", "ptx-errors", "ptx-host", "gpu/probes", "sanitize"] {
         for p in ptx_files(dir) {
             let name = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
             if dir == "gpu/probes" && !std::fs::read_to_string(&p).is_ok_and(|s| s.contains("\n// out:")) {

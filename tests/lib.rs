@@ -7,7 +7,10 @@
 //! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others);
 //! - `// warning: CODE line=L` likewise for warnings (files without one do not check warnings);
 //! - `// exec: lanes|regions|fibers|loop` is how the kernel must run by default (`ptx_llvm::Exec`). Kernels
-//!   that synchronise are also run with regions disabled (on fibers), which must give the same buffers.
+//!   that synchronise are also run with regions disabled (on fibers), which must give the same buffers;
+//! - `// sanitize: TOOLS` runs the `run:` launch under those sanitizers (`ptx_jit::sanitize`), and
+//!   `// report: KIND line=A [line=B]` is one finding it must report (kind as `sanitize::Kind::name`,
+//!   the lines of its accesses in order); a file with `sanitize:` and no `report:` must be clean.
 
 use ptx_jit::args::{Arg, Elem, ElemExt};
 use std::path::{Path, PathBuf};
@@ -19,6 +22,8 @@ pub struct Directives {
     pub errors: Vec<(String, usize)>,
     pub warnings: Vec<(String, usize)>,
     pub exec: Option<String>,
+    pub sanitize: Option<String>,
+    pub reports: Vec<(String, Vec<usize>)>,
 }
 
 #[derive(Debug)]
@@ -65,6 +70,15 @@ pub fn directives(src: &str) -> Result<Directives, String> {
                 }
             }
             d.run = Some(run);
+        } else if let Some(t) = c.strip_prefix("sanitize:") {
+            d.sanitize = Some(t.trim().to_string());
+        } else if let Some(r) = c.strip_prefix("report:") {
+            let mut it = r.split_whitespace();
+            let kind = it.next().ok_or("report: needs a kind")?.to_string();
+            let lines = it
+                .map(|l| l.strip_prefix("line=").and_then(|l| l.parse().ok()).ok_or(format!("bad report field `{l}`")))
+                .collect::<Result<Vec<usize>, String>>()?;
+            d.reports.push((kind, lines));
         } else if let Some(e) = c.strip_prefix("exec:") {
             d.exec = Some(e.trim().to_string());
         } else if let Some(o) = c.strip_prefix("out:") {
@@ -135,6 +149,40 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
         return Err(format!("argument {i} differs between the quick tier and the optimised code"));
     }
     Ok((full, k.exec()))
+}
+
+/// Runs the `run:` launch under `tools` (checked mode, buffers registered as valid memory) and returns
+/// each finding as its kind and the lines of its accesses, sorted.
+pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<usize>)>, String> {
+    let tools = ptx_jit::sanitize::Tools::parse(tools)?;
+    let options = ptx_jit::Options { checked: true, ..ptx_jit::Options::default() };
+    let module = ptx_jit::load_options(src, options).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
+    let k = module.kernel(&r.kernel).ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
+    let mut bufs: Vec<Vec<u8>> = r.args.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
+    let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
+    for b in &bufs {
+        ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
+    }
+    let launch = ptx_jit::Launch { sanitize: tools, ..ptx_jit::Launch::new(r.grid, r.block, r.shared, &params) };
+    let (result, findings) = ptx_jit::launch_sanitized(k, &launch);
+    for b in &bufs {
+        ptx_jit::checked::unregister(b.as_ptr() as u64);
+    }
+    // memcheck's findings end the launch; the others leave it running.
+    if let (Err(e), true) = (&result, findings.is_empty()) {
+        return Err(e.to_string());
+    }
+    let mut out: Vec<(String, Vec<usize>)> = findings
+        .iter()
+        .map(|f| {
+            let mut lines: Vec<usize> = f.accesses.iter().filter_map(|a| a.site).map(|s| line_of(src, s)).collect();
+            lines.sort();
+            (f.kind.name().to_string(), lines)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 /// Compares a buffer with its expectation; floats compare as IEEE values (so NaN never matches NaN

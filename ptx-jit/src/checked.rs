@@ -109,7 +109,7 @@ impl Fault {
     }
 
     pub fn space_name(&self) -> &'static str {
-        match self.space {
+        match self.space & SPACE_MASK {
             SPACE_GLOBAL => ".global",
             SPACE_SHARED => ".shared",
             SPACE_LOCAL => ".local",
@@ -126,12 +126,16 @@ pub struct FaultCell {
     first: Mutex<Option<Fault>>,
     /// Bytes of the shared window (static plus dynamic) of this launch.
     pub shared_bytes: u64,
+    /// The sanitizers this launch runs under (`crate::sanitize`), and what they found.
+    pub tools: crate::sanitize::Tools,
+    pub findings: Mutex<Vec<crate::sanitize::Finding>>,
 }
 
 impl FaultCell {
-    pub fn new(shared_bytes: u64) -> Self {
+    pub fn new(shared_bytes: u64, tools: crate::sanitize::Tools) -> Self {
         FaultCell {
             shared_bytes,
+            tools,
             ..Default::default()
         }
     }
@@ -163,13 +167,15 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     if addr == 0 && bytes == 0 {
         return 0; // only asked whether the launch has faulted
     }
+    let access = space;
+    let space = space & SPACE_MASK;
     let fault = |kind| {
         cell.record(Fault {
             kind,
             site: Some(site),
             addr,
             bytes,
-            space,
+            space: access,
             tid: Some(env.tid),
             ctaid: Some(env.ctaid),
             blocks: 1,
@@ -191,6 +197,10 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
         _ => in_shared || in_stack || in_global(addr, end),
     };
     if ok {
+        use crate::sanitize::Tools;
+        if cell.tools.has(Tools::RACECHECK | Tools::INITCHECK) {
+            crate::sanitize::access(env, cell, addr, bytes, site, access, in_shared);
+        }
         return 0;
     }
     fault(FaultKind::Access)

@@ -43,12 +43,20 @@ struct Lane {
     warp: *mut Warp,
     bars: *mut Barrier,
     result: u64,
+    /// The byte offset of the barrier this thread last arrived at (checked code passes it).
+    site: u32,
+    /// The launch's record, for synccheck's findings.
+    cell: *const crate::checked::FaultCell,
+    /// This thread's index in the block.
+    tid: [u32; 3],
 }
 
 /// Values exchanged by one warp, and which lanes are still running.
 struct Warp {
     slots: [u64; 32],
     live: u32,
+    /// The block, for synccheck's findings.
+    ctaid: [u32; 3],
 }
 
 #[derive(Clone, Copy, Default)]
@@ -106,11 +114,18 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         BAR_SYNC | BAR_ARRIVE => {
             let id = (a as usize) % BARRIERS;
             let bar = unsafe { &mut *me.bars.add(id) };
+            let (op, site) = (c & ((1 << BAR_SITE_SHIFT) - 1), c >> BAR_SITE_SHIFT);
+            me.site = site;
+            // SAFETY: the launch's record outlives its fibers.
+            let cell = unsafe { &*me.cell };
+            if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) && bar.arrived > 0 && bar.expected != b {
+                synccheck(cell, crate::sanitize::Kind::BarrierCount, me, format!("barrier {id} awaited {} and {b} threads", bar.expected));
+            }
             // The phase this arrival belongs to, for a later `barrier.cluster.wait`.
             me.result = bar.phase as u64;
             bar.arrive(b, mask & 1 == 1);
             if kind == BAR_SYNC {
-                y.suspend(Wait::Bar { id: id as u32, op: c });
+                y.suspend(Wait::Bar { id: id as u32, op });
             }
             me.result
         }
@@ -187,6 +202,21 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
     }
 }
 
+/// Records a synccheck finding at `lane`'s last barrier.
+fn synccheck(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, lane: &Lane, detail: String) {
+    synccheck_at(cell, kind, &[lane], detail);
+}
+
+fn synccheck_at(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, lanes: &[&Lane], detail: String) {
+    use crate::sanitize::{Access, Finding, How};
+    let accesses = lanes
+        .iter()
+        .map(|l| Access { site: (l.site != 0).then_some(l.site), tid: Some(l.tid), how: How::Sync })
+        .collect();
+    let ctaid = unsafe { (*lanes[0].warp).ctaid };
+    crate::sanitize::record(cell, Finding { kind, ctaid: Some(ctaid), addr: 0, bytes: 0, space: 0, accesses, detail });
+}
+
 /// The lane `shfl` mode `mode` (0..4: up, down, bfly, idx) reads for `lane`, and whether it is in range.
 pub(crate) fn shfl_source(mode: u32, lane: u32, b: u32, c: u32) -> (usize, bool) {
     let (bval, cval, seg) = ((b & 31) as i32, (c & 31) as i32, ((c >> 8) & 31) as i32);
@@ -228,7 +258,9 @@ enum State {
 }
 
 /// Marks runnable whatever can proceed; false if nothing can.
-fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [Barrier]) -> bool {
+fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [Barrier], cell: &crate::checked::FaultCell) -> bool {
+    use crate::sanitize::{Kind, Tools};
+    let sync = cell.tools.has(Tools::SYNCCHECK);
     let n = state.len();
     let mut released = false;
     for s in state.iter_mut() {
@@ -248,9 +280,14 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
                 .clone()
                 .all(|j| matches!(state[j], State::Waiting(Wait::Warp { .. })))
             {
+                if sync && mask & !warp.live != 0 {
+                    let detail = format!("member mask {mask:#010x}, lanes still running {:#010x}", warp.live);
+                    synccheck(cell, Kind::ExitedLanes, &lanes[i], detail);
+                }
                 for j in group {
                     state[j] = State::Runnable;
                 }
+                crate::sanitize::warp_synced(w);
                 released = true;
             }
         }
@@ -292,16 +329,25 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
         if bar.arrived < expected || !(waiters || id == CLUSTER_BARRIER as usize) {
             continue;
         }
-        for i in 0..n {
-            if let State::Waiting(Wait::Bar { id: b, op }) = state[i] {
-                if b as usize == id {
-                    lanes[i].result = bar.result(op);
-                    state[i] = State::Runnable;
-                }
+        let waiting: Vec<usize> = (0..n)
+            .filter(|&i| matches!(state[i], State::Waiting(Wait::Bar { id: b, .. }) if b as usize == id))
+            .collect();
+        if sync {
+            // Threads released together from different `bar.sync` instructions: a divergent barrier.
+            if let Some(&other) = waiting.iter().find(|&&i| lanes[i].site != lanes[waiting[0]].site) {
+                let detail = format!("barrier {id} was reached at two different instructions");
+                synccheck_at(cell, Kind::DivergentBarrier, &[&lanes[waiting[0]], &lanes[other]], detail);
+            }
+        }
+        for &i in &waiting {
+            if let State::Waiting(Wait::Bar { op, .. }) = state[i] {
+                lanes[i].result = bar.result(op);
+                state[i] = State::Runnable;
             }
         }
         bar.arrived = 0;
         bar.phase = bar.phase.wrapping_add(1);
+        crate::sanitize::barrier_completed();
         released = true;
     }
     for s in state.iter_mut() {
@@ -335,6 +381,7 @@ fn run_cta(
         .map(|w| Warp {
             slots: [0; 32],
             live: if (w + 1) * 32 <= n { u32::MAX } else { (1u32 << (n % 32)) - 1 },
+            ctaid: base.ctaid,
         })
         .collect();
     let mut bars = [Barrier::default(); BARRIERS];
@@ -347,6 +394,9 @@ fn run_cta(
             warp: unsafe { warps_ptr.add(i / 32) },
             bars: bars_ptr,
             result: 0,
+            site: 0,
+            cell: cell as *const crate::checked::FaultCell,
+            tid: [i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by)],
         })
         .collect();
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
@@ -404,7 +454,14 @@ fn run_cta(
             break Ok(()); // this CTA or another has faulted, or the launch was ended: the CTA stops here
         }
         // No fiber runs while the scheduler looks at the shared state.
-        if !release(&mut state, &mut lanes, &warps, &mut bars) {
+        if !release(&mut state, &mut lanes, &warps, &mut bars, cell) {
+            if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) {
+                let stuck: Vec<&Lane> = (0..n).filter(|&i| state[i] != State::Done).map(|i| &lanes[i]).take(2).collect();
+                if !stuck.is_empty() {
+                    let detail = "the threads still running wait for threads that exited or wait elsewhere".to_string();
+                    synccheck_at(cell, crate::sanitize::Kind::DivergentBarrier, &stuck, detail);
+                }
+            }
             break Err(LaunchError::Failed(
                 "threads wait at a barrier or warp collective that the threads it needs never reach (the kernel would hang)"
                     .into(),
@@ -418,6 +475,9 @@ fn run_cta(
         unsafe { f.force_reset() };
     }
     STACKS.with(|s| s.borrow_mut().extend(fibers.into_iter().map(Coroutine::into_stack)));
+    if cell.tools.any() {
+        crate::sanitize::cta_done();
+    }
     result
 }
 

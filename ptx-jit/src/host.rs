@@ -191,6 +191,11 @@ impl HostKernel {
         Self::address(&full.as_ref().map(|f| f.address).map_err(|e| e.clone()))
     }
 
+    /// The module's PTX text, when it was loaded from text (to name lines in reports).
+    pub fn text(&self) -> Option<&str> {
+        Some(&*self.source.text).filter(|t| !t.is_empty())
+    }
+
     /// How the kernel runs; for a kernel cut into regions, the count of lane-vectorised ones is known
     /// once its optimised code is (the quick tier runs none).
     pub fn exec(&self) -> ptx_llvm::Exec {

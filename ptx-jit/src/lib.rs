@@ -20,6 +20,7 @@ mod regions;
 pub mod host;
 pub mod nvptx;
 pub mod runtime;
+pub mod sanitize;
 pub mod trap;
 mod watchdog;
 pub use watchdog::{timeout as launch_timeout, Cancel};
@@ -28,7 +29,7 @@ pub mod wmma;
 pub use host::{warm_up, HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
-pub use runtime::{launch, Launch, LaunchError};
+pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
 /// Parses and checks; any error-severity diagnostic fails. Warnings are returned with the module.
 pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -58,9 +59,10 @@ pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagn
     host::compile_with(&m, Some(src), options)
 }
 
-/// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`).
+/// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`), or `PTXJIT_SANITIZE`
+/// for a sanitizer (which sees accesses through checked mode's calls).
 pub fn checked_from_env() -> bool {
-    std::env::var("PTXJIT_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0")
+    std::env::var("PTXJIT_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0") || sanitize::Tools::from_env().any()
 }
 
 /// PTX text to PTX for `arch` (validated first: LLVM aborts on impossible pairs).

@@ -89,6 +89,24 @@ enum Cmd {
         /// out-of-bounds access fails the launch with the thread, block, PTX line and address.
         #[arg(long)]
         checked: bool,
+        /// Run under sanitizers: memcheck, racecheck (racecheck=all), initcheck, synccheck, or all,
+        /// comma-separated (also PTXJIT_SANITIZE). Exit status 1 if any finds something.
+        #[arg(long)]
+        sanitize: Option<String>,
+    },
+    /// Run an unmodified CUDA program on ptx-jit's libcuda.so.1 with sanitizers on, like
+    /// compute-sanitizer: findings go to stderr (and, with --log, to a JSON file); exit status 1 if
+    /// anything was found, else the program's own.
+    Sanitize {
+        /// memcheck, racecheck (racecheck=all), initcheck, synccheck or all, comma-separated.
+        #[arg(long, default_value = "all")]
+        tools: String,
+        /// Also write every finding as one JSON object per line to this file.
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// The program and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
     },
     /// Measure parse throughput.
     Bench {
@@ -193,6 +211,53 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.cmd) {
         Ok(c) | Err(c) => c,
+    }
+}
+
+/// `ptx-jit sanitize -- PROGRAM ARGS…`: the program runs on the libcuda.so.1 beside this binary,
+/// with `PTXJIT_SANITIZE` and a JSON log whose lines are the findings.
+fn sanitize_program(tools: &str, log: Option<PathBuf>, command: &[String]) -> Result<ExitCode, ExitCode> {
+    let usage = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    ptx_jit::sanitize::Tools::parse(tools).map_err(usage)?;
+    let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find ptx-jit's own path: {e}")))?;
+    let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    if !dir.join("libcuda.so.1").exists() {
+        return Err(usage(format!("no libcuda.so.1 beside {} (run `make build`)", exe.display())));
+    }
+    let temp = std::env::temp_dir().join(format!("ptx-jit-sanitize-{}.jsonl", std::process::id()));
+    let log_path = log.clone().unwrap_or_else(|| temp.clone());
+    let _ = std::fs::remove_file(&log_path);
+    let library_path = match std::env::var_os("LD_LIBRARY_PATH") {
+        Some(p) if !p.is_empty() => {
+            let mut v = dir.clone().into_os_string();
+            v.push(":");
+            v.push(p);
+            v
+        }
+        _ => dir.clone().into_os_string(),
+    };
+    let status = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .env("LD_LIBRARY_PATH", library_path)
+        .env("PTXJIT_SANITIZE", tools)
+        .env("PTXJIT_SANITIZE_LOG", &log_path)
+        .status()
+        .map_err(|e| usage(format!("cannot run `{}`: {e}", command[0])))?;
+    let found = std::fs::read_to_string(&log_path).map(|s| s.lines().count()).unwrap_or(0);
+    if log.is_none() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    eprintln!("ptx-jit sanitize: {found} finding(s) ({tools})");
+    if found > 0 {
+        return Err(ExitCode::from(1));
+    }
+    match status.code() {
+        Some(0) => Ok(ExitCode::SUCCESS),
+        Some(c) => Err(ExitCode::from(c.clamp(1, 255) as u8)),
+        None => Err(ExitCode::from(1)),
     }
 }
 
@@ -387,11 +452,16 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             shared,
             args: raw,
             checked,
+            sanitize,
         } => {
             let src = read(&file)?;
             let usage = |e: String| {
                 eprintln!("error: {e}");
                 ExitCode::from(2)
+            };
+            let tools = match &sanitize {
+                Some(t) => ptx_jit::sanitize::Tools::parse(t).map_err(usage)?,
+                None => ptx_jit::sanitize::Tools::from_env(),
             };
             let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
             let parsed: Vec<Arg> = raw
@@ -400,7 +470,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .collect::<Result<_, _>>()
                 .map_err(usage)?;
             let t0 = std::time::Instant::now();
-            let checked = checked || ptx_jit::checked_from_env();
+            let checked = checked || tools.any() || ptx_jit::checked_from_env();
             let module = ptx_jit::load_with(&src, checked).map_err(|d| {
                 print_diags(&d, &file.display().to_string(), &src);
                 ExitCode::from(1)
@@ -425,7 +495,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             k.entry().map_err(|e| usage(e.to_string()))?;
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
-            ptx_jit::launch(k, &ptx_jit::Launch::new(grid, block, shared, &params)).map_err(|e| {
+            let launch = ptx_jit::Launch { sanitize: tools, ..ptx_jit::Launch::new(grid, block, shared, &params) };
+            ptx_jit::launch(k, &launch).map_err(|e| {
                 eprintln!("error: {e}");
                 // A bad launch request is a usage error; a kernel that fails is the program's.
                 match e {
@@ -457,8 +528,13 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 block[2],
                 dt.as_secs_f64() * 1e3
             );
+            if ptx_jit::sanitize::total() > 0 {
+                eprintln!("sanitizer: {} finding(s)", ptx_jit::sanitize::total());
+                return Err(ExitCode::from(1));
+            }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Sanitize { tools, log, command } => sanitize_program(&tools, log, &command),
         Cmd::Bench {
             what: BenchCmd::Compile { paths, ptxas, arch, iters, opt, json },
         } => {

@@ -124,6 +124,9 @@ pub struct Launch<'p> {
     /// When set (by the launch's owner, e.g. the driver destroying its context), the launch ends with
     /// its CTAs where they are (`crate::watchdog`).
     pub cancel: Option<std::sync::Arc<crate::watchdog::Cancel>>,
+    /// The sanitizers to run under (`PTXJIT_SANITIZE` by default); they see a kernel's accesses only
+    /// when its module was loaded in checked mode.
+    pub sanitize: crate::sanitize::Tools,
 }
 
 impl<'p> Launch<'p> {
@@ -135,6 +138,7 @@ impl<'p> Launch<'p> {
             params,
             gridid: GRIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             cancel: None,
+            sanitize: crate::sanitize::Tools::from_env(),
         }
     }
 }
@@ -192,20 +196,65 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
     0
 }
 
-/// Runs the whole grid and returns when every CTA has finished, or ends it at the first fault.
+/// Runs the whole grid and returns when every CTA has finished, or ends it at the first fault. The
+/// sanitizers' findings are reported (stderr, `PTXJIT_SANITIZE_LOG`).
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
-    validate(k, l)?;
+    let (r, findings) = launch_sanitized(k, l);
+    crate::sanitize::report(&findings, &crate::sanitize::Source { kernel: &k.info.name, text: k.text() });
+    r
+}
+
+/// [`launch`], returning the sanitizers' findings instead of reporting them.
+pub fn launch_sanitized(k: &HostKernel, l: &Launch<'_>) -> (Result<(), LaunchError>, Vec<crate::sanitize::Finding>) {
+    if let Err(e) = validate(k, l) {
+        return (Err(e), vec![]);
+    }
     // Compiles the kernel on its first launch (see `HostKernel::entry_for` for which code runs).
     let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
-    let entry = k.entry_for(threads)?;
-    let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared);
+    let entry = match k.entry_for(threads) {
+        Ok(e) => e,
+        Err(e) => return (Err(e), vec![]),
+    };
+    let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
     let watch = crate::watchdog::watch(&cell, l.cancel.clone());
     let r = run(k, l, entry, &cell as *const _ as *const c_void);
     drop(watch);
-    match cell.take() {
-        Some(f) => Err(fault_error(k, &f)),
+    let mut findings = std::mem::take(&mut *cell.findings.lock());
+    let r = match cell.take() {
+        Some(f) => {
+            if l.sanitize.has(crate::sanitize::Tools::MEMCHECK) {
+                findings.extend(memcheck_finding(&f));
+            }
+            Err(fault_error(k, &f))
+        }
         None => r,
-    }
+    };
+    (r, findings)
+}
+
+/// memcheck's finding for checked mode's fault, if it is a bad access.
+fn memcheck_finding(f: &crate::checked::Fault) -> Option<crate::sanitize::Finding> {
+    use crate::checked::FaultKind;
+    use crate::sanitize::{Access, Finding, How, Kind};
+    let kind = match f.kind {
+        FaultKind::Access => Kind::InvalidAccess,
+        FaultKind::Misaligned => Kind::Misaligned,
+        _ => return None,
+    };
+    let how = match f.space & !ptx_llvm::builtin::SPACE_MASK {
+        ptx_llvm::builtin::ACCESS_WRITE => How::Write,
+        ptx_llvm::builtin::ACCESS_ATOMIC => How::Atomic,
+        _ => How::Read,
+    };
+    Some(Finding {
+        kind,
+        ctaid: f.ctaid,
+        addr: f.addr,
+        bytes: f.bytes,
+        space: f.space & ptx_llvm::builtin::SPACE_MASK,
+        accesses: vec![Access { site: f.site, tid: f.tid, how }],
+        detail: String::new(),
+    })
 }
 
 /// The launch error a fault ends a launch with, and its message: kernel, PTX line, thread and block
@@ -297,6 +346,9 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *cons
                 blocks: env.ctas,
                 ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
             });
+        }
+        if cell.tools.any() {
+            crate::sanitize::cta_done();
         }
     };
     let words = shared_words(k, l);

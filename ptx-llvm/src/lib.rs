@@ -56,6 +56,9 @@ pub mod collective {
     pub const RED_POPC: u32 = 1;
     pub const RED_AND: u32 = 2;
     pub const RED_OR: u32 = 3;
+    /// A barrier's `c` operand holds its `RED_*` below this shift and, in checked code, the
+    /// instruction's byte offset in the PTX above it.
+    pub const BAR_SITE_SHIFT: u32 = 2;
 }
 
 /// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed
@@ -74,6 +77,12 @@ pub mod builtin {
     pub const SPACE_SHARED: u32 = 2;
     pub const SPACE_LOCAL: u32 = 3;
     pub const SPACE_CONST: u32 = 4;
+    /// Added to a checked access's space code: how it touches memory (`ACCESS_READ` is 0), for the
+    /// sanitizers.
+    pub const ACCESS_WRITE: u32 = 1 << 8;
+    pub const ACCESS_ATOMIC: u32 = 2 << 8;
+    /// The space code's own bits.
+    pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
     /// one of `MEM_*` (with a `ptxjit_fp` code in `b` for `MEM_ATOMIC_FP`).
     pub const MEM: &str = "ptxjit_mem";

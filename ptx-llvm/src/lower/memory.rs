@@ -25,7 +25,8 @@ impl<'ctx> Lowerer<'ctx> {
             (Operand::Vector(v, _), _) => v.iter().collect(),
             (other, _) => vec![other],
         };
-        self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, i.span)?;
+        let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE };
+        self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, access, i.span)?;
         // The host moves floats as their bits: a float store would let LLVM turn a canonical-NaN
         // select back into a float select, whose NaN it may then replace by any other (sqrt of a
         // negative stored x86's default NaN; tests/gpu/probes/approx_special.ptx).
@@ -81,7 +82,7 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(i.span, "expected an address"));
         };
         let ptr = self.address(st, a, space, scope)?;
-        self.check_access(st, ptr, t.bytes() as u64, space, i.span)?;
+        self.check_access(st, ptr, t.bytes() as u64, space, crate::builtin::ACCESS_ATOMIC, i.span)?;
         let b = self.read(st, &ops[at + 1], t, scope)?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
@@ -175,19 +176,20 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Checked mode: asks the runtime whether `bytes` at `p` lie in memory of `space`; if not, the
-    /// thread stops here.
+    /// thread stops here. `access` (a `builtin::ACCESS_*`) says how the instruction touches them.
     pub(super) fn check_access(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
         p: PointerValue<'ctx>,
         bytes: u64,
         space: Space,
+        access: u32,
         span: Span,
     ) -> R<()> {
         if !self.checked || matches!(space, Space::Param) {
             return Ok(());
         }
-        let r = self.call_check(st, p, bytes, span.start as u64, space_code(space))?;
+        let r = self.call_check(st, p, bytes, span.start as u64, space_code(space) | access)?;
         self.stop_if_faulted(st, Some(r))
     }
 

@@ -112,6 +112,8 @@ impl<'ctx> Lowerer<'ctx> {
             _ => RED_NONE,
         };
         let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_SYNC };
+        // Checked code (which runs on fibers) also passes the barrier's site, for synccheck's reports.
+        let op = if self.checked { op | (i.span.start as u32) << BAR_SITE_SHIFT } else { op };
         let r = self.collective(
             st,
             kind,

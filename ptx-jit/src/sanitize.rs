@@ -1,0 +1,641 @@
+//! The sanitizers, on the CPU, where every access of every thread is seen in order:
+//! - **memcheck**: checked mode's bounds and alignment checks (`crate::checked`), plus, in the driver,
+//!   double frees and device allocations leaked at context destruction;
+//! - **racecheck**: two threads of a CTA touching the same shared or global byte, one of them writing
+//!   and not both atomically, with no barrier between (a warp-level synchronisation orders the
+//!   threads of its warp). A write-write race whose bytes end up as the first writer left them (the
+//!   threads stored the same value, as real libraries do on purpose) is reported only with
+//!   `racecheck=all`;
+//! - **initcheck**: a load from shared memory no thread of the CTA has written, or from a device
+//!   allocation nothing has written since `cuMemAlloc` (copies, fills and kernel stores write);
+//! - **synccheck**: a barrier that completes while threads of the CTA have exited without reaching
+//!   it, threads meeting at one barrier with different thread counts, a warp collective whose member
+//!   mask names lanes that have exited.
+//!
+//! Kernels are compiled in checked mode, so every access calls [`crate::checked::ptxjit_check`], which
+//! hands it here. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
+//! at a time: fibers, or a loop over its threads), keyed by launch and block and reset when either
+//! changes. Findings go to the launch's record and are reported when the launch ends.
+
+use crate::checked::FaultCell;
+use crate::runtime::Env;
+use parking_lot::{Mutex, RwLock};
+use ptx_llvm::builtin::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// Which tools are on: a set of `Tools::*` bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tools(pub u8);
+
+impl Tools {
+    pub const MEMCHECK: u8 = 1;
+    pub const RACECHECK: u8 = 2;
+    pub const INITCHECK: u8 = 4;
+    pub const SYNCCHECK: u8 = 8;
+    /// `racecheck=all`: same-value write-write races too.
+    pub const RACE_ALL: u8 = 16;
+
+    pub fn any(self) -> bool {
+        self.0 != 0
+    }
+    pub fn has(self, t: u8) -> bool {
+        self.0 & t != 0
+    }
+
+    /// `memcheck,racecheck=all,initcheck,synccheck` (any subset; `all` for every tool).
+    pub fn parse(s: &str) -> Result<Tools, String> {
+        let mut t = 0;
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            t |= match part {
+                "memcheck" => Self::MEMCHECK,
+                "racecheck" => Self::RACECHECK,
+                "racecheck=all" => Self::RACECHECK | Self::RACE_ALL,
+                "initcheck" => Self::INITCHECK,
+                "synccheck" => Self::SYNCCHECK,
+                "all" => Self::MEMCHECK | Self::RACECHECK | Self::INITCHECK | Self::SYNCCHECK,
+                other => {
+                    return Err(format!(
+                        "unknown sanitizer `{other}` (memcheck, racecheck, racecheck=all, initcheck, synccheck, all)"
+                    ))
+                }
+            };
+        }
+        Ok(Tools(t))
+    }
+
+    /// `PTXJIT_SANITIZE`, read once (an unknown tool is reported and ignored).
+    pub fn from_env() -> Tools {
+        static T: std::sync::OnceLock<Tools> = std::sync::OnceLock::new();
+        *T.get_or_init(|| match std::env::var("PTXJIT_SANITIZE") {
+            Ok(s) => Tools::parse(&s).unwrap_or_else(|e| {
+                eprintln!("ptx-jit: PTXJIT_SANITIZE: {e}");
+                Tools(0)
+            }),
+            Err(_) => Tools(0),
+        })
+    }
+}
+
+/// What a finding is, with its code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// S0101: a race between two accesses.
+    Race,
+    /// S0201: a load from memory nothing has written.
+    Uninitialized,
+    /// S0301: a barrier completed while threads of the CTA had exited without reaching it.
+    DivergentBarrier,
+    /// S0302: threads met at one barrier with different thread counts.
+    BarrierCount,
+    /// S0303: a warp collective's member mask names lanes that have exited.
+    ExitedLanes,
+    /// S0401: an access outside every allocation (memcheck).
+    InvalidAccess,
+    /// S0402: a misaligned access (memcheck).
+    Misaligned,
+    /// S0403: `cuMemFree` of memory already freed (memcheck, driver).
+    DoubleFree,
+    /// S0404: a device allocation still held when its context is destroyed (memcheck, driver).
+    Leak,
+}
+
+impl Kind {
+    pub fn code(self) -> &'static str {
+        match self {
+            Kind::Race => "S0101",
+            Kind::Uninitialized => "S0201",
+            Kind::DivergentBarrier => "S0301",
+            Kind::BarrierCount => "S0302",
+            Kind::ExitedLanes => "S0303",
+            Kind::InvalidAccess => "S0401",
+            Kind::Misaligned => "S0402",
+            Kind::DoubleFree => "S0403",
+            Kind::Leak => "S0404",
+        }
+    }
+    pub fn tool(self) -> &'static str {
+        match self {
+            Kind::Race => "racecheck",
+            Kind::Uninitialized => "initcheck",
+            Kind::DivergentBarrier | Kind::BarrierCount | Kind::ExitedLanes => "synccheck",
+            _ => "memcheck",
+        }
+    }
+    /// The short name file tests use (`// report: race line=12 line=15`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Race => "race",
+            Kind::Uninitialized => "uninit",
+            Kind::DivergentBarrier => "divergent-barrier",
+            Kind::BarrierCount => "barrier-count",
+            Kind::ExitedLanes => "exited-lanes",
+            Kind::InvalidAccess => "invalid-access",
+            Kind::Misaligned => "misaligned",
+            Kind::DoubleFree => "double-free",
+            Kind::Leak => "leak",
+        }
+    }
+}
+
+/// One access in a finding: where (byte offset in the PTX), which thread, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub site: Option<u32>,
+    pub tid: Option<[u32; 3]>,
+    pub how: How,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    Read,
+    Write,
+    Atomic,
+    /// A barrier or warp collective.
+    Sync,
+}
+
+impl How {
+    fn word(self) -> &'static str {
+        match self {
+            How::Read => "read",
+            How::Write => "write",
+            How::Atomic => "atomic",
+            How::Sync => "arrival",
+        }
+    }
+}
+
+/// A finding of one launch, before it is rendered: sites are byte offsets into the PTX.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: Kind,
+    pub ctaid: Option<[u32; 3]>,
+    pub addr: u64,
+    pub bytes: u64,
+    pub space: u32,
+    pub accesses: Vec<Access>,
+    pub detail: String,
+}
+
+impl Finding {
+    /// A finding with no access attached (a leak, a double free).
+    pub fn plain(kind: Kind, addr: u64, bytes: u64, detail: String) -> Finding {
+        Finding { kind, ctaid: None, addr, bytes, space: 0, accesses: vec![], detail }
+    }
+}
+
+/// Findings kept per launch at most: a race in a loop would otherwise repeat for every iteration.
+const MAX_PER_LAUNCH: usize = 100;
+
+/// Adds `f` to the launch's findings unless one of the same kind at the same sites is there.
+pub fn record(cell: &FaultCell, f: Finding) {
+    let mut list = cell.findings.lock();
+    let same = |g: &Finding| {
+        g.kind == f.kind && g.accesses.iter().map(|a| a.site).eq(f.accesses.iter().map(|a| a.site)) && g.detail == f.detail
+    };
+    if list.len() < MAX_PER_LAUNCH && !list.iter().any(same) {
+        list.push(f);
+    }
+}
+
+// ---- the shadow state of the running CTA ------------------------------------------------------------
+
+#[derive(Clone, Copy)]
+struct Acc {
+    /// Linear thread index in the CTA.
+    t: u32,
+    site: u32,
+    atomic: bool,
+    /// The accessing warp's count of warp-level synchronisations at the time.
+    wsync: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Shadow {
+    epoch: u32,
+    write: Option<Acc>,
+    /// Up to two readers of distinct threads in this epoch.
+    reads: [Option<Acc>; 2],
+}
+
+/// A write-write race whose verdict waits for the end of the epoch: the bytes the first writer left
+/// (`first`) against what they hold then.
+struct Pending {
+    addr: u64,
+    first: u8,
+    finding: Finding,
+}
+
+struct Cta {
+    gridid: u64,
+    ctaid: [u32; 3],
+    ntid: [u32; 3],
+    tools: Tools,
+    /// Barrier phases completed in the CTA.
+    epoch: u32,
+    /// Warp-level synchronisations per warp.
+    warp_sync: Vec<u32>,
+    shadow: HashMap<u64, Shadow>,
+    pending: Vec<Pending>,
+    /// initcheck: bytes of the shared window written by the CTA, one bit each.
+    shared_written: Vec<u64>,
+    cell: *const FaultCell,
+}
+
+thread_local! {
+    static CTA: RefCell<Option<Cta>> = const { RefCell::new(None) };
+}
+
+fn linear(tid: [u32; 3], ntid: [u32; 3]) -> u32 {
+    tid[0] + ntid[0] * (tid[1] + ntid[1] * tid[2])
+}
+
+fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
+    [t % ntid[0], t / ntid[0] % ntid[1], t / (ntid[0] * ntid[1])]
+}
+
+/// Runs `f` on the shadow state of `env`'s CTA, opening it if this thread last ran another one.
+fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R {
+    CTA.with(|c| {
+        let mut c = c.borrow_mut();
+        let fresh = !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && s.cell == cell as *const _);
+        if fresh {
+            if let Some(old) = c.take() {
+                close(old);
+            }
+            let threads = env.ntid.iter().product::<u32>() as usize;
+            *c = Some(Cta {
+                gridid: env.gridid,
+                ctaid: env.ctaid,
+                ntid: env.ntid,
+                tools: cell.tools,
+                epoch: 0,
+                warp_sync: vec![0; threads.div_ceil(32)],
+                shadow: HashMap::new(),
+                pending: vec![],
+                shared_written: vec![0; (cell.shared_bytes as usize).div_ceil(64)],
+                cell,
+            });
+        }
+        f(c.as_mut().expect("opened"))
+    })
+}
+
+/// Ends an epoch: decides the pending write-write races (same-value ones are reported only with
+/// `racecheck=all`).
+fn settle(cta: &mut Cta) {
+    // SAFETY: the CTA's launch record outlives its CTAs.
+    let cell = unsafe { &*cta.cell };
+    for p in cta.pending.drain(..) {
+        // SAFETY: the address was checked valid when the access happened, in this launch.
+        let now = unsafe { (p.addr as *const u8).read_volatile() };
+        if now != p.first || cta.tools.has(Tools::RACE_ALL) {
+            record(cell, p.finding);
+        }
+    }
+}
+
+fn close(mut cta: Cta) {
+    settle(&mut cta);
+}
+
+/// The CTA this thread ran is finished: settles what waits for the end of its epoch.
+pub fn cta_done() {
+    if let Some(cta) = CTA.with(|c| c.borrow_mut().take()) {
+        close(cta);
+    }
+}
+
+/// A barrier completed in the running CTA (fibers): a new epoch starts.
+pub fn barrier_completed() {
+    CTA.with(|c| {
+        if let Some(cta) = c.borrow_mut().as_mut() {
+            settle(cta);
+            cta.epoch += 1;
+        }
+    });
+}
+
+/// Warp `w` of the running CTA synchronised (a warp collective or `bar.warp.sync` released).
+pub fn warp_synced(w: usize) {
+    CTA.with(|c| {
+        if let Some(s) = c.borrow_mut().as_mut().and_then(|cta| cta.warp_sync.get_mut(w)) {
+            *s += 1;
+        }
+    });
+}
+
+/// A checked access that stayed in bounds (called by `ptxjit_check`): racecheck and initcheck.
+pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
+    let how = match space & !SPACE_MASK {
+        ACCESS_WRITE => How::Write,
+        ACCESS_ATOMIC => How::Atomic,
+        _ => How::Read,
+    };
+    let tools = cell.tools;
+    let shared_base = env.shared as u64;
+    let space = space & SPACE_MASK;
+    // Local memory is the thread's own.
+    if space == SPACE_LOCAL || space == SPACE_CONST || (space == SPACE_GENERIC && crate::checked::on_stack(addr)) {
+        return;
+    }
+    with_cta(env, cell, |cta| {
+        let t = linear(env.tid, env.ntid);
+        let me = Acc { t, site, atomic: how == How::Atomic, wsync: cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) };
+        if tools.has(Tools::INITCHECK) {
+            initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
+        }
+        if tools.has(Tools::RACECHECK) {
+            for a in addr..addr + bytes {
+                race(cta, a, me, how, bytes, space, env);
+            }
+        }
+    });
+}
+
+/// Whether `a` (earlier) and `b` (now) are ordered: same thread, or same warp with a warp-level
+/// synchronisation between them.
+fn ordered(a: &Acc, b: &Acc) -> bool {
+    a.t == b.t || (a.t / 32 == b.t / 32 && b.wsync > a.wsync)
+}
+
+fn race(cta: &mut Cta, addr: u64, me: Acc, how: How, bytes: u64, space: u32, env: &Env) {
+    let epoch = cta.epoch;
+    let s = cta.shadow.entry(addr).or_default();
+    if s.epoch != epoch {
+        *s = Shadow { epoch, ..Default::default() };
+    }
+    let conflicts = |other: &Acc| !ordered(other, &me) && !(other.atomic && me.atomic);
+    let ntid = cta.ntid;
+    let finding = |other: &Acc, other_how: How| Finding {
+        kind: Kind::Race,
+        ctaid: Some(env.ctaid),
+        addr,
+        bytes,
+        space,
+        accesses: vec![
+            Access { site: Some(other.site), tid: Some(unlinear(other.t, ntid)), how: other_how },
+            Access { site: Some(me.site), tid: Some(env.tid), how },
+        ],
+        detail: String::new(),
+    };
+    let mut found = None;
+    let mut same_value = None;
+    if let Some(w) = s.write.filter(|w| conflicts(w)) {
+        let whow = if w.atomic { How::Atomic } else { How::Write };
+        if how == How::Write && whow == How::Write {
+            // Decided at the end of the epoch: it may be the same value stored twice.
+            same_value = Some(finding(&w, whow));
+        } else {
+            found = Some(finding(&w, whow));
+        }
+    }
+    if how != How::Read && found.is_none() && same_value.is_none() {
+        if let Some(r) = s.reads.iter().flatten().find(|r| conflicts(r)) {
+            found = Some(finding(r, if r.atomic { How::Atomic } else { How::Read }));
+        }
+    }
+    match how {
+        How::Read => {
+            if !s.reads.iter().flatten().any(|r| r.t == me.t) {
+                if let Some(slot) = s.reads.iter_mut().find(|r| r.is_none()) {
+                    *slot = Some(me);
+                }
+            }
+        }
+        _ => s.write = Some(me),
+    }
+    // SAFETY: the launch's record outlives its CTAs.
+    let cell = unsafe { &*cta.cell };
+    if let Some(f) = found {
+        record(cell, f);
+    }
+    if let Some(f) = same_value {
+        // SAFETY: the access is in bounds (checked first); the first writer's byte is there now.
+        let first = unsafe { (addr as *const u8).read_volatile() };
+        if cta.pending.len() < 4096 {
+            cta.pending.push(Pending { addr, first, finding: f });
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn initcheck(
+    cta: &mut Cta,
+    cell: &FaultCell,
+    env: &Env,
+    addr: u64,
+    bytes: u64,
+    site: u32,
+    space: u32,
+    in_shared: bool,
+    shared_base: u64,
+    how: How,
+) {
+    let shared = space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared);
+    let unwritten = if shared {
+        let off = (addr - shared_base) as usize;
+        let bits = &mut cta.shared_written;
+        let mut missing = false;
+        for b in off..off + bytes as usize {
+            let (w, m) = (b / 64, 1u64 << (b % 64));
+            if how == How::Read {
+                missing |= bits.get(w).is_some_and(|x| x & m == 0);
+            } else if let Some(x) = bits.get_mut(w) {
+                *x |= m;
+            }
+        }
+        missing
+    } else if how == How::Read {
+        !global_written(addr, bytes)
+    } else {
+        mark_written(addr, bytes);
+        false
+    };
+    if unwritten {
+        record(
+            cell,
+            Finding {
+                kind: Kind::Uninitialized,
+                ctaid: Some(env.ctaid),
+                addr,
+                bytes,
+                space: if shared { SPACE_SHARED } else { SPACE_GLOBAL },
+                accesses: vec![Access { site: Some(site), tid: Some(env.tid), how }],
+                detail: String::new(),
+            },
+        );
+    }
+}
+
+// ---- initcheck's device allocations ------------------------------------------------------------------
+
+/// Device allocations whose bytes are undefined until written: start → one bit per byte.
+static TRACKED: RwLock<BTreeMap<u64, Vec<std::sync::atomic::AtomicU64>>> = RwLock::new(BTreeMap::new());
+
+/// A new device allocation: undefined until written (initcheck).
+pub fn track(start: u64, len: u64) {
+    let words = (len as usize).div_ceil(64);
+    TRACKED.write().insert(start, (0..words).map(|_| std::sync::atomic::AtomicU64::new(0)).collect());
+}
+
+/// The allocation at `start` is freed.
+pub fn untrack(start: u64) {
+    TRACKED.write().remove(&start);
+}
+
+/// Calls `f(bits, first byte, end byte)` for the tracked allocation holding `addr`, if any.
+fn in_tracked<R>(addr: u64, bytes: u64, f: impl FnOnce(&[std::sync::atomic::AtomicU64], usize, usize) -> R) -> Option<R> {
+    let map = TRACKED.read();
+    let (start, bits) = map.range(..=addr).next_back()?;
+    let off = (addr - start) as usize;
+    (off < bits.len() * 64).then(|| f(bits, off, (off + bytes as usize).min(bits.len() * 64)))
+}
+
+/// `bytes` at `addr` have been written (a copy, a fill or a kernel's store).
+pub fn mark_written(addr: u64, bytes: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    in_tracked(addr, bytes, |bits, from, to| {
+        for b in from..to {
+            bits[b / 64].fetch_or(1 << (b % 64), Relaxed);
+        }
+    });
+}
+
+/// Whether every byte of `[addr, addr + bytes)` in a tracked allocation has been written (memory
+/// outside tracked allocations counts as written).
+pub fn global_written(addr: u64, bytes: u64) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    in_tracked(addr, bytes, |bits, from, to| (from..to).all(|b| bits[b / 64].load(Relaxed) >> (b % 64) & 1 == 1)).unwrap_or(true)
+}
+
+// ---- reports -----------------------------------------------------------------------------------
+
+/// Findings of the whole process so far, for the exit code of `ptx-jit sanitize` and `run`.
+static TOTAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub fn total() -> usize {
+    TOTAL.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// What a report needs to know about the kernel: its name, and its PTX text to name lines.
+pub struct Source<'a> {
+    pub kernel: &'a str,
+    pub text: Option<&'a str>,
+}
+
+fn space_name(space: u32) -> &'static str {
+    match space {
+        SPACE_SHARED => ".shared",
+        SPACE_GLOBAL => ".global",
+        SPACE_LOCAL => ".local",
+        SPACE_CONST => ".const",
+        _ => "generic",
+    }
+}
+
+/// 1-based line of a byte offset, and the line's text.
+fn line(text: &str, site: u32) -> (usize, &str) {
+    let at = (site as usize).min(text.len());
+    let n = text[..at].matches('\n').count() + 1;
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    (n, text[start..end].trim())
+}
+
+fn message(f: &Finding, kernel: &str) -> String {
+    let space = space_name(f.space);
+    match f.kind {
+        Kind::Race => {
+            let hows: Vec<&str> = f.accesses.iter().map(|a| a.how.word()).collect();
+            format!("race on {space} memory in `{kernel}`: a {} and a {} of byte {:#x} with no barrier between", hows[0], hows[1], f.addr)
+        }
+        Kind::Uninitialized => format!("`{kernel}` reads {} byte(s) of {space} memory at {:#x} that nothing has written", f.bytes, f.addr),
+        Kind::DivergentBarrier => format!("a barrier in `{kernel}` completed without some of the block's threads: {}", f.detail),
+        Kind::BarrierCount => format!("threads of `{kernel}` met at one barrier with different thread counts: {}", f.detail),
+        Kind::ExitedLanes => format!("a warp collective in `{kernel}` names lanes that have exited: {}", f.detail),
+        Kind::InvalidAccess => format!("`{kernel}` accessed {} byte(s) of {space} memory at {:#x}, outside every allocation", f.bytes, f.addr),
+        Kind::Misaligned => format!("`{kernel}` accessed {} bytes of {space} memory at {:#x}, which is not a multiple of {}", f.bytes, f.addr, f.bytes),
+        Kind::DoubleFree | Kind::Leak => f.detail.clone(),
+    }
+}
+
+/// Renders a finding in rustc's style: code and message, then a label per access with its line,
+/// thread and block.
+pub fn render(f: &Finding, src: &Source<'_>) -> String {
+    let mut out = format!("error[{}]: {}: {}\n", f.kind.code(), f.kind.tool(), message(f, src.kernel));
+    let block = f.ctaid.map(|c| format!(" of block ({}, {}, {})", c[0], c[1], c[2])).unwrap_or_default();
+    for a in &f.accesses {
+        let thread = a.tid.map(|t| format!("thread ({}, {}, {}){block}", t[0], t[1], t[2])).unwrap_or_else(|| format!("a thread{block}"));
+        match (a.site, src.text) {
+            (Some(site), Some(text)) => {
+                let (n, code) = line(text, site);
+                let _ = writeln!(out, "  --> line {n}: {}, by {thread}", a.how.word());
+                let _ = writeln!(out, "   | {code}");
+            }
+            _ => {
+                let _ = writeln!(out, "  --> {}, by {thread}", a.how.word());
+            }
+        }
+    }
+    if f.kind == Kind::Race {
+        out.push_str("   = note: no `bar.sync` (or warp-level sync within a warp) orders these accesses\n");
+    }
+    out
+}
+
+/// One finding as a JSON object (for `PTXJIT_SANITIZE_LOG`).
+pub fn json(f: &Finding, src: &Source<'_>) -> serde_json::Value {
+    let accesses: Vec<serde_json::Value> = f
+        .accesses
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "line": match (a.site, src.text) { (Some(s), Some(t)) => Some(line(t, s).0), _ => None },
+                "thread": a.tid,
+                "access": a.how.word(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "tool": f.kind.tool(),
+        "code": f.kind.code(),
+        "kind": f.kind.name(),
+        "message": message(f, src.kernel),
+        "kernel": src.kernel,
+        "block": f.ctaid,
+        "address": f.addr,
+        "bytes": f.bytes,
+        "space": space_name(f.space),
+        "accesses": accesses,
+    })
+}
+
+/// The JSON log (`PTXJIT_SANITIZE_LOG`), one object per line, appended as findings come.
+static LOG: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+/// Reports findings: rendered on stderr, and appended to `PTXJIT_SANITIZE_LOG` when set.
+pub fn report(findings: &[Finding], src: &Source<'_>) {
+    if findings.is_empty() {
+        return;
+    }
+    TOTAL.fetch_add(findings.len(), std::sync::atomic::Ordering::Relaxed);
+    let mut text = String::new();
+    for f in findings {
+        text.push_str(&render(f, src));
+    }
+    eprint!("{text}");
+    let Some(path) = std::env::var_os("PTXJIT_SANITIZE_LOG") else { return };
+    let mut log = LOG.lock();
+    if log.is_none() {
+        *log = std::fs::OpenOptions::new().create(true).append(true).open(path).ok();
+    }
+    if let Some(file) = log.as_mut() {
+        use std::io::Write;
+        for f in findings {
+            let _ = writeln!(file, "{}", json(f, src));
+        }
+    }
+}
