@@ -12,6 +12,7 @@ use crate::stream::{run_async, run_sync};
 use crate::{init_check, out, CUdeviceptr, Handle};
 use std::alloc::Layout;
 use std::ffi::{c_int, c_uint, c_void};
+use ptx_jit::sanitize::{Kind, Tools};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static IDS: AtomicU64 = AtomicU64::new(1);
@@ -110,10 +111,26 @@ unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layo
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (p, layout) = allocate(size)?;
+    if sanitizing(Tools::INITCHECK) {
+        ptx_jit::sanitize::track(p as u64, size as u64);
+    }
     let id = IDS.fetch_add(1, Ordering::Relaxed);
     MEMORY.lock().insert(p as u64, Alloc { size: size as u64, kind: kind(layout, ctx, id) });
     *dptr = p as u64;
     Ok(())
+}
+
+fn sanitizing(tool: u8) -> bool {
+    ptx_jit::sanitize::Tools::from_env().has(tool)
+}
+
+/// memcheck: starts of allocations freed lately, to tell a double free from a pointer never allocated.
+static FREED: parking_lot::Mutex<std::collections::VecDeque<u64>> = parking_lot::Mutex::new(std::collections::VecDeque::new());
+
+/// Reports a host-side memcheck finding (double free, leak).
+fn memcheck(kind: ptx_jit::sanitize::Kind, addr: u64, bytes: u64, detail: String) {
+    let f = ptx_jit::sanitize::Finding::plain(kind, addr, bytes, detail);
+    ptx_jit::sanitize::report(&[f], &ptx_jit::sanitize::Source { kernel: "(host)", text: None });
 }
 
 /// Frees an allocation of the kinds `which` accepts, after the work of its context that may still use it.
@@ -121,7 +138,12 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
     init_check()?;
     let ctx = match MEMORY.lock().get(&ptr) {
         Some(a) if which(&a.kind) => owner(&a.kind),
-        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        _ => {
+            if sanitizing(Tools::MEMCHECK) && FREED.lock().contains(&ptr) {
+                memcheck(Kind::DoubleFree, ptr, 0, format!("{ptr:#x} is freed a second time"));
+            }
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
     };
     if let Some(c) = ctx.and_then(|h| CONTEXTS.get(h).ok()) {
         c.streams.synchronize();
@@ -130,7 +152,22 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
     if let Some(layout) = layout(&a.kind) {
         unsafe { release(ptr as *mut u8, layout) };
     }
+    forget(ptr);
     Ok(())
+}
+
+/// The sanitizers' side of freeing the allocation at `ptr`.
+fn forget(ptr: u64) {
+    if sanitizing(Tools::INITCHECK) {
+        ptx_jit::sanitize::untrack(ptr);
+    }
+    if sanitizing(Tools::MEMCHECK) {
+        let mut freed = FREED.lock();
+        if freed.len() == 4096 {
+            freed.pop_front();
+        }
+        freed.push_back(ptr);
+    }
 }
 
 fn layout(k: &MemKind) -> Option<Layout> {
@@ -159,9 +196,14 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
         .map(|(p, _)| *p)
         .collect();
     for p in gone {
-        if let Some(l) = mem.remove(&p).and_then(|a| layout(&a.kind)) {
+        let Some(a) = mem.remove(&p) else { continue };
+        if sanitizing(Tools::MEMCHECK) && matches!(a.kind, MemKind::Device { .. } | MemKind::Managed { .. }) {
+            memcheck(Kind::Leak, p, a.size, format!("{} bytes of device memory at {p:#x} are still allocated when their context is destroyed", a.size));
+        }
+        if let Some(l) = layout(&a.kind) {
             unsafe { release(p as *mut u8, l) };
         }
+        forget(p);
     }
 }
 
@@ -266,11 +308,15 @@ impl Copy3 {
     }
 
     unsafe fn run(&self) {
+        let init = sanitizing(Tools::INITCHECK);
         for z in 0..self.depth {
             for y in 0..self.height {
                 let s = self.src as usize + z * self.src_pitch * self.src_rows + y * self.src_pitch;
                 let d = self.dst as usize + z * self.dst_pitch * self.dst_rows + y * self.dst_pitch;
                 std::ptr::copy(s as *const u8, d as *mut u8, self.width);
+                if init {
+                    ptx_jit::sanitize::mark_written(d as u64, self.width as u64);
+                }
             }
         }
     }
@@ -507,6 +553,11 @@ unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, he
     }
     let extent = (height - 1).checked_mul(pitch).and_then(|e| e.checked_add(row)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     check_range(dst, extent as u64)?;
+    if sanitizing(Tools::INITCHECK) {
+        for y in 0..height {
+            ptx_jit::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
+        }
+    }
     let job = move || {
         for y in 0..height {
             let p = dst as usize + y * pitch;

@@ -165,6 +165,9 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
         return 1;
     }
     if addr == 0 && bytes == 0 {
+        if space == ACCESS_SITE && cell.tools.any() {
+            crate::fibers::note_site(env.sync, site);
+        }
         return 0; // only asked whether the launch has faulted
     }
     let access = space;

@@ -43,7 +43,8 @@ struct Lane {
     warp: *mut Warp,
     bars: *mut Barrier,
     result: u64,
-    /// The byte offset of the barrier this thread last arrived at (checked code passes it).
+    /// The byte offset of the barrier or warp collective this thread last reached (checked code
+    /// says, through [`note_site`]).
     site: u32,
     /// The launch's record, for synccheck's findings.
     cell: *const crate::checked::FaultCell,
@@ -114,8 +115,7 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         BAR_SYNC | BAR_ARRIVE => {
             let id = (a as usize) % BARRIERS;
             let bar = unsafe { &mut *me.bars.add(id) };
-            let (op, site) = (c & ((1 << BAR_SITE_SHIFT) - 1), c >> BAR_SITE_SHIFT);
-            me.site = site;
+            let op = c;
             // SAFETY: the launch's record outlives its fibers.
             let cell = unsafe { &*me.cell };
             if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) && bar.arrived > 0 && bar.expected != b {
@@ -202,11 +202,21 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
     }
 }
 
+/// Checked code's note of the barrier or warp collective the thread running on fiber `sync` is about
+/// to reach.
+pub fn note_site(sync: *mut c_void, site: u32) {
+    // SAFETY: a fiber kernel's `env.sync` is its `Lane`; other kernels pass null.
+    if let Some(lane) = unsafe { (sync as *mut Lane).as_mut() } {
+        lane.site = site;
+    }
+}
+
 /// Records a synccheck finding at `lane`'s last barrier.
 fn synccheck(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, lane: &Lane, detail: String) {
     synccheck_at(cell, kind, &[lane], detail);
 }
 
+/// Records a synccheck finding at the last barriers of `lanes`.
 fn synccheck_at(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, lanes: &[&Lane], detail: String) {
     use crate::sanitize::{Access, Finding, How};
     let accesses = lanes
@@ -280,9 +290,14 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
                 .clone()
                 .all(|j| matches!(state[j], State::Waiting(Wait::Warp { .. })))
             {
-                if sync && mask & !warp.live != 0 {
-                    let detail = format!("member mask {mask:#010x}, lanes still running {:#010x}", warp.live);
-                    synccheck(cell, Kind::ExitedLanes, &lanes[i], detail);
+                // The manual: every thread waits for the non-exited threads of the mask, which must
+                // execute the collective with the same mask.
+                if sync {
+                    let other = group.clone().find(|&j| !matches!(state[j], State::Waiting(Wait::Warp { mask: m }) if m == mask));
+                    if let (Some(j), State::Waiting(Wait::Warp { mask: m })) = (other, other.map_or(State::Done, |j| state[j])) {
+                        let detail = format!("lane {} passed {mask:#010x}, lane {} passed {m:#010x}", i % 32, j % 32);
+                        synccheck_at(cell, Kind::WarpMask, &[&lanes[i], &lanes[j]], detail);
+                    }
                 }
                 for j in group {
                     state[j] = State::Runnable;

@@ -246,11 +246,13 @@ fn sanitize_program(tools: &str, log: Option<PathBuf>, command: &[String]) -> Re
         .env("PTXJIT_SANITIZE_LOG", &log_path)
         .status()
         .map_err(|e| usage(format!("cannot run `{}`: {e}", command[0])))?;
-    let found = std::fs::read_to_string(&log_path).map(|s| s.lines().count()).unwrap_or(0);
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let found = text.lines().filter(|l| l.contains("\"severity\":\"error\"")).count();
+    let warnings = text.lines().count() - found;
     if log.is_none() {
         let _ = std::fs::remove_file(&temp);
     }
-    eprintln!("ptx-jit sanitize: {found} finding(s) ({tools})");
+    eprintln!("ptx-jit sanitize: {found} error(s), {warnings} warning(s) ({tools})");
     if found > 0 {
         return Err(ExitCode::from(1));
     }

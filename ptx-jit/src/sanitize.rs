@@ -8,9 +8,10 @@
 //!   `racecheck=all`;
 //! - **initcheck**: a load from shared memory no thread of the CTA has written, or from a device
 //!   allocation nothing has written since `cuMemAlloc` (copies, fills and kernel stores write);
-//! - **synccheck**: a barrier that completes while threads of the CTA have exited without reaching
-//!   it, threads meeting at one barrier with different thread counts, a warp collective whose member
-//!   mask names lanes that have exited.
+//! - **synccheck**: a barrier reached by threads at two different instructions, threads meeting at
+//!   one barrier with different thread counts, threads meeting at a warp collective with different
+//!   member masks (a mask may name exited lanes: the manual has the others wait only for non-exited
+//!   ones), threads that wait for each other forever.
 //!
 //! Kernels are compiled in checked mode, so every access calls [`crate::checked::ptxjit_check`], which
 //! hands it here. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
@@ -85,12 +86,12 @@ pub enum Kind {
     Race,
     /// S0201: a load from memory nothing has written.
     Uninitialized,
-    /// S0301: a barrier completed while threads of the CTA had exited without reaching it.
+    /// S0301: a barrier reached at two different instructions, or one that can never complete.
     DivergentBarrier,
     /// S0302: threads met at one barrier with different thread counts.
     BarrierCount,
-    /// S0303: a warp collective's member mask names lanes that have exited.
-    ExitedLanes,
+    /// S0303: threads met at a warp collective with different member masks.
+    WarpMask,
     /// S0401: an access outside every allocation (memcheck).
     InvalidAccess,
     /// S0402: a misaligned access (memcheck).
@@ -108,7 +109,7 @@ impl Kind {
             Kind::Uninitialized => "S0201",
             Kind::DivergentBarrier => "S0301",
             Kind::BarrierCount => "S0302",
-            Kind::ExitedLanes => "S0303",
+            Kind::WarpMask => "S0303",
             Kind::InvalidAccess => "S0401",
             Kind::Misaligned => "S0402",
             Kind::DoubleFree => "S0403",
@@ -119,10 +120,16 @@ impl Kind {
         match self {
             Kind::Race => "racecheck",
             Kind::Uninitialized => "initcheck",
-            Kind::DivergentBarrier | Kind::BarrierCount | Kind::ExitedLanes => "synccheck",
+            Kind::DivergentBarrier | Kind::BarrierCount | Kind::WarpMask => "synccheck",
             _ => "memcheck",
         }
     }
+    /// Leaks are warnings: reported, but not counted in a run's exit status (programs often leave
+    /// freeing to the process's end).
+    pub fn is_error(self) -> bool {
+        self != Kind::Leak
+    }
+
     /// The short name file tests use (`// report: race line=12 line=15`).
     pub fn name(self) -> &'static str {
         match self {
@@ -130,7 +137,7 @@ impl Kind {
             Kind::Uninitialized => "uninit",
             Kind::DivergentBarrier => "divergent-barrier",
             Kind::BarrierCount => "barrier-count",
-            Kind::ExitedLanes => "exited-lanes",
+            Kind::WarpMask => "warp-mask",
             Kind::InvalidAccess => "invalid-access",
             Kind::Misaligned => "misaligned",
             Kind::DoubleFree => "double-free",
@@ -513,7 +520,7 @@ pub fn global_written(addr: u64, bytes: u64) -> bool {
 
 // ---- reports -----------------------------------------------------------------------------------
 
-/// Findings of the whole process so far, for the exit code of `ptx-jit sanitize` and `run`.
+/// Error findings of the whole process so far, for the exit code of `ptx-jit run`.
 static TOTAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 pub fn total() -> usize {
@@ -555,7 +562,7 @@ fn message(f: &Finding, kernel: &str) -> String {
         Kind::Uninitialized => format!("`{kernel}` reads {} byte(s) of {space} memory at {:#x} that nothing has written", f.bytes, f.addr),
         Kind::DivergentBarrier => format!("a barrier in `{kernel}` completed without some of the block's threads: {}", f.detail),
         Kind::BarrierCount => format!("threads of `{kernel}` met at one barrier with different thread counts: {}", f.detail),
-        Kind::ExitedLanes => format!("a warp collective in `{kernel}` names lanes that have exited: {}", f.detail),
+        Kind::WarpMask => format!("threads of `{kernel}` met at a warp collective with different member masks: {}", f.detail),
         Kind::InvalidAccess => format!("`{kernel}` accessed {} byte(s) of {space} memory at {:#x}, outside every allocation", f.bytes, f.addr),
         Kind::Misaligned => format!("`{kernel}` accessed {} bytes of {space} memory at {:#x}, which is not a multiple of {}", f.bytes, f.addr, f.bytes),
         Kind::DoubleFree | Kind::Leak => f.detail.clone(),
@@ -565,7 +572,8 @@ fn message(f: &Finding, kernel: &str) -> String {
 /// Renders a finding in rustc's style: code and message, then a label per access with its line,
 /// thread and block.
 pub fn render(f: &Finding, src: &Source<'_>) -> String {
-    let mut out = format!("error[{}]: {}: {}\n", f.kind.code(), f.kind.tool(), message(f, src.kernel));
+    let severity = if f.kind.is_error() { "error" } else { "warning" };
+    let mut out = format!("{severity}[{}]: {}: {}\n", f.kind.code(), f.kind.tool(), message(f, src.kernel));
     let block = f.ctaid.map(|c| format!(" of block ({}, {}, {})", c[0], c[1], c[2])).unwrap_or_default();
     for a in &f.accesses {
         let thread = a.tid.map(|t| format!("thread ({}, {}, {}){block}", t[0], t[1], t[2])).unwrap_or_else(|| format!("a thread{block}"));
@@ -601,6 +609,7 @@ pub fn json(f: &Finding, src: &Source<'_>) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "tool": f.kind.tool(),
+        "severity": if f.kind.is_error() { "error" } else { "warning" },
         "code": f.kind.code(),
         "kind": f.kind.name(),
         "message": message(f, src.kernel),
@@ -621,7 +630,8 @@ pub fn report(findings: &[Finding], src: &Source<'_>) {
     if findings.is_empty() {
         return;
     }
-    TOTAL.fetch_add(findings.len(), std::sync::atomic::Ordering::Relaxed);
+    let errors = findings.iter().filter(|f| f.kind.is_error()).count();
+    TOTAL.fetch_add(errors, std::sync::atomic::Ordering::Relaxed);
     let mut text = String::new();
     for f in findings {
         text.push_str(&render(f, src));

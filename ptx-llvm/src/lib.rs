@@ -56,9 +56,7 @@ pub mod collective {
     pub const RED_POPC: u32 = 1;
     pub const RED_AND: u32 = 2;
     pub const RED_OR: u32 = 3;
-    /// A barrier's `c` operand holds its `RED_*` below this shift and, in checked code, the
-    /// instruction's byte offset in the PTX above it.
-    pub const BAR_SITE_SHIFT: u32 = 2;
+
 }
 
 /// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed
@@ -81,6 +79,9 @@ pub mod builtin {
     /// sanitizers.
     pub const ACCESS_WRITE: u32 = 1 << 8;
     pub const ACCESS_ATOMIC: u32 = 2 << 8;
+    /// With a null address: no access, but the site of the barrier or warp collective the thread is
+    /// about to reach (checked code, for synccheck).
+    pub const ACCESS_SITE: u32 = 4 << 8;
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being

@@ -220,7 +220,7 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// `ptxjit_check(env, p, bytes, site, space)`; with a null `p` it only reports whether the launch
     /// has faulted.
-    fn call_check(&mut self, st: &Fn<'ctx, '_, '_>, p: PointerValue<'ctx>, bytes: u64, site: u64, space: u32) -> R<IntValue<'ctx>> {
+    pub(super) fn call_check(&mut self, st: &Fn<'ctx, '_, '_>, p: PointerValue<'ctx>, bytes: u64, site: u64, space: u32) -> R<IntValue<'ctx>> {
         use crate::builtin as bi;
         let (i32t, i64t, pt) = (self.i32(), self.i64(), self.ptr(0));
         let f = self.module.get_function(bi::CHECK).unwrap_or_else(|| {

@@ -10,6 +10,11 @@ impl<'ctx> Lowerer<'ctx> {
         kind: u32,
         args: [Option<IntValue<'ctx>>; 4],
     ) -> R<IntValue<'ctx>> {
+        if self.checked {
+            // The runtime learns where each thread synchronises, for synccheck's reports.
+            let null = self.ptr(0).const_null();
+            self.call_check(st, null, 0, self.site as u64, crate::builtin::ACCESS_SITE)?;
+        }
         let env_ty = self.env_ty();
         let env = st.env.expect("env");
         let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
@@ -112,8 +117,6 @@ impl<'ctx> Lowerer<'ctx> {
             _ => RED_NONE,
         };
         let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_SYNC };
-        // Checked code (which runs on fibers) also passes the barrier's site, for synccheck's reports.
-        let op = if self.checked { op | (i.span.start as u32) << BAR_SITE_SHIFT } else { op };
         let r = self.collective(
             st,
             kind,
