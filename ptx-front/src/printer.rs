@@ -6,7 +6,10 @@ use crate::types::Type;
 use std::fmt::Write;
 
 pub fn print(m: &Module<'_>) -> String {
-    let mut p = Printer { out: String::with_capacity(4096), depth: 0 };
+    let mut p = Printer {
+        out: String::with_capacity(4096),
+        depth: 0,
+    };
     for d in &m.directives {
         match d {
             ModuleDirective::Version { major, minor, .. } => p.line(format_args!(".version {major}.{minor}")),
@@ -132,7 +135,9 @@ impl Printer {
                         write!(self.out, " {}", v.join(", ")).expect("write to String");
                     }
                 }
-                PerfDirective::Pragma(strings, _) => write!(self.out, ".pragma {};", strings.join(", ")).expect("write"),
+                PerfDirective::Pragma(strings, _) => {
+                    write!(self.out, ".pragma {};", strings.join(", ")).expect("write")
+                }
             }
         }
         match &f.body {
@@ -273,7 +278,9 @@ impl Printer {
             }
             Directive::Dwarf(text, _) => o.push_str(text),
             Directive::Pragma(strings, _) => write!(o, ".pragma {};", strings.join(", ")).expect("write"),
-            Directive::Alias { alias, aliasee, .. } => write!(o, ".alias {}, {};", alias.text, aliasee.text).expect("write"),
+            Directive::Alias { alias, aliasee, .. } => {
+                write!(o, ".alias {}, {};", alias.text, aliasee.text).expect("write")
+            }
             Directive::Targets { kind, targets, .. } => {
                 let t: Vec<_> = targets.iter().map(|n| n.text).collect();
                 write!(o, "{} {};", kind.text, t.join(", ")).expect("write");

@@ -53,7 +53,12 @@ pub struct LineIndex<'s> {
 impl<'s> LineIndex<'s> {
     pub fn new(src: &'s str) -> Self {
         let mut starts = vec![0];
-        starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(k, _)| k as u32 + 1));
+        starts.extend(
+            src.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(k, _)| k as u32 + 1),
+        );
         LineIndex {
             src,
             starts,
@@ -69,7 +74,11 @@ impl<'s> LineIndex<'s> {
         }
         let line = self.starts.partition_point(|&s| s as usize <= off);
         let start = self.starts[line - 1] as usize;
-        let col = if self.ascii { off - start } else { self.src[start..off].chars().count() };
+        let col = if self.ascii {
+            off - start
+        } else {
+            self.src[start..off].chars().count()
+        };
         (line, col + 1)
     }
 }
