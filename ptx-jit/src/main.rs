@@ -139,9 +139,26 @@ enum BenchCmd {
     },
 }
 
+/// A file's text, or why it has none: an I/O error, or the place of its first byte that is not UTF-8.
+fn read_text(p: &PathBuf) -> Result<String, String> {
+    let bytes = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |k| k + 1);
+        // The valid prefix is UTF-8, so its characters can be counted.
+        let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        let byte = e.as_bytes()[valid.len()];
+        format!(
+            "cannot read {}: not UTF-8 text (byte 0x{byte:02X} at line {line}, column {column})",
+            p.display()
+        )
+    })
+}
+
 fn read(p: &PathBuf) -> Result<String, ExitCode> {
-    std::fs::read_to_string(p).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", p.display());
+    read_text(p).map_err(|e| {
+        eprintln!("error: {e}");
         ExitCode::from(2)
     })
 }
@@ -240,10 +257,19 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
                 opts.version = Some(parsed.ok_or_else(|| usage(format!("`{v}` is not a PTX version such as 7.8")))?);
             }
-            let (mut errors, mut warnings) = (0, 0);
+            let (mut errors, mut warnings, mut unreadable) = (0, 0, 0);
             let mut all = vec![];
             for f in &files {
-                let src = read(f)?;
+                // An unreadable file is reported where it comes and fails the run (exit 2), but the
+                // files after it are still checked.
+                let src = match read_text(f) {
+                    Ok(src) => src,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        unreadable += 1;
+                        continue;
+                    }
+                };
                 let (_, diags) = ptx_front::parse_and_check_with(&src, &opts);
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()
@@ -265,8 +291,9 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     }
                     "sarif" => {}
                     _ => {
-                        // Past a few hundred, more rendered reports help nobody (and a long line is
-                        // repeated in each); the machine formats keep them all.
+                        // Past a few hundred, more rendered reports help nobody (each shows at most a
+                        // window of a long line, but a window per report); the machine formats keep
+                        // them all.
                         const SHOWN: usize = 500;
                         print_diags(&diags[..diags.len().min(SHOWN)], &name, &src);
                         if diags.len() > SHOWN {
@@ -288,7 +315,14 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 println!("{:#}", ptx_front::report::sarif(&all));
             }
             if format == "human" && errors + warnings > 0 {
-                eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", files.len());
+                eprintln!(
+                    "{errors} error(s), {warnings} warning(s) in {} file(s)",
+                    files.len() - unreadable
+                );
+            }
+            if unreadable > 0 {
+                eprintln!("error: {unreadable} of {} file(s) could not be read", files.len());
+                return Err(ExitCode::from(2));
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
         }
