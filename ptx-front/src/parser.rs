@@ -1095,12 +1095,52 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `(` opens a constant expression when a literal, cast or operator follows, else a call list.
+    /// `(` opens a constant expression when, past any further `(`, a literal, cast or operator follows
+    /// and no `,` stands before the matching `)`; else it opens an operand list such as a call's `(a, b)`.
+    /// (Deciding by the first token alone read `((1))` as a list holding 1, printed `(1)`: a constant.)
     fn paren_starts_expr(&self) -> bool {
+        let mut k = 1;
+        while self.peek_at(k) == Tok::LParen {
+            k += 1;
+        }
+        self.starts_constant(k) && !self.group_has_comma()
+    }
+
+    /// Whether the token `k` ahead starts a constant expression rather than an operand: a literal, a
+    /// cast or a prefix operator (`-` only before something other than a name: `-%r1` negates a
+    /// register).
+    fn starts_constant(&self, k: usize) -> bool {
         matches!(
-            self.peek_at(1),
-            Tok::Int(_) | Tok::Float(_) | Tok::HexF32(_) | Tok::HexF64(_) | Tok::Dot(".s64" | ".u64") | Tok::Tilde
-        ) || (self.peek_at(1) == Tok::Minus && !matches!(self.peek_at(2), Tok::Ident(_)))
+            self.peek_at(k),
+            Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::HexF32(_)
+                | Tok::HexF64(_)
+                | Tok::Dot(".s64" | ".u64")
+                | Tok::Tilde
+                | Tok::Plus
+        ) || (self.peek_at(k) == Tok::Minus && !matches!(self.peek_at(k + 1), Tok::Ident(_)))
+    }
+
+    /// Whether a `,` comes between the `(` at the cursor and its matching `)`: constant expressions
+    /// have none.
+    fn group_has_comma(&self) -> bool {
+        let mut depth = 0usize;
+        for &(t, _) in &self.toks[self.pos..] {
+            match t {
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return false;
+                    }
+                }
+                Tok::Comma => return true,
+                Tok::Semi | Tok::Eof => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// A constant expression used as an instruction operand, reduced to one immediate.
@@ -1148,7 +1188,9 @@ impl<'a> Parser<'a> {
                 let s = self.span();
                 Err(self.custom(s, "an address must be an integer", "not an integer"))
             }
-            (Tok::Int(_) | Tok::LParen | Tok::Minus, _) => {
+            // Whatever starts a constant: `[~0]` was read as a bracketed list holding -1, which printed
+            // as the address `[-1]`.
+            (Tok::Int(_) | Tok::LParen | Tok::Minus | Tok::Plus | Tok::Tilde, _) => {
                 let e = self.expr()?;
                 let Imm::Int(offset) = self.fold(&e)? else {
                     return Err(self.custom(e.span(), "an address must be an integer", "not an integer"));
@@ -1345,7 +1387,9 @@ impl<'a> Parser<'a> {
             }
             Tok::LParen => {
                 self.bump();
-                let e = self.expr()?;
+                // One nesting level per parenthesis: `unary` has counted it (counting it twice here
+                // made 100 parentheses too deep).
+                let e = self.expr_at()?;
                 self.expect(Tok::RParen, "`)`")?;
                 Ok(e)
             }
@@ -1409,6 +1453,32 @@ mod tests {
         let Statement::Inst(a) = &b[4] else { panic!() };
         assert!(matches!(a.operands[2], Operand::Imm(Imm::Int(14), _)));
         assert!(matches!(&b[8], Statement::Directive(Directive::Targets { targets, .. }) if targets.len() == 2));
+    }
+
+    #[test]
+    fn parentheses_hold_an_expression_or_an_operand_list() {
+        let m = ok(".entry k { mov.u32 %r1, ((((1)))); call f, ((1), %r1); call f, ((%r1)); add.s32 %r1, %r1, ((1) + 2) * 3; }");
+        let ops: Vec<&Operand> = body(&m)
+            .iter()
+            .map(|s| match s {
+                Statement::Inst(i) => i.operands.last().unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(matches!(ops[0], Operand::Imm(Imm::Int(1), _)), "{:?}", ops[0]);
+        assert!(
+            matches!(ops[1], Operand::List(v, _) if matches!(v[..], [Operand::Imm(Imm::Int(1), _), Operand::Sym { .. }]))
+        );
+        assert!(matches!(ops[2], Operand::List(v, _) if matches!(&v[..], [Operand::List(w, _)] if w.len() == 1)));
+        assert!(matches!(ops[3], Operand::Imm(Imm::Int(9), _)));
+    }
+
+    #[test]
+    fn a_parenthesis_is_one_nesting_level() {
+        let parens = |n: usize| format!(".entry k {{ mov.u32 %r1, 1 + {}1{}; }}", "(".repeat(n), ")".repeat(n));
+        ok(&parens(150));
+        let (_, d) = parse(&parens(250));
+        assert_eq!(d[0].message, "nesting too deep");
     }
 
     #[test]
