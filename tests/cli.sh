@@ -17,6 +17,11 @@ expect 1 "lint with errors exits 1" -- "$bin" lint "$dir"/demo/broken.ptx
 contains "3 error(s)" "lint counts every error in one run"
 contains "did you mean \`.global\`?" "lint suggests the nearest modifier"
 expect 2 "lint of a missing file exits 2" -- "$bin" lint /nonexistent.ptx
+printf '.version 8.5\n.target sm_80\n// caf\xe9\n' >/tmp/ptx-jit-latin1.ptx
+expect 2 "an unreadable file fails lint" -- "$bin" lint "$dir"/ptx/vecadd.ptx /tmp/ptx-jit-latin1.ptx "$dir"/demo/broken.ptx
+contains "cannot read /tmp/ptx-jit-latin1.ptx: not UTF-8 text (byte 0xE9 at line 3, column 7)" "lint names the first byte that is not UTF-8"
+contains "3 error(s), 0 warning(s) in 2 file(s)" "lint checks the files after an unreadable one"
+contains "1 of 3 file(s) could not be read" "lint counts the unreadable files"
 expect 2 "usage error exits 2" -- "$bin" lint
 expect 0 "run prints outputs" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --grid 2 --block 4 --arg 'f32[1,2,3,4,5,6,7,8]' --arg 'f32*8=10' --arg 'f32*8' --arg u32:8
 contains "arg2 F32[8] = [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0]" "run computes vecadd"

@@ -1,6 +1,9 @@
-//! Diagnostics: stable codes, spans, labels, notes and fix hints, rendered with ariadne.
+//! Diagnostics: stable codes, spans, labels, notes and fix hints, rendered with ariadne (or, on very
+//! long lines, as a window around each label: see `long_line`).
 
-use crate::span::{line_col, Span};
+mod long_line;
+
+use crate::span::{line_col, LineIndex, Span};
 use ariadne::{Color, Config, IndexType, Label, Report, ReportKind, Source};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -138,7 +141,7 @@ impl Diagnostic {
 
     /// Renders in rustc style. `color` should be true only when writing to a terminal.
     pub fn render(&self, file: &str, src: &str, color: bool) -> String {
-        self.render_in(file, src, &Source::from(src), color)
+        self.render_in(file, &LineIndex::new(src), &Source::from(src), color)
     }
 
     /// Renders many diagnostics of one file, indexing its lines once (rendering each with a fresh
@@ -152,13 +155,19 @@ impl Diagnostic {
     /// Like [`Diagnostic::render_all`], handing each rendering to `f` as it is made, so that printing
     /// a huge number of diagnostics needs no memory for all of them.
     pub fn render_each(diags: &[Diagnostic], file: &str, src: &str, color: bool, mut f: impl FnMut(&str)) {
-        let source = Source::from(src);
+        let (idx, source) = (LineIndex::new(src), Source::from(src));
         for d in diags {
-            f(&d.render_in(file, src, &source, color));
+            f(&d.render_in(file, &idx, &source, color));
         }
     }
 
-    fn render_in(&self, file: &str, src: &str, source: &Source<&str>, color: bool) -> String {
+    /// ariadne prints every line a label touches in full, so a label on a line of megabytes (a huge
+    /// initializer) would print megabytes; such diagnostics show a window of each line instead.
+    fn render_in(&self, file: &str, idx: &LineIndex<'_>, source: &Source<&str>, color: bool) -> String {
+        if long_line::touches_long_line(self, idx) {
+            return long_line::render(self, file, idx, color);
+        }
+        let src = idx.src();
         let kind = match self.severity {
             Severity::Error => ReportKind::Error,
             Severity::Warning => ReportKind::Warning,

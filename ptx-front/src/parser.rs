@@ -108,11 +108,16 @@ impl<'a> Parser<'a> {
             if t == Tok::Error {
                 let text = &src[s.range()];
                 diags.push(if text.starts_with("/*") {
-                    Diagnostic::error(Code::P0001, Span::new(s.start as usize, s.start as usize + 2), "unterminated block comment")
-                        .label("this comment never ends")
-                        .help("close it with `*/`")
+                    Diagnostic::error(
+                        Code::P0001,
+                        Span::new(s.start as usize, s.start as usize + 2),
+                        "unterminated block comment",
+                    )
+                    .label("this comment never ends")
+                    .help("close it with `*/`")
                 } else {
-                    Diagnostic::error(Code::P0001, s, format!("unexpected character `{text}`")).label("not valid in PTX")
+                    Diagnostic::error(Code::P0001, s, format!("unexpected character `{text}`"))
+                        .label("not valid in PTX")
                 });
             }
         }
@@ -190,7 +195,11 @@ impl<'a> Parser<'a> {
     fn unexpected<T>(&mut self, expected: &str) -> R<T> {
         let (t, s) = self.toks[self.pos];
         if t != Tok::Error {
-            let found = if t == Tok::Eof { "end of input".to_string() } else { format!("`{t}`") };
+            let found = if t == Tok::Eof {
+                "end of input".to_string()
+            } else {
+                format!("`{t}`")
+            };
             self.diags.push(
                 Diagnostic::error(Code::P0002, s, format!("unexpected {found}")).label(format!("expected {expected}")),
             );
@@ -248,9 +257,15 @@ impl<'a> Parser<'a> {
             Tok::Int(s) => {
                 let span = self.bump().1;
                 parse_int(s).ok_or_else(|| {
-                    let octal = s.len() > 1 && s.starts_with('0') && s[1..].trim_end_matches('U').bytes().all(|b| b.is_ascii_digit());
+                    let octal = s.len() > 1
+                        && s.starts_with('0')
+                        && s[1..].trim_end_matches('U').bytes().all(|b| b.is_ascii_digit());
                     if octal && s.bytes().any(|b| b == b'8' || b == b'9') {
-                        self.custom(span, format!("`{s}` is not an octal number"), "a leading 0 makes it octal")
+                        self.custom(
+                            span,
+                            format!("`{s}` is not an octal number"),
+                            "a leading 0 makes it octal",
+                        )
                     } else {
                         self.custom(span, format!("integer `{s}` does not fit in 64 bits"), "too large")
                     }
@@ -463,7 +478,11 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let file = self.uint32()?;
                 let line = self.uint32()?;
-                let column = if matches!(self.peek(), Tok::Int(_)) { Some(self.uint32()?) } else { None };
+                let column = if matches!(self.peek(), Tok::Int(_)) {
+                    Some(self.uint32()?)
+                } else {
+                    None
+                };
                 let mut inlined = None;
                 if self.peek() == Tok::Comma && self.peek_at(1) == Tok::Ident("function_name") {
                     self.bump();
@@ -494,7 +513,10 @@ impl<'a> Parser<'a> {
             Tok::Dot(".section") => {
                 self.bump();
                 let name = match self.peek() {
-                    Tok::Dot(text) | Tok::Ident(text) => Name { text, span: self.bump().1 },
+                    Tok::Dot(text) | Tok::Ident(text) => Name {
+                        text,
+                        span: self.bump().1,
+                    },
                     _ => return self.unexpected("a section name"),
                 };
                 self.expect(Tok::LBrace, "`{`")?;
@@ -503,7 +525,10 @@ impl<'a> Parser<'a> {
                     match self.peek() {
                         Tok::RBrace => break,
                         Tok::Dot(w) if matches!(w, ".b8" | ".b16" | ".b32" | ".b64") => {
-                            let width = Name { text: w, span: self.bump().1 };
+                            let width = Name {
+                                text: w,
+                                span: self.bump().1,
+                            };
                             let mut values = vec![self.expr()?];
                             while self.eat(Tok::Comma) {
                                 values.push(self.expr()?);
@@ -565,13 +590,21 @@ impl<'a> Parser<'a> {
 
     fn function(&mut self, linkage: Option<Linkage>, start: Span) -> R<Function<'a>> {
         let (kind, _) = self.bump();
-        let kind = if kind == Tok::Dot(".entry") { FnKind::Entry } else { FnKind::Func };
+        let kind = if kind == Tok::Dot(".entry") {
+            FnKind::Entry
+        } else {
+            FnKind::Func
+        };
         let mut returns = vec![];
         if kind == FnKind::Func && self.peek() == Tok::LParen {
             returns = self.param_list()?;
         }
         let name = self.name("a function name")?;
-        let params = if self.peek() == Tok::LParen { self.param_list()? } else { vec![] };
+        let params = if self.peek() == Tok::LParen {
+            self.param_list()?
+        } else {
+            vec![]
+        };
         let mut perf = vec![];
         loop {
             match self.peek() {
@@ -581,7 +614,10 @@ impl<'a> Parser<'a> {
                     perf.push(PerfDirective::Pragma(strings, self.since(s)));
                 }
                 Tok::Dot(d) if PERF.contains(&d) => {
-                    let name = Name { text: d, span: self.bump().1 };
+                    let name = Name {
+                        text: d,
+                        span: self.bump().1,
+                    };
                     let mut values = vec![];
                     if matches!(self.peek(), Tok::Int(_)) {
                         values.push(self.uint()?);
@@ -606,7 +642,14 @@ impl<'a> Parser<'a> {
                 None
             }
             // Open64-era nvcc ends prototypes with neither a body nor `;`.
-            Tok::Dot(d) if self.legacy_ptx() && (linkage_of(d).is_some() || is_var_space(d) || matches!(d, ".entry" | ".func" | ".file" | ".loc")) => None,
+            Tok::Dot(d)
+                if self.legacy_ptx()
+                    && (linkage_of(d).is_some()
+                        || is_var_space(d)
+                        || matches!(d, ".entry" | ".func" | ".file" | ".loc")) =>
+            {
+                None
+            }
             Tok::Eof | Tok::Dwarf(_) if self.legacy_ptx() => None,
             _ => return self.unexpected("a body `{` or `;`"),
         };
@@ -650,7 +693,11 @@ impl<'a> Parser<'a> {
             _ => return self.unexpected("a state space"),
         };
         let Some(space) = Space::from_dot(space_text) else {
-            return Err(self.custom(sp_span, format!("`{space_text}` is not a state space"), "expected a state space"));
+            return Err(self.custom(
+                sp_span,
+                format!("`{space_text}` is not a state space"),
+                "expected a state space",
+            ));
         };
         let (mut ty, mut vector, mut align, mut managed, mut ptr) = (None, None, None, false, None::<PtrAttr>);
         loop {
@@ -677,7 +724,12 @@ impl<'a> Parser<'a> {
                     self.expect(Tok::RParen, "`)`")?;
                 }
                 ".v2" | ".v4" | ".v8" => vector = Some(d[2..].parse().expect("digit")),
-                ".ptr" => ptr = Some(PtrAttr { space: None, align: None }),
+                ".ptr" => {
+                    ptr = Some(PtrAttr {
+                        space: None,
+                        align: None,
+                    })
+                }
                 _ if ptr.is_some() && matches!(d, ".global" | ".shared" | ".const" | ".local") => {
                     ptr.as_mut().expect("ptr").space = Space::from_dot(d);
                 }
@@ -715,7 +767,11 @@ impl<'a> Parser<'a> {
                 let at = self.span();
                 let n = self.uint32()?;
                 if n > MAX_RANGE {
-                    return Err(self.custom(at, format!("`{}<{n}>` declares more registers than ptx-jit handles", name.text), format!("at most {MAX_RANGE}")));
+                    return Err(self.custom(
+                        at,
+                        format!("`{}<{n}>` declares more registers than ptx-jit handles", name.text),
+                        format!("at most {MAX_RANGE}"),
+                    ));
                 }
                 self.expect(Tok::Gt, "`>`")?;
                 Some(n)
@@ -847,7 +903,10 @@ impl<'a> Parser<'a> {
                 }));
             }
             Tok::Dot(d @ (".branchtargets" | ".calltargets")) => {
-                let kind = Name { text: d, span: self.bump().1 };
+                let kind = Name {
+                    text: d,
+                    span: self.bump().1,
+                };
                 let mut targets = vec![self.name("a label")?];
                 while self.eat(Tok::Comma) {
                     targets.push(self.name("a label")?);
@@ -921,7 +980,10 @@ impl<'a> Parser<'a> {
         let opcode = self.name("an opcode")?;
         let mut mods = vec![];
         while let Tok::Dot(text) = self.peek() {
-            mods.push(Name { text, span: self.bump().1 });
+            mods.push(Name {
+                text,
+                span: self.bump().1,
+            });
         }
         let mut operands = vec![];
         if !matches!(self.peek(), Tok::Semi) {
@@ -932,7 +994,11 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.semi_or(if operands.is_empty() { "an operand or `;`" } else { "`,` or `;`" })?;
+        self.semi_or(if operands.is_empty() {
+            "an operand or `;`"
+        } else {
+            "`,` or `;`"
+        })?;
         Ok(Instruction {
             guard,
             opcode,
@@ -975,9 +1041,15 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Tok::Ident("_") => Ok(Operand::Sink(self.bump().1)),
             Tok::Ident(text) => {
-                let name = Name { text, span: self.bump().1 };
+                let name = Name {
+                    text,
+                    span: self.bump().1,
+                };
                 let component = match self.peek() {
-                    Tok::Dot(c) => Some(Name { text: c, span: self.bump().1 }),
+                    Tok::Dot(c) => Some(Name {
+                        text: c,
+                        span: self.bump().1,
+                    }),
                     _ => None,
                 };
                 // `A[5]` as a value: the address of an array element.
@@ -1023,12 +1095,52 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `(` opens a constant expression when a literal, cast or operator follows, else a call list.
+    /// `(` opens a constant expression when, past any further `(`, a literal, cast or operator follows
+    /// and no `,` stands before the matching `)`; else it opens an operand list such as a call's `(a, b)`.
+    /// (Deciding by the first token alone read `((1))` as a list holding 1, printed `(1)`: a constant.)
     fn paren_starts_expr(&self) -> bool {
+        let mut k = 1;
+        while self.peek_at(k) == Tok::LParen {
+            k += 1;
+        }
+        self.starts_constant(k) && !self.group_has_comma()
+    }
+
+    /// Whether the token `k` ahead starts a constant expression rather than an operand: a literal, a
+    /// cast or a prefix operator (`-` only before something other than a name: `-%r1` negates a
+    /// register).
+    fn starts_constant(&self, k: usize) -> bool {
         matches!(
-            self.peek_at(1),
-            Tok::Int(_) | Tok::Float(_) | Tok::HexF32(_) | Tok::HexF64(_) | Tok::Dot(".s64" | ".u64") | Tok::Tilde
-        ) || (self.peek_at(1) == Tok::Minus && !matches!(self.peek_at(2), Tok::Ident(_)))
+            self.peek_at(k),
+            Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::HexF32(_)
+                | Tok::HexF64(_)
+                | Tok::Dot(".s64" | ".u64")
+                | Tok::Tilde
+                | Tok::Plus
+        ) || (self.peek_at(k) == Tok::Minus && !matches!(self.peek_at(k + 1), Tok::Ident(_)))
+    }
+
+    /// Whether a `,` comes between the `(` at the cursor and its matching `)`: constant expressions
+    /// have none.
+    fn group_has_comma(&self) -> bool {
+        let mut depth = 0usize;
+        for &(t, _) in &self.toks[self.pos..] {
+            match t {
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return false;
+                    }
+                }
+                Tok::Comma => return true,
+                Tok::Semi | Tok::Eof => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// A constant expression used as an instruction operand, reduced to one immediate.
@@ -1040,13 +1152,17 @@ impl<'a> Parser<'a> {
         match eval(e) {
             Ok(Const::Int(v, _)) => Ok(Imm::Int(v as i64)),
             Ok(Const::Float(f)) => Ok(Imm::F64(f.to_bits())),
-            Err(EvalError::DivideByZero) => Err(self.custom(e.span(), "division by zero in a constant expression", "here")),
+            Err(EvalError::DivideByZero) => {
+                Err(self.custom(e.span(), "division by zero in a constant expression", "here"))
+            }
             Err(EvalError::FloatOperand) => Err(self.custom(
                 e.span(),
                 "this operator does not take floating-point operands",
                 "integer-only operator",
             )),
-            Err(EvalError::NotConstant) => Err(self.custom(e.span(), "expected a constant", "not a constant expression")),
+            Err(EvalError::NotConstant) => {
+                Err(self.custom(e.span(), "expected a constant", "not a constant expression"))
+            }
         }
     }
 
@@ -1056,7 +1172,11 @@ impl<'a> Parser<'a> {
         match (self.peek(), self.peek_at(1)) {
             (Tok::Ident(_), Tok::RBracket | Tok::Plus | Tok::Minus) => {
                 let base = self.name("a register or variable")?;
-                let offset = if self.peek() == Tok::RBracket { 0 } else { self.offset()? };
+                let offset = if self.peek() == Tok::RBracket {
+                    0
+                } else {
+                    self.offset()?
+                };
                 self.expect(Tok::RBracket, "`]`")?;
                 Ok(Operand::Addr(Address {
                     base: Some(base),
@@ -1068,7 +1188,9 @@ impl<'a> Parser<'a> {
                 let s = self.span();
                 Err(self.custom(s, "an address must be an integer", "not an integer"))
             }
-            (Tok::Int(_) | Tok::LParen | Tok::Minus, _) => {
+            // Whatever starts a constant: `[~0]` was read as a bracketed list holding -1, which printed
+            // as the address `[-1]`.
+            (Tok::Int(_) | Tok::LParen | Tok::Minus | Tok::Plus | Tok::Tilde, _) => {
                 let e = self.expr()?;
                 let Imm::Int(offset) = self.fold(&e)? else {
                     return Err(self.custom(e.span(), "an address must be an integer", "not an integer"));
@@ -1153,7 +1275,11 @@ impl<'a> Parser<'a> {
             count += 1;
             if count > MAX_OPERATORS {
                 let s = self.span();
-                return Err(self.custom(s, "constant expression too long", format!("more than {MAX_OPERATORS} operators")));
+                return Err(self.custom(
+                    s,
+                    "constant expression too long",
+                    format!("more than {MAX_OPERATORS} operators"),
+                ));
             }
             self.bump();
             let mut rhs = self.unary()?;
@@ -1228,11 +1354,17 @@ impl<'a> Parser<'a> {
             }
             Tok::HexF32(s) => {
                 self.bump();
-                Ok(Expr::Imm(Imm::F32(u32::from_str_radix(&s[2..], 16).expect("8 hex digits")), start))
+                Ok(Expr::Imm(
+                    Imm::F32(u32::from_str_radix(&s[2..], 16).expect("8 hex digits")),
+                    start,
+                ))
             }
             Tok::HexF64(s) => {
                 self.bump();
-                Ok(Expr::Imm(Imm::F64(u64::from_str_radix(&s[2..], 16).expect("16 hex digits")), start))
+                Ok(Expr::Imm(
+                    Imm::F64(u64::from_str_radix(&s[2..], 16).expect("16 hex digits")),
+                    start,
+                ))
             }
             Tok::Float(s) => {
                 self.bump();
@@ -1255,7 +1387,9 @@ impl<'a> Parser<'a> {
             }
             Tok::LParen => {
                 self.bump();
-                let e = self.expr()?;
+                // One nesting level per parenthesis: `unary` has counted it (counting it twice here
+                // made 100 parentheses too deep).
+                let e = self.expr_at()?;
                 self.expect(Tok::RParen, "`)`")?;
                 Ok(e)
             }
@@ -1294,7 +1428,13 @@ mod tests {
     fn functions_params_and_perf() {
         let m = ok(".visible .entry k(.param .u64 .ptr .global .align 16 p, .param .align 8 .b8 s[16]) .maxntid 128, 1, 1 .pragma \"nounroll\"; { ret; }");
         let Item::Function(f) = &m.items[0] else { panic!() };
-        assert_eq!(f.params[0].ptr, Some(PtrAttr { space: Some(Space::Global), align: Some(16) }));
+        assert_eq!(
+            f.params[0].ptr,
+            Some(PtrAttr {
+                space: Some(Space::Global),
+                align: Some(16)
+            })
+        );
         assert_eq!(f.params[1].align, Some(8));
         assert_eq!(f.perf.len(), 2);
         ok(".func (.param .b32 r) f(.reg .b32 a) .noreturn;\n.alias g, f;\n.extern .func h;");
@@ -1313,6 +1453,32 @@ mod tests {
         let Statement::Inst(a) = &b[4] else { panic!() };
         assert!(matches!(a.operands[2], Operand::Imm(Imm::Int(14), _)));
         assert!(matches!(&b[8], Statement::Directive(Directive::Targets { targets, .. }) if targets.len() == 2));
+    }
+
+    #[test]
+    fn parentheses_hold_an_expression_or_an_operand_list() {
+        let m = ok(".entry k { mov.u32 %r1, ((((1)))); call f, ((1), %r1); call f, ((%r1)); add.s32 %r1, %r1, ((1) + 2) * 3; }");
+        let ops: Vec<&Operand> = body(&m)
+            .iter()
+            .map(|s| match s {
+                Statement::Inst(i) => i.operands.last().unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(matches!(ops[0], Operand::Imm(Imm::Int(1), _)), "{:?}", ops[0]);
+        assert!(
+            matches!(ops[1], Operand::List(v, _) if matches!(v[..], [Operand::Imm(Imm::Int(1), _), Operand::Sym { .. }]))
+        );
+        assert!(matches!(ops[2], Operand::List(v, _) if matches!(&v[..], [Operand::List(w, _)] if w.len() == 1)));
+        assert!(matches!(ops[3], Operand::Imm(Imm::Int(9), _)));
+    }
+
+    #[test]
+    fn a_parenthesis_is_one_nesting_level() {
+        let parens = |n: usize| format!(".entry k {{ mov.u32 %r1, 1 + {}1{}; }}", "(".repeat(n), ")".repeat(n));
+        ok(&parens(150));
+        let (_, d) = parse(&parens(250));
+        assert_eq!(d[0].message, "nesting too deep");
     }
 
     #[test]

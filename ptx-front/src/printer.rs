@@ -6,7 +6,10 @@ use crate::types::Type;
 use std::fmt::Write;
 
 pub fn print(m: &Module<'_>) -> String {
-    let mut p = Printer { out: String::with_capacity(4096), depth: 0 };
+    let mut p = Printer {
+        out: String::with_capacity(4096),
+        depth: 0,
+    };
     for d in &m.directives {
         match d {
             ModuleDirective::Version { major, minor, .. } => p.line(format_args!(".version {major}.{minor}")),
@@ -132,7 +135,9 @@ impl Printer {
                         write!(self.out, " {}", v.join(", ")).expect("write to String");
                     }
                 }
-                PerfDirective::Pragma(strings, _) => write!(self.out, ".pragma {};", strings.join(", ")).expect("write"),
+                PerfDirective::Pragma(strings, _) => {
+                    write!(self.out, ".pragma {};", strings.join(", ")).expect("write")
+                }
             }
         }
         match &f.body {
@@ -273,7 +278,9 @@ impl Printer {
             }
             Directive::Dwarf(text, _) => o.push_str(text),
             Directive::Pragma(strings, _) => write!(o, ".pragma {};", strings.join(", ")).expect("write"),
-            Directive::Alias { alias, aliasee, .. } => write!(o, ".alias {}, {};", alias.text, aliasee.text).expect("write"),
+            Directive::Alias { alias, aliasee, .. } => {
+                write!(o, ".alias {}, {};", alias.text, aliasee.text).expect("write")
+            }
             Directive::Targets { kind, targets, .. } => {
                 let t: Vec<_> = targets.iter().map(|n| n.text).collect();
                 write!(o, "{} {};", kind.text, t.join(", ")).expect("write");
@@ -390,7 +397,26 @@ fn init(o: &mut String, i: &Init<'_>) {
     }
 }
 
-/// Fully parenthesised where nesting could change the meaning; literals and names stay bare.
+/// How tightly a printed expression holds together: as the operand of something that binds tighter, it
+/// needs parentheses. Binary operators bind by their precedence (1 to 10), `?:` least, prefix operators
+/// and casts more, literals and names most.
+fn binding(e: &Expr<'_>) -> u8 {
+    match e {
+        Expr::Cond(..) => 0,
+        Expr::Binary(op, ..) => op.precedence(),
+        Expr::Cast(Type::U64, x, _) if matches!(**x, Expr::Imm(Imm::Int(_), _)) => ATOM,
+        Expr::Unary(..) | Expr::Cast(..) => PREFIX,
+        // `-5` reads back as one literal wherever a prefix operator may stand, which is everywhere.
+        Expr::Imm(..) | Expr::Sym(_) | Expr::Generic(..) | Expr::Mask(..) => ATOM,
+    }
+}
+const PREFIX: u8 = 11;
+const ATOM: u8 = 12;
+
+/// Parenthesised only where the parser would otherwise build another tree: operators of one precedence
+/// group to the left (`1 + 1 + 1`, not `((1 + 1) + 1)`, whose nesting grows with its length and, past
+/// the parser's depth limit, no longer parses), so only a right operand of the same precedence keeps its
+/// parentheses.
 fn expr(o: &mut String, e: &Expr<'_>) {
     match e {
         Expr::Imm(i, _) => imm(o, *i),
@@ -402,26 +428,27 @@ fn expr(o: &mut String, e: &Expr<'_>) {
                 UnOp::Not => "!",
                 UnOp::BitNot => "~",
             });
-            sub(o, x);
+            sub(o, x, PREFIX);
         }
         Expr::Binary(op, a, b, _) => {
-            sub(o, a);
+            sub(o, a, op.precedence());
             write!(o, " {} ", op.text()).expect("write");
-            sub(o, b);
+            sub(o, b, op.precedence() + 1);
         }
         Expr::Cond(c, a, b, _) => {
-            sub(o, c);
+            // The parser reads whole expressions after `?` and `:` (`a ? b : c ? d : e` nests right).
+            sub(o, c, 1);
             o.push_str(" ? ");
-            sub(o, a);
+            expr(o, a);
             o.push_str(" : ");
-            sub(o, b);
+            expr(o, b);
         }
         Expr::Cast(t, x, _) => match (t, &**x) {
             // An unsigned literal, as written: `5U`, `0x8000000000000000` (which parses the same).
             (Type::U64, Expr::Imm(Imm::Int(v), _)) => write!(o, "{}U", *v as u64).expect("write"),
             _ => {
                 o.push_str(if *t == Type::U64 { "(.u64)" } else { "(.s64)" });
-                sub(o, x);
+                sub(o, x, PREFIX);
             }
         },
         Expr::Generic(n, _) => write!(o, "generic({})", n.text).expect("write"),
@@ -433,15 +460,9 @@ fn expr(o: &mut String, e: &Expr<'_>) {
     }
 }
 
-fn sub(o: &mut String, e: &Expr<'_>) {
-    let bare = match e {
-        Expr::Sym(_) | Expr::Generic(..) | Expr::Mask(..) => true,
-        // A negative literal after a binary operator needs no parentheses, but `- -1` would lex the same.
-        Expr::Imm(Imm::Int(v), _) => *v >= 0,
-        Expr::Imm(..) => true,
-        _ => false,
-    };
-    if bare {
+/// `e` as an operand that must bind at least as tightly as `min`.
+fn sub(o: &mut String, e: &Expr<'_>, min: u8) {
+    if binding(e) >= min {
         expr(o, e);
     } else {
         o.push('(');
@@ -502,6 +523,84 @@ $L1:
 }
 "#
         );
+    }
+
+    /// `print` of the text, which must parse cleanly, after checking that printing is idempotent and
+    /// that the printed text parses to the same tree.
+    fn fmt(src: &str) -> String {
+        let (m, d) = crate::parse(src);
+        assert!(d.is_empty(), "{src}: {d:?}");
+        let printed = print(&m);
+        let (again, d) = crate::parse(&printed);
+        assert!(d.is_empty(), "{printed}: {d:?}");
+        assert_eq!(shape(&again), shape(&m), "{printed}");
+        assert_eq!(print(&again), printed);
+        printed
+    }
+
+    const HEADER: &str = ".version 8.5\n.target sm_80\n.address_size 64\n";
+
+    #[test]
+    fn an_immediate_in_many_parentheses_prints_bare() {
+        let src = format!(
+            "{HEADER}.entry k\n{{\n.reg .b32 %r1;\nmov.u32 %r1, {}1{};\n}}\n",
+            "(".repeat(100),
+            ")".repeat(100)
+        );
+        assert!(fmt(&src).contains("\tmov.u32 %r1, 1;\n"));
+    }
+
+    #[test]
+    fn long_sums_print_without_parentheses() {
+        for n in [100, 1000] {
+            let sum = vec!["1"; n].join("+");
+            let printed = fmt(&format!("{HEADER}.global .u32 a = {sum};\n"));
+            assert!(printed.ends_with(&format!(".global .u32 a = {};\n", vec!["1"; n].join(" + "))));
+        }
+    }
+
+    #[test]
+    fn parentheses_only_where_precedence_needs_them() {
+        let cases = [
+            ("(a + 1) * 2", "(a + 1) * 2"),
+            ("((a - b) - c)", "a - b - c"),
+            ("a - (b - c)", "a - (b - c)"),
+            ("a * (b / c)", "a * (b / c)"),
+            ("a + b * c", "a + b * c"),
+            ("a << 1 + 2", "a << 1 + 2"),
+            ("(a << 1) + 2", "(a << 1) + 2"),
+            ("-(a + 1)", "-(a + 1)"),
+            ("~-5 + - -a", "~-5 + --a"),
+            ("a * -1", "a * -1"),
+            ("(.s64)(a + 1)", "(.s64)(a + 1)"),
+            ("(.u64)-1", "18446744073709551615U"),
+            ("a ? b : c ? d : e", "a ? b : c ? d : e"),
+            ("(a ? b : c) ? d : (e)", "(a ? b : c) ? d : e"),
+            ("(a ? b : c) + 1", "(a ? b : c) + 1"),
+            ("0xff(a + 1) * generic(a)", "0xff(a + 1) * generic(a)"),
+            ("a && (b || c)", "a && (b || c)"),
+        ];
+        for (src, want) in cases {
+            let printed = fmt(&format!("{HEADER}.global .u64 p = {src};\n"));
+            assert_eq!(
+                printed.lines().last(),
+                Some(format!(".global .u64 p = {want};").as_str()),
+                "{src}"
+            );
+        }
+    }
+
+    #[test]
+    fn constant_addresses_print_as_addresses() {
+        for (src, want) in [("[~0]", "[-1]"), ("[+(.u64)8]", "[8]"), ("[%rd2+~1]", "[%rd2-2]")] {
+            let printed = fmt(&format!(
+                "{HEADER}.entry k\n{{\n.reg .b64 %rd<3>;\nld.global.u64 %rd1, {src};\n}}\n"
+            ));
+            assert!(
+                printed.contains(&format!("\tld.global.u64 %rd1, {want};\n")),
+                "{printed}"
+            );
+        }
     }
 
     #[test]

@@ -53,7 +53,12 @@ pub struct LineIndex<'s> {
 impl<'s> LineIndex<'s> {
     pub fn new(src: &'s str) -> Self {
         let mut starts = vec![0];
-        starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(k, _)| k as u32 + 1));
+        starts.extend(
+            src.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(k, _)| k as u32 + 1),
+        );
         LineIndex {
             src,
             starts,
@@ -69,8 +74,33 @@ impl<'s> LineIndex<'s> {
         }
         let line = self.starts.partition_point(|&s| s as usize <= off);
         let start = self.starts[line - 1] as usize;
-        let col = if self.ascii { off - start } else { self.src[start..off].chars().count() };
+        let col = if self.ascii {
+            off - start
+        } else {
+            self.src[start..off].chars().count()
+        };
         (line, col + 1)
+    }
+
+    /// The 0-based line of a byte offset (offsets past the end are on the last line).
+    pub fn line(&self, offset: u32) -> usize {
+        self.starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// The byte range of a 0-based line, without its line break.
+    pub fn line_range(&self, line: usize) -> std::ops::Range<usize> {
+        let start = self.starts[line] as usize;
+        let end = self.starts.get(line + 1).map_or(self.src.len(), |&s| s as usize - 1);
+        let end = if self.src.as_bytes()[start..end].ends_with(b"\r") {
+            end - 1
+        } else {
+            end
+        };
+        start..end
+    }
+
+    pub fn src(&self) -> &'s str {
+        self.src
     }
 }
 
@@ -85,5 +115,17 @@ mod tests {
         for off in 0..=src.len() as u32 + 2 {
             assert_eq!(idx.line_col(off), line_col(src, off), "offset {off}");
         }
+    }
+
+    #[test]
+    fn lines_and_their_ranges() {
+        let src = "ab\r\nçd\n\nxyz";
+        let idx = LineIndex::new(src);
+        let lines: Vec<&str> = (0..4).map(|l| &src[idx.line_range(l)]).collect();
+        assert_eq!(lines, ["ab", "çd", "", "xyz"]);
+        assert_eq!(
+            [0, 3, 4, 7, 8, 9, 12, 99].map(|o| idx.line(o)),
+            [0, 0, 1, 1, 2, 3, 3, 3]
+        );
     }
 }

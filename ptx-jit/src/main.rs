@@ -157,9 +157,26 @@ enum BenchCmd {
     },
 }
 
+/// A file's text, or why it has none: an I/O error, or the place of its first byte that is not UTF-8.
+fn read_text(p: &PathBuf) -> Result<String, String> {
+    let bytes = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |k| k + 1);
+        // The valid prefix is UTF-8, so its characters can be counted.
+        let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        let byte = e.as_bytes()[valid.len()];
+        format!(
+            "cannot read {}: not UTF-8 text (byte 0x{byte:02X} at line {line}, column {column})",
+            p.display()
+        )
+    })
+}
+
 fn read(p: &PathBuf) -> Result<String, ExitCode> {
-    std::fs::read_to_string(p).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", p.display());
+    read_text(p).map_err(|e| {
+        eprintln!("error: {e}");
         ExitCode::from(2)
     })
 }
@@ -280,10 +297,15 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 ExitCode::from(2)
             };
             let code = |c: &String| {
-                ptx_front::Code::from_str(c).ok_or_else(|| usage(format!("`{c}` is not a diagnostic code (see `ptx-jit explain P0201`)")))
+                ptx_front::Code::from_str(c)
+                    .ok_or_else(|| usage(format!("`{c}` is not a diagnostic code (see `ptx-jit explain P0201`)")))
             };
             let deny_all = deny.iter().any(|d| d == "warnings");
-            let deny: Vec<_> = deny.iter().filter(|d| *d != "warnings").map(code).collect::<Result<_, _>>()?;
+            let deny: Vec<_> = deny
+                .iter()
+                .filter(|d| *d != "warnings")
+                .map(code)
+                .collect::<Result<_, _>>()?;
             let warn: Vec<_> = warn.iter().map(code).collect::<Result<_, _>>()?;
             let allow: Vec<_> = allow.iter().map(code).collect::<Result<_, _>>()?;
             let mut opts = ptx_front::check::Options {
@@ -291,16 +313,30 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 ..Default::default()
             };
             if let Some(a) = &arch {
-                opts.sm = Some(ptx_front::target::parse_sm(a).ok_or_else(|| usage(format!("`{a}` is not a target such as sm_75")))?);
+                opts.sm = Some(
+                    ptx_front::target::parse_sm(a)
+                        .ok_or_else(|| usage(format!("`{a}` is not a target such as sm_75")))?,
+                );
             }
             if let Some(v) = &ptx_version {
-                let parsed = v.split_once('.').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                let parsed = v
+                    .split_once('.')
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
                 opts.version = Some(parsed.ok_or_else(|| usage(format!("`{v}` is not a PTX version such as 7.8")))?);
             }
-            let (mut errors, mut warnings) = (0, 0);
+            let (mut errors, mut warnings, mut unreadable) = (0, 0, 0);
             let mut all = vec![];
             for f in &files {
-                let src = read(f)?;
+                // An unreadable file is reported where it comes and fails the run (exit 2), but the
+                // files after it are still checked.
+                let src = match read_text(f) {
+                    Ok(src) => src,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        unreadable += 1;
+                        continue;
+                    }
+                };
                 let (_, diags) = ptx_front::parse_and_check_with(&src, &opts);
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()
@@ -322,12 +358,16 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     }
                     "sarif" => {}
                     _ => {
-                        // Past a few hundred, more rendered reports help nobody (and a long line is
-                        // repeated in each); the machine formats keep them all.
+                        // Past a few hundred, more rendered reports help nobody (each shows at most a
+                        // window of a long line, but a window per report); the machine formats keep
+                        // them all.
                         const SHOWN: usize = 500;
                         print_diags(&diags[..diags.len().min(SHOWN)], &name, &src);
                         if diags.len() > SHOWN {
-                            eprintln!("… {} more diagnostics in {name} not shown; `--format json` lists them all", diags.len() - SHOWN);
+                            eprintln!(
+                                "… {} more diagnostics in {name} not shown; `--format json` lists them all",
+                                diags.len() - SHOWN
+                            );
                         }
                     }
                 }
@@ -342,7 +382,14 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 println!("{:#}", ptx_front::report::sarif(&all));
             }
             if format == "human" && errors + warnings > 0 {
-                eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", files.len());
+                eprintln!(
+                    "{errors} error(s), {warnings} warning(s) in {} file(s)",
+                    files.len() - unreadable
+                );
+            }
+            if unreadable > 0 {
+                eprintln!("error: {unreadable} of {} file(s) could not be read", files.len());
+                return Err(ExitCode::from(2));
             }
             Ok(ExitCode::from(u8::from(errors > 0)))
         }
@@ -359,7 +406,10 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             let mut total = ptx_jit::coverage::Row::default();
             let (mut s_checked, mut s_host, mut s_nvptx) = (0, 0, 0);
             if !summary {
-                println!("{:<12} {:<50} {:>6} {:>6} {:>7} {:>6} {:>6}", "section", "instruction", "forms", "parsed", "checked", "host", "nvptx");
+                println!(
+                    "{:<12} {:<50} {:>6} {:>6} {:>7} {:>6} {:>6}",
+                    "section", "instruction", "forms", "parsed", "checked", "host", "nvptx"
+                );
             }
             for r in &rows {
                 if !summary {
@@ -413,7 +463,9 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     eprintln!("error: `--arch host` only supports `--emit llvm`");
                     return Err(ExitCode::from(2));
                 }
-                ptx_jit::front(&src).and_then(|(m, _)| ptx_jit::host::host_ir(&m, opt > 0)).map(String::into_bytes)
+                ptx_jit::front(&src)
+                    .and_then(|(m, _)| ptx_jit::host::host_ir(&m, opt > 0))
+                    .map(String::into_bytes)
             } else {
                 let a = arch::validate(&target, ptx_version.as_deref()).map_err(|e| {
                     eprintln!("error[P0402]: {e}");
@@ -538,13 +590,26 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Sanitize { tools, log, command } => sanitize_program(&tools, log, &command),
         Cmd::Bench {
-            what: BenchCmd::Compile { paths, ptxas, arch, iters, opt, json },
+            what:
+                BenchCmd::Compile {
+                    paths,
+                    ptxas,
+                    arch,
+                    iters,
+                    opt,
+                    json,
+                },
         } => {
             let files = ptx_files(&paths)?;
             let rows = ptx_jit::bench::compile_latency(&files, arch.as_deref(), ptxas.as_deref(), iters, opt);
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            let med = |f: &dyn Fn(&ptx_jit::bench::FileTimes) -> f64| ptx_jit::bench::median(rows.iter().map(f).collect());
-            println!("{} of {} files compiled; medians over files, best of {iters} runs each, -O{opt}, single thread", rows.len(), files.len());
+            let med =
+                |f: &dyn Fn(&ptx_jit::bench::FileTimes) -> f64| ptx_jit::bench::median(rows.iter().map(f).collect());
+            println!(
+                "{} of {} files compiled; medians over files, best of {iters} runs each, -O{opt}, single thread",
+                rows.len(),
+                files.len()
+            );
             println!("  parse     {:8.3} ms", med(&|r| ms(r.parse)));
             println!("  check     {:8.3} ms", med(&|r| ms(r.check)));
             println!("  validate  {:8.3} ms", med(&|r| ms(r.phases.validate)));
@@ -552,7 +617,10 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             println!("  optimise  {:8.3} ms", med(&|r| ms(r.phases.optimise)));
             println!("  codegen   {:8.3} ms", med(&|r| ms(r.phases.codegen)));
             println!("  recheck   {:8.3} ms", med(&|r| ms(r.phases.recheck)));
-            println!("  total     {:8.3} ms (ptx-jit compile, PTX to PTX)", med(&|r| ms(r.ours())));
+            println!(
+                "  total     {:8.3} ms (ptx-jit compile, PTX to PTX)",
+                med(&|r| ms(r.ours()))
+            );
             let with: Vec<_> = rows.iter().filter(|r| r.ptxas.is_some()).collect();
             if !with.is_empty() {
                 let p = |r: &&ptx_jit::bench::FileTimes| ms(r.ptxas.unwrap_or_default());
@@ -637,11 +705,17 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             let rejected = |f: &dyn Fn(&str) -> bool| texts.iter().filter(|s| f(s)).count();
             let syntax = rejected(&|s| !ptx_front::parse(s).1.is_empty());
             let any = rejected(&|s| ptx_front::parse_and_check(s).1.iter().any(|d| d.is_error()));
-            println!("{} files, {:.1} MB; best of {iters}, single thread", files.len(), bytes as f64 / 1e6);
+            println!(
+                "{} files, {:.1} MB; best of {iters}, single thread",
+                files.len(),
+                bytes as f64 / 1e6
+            );
             println!("                  all files   median file");
             println!("parse:           {parse:7.1} MB/s  {parse_med:7.1} MB/s");
             println!("parse + check:   {check:7.1} MB/s  {check_med:7.1} MB/s   (errors)");
-            println!("lint:            {linted:7.1} MB/s  {lint_med:7.1} MB/s   (errors and warnings, as `ptx-jit lint`)");
+            println!(
+                "lint:            {linted:7.1} MB/s  {lint_med:7.1} MB/s   (errors and warnings, as `ptx-jit lint`)"
+            );
             println!("rejected: {syntax} with syntax errors, {any} with any error");
             Ok(ExitCode::SUCCESS)
         }
