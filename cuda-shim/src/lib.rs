@@ -404,9 +404,7 @@ fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult>
         Err(diags) => {
             log.error_text = ptx_jit::one_line(&diags, "module.ptx", text);
             if log_enabled() {
-                for d in &diags {
-                    eprint!("{}", d.render("module.ptx", text, false));
-                }
+                ptx_jit::Diagnostic::render_each(&diags, "module.ptx", text, false, |r| eprint!("{r}"));
             }
             // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
             // beyond what the ISA table and the backend know yet (an opcode, modifier or type form),
