@@ -61,6 +61,10 @@ build/faults: tests/faults/faults.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
+build/sanitize_client: tests/faults/sanitize.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
 build/nvcc_program: tests/nvcc/program.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
@@ -106,7 +110,7 @@ bench: build venv opencl
 
 # ---- tests -----------------------------------------------------------------------------------------
 
-test: build venv build/client build/faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: build venv build/client build/faults build/sanitize_client build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -121,6 +125,14 @@ test: build venv build/client build/faults build/nvcc_program build/nvcc_program
 	@echo; echo "== faulting, trapping and runaway kernels end their launch, never the process (default mode)"
 	LD_LIBRARY_PATH=$(REL) ./build/faults tests/faults/faults.ptx | tee build/faults.out
 	grep -q "ALL VERIFIED" build/faults.out
+	@echo; echo "== ptx-jit sanitize: an unmodified program's race, uninitialised read, double free and leak"
+	rm -f build/sanitize.jsonl
+	./$(REL)/ptx-jit sanitize --log build/sanitize.jsonl -- ./build/sanitize_client tests/faults/sanitize.ptx || test $$? -eq 1
+	python3 tests/faults/check_sanitize.py build/sanitize.jsonl
+	@echo; echo "== ptx-jit sanitize: the C client is clean"
+	./$(REL)/ptx-jit sanitize -- ./build/client tests/demo/kernels.ptx 2>&1 | tee build/sanitize_clean.out
+	grep -q "ALL VERIFIED" build/sanitize_clean.out
+	grep -q "^ptx-jit sanitize: 0 error(s)" build/sanitize_clean.out
 	@echo; echo "== cuda-bindings + NVRTC client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
 	@echo; echo "== nvcc-built program, static CUDA runtime, unmodified"
