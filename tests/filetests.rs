@@ -69,6 +69,11 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
                 compare(*e, got, w).map_err(|m| format!("arg{n} ({how}): {m}"))?;
             }
         }
+        // No sanitizer finds anything in a correct kernel.
+        let found = sanitize_run(&src, r, "all")?;
+        if !found.is_empty() {
+            return Err(format!("sanitizers (all) reported {found:?} in a kernel that should be clean"));
+        }
         let hows: Vec<&str> = runs.iter().map(|r| r.0).collect();
         what.push(format!(
             "ran {} ({}), {} buffer(s) verified",

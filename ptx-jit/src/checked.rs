@@ -164,9 +164,9 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     if cell.faulted() {
         return 1;
     }
-    if addr == 0 && bytes == 0 {
+    if addr == 0 && (bytes == 0 || space == ACCESS_SITE) {
         if space == ACCESS_SITE && cell.tools.any() {
-            crate::fibers::note_site(env.sync, site);
+            crate::fibers::note_site(env.sync, site, bytes == 1);
         }
         return 0; // only asked whether the launch has faulted
     }

@@ -46,6 +46,8 @@ struct Lane {
     /// The byte offset of the barrier or warp collective this thread last reached (checked code
     /// says, through [`note_site`]).
     site: u32,
+    /// Whether that was a barrier every thread must reach at the same instruction (`.aligned`).
+    aligned: bool,
     /// The launch's record, for synccheck's findings.
     cell: *const crate::checked::FaultCell,
     /// This thread's index in the block.
@@ -204,10 +206,11 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
 
 /// Checked code's note of the barrier or warp collective the thread running on fiber `sync` is about
 /// to reach.
-pub fn note_site(sync: *mut c_void, site: u32) {
+pub fn note_site(sync: *mut c_void, site: u32, aligned: bool) {
     // SAFETY: a fiber kernel's `env.sync` is its `Lane`; other kernels pass null.
     if let Some(lane) = unsafe { (sync as *mut Lane).as_mut() } {
         lane.site = site;
+        lane.aligned = aligned;
     }
 }
 
@@ -348,8 +351,14 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
             .filter(|&i| matches!(state[i], State::Waiting(Wait::Bar { id: b, .. }) if b as usize == id))
             .collect();
         if sync {
-            // Threads released together from different `bar.sync` instructions: a divergent barrier.
-            if let Some(&other) = waiting.iter().find(|&&i| lanes[i].site != lanes[waiting[0]].site) {
+            // Threads released together from different instructions, one of them an aligned barrier
+            // (`bar.sync`), which all must reach at the same place: a divergent barrier. Unaligned
+            // `barrier.sync` counts arrivals per barrier, wherever they come from (sm_70+).
+            let first = waiting.first().map(|&i| &lanes[i]);
+            if let Some(&other) = waiting
+                .iter()
+                .find(|&&i| first.is_some_and(|f| lanes[i].site != f.site && (lanes[i].aligned || f.aligned)))
+            {
                 let detail = format!("barrier {id} was reached at two different instructions");
                 synccheck_at(cell, Kind::DivergentBarrier, &[&lanes[waiting[0]], &lanes[other]], detail);
             }
@@ -410,6 +419,7 @@ fn run_cta(
             bars: bars_ptr,
             result: 0,
             site: 0,
+            aligned: false,
             cell: cell as *const crate::checked::FaultCell,
             tid: [i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by)],
         })

@@ -51,7 +51,11 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         let old = unsafe { word.read_unaligned() };
         let mut m = Mbar::load(old);
         f(&mut m);
-        unsafe { word.write_unaligned(m.store()) };
+        let new = m.store();
+        unsafe { word.write_unaligned(new) };
+        if (old ^ new) >> 63 != 0 {
+            crate::sanitize::barrier_completed(); // a phase completed
+        }
         old
     };
     match code {
@@ -141,6 +145,9 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             unsafe {
                 std::ptr::copy(a as *const u8, addr as *mut u8, n);
                 std::ptr::write_bytes((addr as *mut u8).add(n), 0, total as usize - n);
+            }
+            if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
+                crate::sanitize::copied(env, cell, addr, total);
             }
             0
         }

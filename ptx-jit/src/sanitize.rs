@@ -315,7 +315,9 @@ pub fn cta_done() {
     }
 }
 
-/// A barrier completed in the running CTA (fibers): a new epoch starts.
+/// A barrier completed in the running CTA (fibers), or an `mbarrier` phase (whose arrivals are
+/// ordered before the waits that see it; counted as a barrier of the whole CTA, which can hide a
+/// race but never invents one): a new epoch starts.
 pub fn barrier_completed() {
     CTA.with(|c| {
         if let Some(cta) = c.borrow_mut().as_mut() {
@@ -336,7 +338,8 @@ pub fn warp_synced(w: usize) {
 
 /// A checked access that stayed in bounds (called by `ptxjit_check`): racecheck and initcheck.
 pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
-    let how = match space & !SPACE_MASK {
+    let ordered = space & ACCESS_ORDERED != 0;
+    let how = match space & !SPACE_MASK & !ACCESS_ORDERED {
         ACCESS_WRITE => How::Write,
         ACCESS_ATOMIC => How::Atomic,
         _ => How::Read,
@@ -350,7 +353,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     }
     with_cta(env, cell, |cta| {
         let t = linear(env.tid, env.ntid);
-        let me = Acc { t, site, atomic: how == How::Atomic, wsync: cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) };
+        let me = Acc { t, site, atomic: how == How::Atomic || ordered, wsync: cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) };
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
@@ -361,6 +364,27 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
         }
     });
 }
+
+/// An asynchronous copy (`cp.async`, `cp.async.bulk`) wrote `bytes` at `dst`: initcheck counts them
+/// as written (the copy's own instruction is not an access racecheck sees).
+pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
+    if !cell.tools.has(Tools::INITCHECK) {
+        return;
+    }
+    let base = env.shared as u64;
+    if dst >= base && dst + bytes <= base + cell.shared_bytes {
+        with_cta(env, cell, |cta| {
+            for b in (dst - base) as usize..(dst - base + bytes) as usize {
+                if let Some(w) = cta.shared_written.get_mut(b / 64) {
+                    *w |= 1 << (b % 64);
+                }
+            }
+        });
+    } else {
+        mark_written(dst, bytes);
+    }
+}
+
 
 /// Whether `a` (earlier) and `b` (now) are ordered: same thread, or same warp with a warp-level
 /// synchronisation between them.

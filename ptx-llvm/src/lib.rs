@@ -80,8 +80,12 @@ pub mod builtin {
     pub const ACCESS_WRITE: u32 = 1 << 8;
     pub const ACCESS_ATOMIC: u32 = 2 << 8;
     /// With a null address: no access, but the site of the barrier or warp collective the thread is
-    /// about to reach (checked code, for synccheck).
+    /// about to reach (checked code, for synccheck); `bytes` is 1 for a barrier every thread of the
+    /// CTA must reach at this same instruction (`.aligned`, or any barrier before sm_70).
     pub const ACCESS_SITE: u32 = 4 << 8;
+    /// Added to a read or write of the memory model (`.volatile`, `.relaxed`, `.acquire`,
+    /// `.release`): like atomics, such accesses do not race with each other.
+    pub const ACCESS_ORDERED: u32 = 8 << 8;
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being

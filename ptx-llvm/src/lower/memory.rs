@@ -25,7 +25,8 @@ impl<'ctx> Lowerer<'ctx> {
             (Operand::Vector(v, _), _) => v.iter().collect(),
             (other, _) => vec![other],
         };
-        let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE };
+        let ordered = d.has(".volatile") || d.get(G::Sem).is_some();
+        let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE } | if ordered { crate::builtin::ACCESS_ORDERED } else { 0 };
         self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, access, i.span)?;
         // The host moves floats as their bits: a float store would let LLVM turn a canonical-NaN
         // select back into a float select, whose NaN it may then replace by any other (sqrt of a

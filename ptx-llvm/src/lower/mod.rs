@@ -221,6 +221,7 @@ fn lower_pass<'ctx>(
         options,
         checked: options.checked && flavour == Flavour::Host,
         site: 0,
+        aligned: false,
         may_trap: m.items.iter().any(|i| {
             let Item::Function(f) = i else { return false };
             let mut found = false;
@@ -305,8 +306,10 @@ struct Lowerer<'ctx> {
     /// Checked mode: bounds-check memory accesses.
     checked: bool,
     /// The byte offset of the instruction being lowered, which checked code passes to the runtime
-    /// before a barrier or warp collective (`builtin::ACCESS_SITE`).
+    /// before a barrier or warp collective (`builtin::ACCESS_SITE`), and whether that instruction is
+    /// a barrier all threads must reach at the same place.
     site: u32,
+    aligned: bool,
     /// Some function traps (or fails an assertion): callers must stop when a callee did.
     may_trap: bool,
     /// Some function declares `.local` memory or uses `alloca`: thread-private memory that lives in
@@ -1227,6 +1230,7 @@ impl<'ctx> Lowerer<'ctx> {
     fn guarded<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, scope: &Scope<'m, 'a>) -> R<()> {
         self.ensure_open_block(st);
         self.site = i.span.start as u32;
+        self.aligned = false;
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
         let d = isa::decode(i.opcode.text, &mods)
             .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;

@@ -13,7 +13,7 @@ impl<'ctx> Lowerer<'ctx> {
         if self.checked {
             // The runtime learns where each thread synchronises, for synccheck's reports.
             let null = self.ptr(0).const_null();
-            self.call_check(st, null, 0, self.site as u64, crate::builtin::ACCESS_SITE)?;
+            self.call_check(st, null, self.aligned as u64, self.site as u64, crate::builtin::ACCESS_SITE)?;
         }
         let env_ty = self.env_ty();
         let env = st.env.expect("env");
@@ -117,6 +117,8 @@ impl<'ctx> Lowerer<'ctx> {
             _ => RED_NONE,
         };
         let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_SYNC };
+        // `bar` is `barrier.aligned`; before sm_70 every barrier is.
+        self.aligned = d.spec.name == "bar" || d.has(".aligned") || self.target.sm < 70;
         let r = self.collective(
             st,
             kind,
