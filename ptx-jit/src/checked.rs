@@ -31,24 +31,46 @@ pub fn unregister(start: u64) {
     REGIONS.write().remove(&start);
 }
 
-fn in_regions(addr: u64, end: u64) -> bool {
-    REGIONS
-        .read()
-        .range(..=addr)
-        .next_back()
-        .is_some_and(|(_, &e)| end <= e)
+/// The registered region holding `addr`: (start, end).
+fn region_of(addr: u64) -> Option<(u64, u64)> {
+    REGIONS.read().range(..=addr).next_back().map(|(&s, &e)| (s, e)).filter(|&(_, e)| addr < e)
 }
 
 /// Which global memory is valid: the registered regions, unless a host (the driver shim, which keeps
-/// its own table of allocations and module variables) installs its own test of `(start, bytes)`.
-static GLOBAL_MEMORY: RwLock<fn(u64, u64) -> bool> = RwLock::new(|a, n| in_regions(a, a.saturating_add(n)));
+/// its own table of allocations and module variables) installs its own lookup of the valid range
+/// (start, end) holding an address.
+static GLOBAL_MEMORY: RwLock<fn(u64) -> Option<(u64, u64)>> = RwLock::new(region_of);
 
-pub fn set_global_memory(valid: fn(u64, u64) -> bool) {
-    *GLOBAL_MEMORY.write() = valid;
+pub fn set_global_memory(lookup: fn(u64) -> Option<(u64, u64)>) {
+    *GLOBAL_MEMORY.write() = lookup;
 }
 
-fn in_global(addr: u64, end: u64) -> bool {
-    (GLOBAL_MEMORY.read())(addr, end - addr)
+/// Valid ranges a thread remembers: a kernel moves between a few buffers (saxpy's x and y).
+const REMEMBERED: usize = 4;
+
+thread_local! {
+    /// The last valid ranges found on this thread (start, end), and the launch they were found for:
+    /// kernels touch the same buffers again and again, and memory valid when a launch starts stays
+    /// valid until it ends (freeing synchronises with the launch first). Without them every check
+    /// takes the lock of the table of allocations, which CTAs on other cores contend for.
+    static LAST: Cell<(u64, [(u64, u64); REMEMBERED])> = const { Cell::new((0, [(0, 0); REMEMBERED])) };
+}
+
+fn in_global(gridid: u64, addr: u64, end: u64) -> bool {
+    let (g, ranges) = LAST.with(Cell::get);
+    if g == gridid && ranges.iter().any(|&(s, e)| addr >= s && end <= e) {
+        return true;
+    }
+    match (GLOBAL_MEMORY.read())(addr) {
+        Some((s, e)) if end <= e => {
+            let mut kept = if g == gridid { ranges } else { [(0, 0); REMEMBERED] };
+            kept.rotate_right(1);
+            kept[0] = (s, e);
+            LAST.with(|l| l.set((gridid, kept)));
+            true
+        }
+        _ => false,
+    }
 }
 
 thread_local! {
@@ -196,8 +218,8 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
     let ok = match space {
         SPACE_SHARED => in_shared,
         SPACE_LOCAL => in_stack,
-        SPACE_GLOBAL | SPACE_CONST => in_global(addr, end),
-        _ => in_shared || in_stack || in_global(addr, end),
+        SPACE_GLOBAL | SPACE_CONST => in_global(env.gridid, addr, end),
+        _ => in_shared || in_stack || in_global(env.gridid, addr, end),
     };
     if ok {
         use crate::sanitize::Tools;

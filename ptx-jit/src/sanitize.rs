@@ -23,7 +23,8 @@ use crate::runtime::Env;
 use parking_lot::{Mutex, RwLock};
 use ptx_llvm::builtin::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Which tools are on: a set of `Tools::*` bits.
@@ -244,7 +245,8 @@ struct Cta {
     epoch: u32,
     /// Warp-level synchronisations per warp.
     warp_sync: Vec<u32>,
-    shadow: HashMap<u64, Shadow>,
+    /// Per 4-byte word (address / 4), a shadow per byte.
+    shadow: HashMap<u64, [Shadow; 4]>,
     pending: Vec<Pending>,
     /// initcheck: bytes of the shared window written by the CTA, one bit each.
     shared_written: Vec<u64>,
@@ -280,7 +282,7 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
                 tools: cell.tools,
                 epoch: 0,
                 warp_sync: vec![0; threads.div_ceil(32)],
-                shadow: HashMap::new(),
+                shadow: HashMap::default(),
                 pending: vec![],
                 shared_written: vec![0; (cell.shared_bytes as usize).div_ceil(64)],
                 cell,
@@ -358,9 +360,9 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
         if tools.has(Tools::RACECHECK) {
-            for a in addr..addr + bytes {
-                race(cta, a, me, how, bytes, space, env);
-            }
+            // Shared addresses are shown as offsets into the window.
+            let shown = if space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared) { addr - shared_base } else { addr };
+            race(cta, addr, bytes, me, how, space, shown, env);
         }
     });
 }
@@ -392,41 +394,29 @@ fn ordered(a: &Acc, b: &Acc) -> bool {
     a.t == b.t || (a.t / 32 == b.t / 32 && b.wsync > a.wsync)
 }
 
-fn race(cta: &mut Cta, addr: u64, me: Acc, how: How, bytes: u64, space: u32, env: &Env) {
-    let epoch = cta.epoch;
-    let s = cta.shadow.entry(addr).or_default();
+/// A conflict at one byte: the earlier access, how it touched the byte, and whether the verdict
+/// waits for the end of the epoch (two plain writes may have stored the same value).
+#[derive(Clone, Copy)]
+struct Conflict {
+    other: Acc,
+    other_how: How,
+    same_value: bool,
+}
+
+/// Records access `me` of one byte's shadow; the conflict it has with an earlier access, if any.
+fn race_byte(s: &mut Shadow, epoch: u32, me: Acc, how: How) -> Option<Conflict> {
     if s.epoch != epoch {
         *s = Shadow { epoch, ..Default::default() };
     }
     let conflicts = |other: &Acc| !ordered(other, &me) && !(other.atomic && me.atomic);
-    let ntid = cta.ntid;
-    let finding = |other: &Acc, other_how: How| Finding {
-        kind: Kind::Race,
-        ctaid: Some(env.ctaid),
-        addr,
-        bytes,
-        space,
-        accesses: vec![
-            Access { site: Some(other.site), tid: Some(unlinear(other.t, ntid)), how: other_how },
-            Access { site: Some(me.site), tid: Some(env.tid), how },
-        ],
-        detail: String::new(),
-    };
-    let mut found = None;
-    let mut same_value = None;
-    if let Some(w) = s.write.filter(|w| conflicts(w)) {
-        let whow = if w.atomic { How::Atomic } else { How::Write };
-        if how == How::Write && whow == How::Write {
-            // Decided at the end of the epoch: it may be the same value stored twice.
-            same_value = Some(finding(&w, whow));
-        } else {
-            found = Some(finding(&w, whow));
-        }
-    }
-    if how != How::Read && found.is_none() && same_value.is_none() {
-        if let Some(r) = s.reads.iter().flatten().find(|r| conflicts(r)) {
-            found = Some(finding(r, if r.atomic { How::Atomic } else { How::Read }));
-        }
+    let kind = |a: &Acc, plain: How| if a.atomic { How::Atomic } else { plain };
+    let mut found = s.write.filter(|w| conflicts(w)).map(|w| Conflict {
+        other: w,
+        other_how: kind(&w, How::Write),
+        same_value: how == How::Write && !w.atomic,
+    });
+    if how != How::Read && found.is_none() {
+        found = s.reads.iter().flatten().find(|r| conflicts(r)).map(|r| Conflict { other: *r, other_how: kind(r, How::Read), same_value: false });
     }
     match how {
         How::Read => {
@@ -438,17 +428,45 @@ fn race(cta: &mut Cta, addr: u64, me: Acc, how: How, bytes: u64, space: u32, env
         }
         _ => s.write = Some(me),
     }
-    // SAFETY: the launch's record outlives its CTAs.
-    let cell = unsafe { &*cta.cell };
-    if let Some(f) = found {
-        record(cell, f);
-    }
-    if let Some(f) = same_value {
-        // SAFETY: the access is in bounds (checked first); the first writer's byte is there now.
-        let first = unsafe { (addr as *const u8).read_volatile() };
-        if cta.pending.len() < 4096 {
-            cta.pending.push(Pending { addr, first, finding: f });
+    found
+}
+
+/// racecheck for an access of `bytes` at `addr`: one shadow entry per 4-byte word, a shadow per byte.
+#[allow(clippy::too_many_arguments)]
+fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, shown: u64, env: &Env) {
+    let epoch = cta.epoch;
+    let mut first: Option<(u64, Conflict)> = None;
+    for word in addr >> 2..=(addr + bytes - 1) >> 2 {
+        let entry = cta.shadow.entry(word).or_default();
+        for b in (word << 2).max(addr)..((word << 2) + 4).min(addr + bytes) {
+            if let Some(c) = race_byte(&mut entry[(b & 3) as usize], epoch, me, how) {
+                first.get_or_insert((b, c));
+            }
         }
+    }
+    let Some((at, c)) = first else { return };
+    let finding = Finding {
+        kind: Kind::Race,
+        ctaid: Some(env.ctaid),
+        addr: shown + (at - addr),
+        bytes,
+        space,
+        accesses: vec![
+            Access { site: Some(c.other.site), tid: Some(unlinear(c.other.t, cta.ntid)), how: c.other_how },
+            Access { site: Some(me.site), tid: Some(env.tid), how },
+        ],
+        detail: String::new(),
+    };
+    if c.same_value {
+        // Decided at the end of the epoch; the first writer's byte is there now (the access is in
+        // bounds: checked first).
+        let first = unsafe { (at as *const u8).read_volatile() };
+        if cta.pending.len() < 4096 {
+            cta.pending.push(Pending { addr: at, first, finding });
+        }
+    } else {
+        // SAFETY: the launch's record outlives its CTAs.
+        record(unsafe { &*cta.cell }, finding);
     }
 }
 
