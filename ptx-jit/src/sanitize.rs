@@ -210,14 +210,15 @@ pub fn record(cell: &FaultCell, f: Finding) {
 
 // ---- the shadow state of the running CTA ------------------------------------------------------------
 
+/// One access in the shadow, packed small: the shadow has an entry per byte touched.
 #[derive(Clone, Copy)]
 struct Acc {
-    /// Linear thread index in the CTA.
-    t: u32,
+    /// Linear thread index in the CTA (at most 1024).
+    t: u16,
+    /// The accessing warp's count of warp-level synchronisations at the time (wrapping).
+    wsync: u16,
     site: u32,
     atomic: bool,
-    /// The accessing warp's count of warp-level synchronisations at the time.
-    wsync: u32,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -355,7 +356,8 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     }
     with_cta(env, cell, |cta| {
         let t = linear(env.tid, env.ntid);
-        let me = Acc { t, site, atomic: how == How::Atomic || ordered, wsync: cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) };
+        let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) as u16;
+        let me = Acc { t: t as u16, site, atomic: how == How::Atomic || ordered, wsync };
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
@@ -391,7 +393,7 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
 /// Whether `a` (earlier) and `b` (now) are ordered: same thread, or same warp with a warp-level
 /// synchronisation between them.
 fn ordered(a: &Acc, b: &Acc) -> bool {
-    a.t == b.t || (a.t / 32 == b.t / 32 && b.wsync > a.wsync)
+    a.t == b.t || (a.t / 32 == b.t / 32 && b.wsync != a.wsync)
 }
 
 /// A conflict at one byte: the earlier access, how it touched the byte, and whether the verdict
@@ -452,7 +454,7 @@ fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, sho
         bytes,
         space,
         accesses: vec![
-            Access { site: Some(c.other.site), tid: Some(unlinear(c.other.t, cta.ntid)), how: c.other_how },
+            Access { site: Some(c.other.site), tid: Some(unlinear(c.other.t as u32, cta.ntid)), how: c.other_how },
             Access { site: Some(me.site), tid: Some(env.tid), how },
         ],
         detail: String::new(),
@@ -523,11 +525,14 @@ fn initcheck(
 
 /// Device allocations whose bytes are undefined until written: start → one bit per byte.
 static TRACKED: RwLock<BTreeMap<u64, Vec<std::sync::atomic::AtomicU64>>> = RwLock::new(BTreeMap::new());
+/// Whether any allocation is tracked: without one (the CLI's buffers), global loads need no lookup.
+static ANY_TRACKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A new device allocation: undefined until written (initcheck).
 pub fn track(start: u64, len: u64) {
     let words = (len as usize).div_ceil(64);
     TRACKED.write().insert(start, (0..words).map(|_| std::sync::atomic::AtomicU64::new(0)).collect());
+    ANY_TRACKED.store(true, std::sync::atomic::Ordering::Release);
 }
 
 /// The allocation at `start` is freed.
@@ -537,6 +542,9 @@ pub fn untrack(start: u64) {
 
 /// Calls `f(bits, first byte, end byte)` for the tracked allocation holding `addr`, if any.
 fn in_tracked<R>(addr: u64, bytes: u64, f: impl FnOnce(&[std::sync::atomic::AtomicU64], usize, usize) -> R) -> Option<R> {
+    if !ANY_TRACKED.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
     let map = TRACKED.read();
     let (start, bits) = map.range(..=addr).next_back()?;
     let off = (addr - start) as usize;
