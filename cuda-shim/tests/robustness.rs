@@ -115,3 +115,86 @@ fn bad_handles_pointers_and_sizes_are_errors() {
         assert_eq!(cuStreamQuery(null_mut()), CUDA_ERROR_INVALID_CONTEXT);
     }
 }
+
+/// `cuCtxDestroy` while other threads allocate, copy, launch and free in that context: the API makes
+/// that the caller's fault, but every call must still return an error code and the process must not
+/// crash or corrupt its heap. Repeated, since the interleavings differ from run to run.
+#[test]
+fn destroying_a_context_other_threads_use_is_safe() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS);
+    }
+    for round in 0..6 {
+        let mut ctx = null_mut();
+        unsafe { assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS) };
+        let ctx_addr = ctx as usize;
+        let stop = Arc::new(AtomicBool::new(false));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let (stop, calls) = (stop.clone(), calls.clone());
+                std::thread::spawn(move || unsafe {
+                    let ctx = ctx_addr as Handle;
+                    let text = CString::new(VECADD).unwrap();
+                    let name = CString::new("vecadd").unwrap();
+                    let host = vec![1.0f32; 4096 + 64 * w];
+                    let bytes = host.len() * 4;
+                    while !stop.load(Ordering::Relaxed) {
+                        cuCtxSetCurrent(ctx);
+                        let (mut m, mut f) = (null_mut(), null_mut());
+                        if cuModuleLoadData(&mut m, text.as_ptr() as *const c_void) == CUDA_SUCCESS {
+                            cuModuleGetFunction(&mut f, m, name.as_ptr());
+                        }
+                        let (mut a, mut b, mut c) = (0u64, 0u64, 0u64);
+                        cuMemAlloc_v2(&mut a, bytes);
+                        cuMemAlloc_v2(&mut b, bytes);
+                        cuMemAlloc_v2(&mut c, bytes);
+                        cuMemcpyHtoD_v2(a, host.as_ptr() as *const c_void, bytes);
+                        cuMemcpyHtoD_v2(b, host.as_ptr() as *const c_void, bytes);
+                        let mut n = host.len() as c_uint;
+                        let mut args = [
+                            &mut a as *mut u64 as *mut c_void,
+                            &mut b as *mut u64 as *mut c_void,
+                            &mut c as *mut u64 as *mut c_void,
+                            &mut n as *mut c_uint as *mut c_void,
+                        ];
+                        if !f.is_null() {
+                            cuLaunchKernel(f, 16, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut());
+                        }
+                        let mut back = vec![0f32; host.len()];
+                        cuMemcpyDtoH_v2(back.as_mut_ptr() as *mut c_void, c, bytes);
+                        cuCtxSynchronize();
+                        for p in [a, b, c] {
+                            cuMemFree_v2(p);
+                        }
+                        if !m.is_null() {
+                            cuModuleUnload(m);
+                        }
+                        calls.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        while calls.load(Ordering::Relaxed) < 8 {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5 * round));
+        unsafe { assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS) };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        stop.store(true, Ordering::Relaxed);
+        for w in workers {
+            w.join().expect("a worker thread panicked");
+        }
+    }
+    // The driver still works.
+    unsafe {
+        let mut ctx = null_mut();
+        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+        let mut p = 0u64;
+        assert_eq!(cuMemAlloc_v2(&mut p, 64), CUDA_SUCCESS);
+        assert_eq!(cuMemFree_v2(p), CUDA_SUCCESS);
+        assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    }
+}
