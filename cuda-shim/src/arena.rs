@@ -22,7 +22,11 @@ static SLABS: Mutex<std::collections::BTreeSet<usize>> = Mutex::new(std::collect
 
 /// Whether `p` lies in one of the arena's slabs.
 pub fn contains(p: u64) -> bool {
-    SLABS.lock().range(..=p as usize).next_back().is_some_and(|&s| (p as usize) < s + SLAB)
+    SLABS
+        .lock()
+        .range(..=p as usize)
+        .next_back()
+        .is_some_and(|&s| (p as usize) < s + SLAB)
 }
 
 /// The block size `size` bytes take, if the arena serves them.
@@ -41,7 +45,14 @@ pub fn alloc(class: usize) -> Option<*mut u8> {
     if list.is_empty() {
         // SAFETY: a fresh private anonymous mapping, owned by the arena from now on.
         let slab = unsafe {
-            libc::mmap(std::ptr::null_mut(), SLAB, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                SLAB,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if slab == libc::MAP_FAILED {
             return None;

@@ -19,7 +19,9 @@ pub const MAX_VARIABLE: u64 = 1 << 48;
 
 /// Bytes of a kernel's parameter space: each parameter at its alignment, in order.
 pub fn param_bytes(params: &[VarDecl<'_>]) -> u64 {
-    params.iter().fold(0u64, |at, p| at.next_multiple_of(p.alignment()).saturating_add(p.size_bytes()))
+    params.iter().fold(0u64, |at, p| {
+        at.next_multiple_of(p.alignment()).saturating_add(p.size_bytes())
+    })
 }
 
 pub fn check(m: &Module<'_>, target: &Target, diags: &mut Vec<Diagnostic>) {
@@ -62,29 +64,45 @@ fn too_big(v: &VarDecl<'_>, msg: String, help: &str) -> Diagnostic {
 fn variable(v: &VarDecl<'_>, diags: &mut Vec<Diagnostic>) {
     let bytes = v.size_bytes();
     if bytes >= MAX_VARIABLE {
-        diags.push(too_big(v, format!("`{}` takes {bytes} bytes, beyond any address space", v.name.text), "declare a smaller array"));
+        diags.push(too_big(
+            v,
+            format!("`{}` takes {bytes} bytes, beyond any address space", v.name.text),
+            "declare a smaller array",
+        ));
     } else if v.space == Space::Param && bytes >= 1 << 32 {
         diags.push(too_big(
             v,
-            format!("`.param` variable `{}` takes {bytes} bytes; `.param` sizes are 32-bit", v.name.text),
+            format!(
+                "`.param` variable `{}` takes {bytes} bytes; `.param` sizes are 32-bit",
+                v.name.text
+            ),
             "pass a pointer to the data instead",
         ));
     }
 }
 
 fn kernel(f: &Function<'_>, target: &Target, module_shared: &[&VarDecl<'_>], diags: &mut Vec<Diagnostic>) {
-    let max = if target.version >= (8, 1) { MAX_PARAM_BYTES } else { MAX_PARAM_BYTES_BEFORE_8_1 };
+    let max = if target.version >= (8, 1) {
+        MAX_PARAM_BYTES
+    } else {
+        MAX_PARAM_BYTES_BEFORE_8_1
+    };
     let params = param_bytes(&f.params);
     if params > max {
         let mut d = Diagnostic::error(
             Code::P0207,
             f.name.span,
-            format!("kernel `{}` takes {params} bytes of parameters ({max} max)", f.name.text),
+            format!(
+                "kernel `{}` takes {params} bytes of parameters ({max} max)",
+                f.name.text
+            ),
         )
         .label("too many parameter bytes")
         .help("pass large data through a pointer to global memory");
         if max == MAX_PARAM_BYTES_BEFORE_8_1 {
-            d = d.note(format!("from `.version 8.1` a kernel may take up to {MAX_PARAM_BYTES} bytes"));
+            d = d.note(format!(
+                "from `.version 8.1` a kernel may take up to {MAX_PARAM_BYTES} bytes"
+            ));
         }
         diags.push(d);
     }
@@ -106,7 +124,10 @@ fn kernel(f: &Function<'_>, target: &Target, module_shared: &[&VarDecl<'_>], dia
             Diagnostic::error(
                 Code::P0207,
                 f.name.span,
-                format!("kernel `{}` uses {shared} bytes of static shared memory ({MAX_STATIC_SHARED} max)", f.name.text),
+                format!(
+                    "kernel `{}` uses {shared} bytes of static shared memory ({MAX_STATIC_SHARED} max)",
+                    f.name.text
+                ),
             )
             .label("too much static shared memory")
             .help("declare the array `.extern .shared` and give its size as dynamic shared memory at launch"),

@@ -22,8 +22,8 @@ use crate::checked::FaultCell;
 use crate::runtime::Env;
 use parking_lot::{Mutex, RwLock};
 use ptx_llvm::builtin::*;
-use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -190,7 +190,15 @@ pub struct Finding {
 impl Finding {
     /// A finding with no access attached (a leak, a double free).
     pub fn plain(kind: Kind, addr: u64, bytes: u64, detail: String) -> Finding {
-        Finding { kind, ctaid: None, addr, bytes, space: 0, accesses: vec![], detail }
+        Finding {
+            kind,
+            ctaid: None,
+            addr,
+            bytes,
+            space: 0,
+            accesses: vec![],
+            detail,
+        }
     }
 }
 
@@ -201,7 +209,9 @@ const MAX_PER_LAUNCH: usize = 100;
 pub fn record(cell: &FaultCell, f: Finding) {
     let mut list = cell.findings.lock();
     let same = |g: &Finding| {
-        g.kind == f.kind && g.accesses.iter().map(|a| a.site).eq(f.accesses.iter().map(|a| a.site)) && g.detail == f.detail
+        g.kind == f.kind
+            && g.accesses.iter().map(|a| a.site).eq(f.accesses.iter().map(|a| a.site))
+            && g.detail == f.detail
     };
     if list.len() < MAX_PER_LAUNCH && !list.iter().any(same) {
         list.push(f);
@@ -270,7 +280,8 @@ fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
 fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R {
     CTA.with(|c| {
         let mut c = c.borrow_mut();
-        let fresh = !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && s.cell == cell as *const _);
+        let fresh =
+            !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && s.cell == cell as *const _);
         if fresh {
             if let Some(old) = c.take() {
                 close(old);
@@ -357,13 +368,22 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     with_cta(env, cell, |cta| {
         let t = linear(env.tid, env.ntid);
         let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) as u16;
-        let me = Acc { t: t as u16, site, atomic: how == How::Atomic || ordered, wsync };
+        let me = Acc {
+            t: t as u16,
+            site,
+            atomic: how == How::Atomic || ordered,
+            wsync,
+        };
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
         if tools.has(Tools::RACECHECK) {
             // Shared addresses are shown as offsets into the window.
-            let shown = if space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared) { addr - shared_base } else { addr };
+            let shown = if space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared) {
+                addr - shared_base
+            } else {
+                addr
+            };
             race(cta, addr, bytes, me, how, space, shown, env);
         }
     });
@@ -389,7 +409,6 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
     }
 }
 
-
 /// Whether `a` (earlier) and `b` (now) are ordered: same thread, or same warp with a warp-level
 /// synchronisation between them.
 fn ordered(a: &Acc, b: &Acc) -> bool {
@@ -408,7 +427,10 @@ struct Conflict {
 /// Records access `me` of one byte's shadow; the conflict it has with an earlier access, if any.
 fn race_byte(s: &mut Shadow, epoch: u32, me: Acc, how: How) -> Option<Conflict> {
     if s.epoch != epoch {
-        *s = Shadow { epoch, ..Default::default() };
+        *s = Shadow {
+            epoch,
+            ..Default::default()
+        };
     }
     let conflicts = |other: &Acc| !ordered(other, &me) && !(other.atomic && me.atomic);
     let kind = |a: &Acc, plain: How| if a.atomic { How::Atomic } else { plain };
@@ -418,7 +440,11 @@ fn race_byte(s: &mut Shadow, epoch: u32, me: Acc, how: How) -> Option<Conflict> 
         same_value: how == How::Write && !w.atomic,
     });
     if how != How::Read && found.is_none() {
-        found = s.reads.iter().flatten().find(|r| conflicts(r)).map(|r| Conflict { other: *r, other_how: kind(r, How::Read), same_value: false });
+        found = s.reads.iter().flatten().find(|r| conflicts(r)).map(|r| Conflict {
+            other: *r,
+            other_how: kind(r, How::Read),
+            same_value: false,
+        });
     }
     match how {
         How::Read => {
@@ -454,8 +480,16 @@ fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, sho
         bytes,
         space,
         accesses: vec![
-            Access { site: Some(c.other.site), tid: Some(unlinear(c.other.t as u32, cta.ntid)), how: c.other_how },
-            Access { site: Some(me.site), tid: Some(env.tid), how },
+            Access {
+                site: Some(c.other.site),
+                tid: Some(unlinear(c.other.t as u32, cta.ntid)),
+                how: c.other_how,
+            },
+            Access {
+                site: Some(me.site),
+                tid: Some(env.tid),
+                how,
+            },
         ],
         detail: String::new(),
     };
@@ -464,7 +498,11 @@ fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, sho
         // bounds: checked first).
         let first = unsafe { (at as *const u8).read_volatile() };
         if cta.pending.len() < 4096 {
-            cta.pending.push(Pending { addr: at, first, finding });
+            cta.pending.push(Pending {
+                addr: at,
+                first,
+                finding,
+            });
         }
     } else {
         // SAFETY: the launch's record outlives its CTAs.
@@ -514,7 +552,11 @@ fn initcheck(
                 addr,
                 bytes,
                 space: if shared { SPACE_SHARED } else { SPACE_GLOBAL },
-                accesses: vec![Access { site: Some(site), tid: Some(env.tid), how }],
+                accesses: vec![Access {
+                    site: Some(site),
+                    tid: Some(env.tid),
+                    how,
+                }],
                 detail: String::new(),
             },
         );
@@ -531,7 +573,10 @@ static ANY_TRACKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 /// A new device allocation: undefined until written (initcheck).
 pub fn track(start: u64, len: u64) {
     let words = (len as usize).div_ceil(64);
-    TRACKED.write().insert(start, (0..words).map(|_| std::sync::atomic::AtomicU64::new(0)).collect());
+    TRACKED.write().insert(
+        start,
+        (0..words).map(|_| std::sync::atomic::AtomicU64::new(0)).collect(),
+    );
     ANY_TRACKED.store(true, std::sync::atomic::Ordering::Release);
 }
 
@@ -541,7 +586,11 @@ pub fn untrack(start: u64) {
 }
 
 /// Calls `f(bits, first byte, end byte)` for the tracked allocation holding `addr`, if any.
-fn in_tracked<R>(addr: u64, bytes: u64, f: impl FnOnce(&[std::sync::atomic::AtomicU64], usize, usize) -> R) -> Option<R> {
+fn in_tracked<R>(
+    addr: u64,
+    bytes: u64,
+    f: impl FnOnce(&[std::sync::atomic::AtomicU64], usize, usize) -> R,
+) -> Option<R> {
     if !ANY_TRACKED.load(std::sync::atomic::Ordering::Acquire) {
         return None;
     }
@@ -565,7 +614,10 @@ pub fn mark_written(addr: u64, bytes: u64) {
 /// outside tracked allocations counts as written).
 pub fn global_written(addr: u64, bytes: u64) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
-    in_tracked(addr, bytes, |bits, from, to| (from..to).all(|b| bits[b / 64].load(Relaxed) >> (b % 64) & 1 == 1)).unwrap_or(true)
+    in_tracked(addr, bytes, |bits, from, to| {
+        (from..to).all(|b| bits[b / 64].load(Relaxed) >> (b % 64) & 1 == 1)
+    })
+    .unwrap_or(true)
 }
 
 // ---- reports -----------------------------------------------------------------------------------
@@ -607,14 +659,35 @@ fn message(f: &Finding, kernel: &str) -> String {
     match f.kind {
         Kind::Race => {
             let hows: Vec<&str> = f.accesses.iter().map(|a| a.how.word()).collect();
-            format!("race on {space} memory in `{kernel}`: a {} and a {} of byte {:#x} with no barrier between", hows[0], hows[1], f.addr)
+            format!(
+                "race on {space} memory in `{kernel}`: a {} and a {} of byte {:#x} with no barrier between",
+                hows[0], hows[1], f.addr
+            )
         }
-        Kind::Uninitialized => format!("`{kernel}` reads {} byte(s) of {space} memory at {:#x} that nothing has written", f.bytes, f.addr),
-        Kind::DivergentBarrier => format!("a barrier in `{kernel}` completed without some of the block's threads: {}", f.detail),
-        Kind::BarrierCount => format!("threads of `{kernel}` met at one barrier with different thread counts: {}", f.detail),
-        Kind::WarpMask => format!("threads of `{kernel}` met at a warp collective with different member masks: {}", f.detail),
-        Kind::InvalidAccess => format!("`{kernel}` accessed {} byte(s) of {space} memory at {:#x}, outside every allocation", f.bytes, f.addr),
-        Kind::Misaligned => format!("`{kernel}` accessed {} bytes of {space} memory at {:#x}, which is not a multiple of {}", f.bytes, f.addr, f.bytes),
+        Kind::Uninitialized => format!(
+            "`{kernel}` reads {} byte(s) of {space} memory at {:#x} that nothing has written",
+            f.bytes, f.addr
+        ),
+        Kind::DivergentBarrier => format!(
+            "a barrier in `{kernel}` completed without some of the block's threads: {}",
+            f.detail
+        ),
+        Kind::BarrierCount => format!(
+            "threads of `{kernel}` met at one barrier with different thread counts: {}",
+            f.detail
+        ),
+        Kind::WarpMask => format!(
+            "threads of `{kernel}` met at a warp collective with different member masks: {}",
+            f.detail
+        ),
+        Kind::InvalidAccess => format!(
+            "`{kernel}` accessed {} byte(s) of {space} memory at {:#x}, outside every allocation",
+            f.bytes, f.addr
+        ),
+        Kind::Misaligned => format!(
+            "`{kernel}` accessed {} bytes of {space} memory at {:#x}, which is not a multiple of {}",
+            f.bytes, f.addr, f.bytes
+        ),
         Kind::DoubleFree | Kind::Leak => f.detail.clone(),
     }
 }
@@ -623,10 +696,21 @@ fn message(f: &Finding, kernel: &str) -> String {
 /// thread and block.
 pub fn render(f: &Finding, src: &Source<'_>) -> String {
     let severity = if f.kind.is_error() { "error" } else { "warning" };
-    let mut out = format!("{severity}[{}]: {}: {}\n", f.kind.code(), f.kind.tool(), message(f, src.kernel));
-    let block = f.ctaid.map(|c| format!(" of block ({}, {}, {})", c[0], c[1], c[2])).unwrap_or_default();
+    let mut out = format!(
+        "{severity}[{}]: {}: {}\n",
+        f.kind.code(),
+        f.kind.tool(),
+        message(f, src.kernel)
+    );
+    let block = f
+        .ctaid
+        .map(|c| format!(" of block ({}, {}, {})", c[0], c[1], c[2]))
+        .unwrap_or_default();
     for a in &f.accesses {
-        let thread = a.tid.map(|t| format!("thread ({}, {}, {}){block}", t[0], t[1], t[2])).unwrap_or_else(|| format!("a thread{block}"));
+        let thread = a
+            .tid
+            .map(|t| format!("thread ({}, {}, {}){block}", t[0], t[1], t[2]))
+            .unwrap_or_else(|| format!("a thread{block}"));
         match (a.site, src.text) {
             (Some(site), Some(text)) => {
                 let (n, code) = line(text, site);
@@ -687,7 +771,9 @@ pub fn report(findings: &[Finding], src: &Source<'_>) {
         text.push_str(&render(f, src));
     }
     eprint!("{text}");
-    let Some(path) = std::env::var_os("PTXJIT_SANITIZE_LOG") else { return };
+    let Some(path) = std::env::var_os("PTXJIT_SANITIZE_LOG") else {
+        return;
+    };
     let mut log = LOG.lock();
     if log.is_none() {
         *log = std::fs::OpenOptions::new().create(true).append(true).open(path).ok();

@@ -75,7 +75,6 @@ fn page() -> usize {
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
 
-
 /// Resumes `co`, a coroutine running kernel code on a stack with `bounds` ([`bounds`]), for the
 /// launch whose record is `cell`, with the trap handler armed for it.
 pub fn resume<Y>(
@@ -85,7 +84,11 @@ pub fn resume<Y>(
 ) -> CoroutineResult<Y, Outcome> {
     prepare_thread();
     let guard = (bounds.0, bounds.0 + page());
-    let active = Active { handler: co.trap_handler(), guard, cell };
+    let active = Active {
+        handler: co.trap_handler(),
+        guard,
+        cell,
+    };
     // Checked mode's local memory is the stack above the guard page.
     crate::checked::set_stack(guard.1 as u64, bounds.1 as u64);
     let outer = ACTIVE.with(|a| a.replace(Some(active)));
@@ -189,10 +192,15 @@ unsafe extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx
 /// If the signal belongs to the kernel coroutine running on this thread, sets the interrupted
 /// context up to leave that coroutine with a [`Trap`].
 unsafe fn redirect(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) -> bool {
-    let Ok(Some(active)) = ACTIVE.try_with(Cell::get) else { return false };
+    let Ok(Some(active)) = ACTIVE.try_with(Cell::get) else {
+        return false;
+    };
     let uc = unsafe { &mut *(ctx as *mut libc::ucontext_t) };
     let regs = &mut uc.uc_mcontext.gregs;
-    let (pc, sp) = (regs[libc::REG_RIP as usize] as usize, regs[libc::REG_RSP as usize] as usize);
+    let (pc, sp) = (
+        regs[libc::REG_RIP as usize] as usize,
+        regs[libc::REG_RSP as usize] as usize,
+    );
     if !active.handler.stack_ptr_in_bounds(sp) {
         return false;
     }
@@ -232,14 +240,18 @@ unsafe fn redirect(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_voi
 /// Hands a signal that is not a kernel's to the handler installed before ours.
 unsafe fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     let Some(previous) = PREVIOUS.get() else { return };
-    let Some(prev) = FAULTS.iter().position(|&s| s == sig).map(|i| &previous[i]) else { return };
+    let Some(prev) = FAULTS.iter().position(|&s| s == sig).map(|i| &previous[i]) else {
+        return;
+    };
     match prev.sa_sigaction {
         // Put the old disposition back: the instruction runs again and takes it (a core dump).
         libc::SIG_DFL | libc::SIG_IGN => unsafe {
             libc::sigaction(sig, prev, std::ptr::null_mut());
         },
         h if prev.sa_flags & libc::SA_SIGINFO != 0 => unsafe {
-            std::mem::transmute::<usize, extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void)>(h)(sig, info, ctx)
+            std::mem::transmute::<usize, extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void)>(h)(
+                sig, info, ctx,
+            )
         },
         h => unsafe { std::mem::transmute::<usize, extern "C" fn(libc::c_int)>(h)(sig) },
     }
@@ -263,7 +275,11 @@ impl Drop for Registration {
         if let Some((base, len)) = self.alt {
             // SAFETY: disables the stack this module installed, then unmaps it.
             unsafe {
-                let off = libc::stack_t { ss_sp: std::ptr::null_mut(), ss_flags: libc::SS_DISABLE, ss_size: 0 };
+                let off = libc::stack_t {
+                    ss_sp: std::ptr::null_mut(),
+                    ss_flags: libc::SS_DISABLE,
+                    ss_size: 0,
+                };
                 libc::sigaltstack(&off, std::ptr::null_mut());
                 libc::munmap(base, len);
             }
@@ -303,7 +319,11 @@ fn prepare_thread() {
             } else {
                 // The lowest page guards the alternate stack itself.
                 libc::mprotect(base, page(), libc::PROT_NONE);
-                let on = libc::stack_t { ss_sp: base.cast::<u8>().add(page()).cast(), ss_flags: 0, ss_size: ALT_STACK };
+                let on = libc::stack_t {
+                    ss_sp: base.cast::<u8>().add(page()).cast(),
+                    ss_flags: 0,
+                    ss_size: ALT_STACK,
+                };
                 libc::sigaltstack(&on, std::ptr::null_mut());
                 Some((base, len))
             }
@@ -335,12 +355,15 @@ pub fn interrupt() {
 /// The executable segments of every loaded object, sorted: a program counter outside all of them is
 /// in generated code (ORC maps it anonymously). Replaced (and the old list leaked, as a signal
 /// handler may be reading it) only when the set of loaded objects changes.
-static OBJECTS: std::sync::atomic::AtomicPtr<Vec<(usize, usize)>> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+static OBJECTS: std::sync::atomic::AtomicPtr<Vec<(usize, usize)>> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
 fn in_generated_code(pc: usize) -> bool {
     let p = OBJECTS.load(std::sync::atomic::Ordering::Acquire);
     // SAFETY: lists are never freed.
-    let Some(list) = (unsafe { p.as_ref() }) else { return false };
+    let Some(list) = (unsafe { p.as_ref() }) else {
+        return false;
+    };
     let i = list.partition_point(|&(start, _)| start <= pc);
     !(i > 0 && pc < list[i - 1].1)
 }
@@ -350,7 +373,10 @@ fn refresh_objects() {
         // SAFETY: dl_iterate_phdr passes valid headers and our own vector.
         let (info, out) = unsafe { (&*info, &mut *(out as *mut Vec<(usize, usize)>)) };
         let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
-        for h in headers.iter().filter(|h| h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_X != 0) {
+        for h in headers
+            .iter()
+            .filter(|h| h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_X != 0)
+        {
             let start = info.dlpi_addr as usize + h.p_vaddr as usize;
             out.push((start, start + h.p_memsz as usize));
         }

@@ -91,14 +91,23 @@ pub fn watch(cell: &FaultCell, cancel: Option<Arc<Cancel>>) -> Watch {
     if deadline.is_none() && cancel.is_none() {
         return Watch(None);
     }
-    if cancel.as_ref().and_then(|c| c.deadline()).is_some_and(|d| d <= Instant::now()) {
+    if cancel
+        .as_ref()
+        .and_then(|c| c.deadline())
+        .is_some_and(|d| d <= Instant::now())
+    {
         cell.record(Fault::of(FaultKind::Cancelled));
         return Watch(None);
     }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     start();
-    WATCHED.lock().push(Watched { id, cell, deadline, cancel });
+    WATCHED.lock().push(Watched {
+        id,
+        cell,
+        deadline,
+        cancel,
+    });
     WAKE.notify_one();
     Watch(Some(id))
 }
