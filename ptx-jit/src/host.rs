@@ -174,6 +174,9 @@ pub struct HostKernel {
     source: std::sync::Arc<Source>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
+    /// Registers the kernel's body reads where no path has written them (the linter's P0504): the
+    /// read's byte offset and the register's name, which initcheck reports at every launch.
+    pub unwritten_registers: Vec<(u32, String)>,
 }
 
 /// A kernel's fully optimised code: its address, and how many of its regions run lane-vectorised.
@@ -695,6 +698,7 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
                 full: std::sync::OnceLock::new(),
                 source: source.clone(),
                 lines: lines.clone(),
+                unwritten_registers: vec![],
             });
         }
         for (name, size) in lowered.globals {

@@ -55,8 +55,23 @@ pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>
 
 /// [`load`] with explicit lowering options (e.g. to run a kernel on fibers rather than as regions).
 pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagnostic>> {
-    let (m, _) = front(src)?;
-    host::compile_with(&m, Some(src), options)
+    let (m, warnings) = front(src)?;
+    let mut module = host::compile_with(&m, Some(src), options)?;
+    // initcheck's registers: the linter's reads before any write, inside each kernel's body.
+    for k in &mut module.kernels {
+        let Some(span) = m.items.iter().find_map(|i| match i {
+            ptx_front::ast::Item::Function(f) if f.name.text == k.info.name => Some(f.span),
+            _ => None,
+        }) else {
+            continue;
+        };
+        k.unwritten_registers = warnings
+            .iter()
+            .filter(|d| d.code == Code::P0504 && span.start <= d.span.start && d.span.end <= span.end)
+            .map(|d| (d.span.start, src[d.span.start as usize..d.span.end as usize].to_string()))
+            .collect();
+    }
+    Ok(module)
 }
 
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`), or `PTXJIT_SANITIZE`

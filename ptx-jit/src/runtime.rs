@@ -220,6 +220,12 @@ pub fn launch_sanitized(k: &HostKernel, l: &Launch<'_>) -> (Result<(), LaunchErr
     let r = run(k, l, entry, &cell as *const _ as *const c_void);
     drop(watch);
     let mut findings = std::mem::take(&mut *cell.findings.lock());
+    if l.sanitize.has(crate::sanitize::Tools::INITCHECK) {
+        findings.extend(k.unwritten_registers.iter().map(|(site, reg)| crate::sanitize::Finding {
+            accesses: vec![crate::sanitize::Access { site: Some(*site), tid: None, how: crate::sanitize::How::Read }],
+            ..crate::sanitize::Finding::plain(crate::sanitize::Kind::UninitializedRegister, 0, 0, reg.clone())
+        }));
+    }
     let r = match cell.take() {
         Some(f) => {
             if l.sanitize.has(crate::sanitize::Tools::MEMCHECK) {

@@ -87,6 +87,9 @@ pub enum Kind {
     Race,
     /// S0201: a load from memory nothing has written.
     Uninitialized,
+    /// S0202: a read of a register no path has written (found by the linter, P0504, reported at
+    /// each launch of the kernel).
+    UninitializedRegister,
     /// S0301: a barrier reached at two different instructions, or one that can never complete.
     DivergentBarrier,
     /// S0302: threads met at one barrier with different thread counts.
@@ -108,6 +111,7 @@ impl Kind {
         match self {
             Kind::Race => "S0101",
             Kind::Uninitialized => "S0201",
+            Kind::UninitializedRegister => "S0202",
             Kind::DivergentBarrier => "S0301",
             Kind::BarrierCount => "S0302",
             Kind::WarpMask => "S0303",
@@ -120,7 +124,7 @@ impl Kind {
     pub fn tool(self) -> &'static str {
         match self {
             Kind::Race => "racecheck",
-            Kind::Uninitialized => "initcheck",
+            Kind::Uninitialized | Kind::UninitializedRegister => "initcheck",
             Kind::DivergentBarrier | Kind::BarrierCount | Kind::WarpMask => "synccheck",
             _ => "memcheck",
         }
@@ -136,6 +140,7 @@ impl Kind {
         match self {
             Kind::Race => "race",
             Kind::Uninitialized => "uninit",
+            Kind::UninitializedRegister => "uninit-register",
             Kind::DivergentBarrier => "divergent-barrier",
             Kind::BarrierCount => "barrier-count",
             Kind::WarpMask => "warp-mask",
@@ -668,6 +673,7 @@ fn message(f: &Finding, kernel: &str) -> String {
             "`{kernel}` reads {} byte(s) of {space} memory at {:#x} that nothing has written",
             f.bytes, f.addr
         ),
+        Kind::UninitializedRegister => format!("`{kernel}` reads register `{}`, which no path has written", f.detail),
         Kind::DivergentBarrier => format!(
             "a barrier in `{kernel}` completed without some of the block's threads: {}",
             f.detail
