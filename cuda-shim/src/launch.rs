@@ -231,7 +231,7 @@ api! {
             0 => rt::MAX_THREADS_PER_BLOCK as c_int,            // MAX_THREADS_PER_BLOCK
             1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
             2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
-            3 => 0,                                             // LOCAL_SIZE_BYTES: locals live on the host stack
+            3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
             4 => 0,                                             // NUM_REGS: no register file on the CPU
             5 | 6 => device::CC.0 * 10 + device::CC.1,          // PTX_VERSION, BINARY_VERSION: the target it runs as
             7 => 0,                                             // CACHE_MODE_CA

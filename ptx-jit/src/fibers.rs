@@ -18,7 +18,8 @@ use ptx_llvm::collective::*;
 use rayon::prelude::*;
 use std::ffi::c_void;
 
-/// Fiber stacks: JIT'd thread bodies keep registers in stack slots and recurse only through `call`.
+/// Fiber stacks: JIT'd thread bodies keep registers in stack slots and recurse only through `call`;
+/// a kernel's own `.local` arrays come on top.
 const STACK_BYTES: usize = 256 * 1024;
 /// Named barriers per CTA (`bar` ids 0–15), and the cluster barrier of a cluster of one.
 const BARRIERS: usize = CLUSTER_BARRIER as usize + 1;
@@ -391,6 +392,7 @@ fn run_cta(
     cta_index: u64,
     shared: &mut [u64],
     fault: *const c_void,
+    local_bytes: usize,
 ) -> Result<(), LaunchError> {
     let [bx, by, bz] = l.block;
     let n = (bx * by * bz) as usize;
@@ -431,11 +433,10 @@ fn run_cta(
     let mut stacks: Vec<(usize, usize)> = Vec::with_capacity(n);
     for (i, lane) in lanes.iter_mut().enumerate() {
         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
-        let stack = match STACKS.with(|s| s.borrow_mut().pop()) {
+        let want = STACK_BYTES.saturating_add(local_bytes);
+        let stack = match STACKS.with(|s| s.borrow_mut().pop()).filter(|s| crate::trap::bounds(s).1 - crate::trap::bounds(s).0 > want) {
             Some(s) => s,
-            None => {
-                DefaultStack::new(STACK_BYTES).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?
-            }
+            None => DefaultStack::new(want).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?,
         };
         stacks.push(crate::trap::bounds(&stack));
         let lane_addr = lane as *mut Lane as usize;
@@ -512,6 +513,6 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault
     let fault = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
         || vec![0u64; words],
-        |shared, cta| run_cta(l, entry, cta, shared, fault as *const c_void),
+        |shared, cta| run_cta(l, entry, cta, shared, fault as *const c_void, k.info.local_bytes as usize),
     )
 }

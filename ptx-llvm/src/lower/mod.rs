@@ -78,6 +78,8 @@ pub struct KernelInfo {
     pub param_bytes: u64,
     /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset, aligned to 16.
     pub static_shared: u64,
+    /// Bytes of the kernel's own `.local` variables, per thread (its callees' come on top).
+    pub local_bytes: u64,
     /// Host flavour: how the runtime runs the kernel's CTAs.
     pub exec: Exec,
 }
@@ -970,11 +972,22 @@ impl<'ctx> Lowerer<'ctx> {
                 pi
             })
             .collect();
+        let mut local_bytes = 0u64;
+        if let Some(body) = &f.body {
+            ast::visit(body, &mut |s| {
+                if let Statement::Var(v) = s {
+                    if v.space == Space::Local {
+                        local_bytes = align_up(local_bytes, v.alignment()).saturating_add(v.size_bytes());
+                    }
+                }
+            });
+        }
         KernelInfo {
             name: f.name.text.to_string(),
             params,
             param_bytes: off,
             static_shared: self.shared_size,
+            local_bytes,
             exec: Exec::Loop,
         }
     }
