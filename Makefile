@@ -69,6 +69,10 @@ build/nvcc_program: tests/nvcc/program.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
 
+build/nvcc_faults: tests/nvcc/faults.cu venv
+	mkdir -p build
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
+
 build/nvcc_printf: tests/nvcc/printf_assert.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
@@ -110,7 +114,7 @@ bench: build venv opencl
 
 # ---- tests -----------------------------------------------------------------------------------------
 
-test: build venv build/client build/faults build/sanitize_client build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: build venv build/client build/faults build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -125,6 +129,9 @@ test: build venv build/client build/faults build/sanitize_client build/nvcc_prog
 	@echo; echo "== faulting, trapping and runaway kernels end their launch, never the process (default mode)"
 	LD_LIBRARY_PATH=$(REL) ./build/faults tests/faults/faults.ptx | tee build/faults.out
 	grep -q "ALL VERIFIED" build/faults.out
+	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
+	grep -q "ALL VERIFIED" build/nvcc_faults.out
 	@echo; echo "== ptx-jit sanitize: an unmodified program's race, uninitialised read, double free and leak"
 	rm -f build/sanitize.jsonl
 	./$(REL)/ptx-jit sanitize --log build/sanitize.jsonl -- ./build/sanitize_client tests/faults/sanitize.ptx || test $$? -eq 1
