@@ -587,22 +587,32 @@ impl<'ctx> Lowerer<'ctx> {
                 return Ok(unsafe { self.b.build_in_bounds_gep(i8t, ptr, &[off], "p")? });
             }
         }
-        let base_int = match &a.base {
-            None => self.i64().const_zero(),
+        let addr = match &a.base {
+            None => off,
             Some(n) => match scope.lookup(n.text) {
+                // A 32-bit address (a shared-window offset, or any address of a 32-bit module) wraps
+                // modulo 2^32 with its offset: nvcc strength-reduces indices into bases below the
+                // window (`%r - 140`, then `[%r+68]`), which adding in 64 bits put 4 GiB off.
+                // (NVPTX keeps the 64-bit form: the hardware wraps shared addresses itself.)
+                Some(Entry::Reg { ty, .. }) if ty.bits() == 32 && self.flavour == Flavour::Host => {
+                    let v = self.reg_load(st, n, Type::U32, scope)?.into_int_value();
+                    let sum = self.b.build_int_add(v, self.i32().const_int(a.offset as u64, true), "a32")?;
+                    self.b.build_int_z_extend(sum, self.i64(), "a")?
+                }
                 Some(Entry::Reg { ty, .. }) => {
                     let v = self
                         .reg_load(st, n, if ty.bits() == 32 { Type::U32 } else { Type::U64 }, scope)?
                         .into_int_value();
-                    self.b.build_int_z_extend_or_bit_cast(v, self.i64(), "a")?
+                    let v = self.b.build_int_z_extend_or_bit_cast(v, self.i64(), "a")?;
+                    self.b.build_int_add(v, off, "addr")?
                 }
                 _ => {
                     let v = self.var_address(st, n, scope)?;
-                    self.b.build_int_z_extend_or_bit_cast(v, self.i64(), "a")?
+                    let v = self.b.build_int_z_extend_or_bit_cast(v, self.i64(), "a")?;
+                    self.b.build_int_add(v, off, "addr")?
                 }
             },
         };
-        let addr = self.b.build_int_add(base_int, off, "addr")?;
         match (self.flavour, space) {
             (Flavour::Host, Space::Shared) | (Flavour::Host, Space::Param) => {
                 let env_ty = self.env_ty();
