@@ -99,7 +99,7 @@ api! {
         }
         INITIALIZED.store(true, Ordering::Release);
         // Checked kernels (PTXJIT_CHECKED=1) accept exactly the memory this driver has handed out.
-        ptx_jit::checked::set_global_memory(state::range_of);
+        ptx_jit::checked::set_global_memory(memory::checked_range);
         ptx_jit::warm_up();
         Ok(())
     }

@@ -111,11 +111,13 @@ unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layo
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (p, layout) = allocate(size)?;
-    if sanitizing(Tools::INITCHECK) {
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
+    let kind = kind(layout, ctx, id);
+    // Device memory is undefined until written; host and managed memory the host may write directly.
+    if sanitizing(Tools::INITCHECK) && matches!(kind, MemKind::Device { .. }) {
         ptx_jit::sanitize::track(p as u64, size as u64);
     }
-    let id = IDS.fetch_add(1, Ordering::Relaxed);
-    MEMORY.lock().insert(p as u64, Alloc { size: size as u64, kind: kind(layout, ctx, id) });
+    MEMORY.lock().insert(p as u64, Alloc { size: size as u64, kind });
     *dptr = p as u64;
     Ok(())
 }
@@ -205,6 +207,32 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
         }
         forget(p);
     }
+}
+
+/// Memory a checked kernel may touch, for `ptx_jit::checked`: the allocation or module variable
+/// holding `ptr` (start, end); else, as the device reports pageable memory access, the page of host
+/// memory the program has mapped there. Device memory outside every allocation is never valid: the
+/// tail of a large allocation, and a slab block no allocation holds (freed or never handed out).
+pub fn checked_range(ptr: u64) -> Option<(u64, u64)> {
+    {
+        let mem = MEMORY.lock();
+        if let Some((&start, a)) = mem.range(..=ptr).next_back() {
+            if ptr < start + a.size {
+                return Some((start, start + a.size));
+            }
+            if layout(&a.kind).is_some_and(|l| ptr < start + l.size() as u64) {
+                return None;
+            }
+        }
+    }
+    if crate::arena::contains(ptr) {
+        return None;
+    }
+    let page = ptr & !4095;
+    let mut resident = 0u8;
+    // SAFETY: mincore only asks the kernel whether the page is mapped (ENOMEM when it is not).
+    let mapped = unsafe { libc::mincore(page as *mut c_void, 4096, &mut resident) } == 0;
+    mapped.then_some((page, page + 4096))
 }
 
 /// The allocation that contains `ptr`: (start, size, kind summary).
@@ -693,6 +721,7 @@ api! {
         // Freed once the stream's earlier work is done; the pointer is gone for later calls now.
         let a = MEMORY.lock().remove(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let l = layout(&a.kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        forget(dptr);
         run_async(s, move || {
             release(dptr as *mut u8, l);
             Ok(())

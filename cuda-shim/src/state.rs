@@ -150,13 +150,6 @@ pub struct Alloc {
 pub static MEMORY: Mutex<BTreeMap<u64, Alloc>> = Mutex::new(BTreeMap::new());
 
 /// Checks that [ptr, ptr+len) lies inside one known range of device memory.
-/// The allocation holding `ptr`: (start, end), for checked kernels.
-pub fn range_of(ptr: u64) -> Option<(u64, u64)> {
-    let mem = MEMORY.lock();
-    let (&start, a) = mem.range(..=ptr).next_back()?;
-    (ptr < start + a.size).then_some((start, start + a.size))
-}
-
 pub fn check_range(ptr: u64, len: u64) -> Result<(), CUresult> {
     let mem = MEMORY.lock();
     let (start, a) = mem.range(..=ptr).next_back().ok_or(CUDA_ERROR_INVALID_VALUE)?;

@@ -331,6 +331,10 @@ pub fn run_async(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 
     ctx.streams.enqueue(
         &q,
         Box::new(move || {
+            // After a kernel faults, the context's later work does not run, as on a GPU.
+            if c.streams.check().is_err() {
+                return;
+            }
             if let Err(e) = job() {
                 c.streams.fail(e);
             }

@@ -137,6 +137,13 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
                     crate::wmma::store_lane(text, lane, addr, b, regs)
                 }
             };
+            if code == MEM_WMMA_STORE {
+                if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
+                    // initcheck: the fragment's rows (at most 32, of at most 4-byte elements `b` apart)
+                    // count as written; coarse, so a later read of them is never a false report.
+                    crate::sanitize::copied(env, cell, addr, 32 * b.max(1) * 4);
+                }
+            }
             ok.is_none() as u64
         }
         MEM_COPY => {

@@ -230,8 +230,8 @@ pub fn record(cell: &FaultCell, f: Finding) {
 struct Acc {
     /// Linear thread index in the CTA (at most 1024).
     t: u16,
-    /// The accessing warp's count of warp-level synchronisations at the time (wrapping).
-    wsync: u16,
+    /// The accessing warp's count of warp-level synchronisations at the time.
+    wsync: u32,
     site: u32,
     atomic: bool,
 }
@@ -372,7 +372,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     }
     with_cta(env, cell, |cta| {
         let t = linear(env.tid, env.ntid);
-        let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0) as u16;
+        let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0);
         let me = Acc {
             t: t as u16,
             site,
@@ -401,9 +401,10 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
         return;
     }
     let base = env.shared as u64;
-    if dst >= base && dst + bytes <= base + cell.shared_bytes {
+    if dst >= base && dst < base + cell.shared_bytes {
+        let end = (dst + bytes).min(base + cell.shared_bytes);
         with_cta(env, cell, |cta| {
-            for b in (dst - base) as usize..(dst - base + bytes) as usize {
+            for b in (dst - base) as usize..(end - base) as usize {
                 if let Some(w) = cta.shared_written.get_mut(b / 64) {
                     *w |= 1 << (b % 64);
                 }
@@ -529,24 +530,28 @@ fn initcheck(
     how: How,
 ) {
     let shared = space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared);
+    // An atomic reads the old value, then writes.
+    let (reads, writes) = (how != How::Write, how != How::Read);
     let unwritten = if shared {
         let off = (addr - shared_base) as usize;
         let bits = &mut cta.shared_written;
         let mut missing = false;
         for b in off..off + bytes as usize {
             let (w, m) = (b / 64, 1u64 << (b % 64));
-            if how == How::Read {
+            if reads {
                 missing |= bits.get(w).is_some_and(|x| x & m == 0);
-            } else if let Some(x) = bits.get_mut(w) {
+            }
+            if let (true, Some(x)) = (writes, bits.get_mut(w)) {
                 *x |= m;
             }
         }
         missing
-    } else if how == How::Read {
-        !global_written(addr, bytes)
     } else {
-        mark_written(addr, bytes);
-        false
+        let missing = reads && !global_written(addr, bytes);
+        if writes {
+            mark_written(addr, bytes);
+        }
+        missing
     };
     if unwritten {
         record(
