@@ -455,7 +455,7 @@ fn run_cta(
     let result = loop {
         for i in 0..n {
             if state[i] == State::Runnable {
-                state[i] = match crate::trap::resume(&mut fibers[i], stacks[i], cell) {
+                state[i] = match crate::trap::resume(&mut fibers[i], (), stacks[i], cell) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(Ok(())) => {
                         unsafe { (*warps_ptr.add(i / 32)).live &= !(1 << (i % 32)) };

@@ -77,8 +77,9 @@ fn page() -> usize {
 
 /// Resumes `co`, a coroutine running kernel code on a stack with `bounds` ([`bounds`]), for the
 /// launch whose record is `cell`, with the trap handler armed for it.
-pub fn resume<Y>(
-    co: &mut Coroutine<(), Y, Outcome, DefaultStack>,
+pub fn resume<I, Y>(
+    co: &mut Coroutine<I, Y, Outcome, DefaultStack>,
+    input: I,
     bounds: (usize, usize),
     cell: *const FaultCell,
 ) -> CoroutineResult<Y, Outcome> {
@@ -92,7 +93,7 @@ pub fn resume<Y>(
     // Checked mode's local memory is the stack above the guard page.
     crate::checked::set_stack(guard.1 as u64, bounds.1 as u64);
     let outer = ACTIVE.with(|a| a.replace(Some(active)));
-    let r = co.resume(());
+    let r = co.resume(input);
     ACTIVE.with(|a| a.set(outer));
     r
 }
@@ -103,14 +104,73 @@ pub fn bounds(stack: &DefaultStack) -> (usize, usize) {
     (stack.limit().get(), stack.base().get())
 }
 
-/// Calls a block entry on a pooled kernel stack: `Err` if the call trapped.
+/// A thread's coroutine for calls of block entries: it calls the entry it is resumed with and
+/// suspends until the next, so a call costs a stack switch, not a coroutine's set-up (kernels cut
+/// into regions call their entry once per region). A trap ends it; the next call makes another.
+struct Runner {
+    co: Option<Coroutine<(usize, usize), Outcome, Outcome, DefaultStack>>,
+    bounds: (usize, usize),
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        // Suspended between calls, in its own loop, holding nothing that needs dropping: reset, not
+        // unwound.
+        if let Some(co) = self.co.as_mut().filter(|c| !c.done()) {
+            // SAFETY: see above.
+            unsafe { co.force_reset() };
+        }
+    }
+}
+
+thread_local! {
+    static RUNNER: std::cell::RefCell<Option<Runner>> = const { std::cell::RefCell::new(None) };
+}
+
+fn runner() -> Result<Runner, Trap> {
+    let stack = match POOL.with(|p| p.borrow_mut().pop()) {
+        Some(s) => s,
+        None => DefaultStack::new(KERNEL_STACK).map_err(|_| Trap::NoStack)?,
+    };
+    let bounds = bounds(&stack);
+    let co = Coroutine::with_stack(stack, |y: &corosensei::Yielder<(usize, usize), Outcome>, mut job: (usize, usize)| loop {
+        let (entry, env) = job;
+        // SAFETY: `call`'s contract: an entry built for this environment, which outlives the call.
+        unsafe {
+            let entry = std::mem::transmute::<usize, crate::host::BlockFn>(entry);
+            let env = env as *const crate::runtime::Env;
+            entry(env, (*env).params);
+        }
+        job = y.suspend(Ok(()));
+    });
+    Ok(Runner { co: Some(co), bounds })
+}
+
+/// Calls a block entry on this thread's guarded kernel stack: `Err` if the call trapped.
 ///
 /// # Safety
 /// `entry` must be generated code built for `env`'s layout, and the buffers it reaches must outlive
 /// the call.
 pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell: *const FaultCell) -> Outcome {
-    // SAFETY: the caller's contract.
-    unsafe { guarded(cell, || entry(env, env.params)) }
+    let mut r = match RUNNER.with(|r| r.borrow_mut().take()) {
+        Some(r) => r,
+        None => runner()?,
+    };
+    let job = (entry as usize, env as *const crate::runtime::Env as usize);
+    let Some(co) = r.co.as_mut() else { return Err(Trap::NoStack) };
+    match resume(co, job, r.bounds, cell) {
+        CoroutineResult::Yield(o) => {
+            RUNNER.with(|slot| *slot.borrow_mut() = Some(r));
+            o
+        }
+        // Trapped: the coroutine has ended; its stack serves the next runner.
+        CoroutineResult::Return(o) => {
+            if let Some(co) = r.co.take() {
+                POOL.with(|p| p.borrow_mut().push(co.into_stack()));
+            }
+            o
+        }
+    }
 }
 
 /// Runs `f` on a pooled guarded stack: `Err` if it faulted (or, when `cell` is a launch's record, was
@@ -132,7 +192,7 @@ pub unsafe fn guarded(cell: *const FaultCell, f: impl FnOnce()) -> Outcome {
             Ok(())
         })
     };
-    let r = match resume(&mut co, bounds, cell) {
+    let r = match resume(&mut co, (), bounds, cell) {
         CoroutineResult::Return(r) => r,
         CoroutineResult::Yield(()) => Err(Trap::Interrupted),
     };
