@@ -590,14 +590,16 @@ impl<'ctx> Lowerer<'ctx> {
         let addr = match &a.base {
             None => off,
             Some(n) => match scope.lookup(n.text) {
-                // A 32-bit address (a shared-window offset, or any address of a 32-bit module) wraps
-                // modulo 2^32 with its offset: nvcc strength-reduces indices into bases below the
-                // window (`%r - 140`, then `[%r+68]`), which adding in 64 bits put 4 GiB off.
-                // (NVPTX keeps the 64-bit form: the hardware wraps shared addresses itself.)
-                Some(Entry::Reg { ty, .. }) if ty.bits() == 32 && self.flavour == Flavour::Host => {
+                // A 32-bit shared address is an offset into the CTA's window, and wraps modulo 2^32 with
+                // its offset: nvcc strength-reduces indices into bases below the window (`%r - 140`,
+                // then `[%r+68]`), which zero-extending put 4 GiB away. No window reaches 2 GiB, so
+                // sign extension gives every such sum exactly, and keeps `base + offset` foldable into
+                // an addressing mode (adding in 32 bits first cost sgemm's inner loop an instruction
+                // per load). NVPTX keeps the plain form: the hardware wraps shared addresses itself.
+                Some(Entry::Reg { ty, .. }) if ty.bits() == 32 && space == Space::Shared && self.flavour == Flavour::Host => {
                     let v = self.reg_load(st, n, Type::U32, scope)?.into_int_value();
-                    let sum = self.b.build_int_add(v, self.i32().const_int(a.offset as u64, true), "a32")?;
-                    self.b.build_int_z_extend(sum, self.i64(), "a")?
+                    let v = self.b.build_int_s_extend(v, self.i64(), "a")?;
+                    self.b.build_int_add(v, off, "addr")?
                 }
                 Some(Entry::Reg { ty, .. }) => {
                     let v = self
