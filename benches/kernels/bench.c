@@ -17,6 +17,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <cuda.h>
+#include "../../tests/demo/driver_util.h"
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -61,19 +62,6 @@ static void cl_check(cl_int r, const char *call) {
 
 #define CU(call) cu_check((call), #call)
 #define CL(call) cl_check((call), #call)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -1,35 +1,12 @@
 /* A plain CUDA driver API program: it knows nothing about ptx-jit. Built against NVIDIA's cuda.h and
  * linked with -lcuda, it runs on whatever libcuda.so.1 the loader finds. */
 #include <cuda.h>
+#include "driver_util.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        CUresult r_ = (call);                                                        \
-        if (r_ != CUDA_SUCCESS) {                                                    \
-            const char *name_ = "?";                                                 \
-            cuGetErrorName(r_, &name_);                                              \
-            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
-                    name_, (int)r_);                                                 \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "kernels.ptx";

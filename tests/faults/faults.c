@@ -3,6 +3,7 @@
  * gives, sticky on its context, and the process must live on to run a correct kernel in a new
  * context. A plain driver API program: it knows nothing about ptx-jit. */
 #include <cuda.h>
+#include "../demo/driver_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,27 +13,6 @@ static char *ptx;
 static CUdevice dev;
 static int failures;
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        CUresult r_ = (call);                                                                    \
-        if (r_ != CUDA_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);      \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static const char *name_of(CUresult r) {
     const char *s = "?";

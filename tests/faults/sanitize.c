@@ -3,30 +3,9 @@
  * The program itself runs to its end either way; its only check is that every call it expects to
  * succeed does. A clean run of a correct kernel comes first (no finding for it). */
 #include <cuda.h>
+#include "../demo/driver_util.h"
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        CUresult r_ = (call);                                                                \
-        if (r_ != CUDA_SUCCESS) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);  \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 int main(int argc, char **argv) {
     char *ptx = read_file(argc > 1 ? argv[1] : "sanitize.ptx");

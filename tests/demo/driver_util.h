@@ -1,0 +1,35 @@
+/* What the repository's C driver-API programs share: CHECK, which ends the program with the failing
+ * call's name and result, and read_file, which reads a PTX file whole (NUL-terminated). */
+#ifndef PTX_JIT_DRIVER_UTIL_H
+#define PTX_JIT_DRIVER_UTIL_H
+
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        CUresult r_ = (call);                                                        \
+        if (r_ != CUDA_SUCCESS) {                                                    \
+            const char *name_ = "?";                                                 \
+            cuGetErrorName(r_, &name_);                                              \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
+                    name_, (int)r_);                                                 \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n + 1);
+    if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+#endif
