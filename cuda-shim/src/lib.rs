@@ -83,7 +83,9 @@ pub(crate) fn log_enabled() -> bool {
 
 // Modules that define entry points with `api!` come after the macro.
 mod export_table;
-mod fatbin;
+/// Public for the fuzz harness (`tests/fuzz`), which feeds the reader forged images.
+#[doc(hidden)]
+pub mod fatbin;
 pub mod library;
 pub mod link;
 
