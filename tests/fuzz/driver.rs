@@ -1060,6 +1060,39 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             cuMemHostGetDevicePointer_v2(out(inp, &mut slot), s.hptr(inp, 0) as *mut c_void, inp.pick(&[0, 1])),
         ),
         55 => ("cuCtxSynchronize", cuCtxSynchronize()),
+        56 => {
+            // JIT options: log buffers (slots of 512 bytes) and their sizes, the wall time, tuning
+            // options with any value, and unknown options.
+            let p = out(inp, &mut slot);
+            let text = image(inp);
+            if text.is_some() && s.loads >= 3 {
+                return Ok(false);
+            }
+            s.loads += text.is_some() as u32;
+            let mut logs = [Slot([0; 512]), Slot([0; 512])];
+            let (mut opts, mut vals) = ([0 as c_int; 4], [null_mut::<c_void>(); 4]);
+            for (o, v) in opts.iter_mut().zip(vals.iter_mut()) {
+                *o = match inp.below(8) {
+                    0..=4 => inp.pick(&[2, 3, 4, 5, 6]),
+                    5 => enum_value(inp),
+                    _ => inp.pick(&[0, 1, 7, 8]),
+                };
+                *v = match *o {
+                    3 | 5 if inp.below(6) == 0 => null_mut(),
+                    3 | 5 => logs[(*o == 5) as usize].0.as_mut_ptr() as *mut c_void,
+                    4 | 6 => inp.pick(&[0usize, 1, 16, 512]) as *mut c_void,
+                    _ => inp.u64() as usize as *mut c_void,
+                };
+            }
+            let n = inp.below(5) as c_uint;
+            let (op, vp) = if inp.below(8) == 0 { (null_mut(), null_mut()) } else { (opts.as_mut_ptr(), vals.as_mut_ptr()) };
+            let ptr = text.as_ref().map_or(null(), |t| t.as_ptr() as *const c_void);
+            let r = cuModuleLoadDataEx(p, ptr, n, op, vp);
+            if r == CUDA_SUCCESS {
+                s.module.live.push(read(&slot));
+            }
+            ("cuModuleLoadDataEx", r)
+        }
         _ => return Ok(false),
     };
     check(r, name)?;
@@ -1128,10 +1161,24 @@ unsafe fn launch(s: &mut State, inp: &mut Input) -> Result<bool, String> {
         _ => (0, 0),
     };
     let mut params = [&mut p as *mut u64 as *mut c_void, &mut n as *mut u32 as *mut c_void];
-    let pp = if inp.below(8) == 0 {
-        null_mut()
-    } else {
-        params.as_mut_ptr()
+    // The same arguments packed for `extra` (p at 0, n at 8: 12 bytes), with its size and pointer
+    // missing, null, too small or in another order.
+    let mut packed = [p, n as u64];
+    let mut size: usize = inp.pick(&[12, 16, 8, 0]);
+    let sp = if inp.below(6) == 0 { null_mut() } else { &mut size as *mut usize as *mut c_void };
+    let bp = if inp.below(6) == 0 { null_mut() } else { packed.as_mut_ptr() as *mut c_void };
+    let tag = |v: usize| v as *mut c_void;
+    let mut extra: [*mut c_void; 5] = match inp.below(4) {
+        0 => [tag(1), bp, tag(2), sp, tag(0)],
+        1 => [tag(2), sp, tag(1), bp, tag(0)],
+        2 => [tag(1), bp, tag(0), null_mut(), null_mut()],
+        _ => [tag(inp.pick(&[3, 0xff, usize::MAX])), bp, tag(0), null_mut(), null_mut()],
+    };
+    let (pp, ep) = match inp.below(8) {
+        0 => (null_mut(), null_mut()),
+        1 | 2 => (null_mut(), extra.as_mut_ptr()),
+        3 => (params.as_mut_ptr(), extra.as_mut_ptr()),
+        _ => (params.as_mut_ptr(), null_mut()),
     };
     let r = if inp.below(4) == 0 {
         let mut attrs = [LaunchAttribute {
@@ -1158,13 +1205,13 @@ unsafe fn launch(s: &mut State, inp: &mut Input) -> Result<bool, String> {
         } else {
             &cfg as *const LaunchConfig as *const _
         };
-        ("cuLaunchKernelEx", cuLaunchKernelEx(cp, f, pp, null_mut()))
+        ("cuLaunchKernelEx", cuLaunchKernelEx(cp, f, pp, ep))
     } else {
         let [gx, gy, gz] = grid;
         let [bx, by, bz] = block;
         (
             "cuLaunchKernel",
-            cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, pp, null_mut()),
+            cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, pp, ep),
         )
     };
     check(r.1, r.0)?;
