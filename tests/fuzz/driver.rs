@@ -1085,7 +1085,11 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
                 };
             }
             let n = inp.below(5) as c_uint;
-            let (op, vp) = if inp.below(8) == 0 { (null_mut(), null_mut()) } else { (opts.as_mut_ptr(), vals.as_mut_ptr()) };
+            let (op, vp) = if inp.below(8) == 0 {
+                (null_mut(), null_mut())
+            } else {
+                (opts.as_mut_ptr(), vals.as_mut_ptr())
+            };
             let ptr = text.as_ref().map_or(null(), |t| t.as_ptr() as *const c_void);
             let r = cuModuleLoadDataEx(p, ptr, n, op, vp);
             if r == CUDA_SUCCESS {
@@ -1165,14 +1169,28 @@ unsafe fn launch(s: &mut State, inp: &mut Input) -> Result<bool, String> {
     // missing, null, too small or in another order.
     let mut packed = [p, n as u64];
     let mut size: usize = inp.pick(&[12, 16, 8, 0]);
-    let sp = if inp.below(6) == 0 { null_mut() } else { &mut size as *mut usize as *mut c_void };
-    let bp = if inp.below(6) == 0 { null_mut() } else { packed.as_mut_ptr() as *mut c_void };
+    let sp = if inp.below(6) == 0 {
+        null_mut()
+    } else {
+        &mut size as *mut usize as *mut c_void
+    };
+    let bp = if inp.below(6) == 0 {
+        null_mut()
+    } else {
+        packed.as_mut_ptr() as *mut c_void
+    };
     let tag = |v: usize| v as *mut c_void;
     let mut extra: [*mut c_void; 5] = match inp.below(4) {
         0 => [tag(1), bp, tag(2), sp, tag(0)],
         1 => [tag(2), sp, tag(1), bp, tag(0)],
         2 => [tag(1), bp, tag(0), null_mut(), null_mut()],
-        _ => [tag(inp.pick(&[3, 0xff, usize::MAX])), bp, tag(0), null_mut(), null_mut()],
+        _ => [
+            tag(inp.pick(&[3, 0xff, usize::MAX])),
+            bp,
+            tag(0),
+            null_mut(),
+            null_mut(),
+        ],
     };
     let (pp, ep) = match inp.below(8) {
         0 => (null_mut(), null_mut()),

@@ -17,7 +17,8 @@
 //! child process was running: each target runs in a child process that writes the index of its
 //! current input to a file before running it. Panics, including those the driver API catches and
 //! turns into `CUDA_ERROR_UNKNOWN`, are seen by a panic hook. Findings are saved under
-//! `target/fuzz/findings/`; `FUZZ_REPLAY=FILE` runs one of them in-process.
+//! `target/fuzz/findings/`; `FUZZ_REPLAY=FILE` runs one of them in-process (`FUZZ_BACKTRACE=1` prints
+//! where each panic came from).
 //!
 //! `cargo test --release -p ptx-jit-tests --test fuzz -- [parse|lower|fatbin|driver …]`
 
@@ -401,6 +402,9 @@ fn install_hook() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
         let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+        if std::env::var_os("FUZZ_BACKTRACE").is_some() {
+            eprintln!("panic at {at}: {msg}\n{}", std::backtrace::Backtrace::force_capture());
+        }
         if let Ok(mut p) = PANICS.lock() {
             p.push(format!("panic at {at}: {msg}"));
         }
