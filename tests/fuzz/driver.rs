@@ -8,6 +8,10 @@
 //! addresses, memory the shim handed out, or a static buffer with sizes that fit it (a wild pointer
 //! into the process's own heap would corrupt it whatever the driver did). Allocations are at most a
 //! few KiB (huge sizes are ones no device can have), and kernels are three small ones that end.
+//!
+//! The regression inputs in `tests/fuzz/corpus/driver` mean what this decoder makes of them: a change
+//! to the decoding must rewrite them (each holds a few calls, spelt out byte by byte), and
+//! `cuda-shim/tests/robustness.rs` states the same findings directly.
 
 use crate::targets::check;
 use cuda::errors::*;
