@@ -15,7 +15,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "nvidia-cuda-crt==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test bench deps llvm venv opencl clean
+.PHONY: all build demo test bench fuzz deps llvm venv opencl clean
 
 all: build
 
@@ -112,12 +112,24 @@ bench: build venv opencl
 	LD_LIBRARY_PATH=$(REL) OMP_NUM_THREADS=2 ./build/bench build/kernels.ptx benches/kernels/kernels.cl \
 	  $(CU13)/bin/ptxas build/bench.json
 
+# ---- fuzzing ---------------------------------------------------------------------------------------
+
+# Each target (parse, lower, fatbin, driver; FUZZ_TARGETS picks some) replays tests/fuzz/corpus, then
+# mutates seeds for FUZZ_SECONDS; findings are saved under target/fuzz/findings and fail the run.
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 3
+FUZZ_TARGETS ?=
+fuzz: llvm
+	FUZZ_SECONDS=$(FUZZ_SECONDS) cargo test --release -p ptx-jit-tests --test fuzz -- $(FUZZ_TARGETS)
+
 # ---- tests -----------------------------------------------------------------------------------------
 
 test: build venv build/client build/faults build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
+	@echo; echo "== fuzzing: the regression corpus and $(FUZZ_TEST_SECONDS) s of mutants per target (make fuzz runs longer)"
+	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) cargo test --release -p ptx-jit-tests --test fuzz
 	@echo; echo "== C client"
 	LD_LIBRARY_PATH=$(REL) ./build/client tests/demo/kernels.ptx | tee build/client.out
 	grep -q "ALL VERIFIED" build/client.out

@@ -121,7 +121,10 @@ unsafe fn elapsed(ms: *mut c_float, start: Handle, end: Handle) -> Result<(), CU
     if (a.flags | b.flags) & DISABLE_TIMING != 0 {
         return Err(CUDA_ERROR_INVALID_HANDLE);
     }
-    let (sa, sb) = (*a.st.lock(), *b.st.lock());
+    // One statement per lock: `start` and `end` may be the same event, and in one tuple both guards
+    // would live to its end (the second lock then waits for the first forever).
+    let sa = *a.st.lock();
+    let sb = *b.st.lock();
     if sa.0 == 0 || sb.0 == 0 {
         return Err(CUDA_ERROR_INVALID_HANDLE); // never recorded
     }
@@ -129,6 +132,10 @@ unsafe fn elapsed(ms: *mut c_float, start: Handle, end: Handle) -> Result<(), CU
         return Err(CUDA_ERROR_NOT_READY);
     }
     let (ta, tb) = (sa.2.ok_or(CUDA_ERROR_NOT_READY)?, sb.2.ok_or(CUDA_ERROR_NOT_READY)?);
-    let v = if tb >= ta { (tb - ta).as_secs_f64() } else { -(ta - tb).as_secs_f64() };
+    let v = if tb >= ta {
+        (tb - ta).as_secs_f64()
+    } else {
+        -(ta - tb).as_secs_f64()
+    };
     out(ms, (v * 1e3) as c_float)
 }

@@ -28,13 +28,18 @@ struct FuncAttrs {
 static ATTRS: Lazy<Mutex<HashMap<usize, FuncAttrs>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 fn attrs(h: usize, k: &ptx_jit::KernelInfo) -> FuncAttrs {
-    ATTRS.lock().get(&h).cloned().unwrap_or(FuncAttrs {
+    ATTRS.lock().get(&h).cloned().unwrap_or_else(|| default_attrs(k))
+}
+
+/// A function's attributes before any are set (takes no lock: callers may hold `ATTRS`).
+fn default_attrs(k: &ptx_jit::KernelInfo) -> FuncAttrs {
+    FuncAttrs {
         // Without an opt-in, static plus dynamic shared memory stays within the 48 KiB default.
         max_dynamic_shared: rt::MAX_SHARED_PER_BLOCK.saturating_sub(k.static_shared),
         carveout: -1,
         cache: 0,
         name: None,
-    })
+    }
 }
 
 fn func(f: Handle) -> Result<(usize, Arc<FuncObj>), CUresult> {
@@ -114,7 +119,10 @@ unsafe fn launch(
     }
     crate::stream::run_async(stream, move || {
         let k = kernel(&fo);
-        let l = ptx_jit::Launch { cancel: Some(cancel), ..launch_of(grid, block, shared, &buf) };
+        let l = ptx_jit::Launch {
+            cancel: Some(cancel),
+            ..launch_of(grid, block, shared, &buf)
+        };
         ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))
     })
 }
@@ -126,7 +134,12 @@ fn launch_of(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, params: &[u8
 fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
     // Checked mode's report (and a `trap`'s) is what the user needs; other errors only when logging.
     use ptx_jit::LaunchError as E;
-    if crate::log_enabled() || matches!(e, E::IllegalAddress(_) | E::MisalignedAddress(_) | E::Failed(_) | E::Timeout(_)) {
+    if crate::log_enabled()
+        || matches!(
+            e,
+            E::IllegalAddress(_) | E::MisalignedAddress(_) | E::Failed(_) | E::Timeout(_)
+        )
+    {
         eprintln!("ptx-jit: launch of {name}: {e}");
     }
     match e {
@@ -154,9 +167,17 @@ unsafe fn max_potential_block_size(
     if min_grid.is_null() || block_size.is_null() || limit < 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let b2d: Option<B2DSize> = if b2d.is_null() { None } else { Some(std::mem::transmute::<*mut c_void, B2DSize>(b2d)) };
+    let b2d: Option<B2DSize> = if b2d.is_null() {
+        None
+    } else {
+        Some(std::mem::transmute::<*mut c_void, B2DSize>(b2d))
+    };
     let static_shared = kernel(&fo).info.static_shared;
-    let max = if limit == 0 { rt::MAX_THREADS_PER_BLOCK as c_int } else { limit.min(rt::MAX_THREADS_PER_BLOCK as c_int) };
+    let max = if limit == 0 {
+        rt::MAX_THREADS_PER_BLOCK as c_int
+    } else {
+        limit.min(rt::MAX_THREADS_PER_BLOCK as c_int)
+    };
     // The block size (a multiple of the warp size, largest first) with the most resident threads.
     let (mut best_threads, mut best_blocks, mut best_size) = (0u64, 0u64, 0 as c_int);
     let mut size = max - max % 32;
@@ -184,7 +205,10 @@ unsafe fn max_active_blocks(n: *mut c_int, f: Handle, block: c_int, dynamic: usi
     if block <= 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    out(n, blocks_per_sm(block as u64, kernel(&fo).info.static_shared + dynamic as u64) as c_int)
+    out(
+        n,
+        blocks_per_sm(block as u64, kernel(&fo).info.static_shared + dynamic as u64) as c_int,
+    )
 }
 
 api! {
@@ -297,7 +321,7 @@ api! {
         }
         let mut map = ATTRS.lock();
         let k = &kernel(&fo).info;
-        let a = map.entry(h).or_insert_with(|| attrs(h, k));
+        let a = map.entry(h).or_insert_with(|| default_attrs(k));
         // Kept for the handle's life, as the driver promises.
         let s = a.name.get_or_insert_with(|| Arc::new(CString::new(k.name.clone()).unwrap_or_default()));
         *name = s.as_ptr();

@@ -83,7 +83,9 @@ pub(crate) fn log_enabled() -> bool {
 
 // Modules that define entry points with `api!` come after the macro.
 mod export_table;
-mod fatbin;
+/// Public for the fuzz harness (`tests/fuzz`), which feeds the reader forged images.
+#[doc(hidden)]
+pub mod fatbin;
 pub mod library;
 pub mod link;
 
@@ -250,7 +252,14 @@ pub(crate) unsafe fn param_buffer(
             match *extra.add(i) as usize {
                 0 => break,                                             // CU_LAUNCH_PARAM_END
                 1 => ptr = *extra.add(i + 1) as *const u8,              // BUFFER_POINTER
-                2 => size = Some(*(*extra.add(i + 1) as *const usize)), // BUFFER_SIZE
+                2 => {
+                    // BUFFER_SIZE: a pointer to the size, which a caller may leave null.
+                    let p = *extra.add(i + 1) as *const usize;
+                    if p.is_null() {
+                        return Err(CUDA_ERROR_INVALID_VALUE);
+                    }
+                    size = Some(p.read_unaligned());
+                }
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             }
             i += 2;

@@ -46,7 +46,10 @@ fn bad_handles_pointers_and_sizes_are_errors() {
         for bad in [forged, s, m] {
             assert_eq!(cuFuncGetAttribute(&mut v, 0, bad), CUDA_ERROR_INVALID_HANDLE);
             assert_eq!(cuFuncSetAttribute(bad, 8, 0), CUDA_ERROR_INVALID_HANDLE);
-            assert_eq!(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut v, bad, 32, 0), CUDA_ERROR_INVALID_HANDLE);
+            assert_eq!(
+                cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut v, bad, 32, 0),
+                CUDA_ERROR_INVALID_HANDLE
+            );
             assert_eq!(cuCtxGetApiVersion(bad, null_mut()), CUDA_ERROR_INVALID_HANDLE);
             assert_eq!(cuCtxPushCurrent_v2(bad), CUDA_ERROR_INVALID_HANDLE);
         }
@@ -56,14 +59,23 @@ fn bad_handles_pointers_and_sizes_are_errors() {
         assert_eq!(cuEventCreate(null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemAlloc_v2(null_mut(), 16), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemAllocHost_v2(null_mut(), 16), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuMemAllocPitch_v2(null_mut(), null_mut(), 16, 16, 4), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuMemAllocPitch_v2(null_mut(), null_mut(), 16, 16, 4),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuPointerGetAttribute(null_mut(), 2, 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuFuncGetAttribute(null_mut(), 0, f), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuCtxGetLimit(null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuOccupancyMaxPotentialBlockSize(null_mut(), null_mut(), f, null_mut(), 0, 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuOccupancyMaxPotentialBlockSize(null_mut(), null_mut(), f, null_mut(), 0, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuMemcpy2D_v2(null()), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemcpy3D_v2(null()), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuLaunchKernelEx(null(), f, null_mut(), null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLaunchKernelEx(null(), f, null_mut(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuMemHostRegister_v2(null_mut(), 16, 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuDeviceGetPCIBusId(null_mut(), 64, 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemcpyHtoD_v2(0, null(), 4), CUDA_ERROR_INVALID_VALUE);
@@ -78,7 +90,10 @@ fn bad_handles_pointers_and_sizes_are_errors() {
         assert_eq!(cuMemcpyHtoD_v2(d + 1, p, 64), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemcpyDtoD_v2(d, d + 32, usize::MAX), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemcpyHtoDAsync_v2(0x10, p, 4, null_mut()), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuMemcpyDtoHAsync_v2(p, u64::MAX - 2, 4, null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuMemcpyDtoHAsync_v2(p, u64::MAX - 2, 4, null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuMemsetD32_v2(d, 0, usize::MAX / 2), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD2D8_v2(d, usize::MAX, 0, 2, 2), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD16_v2(d + 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
@@ -91,8 +106,14 @@ fn bad_handles_pointers_and_sizes_are_errors() {
 
         // Launch configurations are checked at the call, not on the stream.
         let mut args = [null_mut::<c_void>(); 4];
-        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuLaunchKernel(f, 0, 1, 1, 32, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuLaunchKernel(f, 0, 1, 1, 32, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuFuncSetAttribute(f, 99, 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuStreamCreate(&mut s, 7), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuEventCreate(&mut e, 0x100), CUDA_ERROR_INVALID_VALUE);
@@ -100,8 +121,14 @@ fn bad_handles_pointers_and_sizes_are_errors() {
         let mut prop = 0 as c_uint;
         assert_eq!(cuStreamGetFlags(forged, &mut prop), CUDA_ERROR_INVALID_HANDLE);
         let mut n: c_int = 0;
-        assert_eq!(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 0, 0), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 4096, 0), CUDA_SUCCESS);
+        assert_eq!(
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 0, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 4096, 0),
+            CUDA_SUCCESS
+        );
         assert_eq!(n, 0);
 
         // Destroyed context: its streams and memory are gone with it.
@@ -195,6 +222,46 @@ fn destroying_a_context_other_threads_use_is_safe() {
         let mut p = 0u64;
         assert_eq!(cuMemAlloc_v2(&mut p, 64), CUDA_SUCCESS);
         assert_eq!(cuMemFree_v2(p), CUDA_SUCCESS);
+
+/// What the driver fuzzer (`tests/fuzz`) found: an elapsed time from an event to itself and the
+/// first `cuFuncGetName` of a function each locked a mutex the call already held (the thread hung),
+/// and a null `CU_LAUNCH_PARAM_BUFFER_SIZE` pointer in `extra` was read through.
+#[test]
+fn fuzzer_findings_return_errors() {
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS);
+        let mut ctx = null_mut();
+        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+        let mut e = null_mut();
+        assert_eq!(cuEventCreate(&mut e, 0), CUDA_SUCCESS);
+        assert_eq!(cuEventRecord(e, null_mut()), CUDA_SUCCESS);
+        assert_eq!(cuEventSynchronize(e), CUDA_SUCCESS);
+        let mut ms = -1f32;
+        assert_eq!(cuEventElapsedTime(&mut ms, e, e), CUDA_SUCCESS);
+        assert_eq!(ms, 0.0);
+
+        let text = CString::new(VECADD).unwrap();
+        let mut m = null_mut();
+        assert_eq!(cuModuleLoadData(&mut m, text.as_ptr() as *const c_void), CUDA_SUCCESS);
+        let mut f = null_mut();
+        let name = CString::new("vecadd").unwrap();
+        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let mut got: *const std::ffi::c_char = null();
+        assert_eq!(cuFuncGetName(&mut got, f), CUDA_SUCCESS);
+        assert_eq!(std::ffi::CStr::from_ptr(got).to_str(), Ok("vecadd"));
+
+        let mut packed = [0u64; 4];
+        let mut extra = [
+            1 as *mut c_void,
+            packed.as_mut_ptr() as *mut c_void,
+            2 as *mut c_void,
+            null_mut(),
+            null_mut(),
+        ];
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), null_mut(), extra.as_mut_ptr()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
     }
 }

@@ -39,6 +39,46 @@ fn nvptx_min(i: &ptx_front::ast::Instruction<'_>) -> (u32, u32) {
 /// the lowest that the source, the target and every instruction allow; and the opcode offsets of the
 /// instructions whose base form (no modifiers) the target lacks. Instructions that LLVM's backend cannot
 /// select get a diagnostic here (LLVM would abort the process).
+/// Symbols LLVM's NVPTX backend cannot print. PTX names may contain `%` (`%f30` is a legal global),
+/// but LLVM's printer aborts the process on one ("Symbol name with unsupported characters"): the
+/// names of functions and of variables that become LLVM globals (global, shared and const ones).
+fn unprintable_symbols(m: &Module<'_>) -> Vec<Diagnostic> {
+    use ptx_front::ast::{Item, Name, Statement};
+    use ptx_front::types::Space;
+    let symbol = |v: &ptx_front::ast::VarDecl<'_>| matches!(v.space, Space::Global | Space::Shared | Space::Const);
+    let mut bad: Vec<Name<'_>> = vec![];
+    for item in &m.items {
+        match item {
+            Item::Var(v) if symbol(v) => bad.push(v.name),
+            Item::Function(f) => {
+                bad.push(f.name);
+                if let Some(b) = &f.body {
+                    ptx_front::ast::visit(b, &mut |s| {
+                        if let Statement::Var(v) = s {
+                            if symbol(v) {
+                                bad.push(v.name);
+                            }
+                        }
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    bad.into_iter()
+        .filter(|n| n.text.contains('%'))
+        .map(|n| {
+            Diagnostic::error(
+                ptx_front::Code::P0401,
+                n.span,
+                format!("`{}`: LLVM's NVPTX backend cannot emit a symbol name with `%`", n.text),
+            )
+            .label("valid PTX, but not a name LLVM can print")
+            .help("rename it without `%`")
+        })
+        .collect()
+}
+
 fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>) {
     // Unless asked to lower it, the output keeps the source's version (as far as LLVM can emit it):
     // requirements the ISA table does not record (ptxas knows more) then stay met.
@@ -47,6 +87,7 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
     let mut diags = vec![];
     let mut base_unmet = vec![];
     let requested = arch.ptx.unwrap_or(u32::MAX);
+    diags.extend(unprintable_symbols(m));
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
             // ptxas: kernel parameters beyond 4352 bytes need PTX 8.1.

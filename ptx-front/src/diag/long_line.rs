@@ -179,7 +179,7 @@ pub(super) fn render(d: &Diagnostic, file: &str, idx: &LineIndex<'_>, color: boo
 
         // Display columns: [start, end) of each label's underline and the column of its `┬`.
         here.sort_by_key(|h| h.1);
-        let marks: Vec<(&Label, usize, usize, usize)> = here
+        let mut marks: Vec<(&Label, usize, usize, usize)> = here
             .iter()
             .map(|&(l, a, b)| {
                 let start = window.col(a);
@@ -187,7 +187,14 @@ pub(super) fn render(d: &Diagnostic, file: &str, idx: &LineIndex<'_>, color: boo
                 (l, start, end, start + (end - start) / 2)
             })
             .collect();
-        let last = marks.iter().map(|m| m.2).max().unwrap_or(0);
+        // Messages hang from the `┬`s left to right, one column each: a label whose `┬` would share
+        // a column with another's (the same span, one label inside another, labels clamped to the
+        // window's end) moves its own right.
+        marks.sort_by_key(|m| m.3);
+        for k in 1..marks.len() {
+            marks[k].3 = marks[k].3.max(marks[k - 1].3 + 1);
+        }
+        let last = marks.iter().map(|m| m.2.max(m.3 + 1)).max().unwrap_or(0);
         bar(&mut o);
         o.push(' ');
         for col in 0..last {
@@ -337,5 +344,21 @@ mod tests {
                 y = "x".repeat(8)
             )
         );
+    }
+
+    /// Labels whose `┬` fall in one column (the same span, one inside another) each get their own
+    /// column instead of an overflowing subtraction.
+    #[test]
+    fn labels_sharing_a_column_on_a_long_line() {
+        let src = format!(".global .u32 a[3] = {{{}}};\n", "1,".repeat(200));
+        let s = |a: usize, b: usize| crate::span::Span::new(a, b);
+        for (p, q) in [((100, 101), (100, 101)), ((50, 90), (60, 61)), ((60, 61), (50, 90))] {
+            let d = Diagnostic::error(crate::Code::P0001, s(p.0, p.1), "m")
+                .label("first")
+                .secondary(s(q.0, q.1), "second");
+            let text = d.render("x.ptx", &src, false);
+            assert!(text.contains("first") && text.contains("second"), "{text}");
+            let _ = LineIndex::new(&src);
+        }
     }
 }
