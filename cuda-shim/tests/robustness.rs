@@ -222,6 +222,9 @@ fn destroying_a_context_other_threads_use_is_safe() {
         let mut p = 0u64;
         assert_eq!(cuMemAlloc_v2(&mut p, 64), CUDA_SUCCESS);
         assert_eq!(cuMemFree_v2(p), CUDA_SUCCESS);
+        assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    }
+}
 
 /// What the driver fuzzer (`tests/fuzz`) found: an elapsed time from an event to itself and the
 /// first `cuFuncGetName` of a function each locked a mutex the call already held (the thread hung),
