@@ -134,22 +134,15 @@ fn run_cta(
     env.fault = fault;
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
     let cell = unsafe { &*(fault as *const crate::checked::FaultCell) };
-    // Runs one region; false if it trapped (the fault is recorded, and the CTA stops).
+    // Runs one region; false if the launch has ended (a fault here or elsewhere): the CTA stops.
+    // This whole function runs on a guarded kernel stack (`launch`), so a trap leaves it from inside.
     let call = |steps: &mut Steps, state: u32, masked: bool| {
         steps.state = state;
         steps.masked = masked as u32;
         // SAFETY: the JIT'd entry of a Regions kernel, built for this Env and Steps layout; every buffer
         // it reaches lives in `buf` for the whole CTA.
-        match unsafe { crate::trap::call(entry, &env, cell) } {
-            Ok(()) => !cell.faulted(),
-            Err(t) => {
-                cell.record(crate::checked::Fault {
-                    ctaid: Some(env.ctaid),
-                    ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
-                });
-                false
-            }
-        }
+        unsafe { entry(&env, env.params) };
+        !cell.faulted()
     };
     let mut uniform = Some(0);
     loop {
@@ -237,12 +230,20 @@ pub fn launch(
         || Buffers::new(n, frame_bytes, words),
         |buf, cta| {
             // SAFETY: `fault` is the launch's fault record, alive until the launch returns.
-            if let Some(cell) = unsafe { (fault_addr as *const crate::checked::FaultCell).as_ref() } {
-                if cell.faulted() {
-                    return Ok(()); // the launch has failed: no further CTAs start
-                }
+            let cell = unsafe { &*(fault_addr as *const crate::checked::FaultCell) };
+            if cell.faulted() {
+                return Ok(()); // the launch has failed: no further CTAs start
             }
-            run_cta(l, entry, cta, buf, fault_addr as *const c_void)
+            // The CTA, its region scheduler included, runs on a guarded stack: one switch per CTA.
+            let mut result = Ok(());
+            let trapped = unsafe { crate::trap::run(cell, &mut || result = run_cta(l, entry, cta, buf, fault_addr as *const c_void)) };
+            if let Err(t) = trapped {
+                cell.record(crate::checked::Fault {
+                    ctaid: Some(crate::runtime::cta_index(cta, l.grid)),
+                    ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+                });
+            }
+            result
         },
     )
 }

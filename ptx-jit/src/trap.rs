@@ -134,29 +134,27 @@ fn runner() -> Result<Runner, Trap> {
     };
     let bounds = bounds(&stack);
     let co = Coroutine::with_stack(stack, |y: &corosensei::Yielder<(usize, usize), Outcome>, mut job: (usize, usize)| loop {
-        let (entry, env) = job;
-        // SAFETY: `call`'s contract: an entry built for this environment, which outlives the call.
-        unsafe {
-            let entry = std::mem::transmute::<usize, crate::host::BlockFn>(entry);
-            let env = env as *const crate::runtime::Env;
-            entry(env, (*env).params);
-        }
+        // SAFETY: `run`'s contract: the job is a live `&mut dyn FnMut()`, split into its two words.
+        unsafe { (*std::mem::transmute::<(usize, usize), *mut dyn FnMut()>(job))() };
         job = y.suspend(Ok(()));
     });
     Ok(Runner { co: Some(co), bounds })
 }
 
-/// Calls a block entry on this thread's guarded kernel stack: `Err` if the call trapped.
+/// Runs `f` on this thread's guarded kernel stack: `Err` if it trapped (or, with a launch's record
+/// in `cell`, was interrupted). A whole CTA of a kernel cut into regions runs in one such call, its
+/// scheduler included, so switching stacks is not paid per region.
 ///
 /// # Safety
-/// `entry` must be generated code built for `env`'s layout, and the buffers it reaches must outlive
-/// the call.
-pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell: *const FaultCell) -> Outcome {
+/// `f` must own nothing that needs dropping at a point it may trap (it is abandoned there), nor
+/// hold a lock there: generated code, and the runtime's loops around it.
+pub unsafe fn run(cell: *const FaultCell, f: &mut dyn FnMut()) -> Outcome {
     let mut r = match RUNNER.with(|r| r.borrow_mut().take()) {
         Some(r) => r,
         None => runner()?,
     };
-    let job = (entry as usize, env as *const crate::runtime::Env as usize);
+    // SAFETY: a fat pointer is two words; the runner turns them back before `f` goes out of scope.
+    let job = unsafe { std::mem::transmute::<*mut dyn FnMut(), (usize, usize)>(f as *mut dyn FnMut()) };
     let Some(co) = r.co.as_mut() else { return Err(Trap::NoStack) };
     match resume(co, job, r.bounds, cell) {
         CoroutineResult::Yield(o) => {
@@ -171,6 +169,16 @@ pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell:
             o
         }
     }
+}
+
+/// Calls a block entry on this thread's guarded kernel stack: `Err` if the call trapped.
+///
+/// # Safety
+/// `entry` must be generated code built for `env`'s layout, and the buffers it reaches must outlive
+/// the call.
+pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell: *const FaultCell) -> Outcome {
+    // SAFETY: the caller's contract.
+    unsafe { run(cell, &mut || entry(env, env.params)) }
 }
 
 /// Runs `f` on a pooled guarded stack: `Err` if it faulted (or, when `cell` is a launch's record, was
