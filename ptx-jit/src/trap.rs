@@ -5,7 +5,8 @@
 //! under a process-wide signal handler: a SIGSEGV, SIGBUS, SIGFPE or SIGILL whose stack pointer lies
 //! in the running kernel coroutine's stack makes that coroutine return a [`Trap`] to its caller, as if
 //! the kernel had returned. Nothing between the fault and the coroutine's base is unwound: those
-//! frames are generated code and the runtime's builtins, which own nothing that needs dropping. Any
+//! frames are generated code, the runtime's builtins and (for kernels cut into regions) the CTA's
+//! region scheduler, none of which owns anything that needs dropping or holds a lock. Any
 //! other signal (a fault in the runtime's own Rust, or one sent by `kill`) goes to the handler that
 //! was installed before ours, so a real bug still crashes as it would have.
 //!
