@@ -332,7 +332,7 @@ impl Copy3 {
             return Ok(());
         }
         // SAFETY: the copy owns nothing and takes no lock: abandoning it at a fault is sound.
-        ptx_jit::trap::guarded(std::ptr::null(), || self.run()).map_err(|_| CUDA_ERROR_INVALID_VALUE)
+        ptx_jit::trap::run(std::ptr::null(), &mut || self.run()).map_err(|_| CUDA_ERROR_INVALID_VALUE)
     }
 
     unsafe fn run(&self) {

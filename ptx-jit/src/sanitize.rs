@@ -288,8 +288,8 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
         let fresh =
             !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && s.cell == cell as *const _);
         if fresh {
-            if let Some(old) = c.take() {
-                close(old);
+            if let Some(mut old) = c.take() {
+                settle(&mut old);
             }
             let threads = env.ntid.iter().product::<u32>() as usize;
             *c = Some(Cta {
@@ -323,14 +323,10 @@ fn settle(cta: &mut Cta) {
     }
 }
 
-fn close(mut cta: Cta) {
-    settle(&mut cta);
-}
-
 /// The CTA this thread ran is finished: settles what waits for the end of its epoch.
 pub fn cta_done() {
-    if let Some(cta) = CTA.with(|c| c.borrow_mut().take()) {
-        close(cta);
+    if let Some(mut cta) = CTA.with(|c| c.borrow_mut().take()) {
+        settle(&mut cta);
     }
 }
 

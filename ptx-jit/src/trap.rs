@@ -134,17 +134,21 @@ fn runner() -> Result<Runner, Trap> {
         None => DefaultStack::new(KERNEL_STACK).map_err(|_| Trap::NoStack)?,
     };
     let bounds = bounds(&stack);
-    let co = Coroutine::with_stack(stack, |y: &corosensei::Yielder<(usize, usize), Outcome>, mut job: (usize, usize)| loop {
-        // SAFETY: `run`'s contract: the job is a live `&mut dyn FnMut()`, split into its two words.
-        unsafe { (*std::mem::transmute::<(usize, usize), *mut dyn FnMut()>(job))() };
-        job = y.suspend(Ok(()));
-    });
+    let co = Coroutine::with_stack(
+        stack,
+        |y: &corosensei::Yielder<(usize, usize), Outcome>, mut job: (usize, usize)| loop {
+            // SAFETY: `run`'s contract: the job is a live `&mut dyn FnMut()`, split into its two words.
+            unsafe { (*std::mem::transmute::<(usize, usize), *mut dyn FnMut()>(job))() };
+            job = y.suspend(Ok(()));
+        },
+    );
     Ok(Runner { co: Some(co), bounds })
 }
 
 /// Runs `f` on this thread's guarded kernel stack: `Err` if it trapped (or, with a launch's record
-/// in `cell`, was interrupted). A whole CTA of a kernel cut into regions runs in one such call, its
-/// scheduler included, so switching stacks is not paid per region.
+/// in `cell`, was interrupted). Used for kernel code (a whole CTA of a kernel cut into regions runs
+/// in one such call, its scheduler included, so switching stacks is not paid per region) and for
+/// copies through pointers the driver cannot vouch for.
 ///
 /// # Safety
 /// `f` must own nothing that needs dropping at a point it may trap (it is abandoned there), nor
@@ -156,7 +160,9 @@ pub unsafe fn run(cell: *const FaultCell, f: &mut dyn FnMut()) -> Outcome {
     };
     // SAFETY: a fat pointer is two words; the runner turns them back before `f` goes out of scope.
     let job = unsafe { std::mem::transmute::<*mut dyn FnMut(), (usize, usize)>(f as *mut dyn FnMut()) };
-    let Some(co) = r.co.as_mut() else { return Err(Trap::NoStack) };
+    let Some(co) = r.co.as_mut() else {
+        return Err(Trap::NoStack);
+    };
     match resume(co, job, r.bounds, cell) {
         CoroutineResult::Yield(o) => {
             RUNNER.with(|slot| *slot.borrow_mut() = Some(r));
@@ -182,37 +188,6 @@ pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell:
     unsafe { run(cell, &mut || entry(env, env.params)) }
 }
 
-/// Runs `f` on a pooled guarded stack: `Err` if it faulted (or, when `cell` is a launch's record, was
-/// interrupted). Used for kernel code and for copies through pointers the driver cannot vouch for.
-///
-/// # Safety
-/// `f` must own nothing that needs dropping at the point it may fault (it is abandoned there), and
-/// must not hold locks there.
-pub unsafe fn guarded(cell: *const FaultCell, f: impl FnOnce()) -> Outcome {
-    let stack = match POOL.with(|p| p.borrow_mut().pop()) {
-        Some(s) => s,
-        None => DefaultStack::new(KERNEL_STACK).map_err(|_| Trap::NoStack)?,
-    };
-    let bounds = bounds(&stack);
-    // SAFETY: the coroutine runs to its end (it has nothing to yield with) before `f`'s borrows end.
-    let mut co = unsafe {
-        Coroutine::with_stack_unchecked(stack, move |_: &corosensei::Yielder<(), ()>, ()| {
-            f();
-            Ok(())
-        })
-    };
-    let r = match resume(&mut co, (), bounds, cell) {
-        CoroutineResult::Return(r) => r,
-        CoroutineResult::Yield(()) => Err(Trap::Interrupted),
-    };
-    if co.done() {
-        POOL.with(|p| p.borrow_mut().push(co.into_stack()));
-    } else {
-        std::mem::forget(co);
-    }
-    r
-}
-
 // ---- the signal handler ----------------------------------------------------------------------------
 
 /// The signals raised by faulting instructions that the handler takes.
@@ -225,7 +200,7 @@ static PREVIOUS: std::sync::OnceLock<[libc::sigaction; FAULTS.len()]> = std::syn
 static INTERRUPT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// The real-time signal used to stop kernel code from outside (glibc's `SIGRTMIN() + 6`).
-pub fn interrupt_signal() -> libc::c_int {
+fn interrupt_signal() -> libc::c_int {
     libc::SIGRTMIN() + 6
 }
 
