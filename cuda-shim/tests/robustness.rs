@@ -7,18 +7,30 @@ use std::ptr::{null, null_mut};
 
 const VECADD: &str = include_str!("../../tests/ptx/vecadd.ptx");
 
+/// A new context, made current.
+unsafe fn context() -> Handle {
+    assert_eq!(cuInit(0), CUDA_SUCCESS);
+    let mut ctx = null_mut();
+    assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+    ctx
+}
+
+/// `vecadd` loaded in the current context: its module and function.
+unsafe fn vecadd() -> (Handle, Handle) {
+    let text = CString::new(VECADD).unwrap();
+    let mut m = null_mut();
+    assert_eq!(cuModuleLoadData(&mut m, text.as_ptr() as *const c_void), CUDA_SUCCESS);
+    let mut f = null_mut();
+    let name = CString::new("vecadd").unwrap();
+    assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+    (m, f)
+}
+
 #[test]
 fn bad_handles_pointers_and_sizes_are_errors() {
     unsafe {
-        assert_eq!(cuInit(0), CUDA_SUCCESS);
-        let mut ctx = null_mut();
-        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
-        let text = CString::new(VECADD).unwrap();
-        let mut m = null_mut();
-        assert_eq!(cuModuleLoadData(&mut m, text.as_ptr() as *const c_void), CUDA_SUCCESS);
-        let mut f = null_mut();
-        let name = CString::new("vecadd").unwrap();
-        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let ctx = context();
+        let (m, f) = vecadd();
 
         // Stale stream and event handles, and handles of the wrong kind.
         let (mut s, mut e) = (null_mut(), null_mut());
@@ -232,9 +244,7 @@ fn destroying_a_context_other_threads_use_is_safe() {
 #[test]
 fn fuzzer_findings_return_errors() {
     unsafe {
-        assert_eq!(cuInit(0), CUDA_SUCCESS);
-        let mut ctx = null_mut();
-        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+        let ctx = context();
         let mut e = null_mut();
         assert_eq!(cuEventCreate(&mut e, 0), CUDA_SUCCESS);
         assert_eq!(cuEventRecord(e, null_mut()), CUDA_SUCCESS);
@@ -243,12 +253,7 @@ fn fuzzer_findings_return_errors() {
         assert_eq!(cuEventElapsedTime(&mut ms, e, e), CUDA_SUCCESS);
         assert_eq!(ms, 0.0);
 
-        let text = CString::new(VECADD).unwrap();
-        let mut m = null_mut();
-        assert_eq!(cuModuleLoadData(&mut m, text.as_ptr() as *const c_void), CUDA_SUCCESS);
-        let mut f = null_mut();
-        let name = CString::new("vecadd").unwrap();
-        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let (_, f) = vecadd();
         let mut got: *const std::ffi::c_char = null();
         assert_eq!(cuFuncGetName(&mut got, f), CUDA_SUCCESS);
         assert_eq!(std::ffi::CStr::from_ptr(got).to_str(), Ok("vecadd"));

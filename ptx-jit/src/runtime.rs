@@ -247,11 +247,7 @@ fn memcheck_finding(f: &crate::checked::Fault) -> Option<crate::sanitize::Findin
         FaultKind::Misaligned => Kind::Misaligned,
         _ => return None,
     };
-    let how = match f.space & !ptx_llvm::builtin::SPACE_MASK {
-        ptx_llvm::builtin::ACCESS_WRITE => How::Write,
-        ptx_llvm::builtin::ACCESS_ATOMIC => How::Atomic,
-        _ => How::Read,
-    };
+    let how = How::of_access(f.space);
     Some(Finding {
         kind,
         ctaid: f.ctaid,

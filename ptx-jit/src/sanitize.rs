@@ -170,6 +170,15 @@ pub enum How {
 }
 
 impl How {
+    /// How a checked access touches memory, from the `ACCESS_*` bits of its space code.
+    pub fn of_access(space: u32) -> How {
+        match space & !SPACE_MASK & !ACCESS_ORDERED {
+            ACCESS_WRITE => How::Write,
+            ACCESS_ATOMIC => How::Atomic,
+            _ => How::Read,
+        }
+    }
+
     fn word(self) -> &'static str {
         match self {
             How::Read => "read",
@@ -354,11 +363,7 @@ pub fn warp_synced(w: usize) {
 /// A checked access that stayed in bounds (called by `ptxjit_check`): racecheck and initcheck.
 pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
     let ordered = space & ACCESS_ORDERED != 0;
-    let how = match space & !SPACE_MASK & !ACCESS_ORDERED {
-        ACCESS_WRITE => How::Write,
-        ACCESS_ATOMIC => How::Atomic,
-        _ => How::Read,
-    };
+    let how = How::of_access(space);
     let tools = cell.tools;
     let shared_base = env.shared as u64;
     let space = space & SPACE_MASK;

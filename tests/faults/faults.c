@@ -72,6 +72,18 @@ static void faulting(const char *what, const char *name, unsigned grid, unsigned
     expect("  ...then cuCtxDestroy", cuCtxDestroy(c.ctx), CUDA_SUCCESS);
 }
 
+/* A kernel whose arguments are a 4-byte output buffer and, when `scalar` is given, a u32; it must
+ * end with `want`, and the context must then be destroyable. */
+static void with_output(const char *what, const char *name, unsigned grid, unsigned block, unsigned *scalar,
+                        CUresult want) {
+    Ctx c = open_ctx();
+    CUdeviceptr out;
+    CHECK(cuMemAlloc(&out, 4));
+    void *args[] = {&out, scalar};
+    expect(what, run(&c, name, grid, block, args), want);
+    CHECK(cuCtxDestroy(c.ctx));
+}
+
 /* vecadd in context `c`: SUCCESS only if every element is right. */
 static CUresult vecadd(Ctx *c, int n) {
     float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *out = malloc(n * sizeof *out);
@@ -136,40 +148,11 @@ int main(int argc, char **argv) {
              CUDA_ERROR_ILLEGAL_ADDRESS);
     faulting("trap", "trap_kernel", 2, 32, NULL, CUDA_ERROR_LAUNCH_FAILED);
 
-    {
-        Ctx c = open_ctx();
-        CUdeviceptr out;
-        CHECK(cuMemAlloc(&out, 4));
-        unsigned d = 0;
-        void *args[] = {&out, &d};
-        expect("integer division by zero (no fault)", run(&c, "divide", 1, 32, args), CUDA_SUCCESS);
-        CHECK(cuCtxDestroy(c.ctx));
-    }
-    {
-        Ctx c = open_ctx();
-        CUdeviceptr out;
-        CHECK(cuMemAlloc(&out, 4));
-        unsigned depth = 1000000000u;
-        void *args[] = {&out, &depth};
-        expect("recursion 10^9 deep", run(&c, "recurse", 1, 1, args), CUDA_ERROR_LAUNCH_FAILED);
-        CHECK(cuCtxDestroy(c.ctx));
-    }
-    {
-        Ctx c = open_ctx();
-        CUdeviceptr out;
-        CHECK(cuMemAlloc(&out, 4));
-        void *args[] = {&out};
-        expect("infinite loop (PTXJIT_LAUNCH_TIMEOUT=3)", run(&c, "spin", 4, 32, args), CUDA_ERROR_LAUNCH_TIMEOUT);
-        CHECK(cuCtxDestroy(c.ctx));
-    }
-    {
-        Ctx c = open_ctx();
-        CUdeviceptr out;
-        CHECK(cuMemAlloc(&out, 4));
-        void *args[] = {&out};
-        expect("infinite loop between barriers", run(&c, "spin_at_barrier", 2, 64, args), CUDA_ERROR_LAUNCH_TIMEOUT);
-        CHECK(cuCtxDestroy(c.ctx));
-    }
+    unsigned zero = 0, depth = 1000000000u;
+    with_output("integer division by zero (no fault)", "divide", 1, 32, &zero, CUDA_SUCCESS);
+    with_output("recursion 10^9 deep", "recurse", 1, 1, &depth, CUDA_ERROR_LAUNCH_FAILED);
+    with_output("infinite loop (PTXJIT_LAUNCH_TIMEOUT=3)", "spin", 4, 32, NULL, CUDA_ERROR_LAUNCH_TIMEOUT);
+    with_output("infinite loop between barriers", "spin_at_barrier", 2, 64, NULL, CUDA_ERROR_LAUNCH_TIMEOUT);
     {
         /* cuCtxDestroy with a runaway kernel still running: cancelled after its grace period. */
         Ctx c = open_ctx();
