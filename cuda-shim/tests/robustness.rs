@@ -260,9 +260,9 @@ fn fuzzer_findings_return_errors() {
 
         let mut packed = [0u64; 4];
         let mut extra = [
-            1 as *mut c_void,
+            std::ptr::without_provenance_mut(1),
             packed.as_mut_ptr() as *mut c_void,
-            2 as *mut c_void,
+            std::ptr::without_provenance_mut(2),
             null_mut(),
             null_mut(),
         ];

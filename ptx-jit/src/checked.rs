@@ -39,9 +39,12 @@ fn region_of(addr: u64) -> Option<(u64, u64)> {
 /// Which global memory is valid: the registered regions, unless a host (the driver shim, which keeps
 /// its own table of allocations and module variables) installs its own lookup of the valid range
 /// (start, end) holding an address.
-static GLOBAL_MEMORY: RwLock<fn(u64) -> Option<(u64, u64)>> = RwLock::new(region_of);
+static GLOBAL_MEMORY: RwLock<RangeLookup> = RwLock::new(region_of);
 
-pub fn set_global_memory(lookup: fn(u64) -> Option<(u64, u64)>) {
+/// The valid range (start, end) holding an address, if any.
+pub type RangeLookup = fn(u64) -> Option<(u64, u64)>;
+
+pub fn set_global_memory(lookup: RangeLookup) {
     *GLOBAL_MEMORY.write() = lookup;
 }
 

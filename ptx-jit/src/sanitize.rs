@@ -295,7 +295,7 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
     CTA.with(|c| {
         let mut c = c.borrow_mut();
         let fresh =
-            !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && s.cell == cell as *const _);
+            !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell));
         if fresh {
             if let Some(mut old) = c.take() {
                 settle(&mut old);
@@ -439,7 +439,7 @@ fn race_byte(s: &mut Shadow, epoch: u32, me: Acc, how: How) -> Option<Conflict> 
             ..Default::default()
         };
     }
-    let conflicts = |other: &Acc| !ordered(other, &me) && !(other.atomic && me.atomic);
+    let conflicts = |other: &Acc| !ordered(other, &me) && (!other.atomic || !me.atomic);
     let kind = |a: &Acc, plain: How| if a.atomic { How::Atomic } else { plain };
     let mut found = s.write.filter(|w| conflicts(w)).map(|w| Conflict {
         other: w,
