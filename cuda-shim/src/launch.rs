@@ -137,7 +137,7 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
     if crate::log_enabled()
         || matches!(
             e,
-            E::IllegalAddress(_) | E::MisalignedAddress(_) | E::Failed(_) | E::Timeout(_)
+            E::IllegalAddress(_) | E::MisalignedAddress(_) | E::Failed(_) | E::Timeout(_) | E::IllegalInstruction(_)
         )
     {
         eprintln!("ptx-jit: launch of {name}: {e}");
@@ -150,6 +150,7 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
         ptx_jit::LaunchError::MisalignedAddress(_) => CUDA_ERROR_MISALIGNED_ADDRESS,
         ptx_jit::LaunchError::Assert(_) => CUDA_ERROR_ASSERT,
         ptx_jit::LaunchError::Timeout(_) => CUDA_ERROR_LAUNCH_TIMEOUT,
+        ptx_jit::LaunchError::IllegalInstruction(_) => CUDA_ERROR_ILLEGAL_INSTRUCTION,
     }
 }
 

@@ -104,6 +104,9 @@ pub enum FaultKind {
     Assert,
     /// A hardware fault in generated code (any mode), caught by `crate::trap`.
     Signal(crate::trap::Trap),
+    /// Threads met at one barrier with different thread counts (`bar.sync 1, 64` against
+    /// `bar.sync 1, 32`), which an H100 ends with an illegal instruction (any mode).
+    BarrierCount { barrier: u32, counts: [u32; 2] },
     /// The launch ran longer than `PTXJIT_LAUNCH_TIMEOUT` allows.
     Timeout,
     /// The launch was cancelled: its context is being destroyed.

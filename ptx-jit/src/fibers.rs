@@ -121,8 +121,20 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             let op = c;
             // SAFETY: the launch's record outlives its fibers.
             let cell = unsafe { &*me.cell };
-            if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) && bar.arrived > 0 && bar.expected != b {
-                synccheck(cell, crate::sanitize::Kind::BarrierCount, me, format!("barrier {id} awaited {} and {b} threads", bar.expected));
+            if bar.arrived > 0 && bar.expected != b && !cell.faulted() {
+                if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) {
+                    let detail = format!("barrier {id} awaited {} and {b} threads", bar.expected);
+                    synccheck(cell, crate::sanitize::Kind::BarrierCount, me, detail);
+                }
+                // The launch ends here, as on a GPU; the CTA's scheduler stops at the fault.
+                cell.record(crate::checked::Fault {
+                    tid: Some(me.tid),
+                    ctaid: Some(unsafe { (*me.warp).ctaid }),
+                    ..crate::checked::Fault::of(crate::checked::FaultKind::BarrierCount {
+                        barrier: id as u32,
+                        counts: [bar.expected, b],
+                    })
+                });
             }
             // The phase this arrival belongs to, for a later `barrier.cluster.wait`.
             me.result = bar.phase as u64;

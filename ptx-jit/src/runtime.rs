@@ -111,6 +111,8 @@ pub enum LaunchError {
     Assert(String),
     #[error("launch timed out: {0}")]
     Timeout(String),
+    #[error("illegal instruction: {0}")]
+    IllegalInstruction(String),
 }
 
 pub struct Launch<'p> {
@@ -306,13 +308,17 @@ fn fault_error(k: &HostKernel, f: &crate::checked::Fault) -> LaunchError {
         FaultKind::Signal(Trap::Access { addr, .. }) => LaunchError::IllegalAddress(format!(
             "{at} accessed address {addr:#x}, which is not mapped (or not canonical){hint}"
         )),
-        FaultKind::Signal(Trap::StackOverflow) => LaunchError::Failed(format!(
+        // An H100 (driver 580) ends a launch whose stack overflows with an illegal address too.
+        FaultKind::Signal(Trap::StackOverflow) => LaunchError::IllegalAddress(format!(
             "{at} overflowed its stack (`.func` calls nested too deeply, or `.local` arrays too large)"
         )),
         FaultKind::Signal(Trap::Arithmetic) => LaunchError::Failed(format!("{at} raised an arithmetic exception{hint}")),
         FaultKind::Signal(Trap::IllegalInstruction) => LaunchError::Failed(format!("{at} reached an illegal instruction{hint}")),
         FaultKind::Signal(Trap::NoStack) => LaunchError::OutOfResources(format!("{at}: no stack could be mapped to run it")),
         FaultKind::Signal(Trap::Interrupted) => LaunchError::Failed(format!("{at} was interrupted")),
+        FaultKind::BarrierCount { barrier, counts: [a, b] } => LaunchError::IllegalInstruction(format!(
+            "{at} met barrier {barrier} for {b} threads where others met it for {a}"
+        )),
         FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),
         FaultKind::Cancelled => LaunchError::Failed(format!("{at} was cancelled: its context was destroyed")),
     }
