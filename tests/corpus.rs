@@ -5,8 +5,6 @@
 use ptx_front::printer::shape;
 use ptx_jit_tests::{corpus, ptx_files_under};
 
-
-
 /// Files that parse and round-trip but break a rule of the manual, with the error the checker must
 /// report for them (file, code, line).
 const INVALID: &[(&str, &str, usize)] = &[
@@ -26,24 +24,34 @@ fn sweep(dir: &str) -> Option<(usize, Vec<String>)> {
         let src = String::from_utf8_lossy(&bytes);
         let name = f.strip_prefix(&root).unwrap_or(f).display().to_string();
         let (m, diags) = ptx_front::parse_and_check(&src);
-        let syntax = diags.iter().find(|d| matches!(d.code, ptx_front::Code::P0001 | ptx_front::Code::P0002));
+        let syntax = diags
+            .iter()
+            .find(|d| matches!(d.code, ptx_front::Code::P0001 | ptx_front::Code::P0002));
         let first = diags.iter().find(|d| d.is_error());
         match (INVALID.iter().find(|x| name.ends_with(x.0)), syntax.or(first)) {
             (_, Some(e)) if syntax.is_some() => failures.push(e.one_line(&name, &src)),
             (Some(&(_, code, line)), Some(e)) => {
                 let at = ptx_front::span::line_col(&src, e.span.start).0;
                 if e.code.as_str() != code || at != line {
-                    failures.push(format!("{name}: expected {code} on line {line}, got {}", e.one_line(&name, &src)));
+                    failures.push(format!(
+                        "{name}: expected {code} on line {line}, got {}",
+                        e.one_line(&name, &src)
+                    ));
                 }
             }
-            (Some(&(_, code, line)), None) => failures.push(format!("{name}: expected {code} on line {line}, got none")),
+            (Some(&(_, code, line)), None) => {
+                failures.push(format!("{name}: expected {code} on line {line}, got none"))
+            }
             (None, Some(e)) => failures.push(e.one_line(&name, &src)),
             (None, None) => {}
         }
         let printed = ptx_front::print(&m);
         let (again, d2) = ptx_front::parse(&printed);
         if let Some(e) = d2.first() {
-            failures.push(format!("{name}: printed text does not parse: {}", e.one_line("printed", &printed)));
+            failures.push(format!(
+                "{name}: printed text does not parse: {}",
+                e.one_line("printed", &printed)
+            ));
         } else if shape(&again) != shape(&m) {
             failures.push(format!("{name}: printed text parses to a different tree"));
         }
@@ -54,7 +62,12 @@ fn sweep(dir: &str) -> Option<(usize, Vec<String>)> {
 fn assert_clean(dir: &str, min_files: usize) {
     let Some((n, failures)) = sweep(dir) else { return };
     assert!(n >= min_files, "only {n} files in {dir}");
-    assert!(failures.is_empty(), "{} of {n} files in {dir} fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} files in {dir} fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

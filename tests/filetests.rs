@@ -18,7 +18,10 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
         v
     };
     let mut what = vec![];
-    for (kind, mut want, check) in [("error", d.errors.clone(), true), ("warning", d.warnings.clone(), !d.warnings.is_empty())] {
+    for (kind, mut want, check) in [
+        ("error", d.errors.clone(), true),
+        ("warning", d.warnings.clone(), !d.warnings.is_empty()),
+    ] {
         if !check {
             continue;
         }
@@ -36,7 +39,17 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
     }
     if let (Some(r), Some(tools)) = (&d.run, &d.sanitize) {
         let got = sanitize_run(&src, r, tools)?;
-        let mut want: Vec<(String, Vec<usize>)> = d.reports.iter().map(|(k, l)| (k.clone(), { let mut l = l.clone(); l.sort(); l })).collect();
+        let mut want: Vec<(String, Vec<usize>)> = d
+            .reports
+            .iter()
+            .map(|(k, l)| {
+                (k.clone(), {
+                    let mut l = l.clone();
+                    l.sort();
+                    l
+                })
+            })
+            .collect();
         want.sort();
         if got != want {
             return Err(format!("{tools} reported {got:?}, expected {want:?}"));
@@ -55,12 +68,26 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
         let mut runs = vec![(exec_name(exec), bufs)];
         // A kernel cut into regions must agree with the general fiber execution.
         if matches!(exec, ptx_jit::Exec::Regions { .. }) {
-            let (bufs, _) = run_with(&src, r, ptx_jit::Options { regions: false, ..Default::default() })?;
+            let (bufs, _) = run_with(
+                &src,
+                r,
+                ptx_jit::Options {
+                    regions: false,
+                    ..Default::default()
+                },
+            )?;
             runs.push(("fibers", bufs));
         }
         // Regions run for groups of threads must agree with the same regions run thread by thread.
         if matches!(exec, ptx_jit::Exec::Regions { lanes: 1.., .. }) {
-            let (bufs, _) = run_with(&src, r, ptx_jit::Options { lanes: false, ..Default::default() })?;
+            let (bufs, _) = run_with(
+                &src,
+                r,
+                ptx_jit::Options {
+                    lanes: false,
+                    ..Default::default()
+                },
+            )?;
             runs.push(("regions", bufs));
         }
         for (how, bufs) in &runs {
@@ -72,7 +99,9 @@ fn check_file(path: &std::path::Path) -> Result<String, String> {
         // No sanitizer finds anything in a correct kernel.
         let found = sanitize_run(&src, r, "all")?;
         if !found.is_empty() {
-            return Err(format!("sanitizers (all) reported {found:?} in a kernel that should be clean"));
+            return Err(format!(
+                "sanitizers (all) reported {found:?} in a kernel that should be clean"
+            ));
         }
         let hows: Vec<&str> = runs.iter().map(|r| r.0).collect();
         what.push(format!(

@@ -76,7 +76,11 @@ pub fn directives(src: &str) -> Result<Directives, String> {
             let mut it = r.split_whitespace();
             let kind = it.next().ok_or("report: needs a kind")?.to_string();
             let lines = it
-                .map(|l| l.strip_prefix("line=").and_then(|l| l.parse().ok()).ok_or(format!("bad report field `{l}`")))
+                .map(|l| {
+                    l.strip_prefix("line=")
+                        .and_then(|l| l.parse().ok())
+                        .ok_or(format!("bad report field `{l}`"))
+                })
                 .collect::<Result<Vec<usize>, String>>()?;
             d.reports.push((kind, lines));
         } else if let Some(e) = c.strip_prefix("exec:") {
@@ -146,7 +150,9 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
     }
     let full = runs.pop().expect("two runs");
     if let Some(i) = (0..full.len()).find(|&i| full[i] != runs[0][i]) {
-        return Err(format!("argument {i} differs between the quick tier and the optimised code"));
+        return Err(format!(
+            "argument {i} differs between the quick tier and the optimised code"
+        ));
     }
     Ok((full, k.exec()))
 }
@@ -155,15 +161,27 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
 /// each finding as its kind and the lines of its accesses, sorted.
 pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<usize>)>, String> {
     let tools = ptx_jit::sanitize::Tools::parse(tools)?;
-    let options = ptx_jit::Options { checked: true, ..ptx_jit::Options::default() };
+    let options = ptx_jit::Options {
+        checked: true,
+        ..ptx_jit::Options::default()
+    };
     let module = ptx_jit::load_options(src, options).map_err(|d| ptx_jit::one_line(&d, "test.ptx", src))?;
-    let k = module.kernel(&r.kernel).ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
-    let mut bufs: Vec<Vec<u8>> = r.args.iter().map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] }).collect();
+    let k = module
+        .kernel(&r.kernel)
+        .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
+    let mut bufs: Vec<Vec<u8>> = r
+        .args
+        .iter()
+        .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+        .collect();
     let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
     for b in &bufs {
         ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
     }
-    let launch = ptx_jit::Launch { sanitize: tools, ..ptx_jit::Launch::new(r.grid, r.block, r.shared, &params) };
+    let launch = ptx_jit::Launch {
+        sanitize: tools,
+        ..ptx_jit::Launch::new(r.grid, r.block, r.shared, &params)
+    };
     let (result, findings) = ptx_jit::launch_sanitized(k, &launch);
     for b in &bufs {
         ptx_jit::checked::unregister(b.as_ptr() as u64);
@@ -175,7 +193,12 @@ pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<
     let mut out: Vec<(String, Vec<usize>)> = findings
         .iter()
         .map(|f| {
-            let mut lines: Vec<usize> = f.accesses.iter().filter_map(|a| a.site).map(|s| line_of(src, s)).collect();
+            let mut lines: Vec<usize> = f
+                .accesses
+                .iter()
+                .filter_map(|a| a.site)
+                .map(|s| line_of(src, s))
+                .collect();
             lines.sort();
             (f.kind.name().to_string(), lines)
         })
@@ -218,7 +241,9 @@ pub fn compare(e: Elem, got: &[u8], want: &[u8]) -> Result<(), String> {
 
 /// A directory of the shared corpora (`../shared/corpus/DIR`), or None (with a message) when absent.
 pub fn corpus(dir: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(dir);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus")
+        .join(dir);
     if p.is_dir() {
         Some(p)
     } else {

@@ -33,7 +33,10 @@ fn inputs() -> Vec<PathBuf> {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
     for (dir, every) in [("nvcc", 12), ("zluda-run", 3)] {
         let Ok(rd) = std::fs::read_dir(shared.join(dir)) else {
-            eprintln!("note: {} is absent; using the test kernels only", shared.join(dir).display());
+            eprintln!(
+                "note: {} is absent; using the test kernels only",
+                shared.join(dir).display()
+            );
             continue;
         };
         let mut files: Vec<PathBuf> = rd
@@ -84,7 +87,9 @@ fn misspell(i: &Instruction<'_>, rng: &mut Rng) -> Option<(u32, u32, String)> {
     let new: String = chars.into_iter().collect();
     let mut mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
     mods[k] = &new;
-    ptx_front::isa::decode(i.opcode.text, &mods).is_err().then(|| (m.span.start, m.span.end, new.clone()))
+    ptx_front::isa::decode(i.opcode.text, &mods)
+        .is_err()
+        .then(|| (m.span.start, m.span.end, new.clone()))
 }
 
 fn corruptions(src: &str, rng: &mut Rng) -> Vec<Corruption> {
@@ -105,7 +110,11 @@ fn corruptions(src: &str, rng: &mut Rng) -> Vec<Corruption> {
                 ptx_front::ast::visit(b, &mut |s| {
                     if let Statement::Var(v) = s {
                         if v.space == ptx_front::types::Space::Reg && v.vector.is_none() {
-                            let name = if v.range.is_some() { format!("{}1", v.name.text) } else { v.name.text.to_string() };
+                            let name = if v.range.is_some() {
+                                format!("{}1", v.name.text)
+                            } else {
+                                v.name.text.to_string()
+                            };
                             regs.insert(Box::leak(name.into_boxed_str()), v.ty);
                         }
                     }
@@ -126,7 +135,9 @@ fn corruptions(src: &str, rng: &mut Rng) -> Vec<Corruption> {
         for _attempt in 0..20 {
             let i = insts[rng.below(insts.len())];
             let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-            let Ok(dec) = ptx_front::isa::decode(i.opcode.text, &mods) else { continue };
+            let Ok(dec) = ptx_front::isa::decode(i.opcode.text, &mods) else {
+                continue;
+            };
             let edit = match kind {
                 Kind::Modifier => misspell(i, rng),
                 Kind::OperandType => {
@@ -141,7 +152,11 @@ fn corruptions(src: &str, rng: &mut Rng) -> Vec<Corruption> {
                                 **t != Type::Pred
                                     && w != Type::Pred
                                     && !t.compatible_with(w)
-                                    && if wider_ok { t.bits() < w.bits() } else { t.bits() != w.bits() }
+                                    && if wider_ok {
+                                        t.bits() < w.bits()
+                                    } else {
+                                        t.bits() != w.bits()
+                                    }
                             });
                             bad.map(|(n, _)| (name.span.start, name.span.end, n.to_string()))
                         }
@@ -149,13 +164,18 @@ fn corruptions(src: &str, rng: &mut Rng) -> Vec<Corruption> {
                     }
                 }
                 Kind::UndefinedRegister => i.operands.iter().find_map(|o| match o {
-                    Operand::Sym { name, component: None } if regs.contains_key(name.text) || name.text.starts_with('%') => {
-                        (!matches!(i.opcode.text, "bra" | "call")).then(|| (name.span.start, name.span.end, "%undefined_reg".to_string()))
+                    Operand::Sym { name, component: None }
+                        if regs.contains_key(name.text) || name.text.starts_with('%') =>
+                    {
+                        (!matches!(i.opcode.text, "bra" | "call"))
+                            .then(|| (name.span.start, name.span.end, "%undefined_reg".to_string()))
                     }
                     _ => None,
                 }),
                 Kind::UndefinedLabel => match (i.opcode.text, i.operands.first()) {
-                    ("bra", Some(Operand::Sym { name, .. })) => Some((name.span.start, name.span.end, "$L__no_such_label".to_string())),
+                    ("bra", Some(Operand::Sym { name, .. })) => {
+                        Some((name.span.start, name.span.end, "$L__no_such_label".to_string()))
+                    }
                     _ => None,
                 },
                 Kind::MissingOperand => {
@@ -223,19 +243,30 @@ fn corruptions_are_reported_on_their_line() {
         let src = std::fs::read_to_string(&f).unwrap();
         for c in corruptions(&src, &mut rng) {
             let (_, diags) = ptx_front::parse_and_check(&c.text);
-            let hit = diags.iter().any(|d| d.is_error() && line_col(&c.text, d.span.start).0 == c.line);
+            let hit = diags
+                .iter()
+                .any(|d| d.is_error() && line_col(&c.text, d.span.start).0 == c.line);
             let e = stats.entry(c.kind).or_default();
             e.0 += 1;
             if hit {
                 e.1 += 1;
             } else {
-                misses.push(format!("{:?} {}:{}: {}", c.kind, f.display(), c.line, c.text.lines().nth(c.line - 1).unwrap_or("").trim()));
+                misses.push(format!(
+                    "{:?} {}:{}: {}",
+                    c.kind,
+                    f.display(),
+                    c.line,
+                    c.text.lines().nth(c.line - 1).unwrap_or("").trim()
+                ));
             }
             if let (Some(px), true) = (&ptxas, ptxas_checked < 150 && c.text.len() < 200_000) {
                 let sm = ptx_front::Target::of(&ptx_front::parse(&c.text).0).sm;
                 if let Some(l) = ptxas_first_error(px, &c.text, sm) {
                     ptxas_checked += 1;
-                    if !diags.iter().any(|d| d.is_error() && line_col(&c.text, d.span.start).0 == l) {
+                    if !diags
+                        .iter()
+                        .any(|d| d.is_error() && line_col(&c.text, d.span.start).0 == l)
+                    {
                         ptxas_missed.push(format!("{:?} {}: ptxas line {l}", c.kind, f.display()));
                     }
                 }
@@ -246,9 +277,21 @@ fn corruptions_are_reported_on_their_line() {
     for (k, (t, h)) in &stats {
         eprintln!("{k:?}: {h}/{t} reported on the corrupted line");
     }
-    eprintln!("total {hits}/{total}; ptxas rejected {ptxas_checked} corruptions, we missed {} of them", ptxas_missed.len());
+    eprintln!(
+        "total {hits}/{total}; ptxas rejected {ptxas_checked} corruptions, we missed {} of them",
+        ptxas_missed.len()
+    );
     assert!(total >= 100, "only {total} corruptions were made");
     assert!(stats.len() == 6, "some kinds were never applied: {stats:?}");
-    assert!(misses.is_empty(), "{} corruptions not reported on their line:\n{}", misses.len(), misses.join("\n"));
-    assert!(ptxas_missed.is_empty(), "errors ptxas reports that we do not:\n{}", ptxas_missed.join("\n"));
+    assert!(
+        misses.is_empty(),
+        "{} corruptions not reported on their line:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
+    assert!(
+        ptxas_missed.is_empty(),
+        "errors ptxas reports that we do not:\n{}",
+        ptxas_missed.join("\n")
+    );
 }

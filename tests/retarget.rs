@@ -4,12 +4,10 @@
 //! requested target cannot express must get the gating diagnostic (P0301) instead. Files run two at a
 //! time (CI has 2 cores); each test skips with a message when its corpus is absent.
 
-use rayon::prelude::*;
 use ptx_jit_tests::{corpus, ptx_files_under};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-
 
 /// Valid PTX the nvvm lowering cannot take yet, with the reason (P0401 expected for exactly these;
 /// none today).

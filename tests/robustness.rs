@@ -113,7 +113,9 @@ fn every_table_form_lowers_or_explains() {
     for f in &forms {
         let (_, d) = ptx_front::parse(&f.kernel);
         assert!(d.is_empty(), "{}: {:?}", f.kernel, d);
-        let Ok((m, _)) = ptx_jit::front(&f.kernel) else { continue };
+        let Ok((m, _)) = ptx_jit::front(&f.kernel) else {
+            continue;
+        };
         checked_sections.insert(f.section);
         let _ = ptx_jit::host::host_ir(&m, false);
         // Full code generation: LLVM aborts on forms it cannot select, so this proves there are none.
@@ -141,14 +143,24 @@ fn pathological_nesting_and_sizes_are_diagnostics() {
     let cases = [
         format!("{head}.entry k {{{}ret;{}}}\n", "{".repeat(n), "}".repeat(n)),
         format!("{head}.global .u64 x = {}1{};\n", "(".repeat(n), ")".repeat(n)),
-        format!("{head}.entry k {{ .reg .pred %p; not.pred %p, {}%p; }}\n", "!".repeat(n)),
+        format!(
+            "{head}.entry k {{ .reg .pred %p; not.pred %p, {}%p; }}\n",
+            "!".repeat(n)
+        ),
         format!("{head}.global .u64 x = {}1;\n", "1+".repeat(10 * n)),
-        format!("{head}.entry k {{ .reg .b32 %r; mov.u32 %r, {}1; }}\n", "-".repeat(5 * n)),
+        format!(
+            "{head}.entry k {{ .reg .b32 %r; mov.u32 %r, {}1; }}\n",
+            "-".repeat(5 * n)
+        ),
         format!("{head}.global .u64 x = {{{}1{}}};\n", "{".repeat(n), "}".repeat(n)),
         format!("{head}.entry k {{ .reg .b32 %r<4000000000>; .reg .b32 %q<4000000000>; ret; }}\n"),
     ];
     for src in &cases {
         let (_, d) = ptx_front::parse_and_check(src);
-        assert!(d.iter().any(|d| d.is_error()), "no error for {}…", &src[head.len()..head.len() + 40]);
+        assert!(
+            d.iter().any(|d| d.is_error()),
+            "no error for {}…",
+            &src[head.len()..head.len() + 40]
+        );
     }
 }

@@ -62,7 +62,9 @@ fn emitted_ptx_lints_clean() {
     for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
         let arch = ptx_jit::arch::validate(sm, None).unwrap();
         for p in ptx_files("ptx") {
-            let Some(out) = retarget_down(&p, &arch, sm) else { continue };
+            let Some(out) = retarget_down(&p, &arch, sm) else {
+                continue;
+            };
             let (_, d) = ptx_front::parse_and_check(&out);
             assert!(
                 d.is_empty(),
@@ -85,7 +87,9 @@ fn ptxas_accepts_emitted_ptx() {
     for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
         let arch = ptx_jit::arch::validate(sm, None).unwrap();
         for p in ptx_files("ptx") {
-            let Some(out) = retarget_down(&p, &arch, sm) else { continue };
+            let Some(out) = retarget_down(&p, &arch, sm) else {
+                continue;
+            };
             let f = dir.join(format!("{}_{sm}.ptx", p.file_stem().unwrap().to_string_lossy()));
             std::fs::write(&f, &out).unwrap();
             let o = std::process::Command::new(&ptxas)
@@ -119,7 +123,11 @@ fn backend_diagnostics() {
     let src = std::fs::read_to_string(dir.join("ptx/warp_collectives.ptx")).unwrap();
     let arch = ptx_jit::arch::validate("sm_20", None).unwrap();
     let diags = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_err();
-    let mut text: String = diags.iter().take(1).map(|d| d.render("warp_collectives.ptx", &src, false)).collect();
+    let mut text: String = diags
+        .iter()
+        .take(1)
+        .map(|d| d.render("warp_collectives.ptx", &src, false))
+        .collect();
     let unsupported = ".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";
     let (m, _) = ptx_jit::front(unsupported).unwrap();
     let diags = ptx_jit::host::host_ir(&m, false).unwrap_err();
@@ -129,9 +137,16 @@ fn backend_diagnostics() {
     let (m, _) = ptx_jit::front(huge).unwrap();
     let diags = ptx_jit::host::compile(&m).err().unwrap();
     let limit = ptx_jit::runtime::device_memory().to_string();
-    text.extend(diags.iter().map(|d| d.render("huge.ptx", huge, false).replace(&limit, "<device memory>")));
+    text.extend(
+        diags
+            .iter()
+            .map(|d| d.render("huge.ptx", huge, false).replace(&limit, "<device memory>")),
+    );
     // An impossible (target, version) pair, as `ptx-jit compile` reports it.
-    text.push_str(&format!("error[P0402]: {}\n", ptx_jit::arch::validate("sm_90", Some("7.0")).unwrap_err()));
+    text.push_str(&format!(
+        "error[P0402]: {}\n",
+        ptx_jit::arch::validate("sm_90", Some("7.0")).unwrap_err()
+    ));
     insta::assert_snapshot!("backend__diagnostics", text);
 }
 

@@ -29,7 +29,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { limits: LIMIT_DEFAULTS, cache: 0, shared: 0 }
+        Config {
+            limits: LIMIT_DEFAULTS,
+            cache: 0,
+            shared: 0,
+        }
     }
 }
 
@@ -93,7 +97,13 @@ pub fn destroy_ctx(h: usize, keep: bool) -> Result<(), CUresult> {
 
 fn ctx_or_current(ctx: Handle) -> Result<std::sync::Arc<Context>, CUresult> {
     let h = if ctx.is_null() { current_ctx()? } else { ctx as usize };
-    CONTEXTS.get(h).map_err(|e| if ctx.is_null() { CUDA_ERROR_CONTEXT_IS_DESTROYED } else { e })
+    CONTEXTS.get(h).map_err(|e| {
+        if ctx.is_null() {
+            CUDA_ERROR_CONTEXT_IS_DESTROYED
+        } else {
+            e
+        }
+    })
 }
 
 fn current() -> Result<std::sync::Arc<Context>, CUresult> {

@@ -60,17 +60,17 @@ pub fn attribute(attr: i32) -> Result<i32, CUresult> {
         89 => 1,                                                // CONCURRENT_MANAGED_ACCESS
         78 => 1,                                                // STREAM_PRIORITIES_SUPPORTED (kept, not scheduled by)
         79 | 80 => 1,                                           // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
-        86 => 1,                                                // HOST_NATIVE_ATOMIC_SUPPORTED: one memory, host atomics
-        87 => 2,                                                // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO (SIMD lanes halve)
-        91 => 1,                                                // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-        95 => 1,                                                // COOPERATIVE_LAUNCH
-        99 => 1,                                                // HOST_REGISTER_SUPPORTED
-        100 => 1,                                               // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-        101 => 1,                                               // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-        84 => 0,                                                // MULTI_GPU_BOARD
-        97 => rt::MAX_SHARED_PER_BLOCK_OPTIN as i32,            // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        106 => MAX_BLOCKS_PER_SM as i32,                        // MAX_BLOCKS_PER_MULTIPROCESSOR
-        1..=161 => 0,                                           // known, but a feature this device lacks
+        86 => 1,                                     // HOST_NATIVE_ATOMIC_SUPPORTED: one memory, host atomics
+        87 => 2,                                     // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO (SIMD lanes halve)
+        91 => 1,                                     // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+        95 => 1,                                     // COOPERATIVE_LAUNCH
+        99 => 1,                                     // HOST_REGISTER_SUPPORTED
+        100 => 1,                                    // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+        101 => 1,                                    // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+        84 => 0,                                     // MULTI_GPU_BOARD
+        97 => rt::MAX_SHARED_PER_BLOCK_OPTIN as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        106 => MAX_BLOCKS_PER_SM as i32,             // MAX_BLOCKS_PER_MULTIPROCESSOR
+        1..=161 => 0,                                // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
 }

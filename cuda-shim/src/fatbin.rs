@@ -64,7 +64,10 @@ impl std::fmt::Display for FatbinError {
             FatbinError::NoPtx { cubins, ptx } => {
                 write!(f, "no PTX in the fat binary for compute capability ")?;
                 write!(f, "{}.{}", crate::device::CC.0, crate::device::CC.1)?;
-                write!(f, " (cubins for sm {cubins:?}, PTX for sm {ptx:?}); the CPU backend needs PTX")
+                write!(
+                    f,
+                    " (cubins for sm {cubins:?}, PTX for sm {ptx:?}); the CPU backend needs PTX"
+                )
             }
         }
     }
@@ -90,7 +93,10 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, FatbinError> {
         return Err(bad(&format!("fatbin version {} (1 expected)", u16_at(b, 4))));
     }
     let hs = u16_at(b, 6) as usize;
-    let end = (hs as u64).checked_add(u64_at(b, 8)).filter(|&e| e <= b.len() as u64).ok_or_else(|| bad("size beyond the data"))? as usize;
+    let end = (hs as u64)
+        .checked_add(u64_at(b, 8))
+        .filter(|&e| e <= b.len() as u64)
+        .ok_or_else(|| bad("size beyond the data"))? as usize;
     let mut out = vec![];
     let mut o = hs;
     while o < end {
@@ -100,7 +106,10 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, FatbinError> {
         let ehs = u32_at(b, o + 4) as usize;
         let stored = u64_at(b, o + 8);
         if u16_at(b, o + 2) != 0x101 || ehs < 64 || (ehs as u64).saturating_add(stored) > (end - o) as u64 {
-            return Err(bad(&format!("entry at byte {o} has version {:#x}, header size {ehs}, payload {stored}", u16_at(b, o + 2))));
+            return Err(bad(&format!(
+                "entry at byte {o} has version {:#x}, header size {ehs}, payload {stored}",
+                u16_at(b, o + 2)
+            )));
         }
         out.push(Entry {
             kind: u16_at(b, o),
@@ -122,7 +131,10 @@ pub fn payload(b: &[u8], e: &Entry) -> Result<Vec<u8>, FatbinError> {
     let mut data = if e.flags & (FLAG_LZ4 | FLAG_ZSTD) != 0 {
         let n = (e.compressed as usize).min(stored.len());
         if e.uncompressed > MAX_PTX {
-            return Err(FatbinError::Decompress(format!("claims {} bytes uncompressed", e.uncompressed)));
+            return Err(FatbinError::Decompress(format!(
+                "claims {} bytes uncompressed",
+                e.uncompressed
+            )));
         }
         if e.flags & FLAG_LZ4 != 0 {
             lz4_flex::block::decompress(&stored[..n], e.uncompressed as usize)
@@ -151,7 +163,10 @@ pub fn payload(b: &[u8], e: &Entry) -> Result<Vec<u8>, FatbinError> {
 /// above the device's, as the driver's JIT picks it.
 pub fn best_ptx(b: &[u8], sm: u32) -> Result<String, FatbinError> {
     let all = entries(b)?;
-    let best = all.iter().filter(|e| e.kind == KIND_PTX && e.sm <= sm).max_by_key(|e| e.sm);
+    let best = all
+        .iter()
+        .filter(|e| e.kind == KIND_PTX && e.sm <= sm)
+        .max_by_key(|e| e.sm);
     let Some(e) = best else {
         return Err(FatbinError::NoPtx {
             cubins: all.iter().filter(|e| e.kind == KIND_ELF).map(|e| e.sm).collect(),
@@ -201,9 +216,10 @@ unsafe fn header_slice<'a>(p: *const u8) -> Result<&'a [u8], FatbinError> {
     }
     let hs = (p.add(6) as *const u16).read_unaligned() as u64;
     let size = (p.add(8) as *const u64).read_unaligned();
-    let total = hs.checked_add(size).filter(|&t| t <= MAX_FATBIN && hs >= 16).ok_or_else(|| {
-        FatbinError::Malformed(format!("header size {hs}, entries {size} bytes"))
-    })?;
+    let total = hs
+        .checked_add(size)
+        .filter(|&t| t <= MAX_FATBIN && hs >= 16)
+        .ok_or_else(|| FatbinError::Malformed(format!("header size {hs}, entries {size} bytes")))?;
     Ok(std::slice::from_raw_parts(p, total as usize))
 }
 
@@ -217,7 +233,10 @@ pub unsafe fn ptx_for_device(p: *const u8) -> Result<String, FatbinError> {
             Err(e) => last = Some(e),
         }
     }
-    Err(last.unwrap_or(FatbinError::NoPtx { cubins: vec![], ptx: vec![] }))
+    Err(last.unwrap_or(FatbinError::NoPtx {
+        cubins: vec![],
+        ptx: vec![],
+    }))
 }
 
 #[cfg(test)]
@@ -233,7 +252,11 @@ mod tests {
             body.extend(0x101u16.to_le_bytes());
             body.extend(64u32.to_le_bytes());
             body.extend((padded as u64).to_le_bytes());
-            let comp = if flags & (FLAG_LZ4 | FLAG_ZSTD) != 0 { data.len() as u32 } else { 0 };
+            let comp = if flags & (FLAG_LZ4 | FLAG_ZSTD) != 0 {
+                data.len() as u32
+            } else {
+                0
+            };
             body.extend(comp.to_le_bytes());
             body.extend(0u32.to_le_bytes());
             body.extend(((9u32 << 16) | 5).to_le_bytes());
@@ -264,7 +287,13 @@ mod tests {
         assert_eq!(best_ptx(&fb, 80).unwrap(), "// sm_80");
         assert_eq!(best_ptx(&fb, 86).unwrap(), "// sm_80");
         assert_eq!(best_ptx(&fb, 75).unwrap(), "// sm_75");
-        assert_eq!(best_ptx(&fb, 70), Err(FatbinError::NoPtx { cubins: vec![80], ptx: vec![75, 80, 90] }));
+        assert_eq!(
+            best_ptx(&fb, 70),
+            Err(FatbinError::NoPtx {
+                cubins: vec![80],
+                ptx: vec![75, 80, 90]
+            })
+        );
     }
 
     #[test]
@@ -285,7 +314,13 @@ mod tests {
         let packed = ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest);
         let fb = build(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed, text.len() as u64)]);
         assert_eq!(best_ptx(&fb, 80).unwrap().as_bytes(), text);
-        let fb = build(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed[..packed.len() - 3], text.len() as u64)]);
+        let fb = build(&[(
+            KIND_PTX,
+            80,
+            0x11 | FLAG_ZSTD,
+            &packed[..packed.len() - 3],
+            text.len() as u64,
+        )]);
         assert!(matches!(best_ptx(&fb, 80), Err(FatbinError::Decompress(_))));
     }
 
@@ -298,6 +333,9 @@ mod tests {
         let mut fb = build(&[(KIND_PTX, 75, 0x11, b"// x\0", 0)]);
         fb[16 + 8] = 0xff; // entry payload beyond the fatbin
         assert!(matches!(entries(&fb), Err(FatbinError::Malformed(_))));
-        assert!(matches!(entries(b"not a fatbin at all"), Err(FatbinError::Malformed(_))));
+        assert!(matches!(
+            entries(b"not a fatbin at all"),
+            Err(FatbinError::Malformed(_))
+        ));
     }
 }

@@ -8,8 +8,8 @@
 
 #[macro_use]
 mod macros;
-pub mod context;
 mod arena;
+pub mod context;
 mod device;
 mod driver_table;
 pub mod errors;
@@ -250,8 +250,8 @@ pub(crate) unsafe fn param_buffer(
         let mut i = 0;
         loop {
             match *extra.add(i) as usize {
-                0 => break,                                             // CU_LAUNCH_PARAM_END
-                1 => ptr = *extra.add(i + 1) as *const u8,              // BUFFER_POINTER
+                0 => break,                                // CU_LAUNCH_PARAM_END
+                1 => ptr = *extra.add(i + 1) as *const u8, // BUFFER_POINTER
                 2 => {
                     // BUFFER_SIZE: a pointer to the size, which a caller may leave null.
                     let p = *extra.add(i + 1) as *const usize;

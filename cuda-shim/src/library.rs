@@ -62,14 +62,26 @@ unsafe fn library_load(
     let r = image_ptx(image, &mut log).and_then(|text| load_ptx(0, &text, &mut log));
     log.finish(r.is_ok());
     let module = r?;
-    *lib = LIBRARIES.insert(Library { module, kernels: Default::default() }) as Handle;
+    *lib = LIBRARIES.insert(Library {
+        module,
+        kernels: Default::default(),
+    }) as Handle;
     Ok(())
 }
 
 fn function_handle(module: usize, name: &str) -> Result<usize, CUresult> {
     let m = MODULES.get(module)?;
-    let k = m.host.kernels.iter().position(|k| k.info.name == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-    Ok(FUNCTIONS.insert(FuncObj { module, module_obj: m, kernel: k }))
+    let k = m
+        .host
+        .kernels
+        .iter()
+        .position(|k| k.info.name == name)
+        .ok_or(CUDA_ERROR_NOT_FOUND)?;
+    Ok(FUNCTIONS.insert(FuncObj {
+        module,
+        module_obj: m,
+        kernel: k,
+    }))
 }
 
 unsafe fn c_name<'a>(p: *const c_char) -> Result<&'a str, CUresult> {
@@ -187,4 +199,5 @@ api! {
     }
 }
 
-static NAMES: parking_lot::Mutex<std::collections::BTreeMap<usize, String>> = parking_lot::Mutex::new(std::collections::BTreeMap::new());
+static NAMES: parking_lot::Mutex<std::collections::BTreeMap<usize, String>> =
+    parking_lot::Mutex::new(std::collections::BTreeMap::new());

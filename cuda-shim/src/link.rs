@@ -63,7 +63,16 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
             match d {
                 ModuleDirective::Version { major, minor, .. } => version = version.max((*major, *minor)),
                 ModuleDirective::Target { targets, .. } => {
-                    let n = targets.first().and_then(|t| t.text.trim_start_matches("sm_").trim_end_matches(['a', 'f']).parse().ok()).unwrap_or(0);
+                    let n = targets
+                        .first()
+                        .and_then(|t| {
+                            t.text
+                                .trim_start_matches("sm_")
+                                .trim_end_matches(['a', 'f'])
+                                .parse()
+                                .ok()
+                        })
+                        .unwrap_or(0);
                     if target.is_empty() || n > sm {
                         sm = n;
                         target = targets.iter().map(|t| t.text).collect::<Vec<_>>().join(", ");
@@ -73,7 +82,10 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
             }
         }
     }
-    let mut out = format!(".version {}.{}\n.target {target}\n.address_size 64\n", version.0, version.1);
+    let mut out = format!(
+        ".version {}.{}\n.target {target}\n.address_size 64\n",
+        version.0, version.1
+    );
     let mut emitted = std::collections::HashSet::new();
     for ((name, text), (m, _)) in inputs.iter().zip(&parsed) {
         out.push_str(&format!("\n// ---- {name}\n"));
@@ -82,12 +94,16 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
                 // A declaration of something an input defines: the definition serves.
                 Item::Function(f) if !defines(f) => !any_def.contains(f.name.text) && emitted.insert(f.name.text),
                 // A weak definition gives way to a strong one, and to an earlier weak one.
-                Item::Function(f) if f.linkage == Some(Linkage::Weak) => !strong.contains(f.name.text) && emitted.insert(f.name.text),
+                Item::Function(f) if f.linkage == Some(Linkage::Weak) => {
+                    !strong.contains(f.name.text) && emitted.insert(f.name.text)
+                }
                 Item::Function(f) => {
                     emitted.insert(f.name.text);
                     true
                 }
-                Item::Var(v) if v.linkage == Some(Linkage::Extern) => !any_def.contains(v.name.text) && emitted.insert(v.name.text),
+                Item::Var(v) if v.linkage == Some(Linkage::Extern) => {
+                    !any_def.contains(v.name.text) && emitted.insert(v.name.text)
+                }
                 _ => true,
             };
             if keep {
@@ -133,9 +149,24 @@ unsafe fn add_input(state: Handle, kind: c_int, data: &[u8], name: &str) -> Resu
             Ok(t) => t,
             Err(e) => return fail(e.to_string(), e.code()),
         },
-        INPUT_CUBIN => return fail("a cubin is machine code; the CPU backend links PTX only".into(), CUDA_ERROR_NOT_SUPPORTED),
-        3 | 4 => return fail("objects and libraries hold machine code; the CPU backend links PTX only".into(), CUDA_ERROR_NOT_SUPPORTED),
-        5 => return fail("NVVM/LTO-IR inputs are not supported; link PTX".into(), CUDA_ERROR_NOT_SUPPORTED),
+        INPUT_CUBIN => {
+            return fail(
+                "a cubin is machine code; the CPU backend links PTX only".into(),
+                CUDA_ERROR_NOT_SUPPORTED,
+            )
+        }
+        3 | 4 => {
+            return fail(
+                "objects and libraries hold machine code; the CPU backend links PTX only".into(),
+                CUDA_ERROR_NOT_SUPPORTED,
+            )
+        }
+        5 => {
+            return fail(
+                "NVVM/LTO-IR inputs are not supported; link PTX".into(),
+                CUDA_ERROR_NOT_SUPPORTED,
+            )
+        }
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     };
     // Check the input now, as the driver does, so the error names the input it comes from.

@@ -61,7 +61,9 @@ pub fn enter(
     body: impl FnOnce() -> Result<(), crate::errors::CUresult>,
 ) -> crate::errors::CUresult {
     let run = || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::stream::per_thread_scope(per_thread, body)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::stream::per_thread_scope(per_thread, body)
+        }));
         match r {
             Ok(Ok(())) => crate::errors::CUDA_SUCCESS,
             Ok(Err(e)) => e,

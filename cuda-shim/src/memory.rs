@@ -10,9 +10,9 @@ use crate::errors::*;
 use crate::state::*;
 use crate::stream::{run_async, run_sync};
 use crate::{init_check, out, CUdeviceptr, Handle};
+use ptx_jit::sanitize::{Kind, Tools};
 use std::alloc::Layout;
 use std::ffi::{c_int, c_uint, c_void};
-use ptx_jit::sanitize::{Kind, Tools};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static IDS: AtomicU64 = AtomicU64::new(1);
@@ -30,9 +30,11 @@ static USED: AtomicU64 = AtomicU64::new(0);
 /// Reserves `bytes` of the device's memory, or fails with out-of-memory.
 fn reserve(bytes: u64) -> Result<(), CUresult> {
     let total = device::total_mem();
-    USED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| u.checked_add(bytes).filter(|&n| n <= total))
-        .map(|_| ())
-        .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)
+    USED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+        u.checked_add(bytes).filter(|&n| n <= total)
+    })
+    .map(|_| ())
+    .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)
 }
 
 /// Memory held by allocations, for `cuMemGetInfo`.
@@ -75,7 +77,14 @@ unsafe fn allocate(size: usize) -> Result<(*mut u8, Layout), CUresult> {
 /// touched them all first, and the buffer stayed in 4 KiB pages), and the kernel zeroes it lazily.
 unsafe fn map_huge(layout: Layout) -> Option<*mut u8> {
     let len = layout.size() + HUGE_PAGE;
-    let raw = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+    let raw = libc::mmap(
+        std::ptr::null_mut(),
+        len,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+        -1,
+        0,
+    );
     if raw == libc::MAP_FAILED {
         return None;
     }
@@ -102,7 +111,11 @@ unsafe fn release(p: *mut u8, layout: Layout) {
     USED.fetch_sub(layout.size() as u64, Ordering::AcqRel);
 }
 
-unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layout, usize, u64) -> MemKind) -> Result<(), CUresult> {
+unsafe fn alloc_into(
+    dptr: *mut CUdeviceptr,
+    size: usize,
+    kind: impl FnOnce(Layout, usize, u64) -> MemKind,
+) -> Result<(), CUresult> {
     init_check()?;
     let ctx = current_ctx()?;
     // A context whose kernel faulted is unusable, as on a GPU: its error comes back from every call.
@@ -117,7 +130,13 @@ unsafe fn alloc_into(dptr: *mut CUdeviceptr, size: usize, kind: impl FnOnce(Layo
     if sanitizing(Tools::INITCHECK) && matches!(kind, MemKind::Device { .. }) {
         ptx_jit::sanitize::track(p as u64, size as u64);
     }
-    MEMORY.lock().insert(p as u64, Alloc { size: size as u64, kind });
+    MEMORY.lock().insert(
+        p as u64,
+        Alloc {
+            size: size as u64,
+            kind,
+        },
+    );
     *dptr = p as u64;
     Ok(())
 }
@@ -127,12 +146,19 @@ fn sanitizing(tool: u8) -> bool {
 }
 
 /// memcheck: starts of allocations freed lately, to tell a double free from a pointer never allocated.
-static FREED: parking_lot::Mutex<std::collections::VecDeque<u64>> = parking_lot::Mutex::new(std::collections::VecDeque::new());
+static FREED: parking_lot::Mutex<std::collections::VecDeque<u64>> =
+    parking_lot::Mutex::new(std::collections::VecDeque::new());
 
 /// Reports a host-side memcheck finding (double free, leak).
 fn memcheck(kind: ptx_jit::sanitize::Kind, addr: u64, bytes: u64, detail: String) {
     let f = ptx_jit::sanitize::Finding::plain(kind, addr, bytes, detail);
-    ptx_jit::sanitize::report(&[f], &ptx_jit::sanitize::Source { kernel: "(host)", text: None });
+    ptx_jit::sanitize::report(
+        &[f],
+        &ptx_jit::sanitize::Source {
+            kernel: "(host)",
+            text: None,
+        },
+    );
 }
 
 /// Frees an allocation of the kinds `which` accepts, after the work of its context that may still use it.
@@ -174,14 +200,19 @@ fn forget(ptr: u64) {
 
 fn layout(k: &MemKind) -> Option<Layout> {
     match k {
-        MemKind::Device { layout, .. } | MemKind::Host { layout, .. } | MemKind::Managed { layout, .. } => Some(*layout),
+        MemKind::Device { layout, .. } | MemKind::Host { layout, .. } | MemKind::Managed { layout, .. } => {
+            Some(*layout)
+        }
         _ => None,
     }
 }
 
 fn owner(k: &MemKind) -> Option<usize> {
     match k {
-        MemKind::Device { ctx, .. } | MemKind::Host { ctx, .. } | MemKind::Managed { ctx, .. } | MemKind::Registered { ctx, .. } => Some(*ctx),
+        MemKind::Device { ctx, .. }
+        | MemKind::Host { ctx, .. }
+        | MemKind::Managed { ctx, .. }
+        | MemKind::Registered { ctx, .. } => Some(*ctx),
         MemKind::ModuleVar(m) => MODULES.get(*m).ok().map(|m| m.ctx),
     }
 }
@@ -200,7 +231,15 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     for p in gone {
         let Some(a) = mem.remove(&p) else { continue };
         if sanitizing(Tools::MEMCHECK) && matches!(a.kind, MemKind::Device { .. } | MemKind::Managed { .. }) {
-            memcheck(Kind::Leak, p, a.size, format!("{} bytes of device memory at {p:#x} are still allocated when their context is destroyed", a.size));
+            memcheck(
+                Kind::Leak,
+                p,
+                a.size,
+                format!(
+                    "{} bytes of device memory at {p:#x} are still allocated when their context is destroyed",
+                    a.size
+                ),
+            );
         }
         if let Some(l) = layout(&a.kind) {
             unsafe { release(p as *mut u8, l) };
@@ -249,7 +288,18 @@ fn lookup(ptr: u64) -> Option<(u64, u64, Info)> {
         MemKind::Registered { id, flags, .. } => (1, false, true, *id, *flags),
         MemKind::Managed { id, .. } => (2, true, true, *id, 0),
     };
-    Some((*start, a.size, Info { ctx: owner(&a.kind).unwrap_or(0), memtype, managed, host, id, flags }))
+    Some((
+        *start,
+        a.size,
+        Info {
+            ctx: owner(&a.kind).unwrap_or(0),
+            memtype,
+            managed,
+            host,
+            id,
+            flags,
+        },
+    ))
 }
 
 struct Info {
@@ -308,7 +358,17 @@ struct Copy3 {
 
 impl Copy3 {
     fn linear(src: u64, dst: u64, n: usize) -> Copy3 {
-        Copy3 { src, dst, width: n, height: 1, depth: 1, src_pitch: n, src_rows: 1, dst_pitch: n, dst_rows: 1 }
+        Copy3 {
+            src,
+            dst,
+            width: n,
+            height: 1,
+            depth: 1,
+            src_pitch: n,
+            src_rows: 1,
+            dst_pitch: n,
+            dst_rows: 1,
+        }
     }
     fn bytes(&self) -> usize {
         self.width * self.height * self.depth
@@ -320,7 +380,10 @@ impl Copy3 {
         }
         let e = (|| {
             let slice = pitch.checked_mul(rows)?;
-            (self.depth - 1).checked_mul(slice)?.checked_add((self.height - 1).checked_mul(pitch)?)?.checked_add(self.width)
+            (self.depth - 1)
+                .checked_mul(slice)?
+                .checked_add((self.height - 1).checked_mul(pitch)?)?
+                .checked_add(self.width)
         })();
         e.map(|e| e as u64).ok_or(CUDA_ERROR_INVALID_VALUE)
     }
@@ -418,7 +481,10 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
         scatter.src_rows = c.height;
         return run_async(s, move || {
             let staged = staged;
-            let c = Copy3 { src: staged.as_ptr() as u64, ..scatter };
+            let c = Copy3 {
+                src: staged.as_ptr() as u64,
+                ..scatter
+            };
             c.run();
             Ok(())
         });
@@ -500,16 +566,38 @@ fn pitched_side(
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     };
     let base = if kind == Mem::Host { host as u64 } else { device };
-    let off = (|| z.checked_mul(pitch.checked_mul(rows)?)?.checked_add(y.checked_mul(pitch)?)?.checked_add(x))()
-        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let off = (|| {
+        z.checked_mul(pitch.checked_mul(rows)?)?
+            .checked_add(y.checked_mul(pitch)?)?
+            .checked_add(x)
+    })()
+    .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     Ok((kind, base.checked_add(off as u64).ok_or(CUDA_ERROR_INVALID_VALUE)?))
 }
 
 unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUresult> {
     init_check()?;
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_x, p.src_y, 0, p.src_pitch, 0)?;
-    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_x, p.dst_y, 0, p.dst_pitch, 0)?;
+    let (sk, src) = pitched_side(
+        p.src_type,
+        p.src_host as usize,
+        p.src_device,
+        p.src_x,
+        p.src_y,
+        0,
+        p.src_pitch,
+        0,
+    )?;
+    let (dk, dst) = pitched_side(
+        p.dst_type,
+        p.dst_host as usize,
+        p.dst_device,
+        p.dst_x,
+        p.dst_y,
+        0,
+        p.dst_pitch,
+        0,
+    )?;
     let c = Copy3 {
         src,
         dst,
@@ -542,8 +630,26 @@ unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Resu
     if p.depth > 1 && (src_rows < p.height || dst_rows < p.height) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let (sk, src) = pitched_side(p.src_type, p.src_host as usize, p.src_device, p.src_x, p.src_y, p.src_z, p.src_pitch, src_rows)?;
-    let (dk, dst) = pitched_side(p.dst_type, p.dst_host as usize, p.dst_device, p.dst_x, p.dst_y, p.dst_z, p.dst_pitch, dst_rows)?;
+    let (sk, src) = pitched_side(
+        p.src_type,
+        p.src_host as usize,
+        p.src_device,
+        p.src_x,
+        p.src_y,
+        p.src_z,
+        p.src_pitch,
+        src_rows,
+    )?;
+    let (dk, dst) = pitched_side(
+        p.dst_type,
+        p.dst_host as usize,
+        p.dst_device,
+        p.dst_x,
+        p.dst_y,
+        p.dst_z,
+        p.dst_pitch,
+        dst_rows,
+    )?;
     let c = Copy3 {
         src,
         dst,
@@ -567,7 +673,15 @@ fn peer_check(dst_ctx: Handle, src_ctx: Handle) -> Result<(), CUresult> {
 // ---- fills ----
 
 /// Fills `height` rows of `width` elements of `size` bytes, `pitch` bytes apart.
-unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, height: usize, stream: Option<Handle>) -> Result<(), CUresult> {
+unsafe fn fill(
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    size: usize,
+    width: usize,
+    height: usize,
+    stream: Option<Handle>,
+) -> Result<(), CUresult> {
     init_check()?;
     if let Some(s) = stream {
         crate::stream::resolve(s)?;
@@ -579,7 +693,10 @@ unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, he
     if !dst.is_multiple_of(size as u64) || (height > 1 && (pitch < row || !pitch.is_multiple_of(size))) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let extent = (height - 1).checked_mul(pitch).and_then(|e| e.checked_add(row)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let extent = (height - 1)
+        .checked_mul(pitch)
+        .and_then(|e| e.checked_add(row))
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     check_range(dst, extent as u64)?;
     if sanitizing(Tools::INITCHECK) {
         for y in 0..height {
@@ -606,7 +723,13 @@ unsafe fn fill(dst: u64, pitch: usize, value: u32, size: usize, width: usize, he
 // ---- pointer attributes ----
 
 /// Writes attribute `attr` of `ptr` into `data`; `None` info means memory the shim does not know.
-unsafe fn attribute(data: *mut c_void, attr: c_int, ptr: u64, found: Option<&(u64, u64, Info)>, strict: bool) -> Result<(), CUresult> {
+unsafe fn attribute(
+    data: *mut c_void,
+    attr: c_int,
+    ptr: u64,
+    found: Option<&(u64, u64, Info)>,
+    strict: bool,
+) -> Result<(), CUresult> {
     if data.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -625,26 +748,26 @@ unsafe fn attribute(data: *mut c_void, attr: c_int, ptr: u64, found: Option<&(u6
         return Ok(());
     };
     match attr {
-        1 => *(data as *mut usize) = i.ctx,                                        // CONTEXT
-        2 => *(data as *mut c_uint) = i.memtype as c_uint,                         // MEMORY_TYPE
-        3 => *(data as *mut u64) = ptr,                                            // DEVICE_POINTER
-        4 if i.host => *(data as *mut u64) = ptr,                                  // HOST_POINTER
-        4 => return Err(CUDA_ERROR_INVALID_VALUE),                                 // device-only memory
-        6 => *(data as *mut c_uint) = 1,                                           // SYNC_MEMOPS: synchronous calls always synchronise
-        7 => *(data as *mut u64) = i.id,                                           // BUFFER_ID
-        8 => *(data as *mut c_uint) = i.managed as c_uint,                         // IS_MANAGED
-        9 => *(data as *mut c_int) = 0,                                            // DEVICE_ORDINAL
-        10 => *(data as *mut c_uint) = 0,                                          // IS_LEGACY_CUDA_IPC_CAPABLE
-        11 | 19 => *(data as *mut u64) = *start,                                   // RANGE_START_ADDR, MAPPING_BASE_ADDR
-        12 | 18 => *(data as *mut usize) = *size as usize,                         // RANGE_SIZE, MAPPING_SIZE
-        13 => *(data as *mut c_uint) = 1,                                          // MAPPED
-        14 => *(data as *mut u64) = 0,                                             // ALLOWED_HANDLE_TYPES: none exportable
-        15 => *(data as *mut c_uint) = 0,                                          // IS_GPU_DIRECT_RDMA_CAPABLE
-        16 => *(data as *mut c_uint) = 3,                                          // ACCESS_FLAGS: read-write
-        17 => *(data as *mut usize) = 0,                                           // MEMPOOL_HANDLE: no pools
-        20 => *(data as *mut u64) = i.id,                                          // MEMORY_BLOCK_ID
-        21 => *(data as *mut c_uint) = 0,                                          // IS_HW_DECOMPRESS_CAPABLE
-        22 => *(data as *mut c_int) = -1,                                          // LOCALITY_DOMAIN_ORDINAL
+        1 => *(data as *mut usize) = i.ctx,                // CONTEXT
+        2 => *(data as *mut c_uint) = i.memtype as c_uint, // MEMORY_TYPE
+        3 => *(data as *mut u64) = ptr,                    // DEVICE_POINTER
+        4 if i.host => *(data as *mut u64) = ptr,          // HOST_POINTER
+        4 => return Err(CUDA_ERROR_INVALID_VALUE),         // device-only memory
+        6 => *(data as *mut c_uint) = 1,                   // SYNC_MEMOPS: synchronous calls always synchronise
+        7 => *(data as *mut u64) = i.id,                   // BUFFER_ID
+        8 => *(data as *mut c_uint) = i.managed as c_uint, // IS_MANAGED
+        9 => *(data as *mut c_int) = 0,                    // DEVICE_ORDINAL
+        10 => *(data as *mut c_uint) = 0,                  // IS_LEGACY_CUDA_IPC_CAPABLE
+        11 | 19 => *(data as *mut u64) = *start,           // RANGE_START_ADDR, MAPPING_BASE_ADDR
+        12 | 18 => *(data as *mut usize) = *size as usize, // RANGE_SIZE, MAPPING_SIZE
+        13 => *(data as *mut c_uint) = 1,                  // MAPPED
+        14 => *(data as *mut u64) = 0,                     // ALLOWED_HANDLE_TYPES: none exportable
+        15 => *(data as *mut c_uint) = 0,                  // IS_GPU_DIRECT_RDMA_CAPABLE
+        16 => *(data as *mut c_uint) = 3,                  // ACCESS_FLAGS: read-write
+        17 => *(data as *mut usize) = 0,                   // MEMPOOL_HANDLE: no pools
+        20 => *(data as *mut u64) = i.id,                  // MEMORY_BLOCK_ID
+        21 => *(data as *mut c_uint) = 0,                  // IS_HW_DECOMPRESS_CAPABLE
+        22 => *(data as *mut c_int) = -1,                  // LOCALITY_DOMAIN_ORDINAL
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     }
     let _ = i.flags;
@@ -680,7 +803,13 @@ unsafe fn host_register(p: *mut c_void, size: usize, flags: c_uint) -> Result<()
         return Err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     }
     let id = IDS.fetch_add(1, Ordering::Relaxed);
-    mem.insert(start, Alloc { size: size as u64, kind: MemKind::Registered { ctx, id, flags } });
+    mem.insert(
+        start,
+        Alloc {
+            size: size as u64,
+            kind: MemKind::Registered { ctx, id, flags },
+        },
+    );
     Ok(())
 }
 
@@ -947,7 +1076,6 @@ api! {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -969,7 +1097,10 @@ mod tests {
     fn small_allocations_take_their_size_class() {
         let before = used();
         let (p, layout) = unsafe { allocate(1000) }.unwrap();
-        assert_eq!((p as usize % crate::arena::MIN, layout.size(), layout.align()), (0, 1024, crate::arena::MIN));
+        assert_eq!(
+            (p as usize % crate::arena::MIN, layout.size(), layout.align()),
+            (0, 1024, crate::arena::MIN)
+        );
         assert!(unsafe { std::slice::from_raw_parts(p, 1024) }.iter().all(|&b| b == 0));
         assert!(used() >= before + 1024);
         unsafe { release(p, layout) };

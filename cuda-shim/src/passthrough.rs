@@ -30,7 +30,9 @@ static REAL: Lazy<Option<Real>> = Lazy::new(|| {
     }
     let env = std::env::var("PTXJIT_REAL_LIBCUDA").ok();
     for path in env.iter().map(String::as_str).chain(SYSTEM_PATHS.iter().copied()) {
-        let Ok(lib) = (unsafe { libloading::Library::new(path) }) else { continue };
+        let Ok(lib) = (unsafe { libloading::Library::new(path) }) else {
+            continue;
+        };
         // Never forward to ourselves (a system path may be a link to this library).
         let ours = unsafe { lib.get::<usize>(b"ptxjit_shim_marker\0") }.is_ok();
         if ours {
@@ -66,7 +68,12 @@ pub fn real_symbol(name: &str) -> Option<usize> {
 fn real(name: &str) -> Option<usize> {
     let r = REAL.as_ref()?;
     let sym = CString::new(name).ok()?;
-    unsafe { r.lib.get::<*const c_void>(sym.as_bytes_with_nul()).ok().map(|s| *s as usize) }
+    unsafe {
+        r.lib
+            .get::<*const c_void>(sym.as_bytes_with_nul())
+            .ok()
+            .map(|s| *s as usize)
+    }
 }
 
 unsafe extern "C" fn missing() -> CUresult {
@@ -125,7 +132,12 @@ pub fn max_ptx(driver: c_int) -> u32 {
         _ => 60,
     };
     // Capped by what LLVM 22 can emit.
-    ptx_jit::arch::PTX_VERSIONS.iter().copied().filter(|&p| p <= v).max().unwrap_or(32)
+    ptx_jit::arch::PTX_VERSIONS
+        .iter()
+        .copied()
+        .filter(|&p| p <= v)
+        .max()
+        .unwrap_or(32)
 }
 
 unsafe fn call<F: Copy>(name: &str) -> Option<F> {
@@ -154,7 +166,10 @@ unsafe fn retarget(image: *const c_void) -> Option<CString> {
         return None;
     }
     let ptx = max_ptx(drv);
-    let arch = match ptx_jit::arch::validate(&format!("sm_{major}{minor}"), Some(&format!("{}.{}", ptx / 10, ptx % 10))) {
+    let arch = match ptx_jit::arch::validate(
+        &format!("sm_{major}{minor}"),
+        Some(&format!("{}.{}", ptx / 10, ptx % 10)),
+    ) {
         Ok(a) => a,
         Err(e) => {
             trace::note(&format!("passthrough: PTX passed on unchanged: {e}"));
@@ -163,11 +178,19 @@ unsafe fn retarget(image: *const c_void) -> Option<CString> {
     };
     match ptx_jit::retarget(text, &arch, 3, ptx_jit::nvptx::Emit::Ptx) {
         Ok(out) => {
-            trace::note(&format!("passthrough: PTX retargeted for {} / PTX {}.{}", arch.cpu(), ptx / 10, ptx % 10));
+            trace::note(&format!(
+                "passthrough: PTX retargeted for {} / PTX {}.{}",
+                arch.cpu(),
+                ptx / 10,
+                ptx % 10
+            ));
             CString::new(out).ok()
         }
         Err(d) => {
-            trace::note(&format!("passthrough: PTX passed on unchanged: {}", ptx_jit::one_line(&d, "module.ptx", text)));
+            trace::note(&format!(
+                "passthrough: PTX passed on unchanged: {}",
+                ptx_jit::one_line(&d, "module.ptx", text)
+            ));
             None
         }
     }
@@ -211,7 +234,16 @@ unsafe extern "C" fn library_load_data(
     lib_vals: *mut *mut c_void,
     n_lib: c_uint,
 ) -> CUresult {
-    type F = unsafe extern "C" fn(*mut Handle, *const c_void, *mut c_int, *mut *mut c_void, c_uint, *mut c_int, *mut *mut c_void, c_uint) -> CUresult;
+    type F = unsafe extern "C" fn(
+        *mut Handle,
+        *const c_void,
+        *mut c_int,
+        *mut *mut c_void,
+        c_uint,
+        *mut c_int,
+        *mut *mut c_void,
+        c_uint,
+    ) -> CUresult;
     let Some(f) = call::<F>("cuLibraryLoadData") else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };

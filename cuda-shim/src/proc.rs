@@ -48,8 +48,13 @@ pub fn resolve_for(name: &str, version: c_int, per_thread: bool) -> Result<&'sta
             .max_by_key(|v| v.1)
             .map(|v| v.3)
     };
-    let pt = if per_thread { newest(&|f| f != Flavour::Plain) } else { None };
-    pt.or_else(|| newest(&|f| f == Flavour::Plain)).ok_or(VERSION_NOT_SUFFICIENT)
+    let pt = if per_thread {
+        newest(&|f| f != Flavour::Plain)
+    } else {
+        None
+    };
+    pt.or_else(|| newest(&|f| f == Flavour::Plain))
+        .ok_or(VERSION_NOT_SUFFICIENT)
 }
 
 /// `resolve_for` with the legacy default stream.
@@ -90,7 +95,11 @@ pub unsafe fn get_proc_address(
     match found {
         Ok((addr, ours)) => {
             // The passthrough backend serves what the shim does not export from the real driver.
-            let addr = if !ours { crate::passthrough::proc_address(name, resolved.ok(), version, flags).unwrap_or(addr) } else { addr };
+            let addr = if !ours {
+                crate::passthrough::proc_address(name, resolved.ok(), version, flags).unwrap_or(addr)
+            } else {
+                addr
+            };
             *pfn = addr as *mut c_void;
             set(0);
             Ok(())
@@ -128,7 +137,12 @@ pub fn implementation_table() -> String {
     for n in &names {
         let vs = by_name.get(n).cloned().unwrap_or_else(|| vec![(*n, 0, Flavour::Plain)]);
         let have = vs.iter().filter(|v| SYMBOLS.contains_key(v.0)).count();
-        let newest = vs.iter().filter(|v| v.2 == Flavour::Plain).max_by_key(|v| v.1).map(|v| v.0).unwrap_or(n);
+        let newest = vs
+            .iter()
+            .filter(|v| v.2 == Flavour::Plain)
+            .max_by_key(|v| v.1)
+            .map(|v| v.0)
+            .unwrap_or(n);
         let status = if have == vs.len() {
             full += 1;
             "implemented"
@@ -142,7 +156,11 @@ pub fn implementation_table() -> String {
             .iter()
             .map(|v| {
                 let mark = if SYMBOLS.contains_key(v.0) { "" } else { " ✗" };
-                if v.1 > 0 { format!("`{}` ({}){mark}", v.0, v.1) } else { format!("`{}`{mark}", v.0) }
+                if v.1 > 0 {
+                    format!("`{}` ({}){mark}", v.0, v.1)
+                } else {
+                    format!("`{}`{mark}", v.0)
+                }
             })
             .collect();
         rows.push(format!("| `{n}` | {status} | {} |", list.join(", ")));

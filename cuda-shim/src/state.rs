@@ -109,7 +109,8 @@ pub struct Stream {
 pub static CONTEXTS: once_cell::sync::Lazy<Table<Context>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Context));
 pub static MODULES: once_cell::sync::Lazy<Table<ModuleObj>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Module));
 pub static FUNCTIONS: once_cell::sync::Lazy<Table<FuncObj>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Function));
-pub static EVENTS: once_cell::sync::Lazy<Table<crate::event::Event>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Event));
+pub static EVENTS: once_cell::sync::Lazy<Table<crate::event::Event>> =
+    once_cell::sync::Lazy::new(|| Table::new(Tag::Event));
 pub static STREAMS: once_cell::sync::Lazy<Table<Stream>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Stream));
 
 /// Primary context per device: (handle, reference count).
@@ -132,7 +133,12 @@ pub enum MemKind {
     /// `cuMemAlloc`, `cuMemAllocPitch`, `cuMemAllocAsync`: ours to free.
     Device { layout: Layout, ctx: usize, id: u64 },
     /// `cuMemHostAlloc`, `cuMemAllocHost`: page-locked host memory (as far as the device sees), ours to free.
-    Host { layout: Layout, ctx: usize, id: u64, flags: u32 },
+    Host {
+        layout: Layout,
+        ctx: usize,
+        id: u64,
+        flags: u32,
+    },
     /// `cuMemHostRegister`: the application's memory, made visible to the device.
     Registered { ctx: usize, id: u64, flags: u32 },
     /// `cuMemAllocManaged`.

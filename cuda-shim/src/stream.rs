@@ -10,10 +10,10 @@
 use crate::errors::*;
 use crate::state::*;
 use crate::{init_check, out, Handle};
-use std::ffi::{c_int, c_uint, c_void};
 use parking_lot::{Condvar, Mutex};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
@@ -55,7 +55,10 @@ impl Progress {
     pub fn wait(&self, ticket: u64) {
         let mut s = self.st.lock();
         while s.done < ticket {
-            let next = s.items.front().is_some_and(|i| i.steal && i.ticket <= ticket && i.ticket == s.done + 1);
+            let next = s
+                .items
+                .front()
+                .is_some_and(|i| i.steal && i.ticket <= ticket && i.ticket == s.done + 1);
             if next {
                 let item = s.items.pop_front().expect("checked");
                 drop(s);
@@ -116,7 +119,12 @@ impl Queue {
     /// A queue and its worker.
     pub fn new(flags: u32, priority: i32, legacy: bool) -> Result<Arc<Queue>, CUresult> {
         let progress = Arc::new(Progress {
-            st: Mutex::new(State { enqueued: 0, done: 0, items: VecDeque::new(), closed: false }),
+            st: Mutex::new(State {
+                enqueued: 0,
+                done: 0,
+                items: VecDeque::new(),
+                closed: false,
+            }),
             cv: Condvar::new(),
             blocking: flags & 1 == 0,
         });
@@ -139,7 +147,12 @@ impl Queue {
                 p.run(item.ticket, item.job);
             })
             .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-        Ok(Arc::new(Queue { progress, flags, priority, legacy }))
+        Ok(Arc::new(Queue {
+            progress,
+            flags,
+            priority,
+            legacy,
+        }))
     }
 }
 
@@ -180,7 +193,9 @@ impl CtxStreams {
     }
 
     pub fn fail(&self, e: CUresult) {
-        let _ = self.sticky.compare_exchange(CUDA_SUCCESS, e, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self
+            .sticky
+            .compare_exchange(CUDA_SUCCESS, e, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// What work queued on `q` now must wait for, by CUDA's stream semantics. Called with `order` held.
@@ -297,12 +312,20 @@ pub const PER_THREAD_HANDLE: usize = 2;
 /// context; a created stream belongs to the context it was created in.
 pub fn resolve(s: Handle) -> Result<(Arc<Context>, Arc<Queue>), CUresult> {
     let h = s as usize;
-    let h = if h == 0 && PER_THREAD.with(Cell::get) { PER_THREAD_HANDLE } else { h };
+    let h = if h == 0 && PER_THREAD.with(Cell::get) {
+        PER_THREAD_HANDLE
+    } else {
+        h
+    };
     match h {
         0 | LEGACY | PER_THREAD_HANDLE => {
             let ch = current_ctx()?;
             let ctx = CONTEXTS.get(ch).map_err(|_| CUDA_ERROR_CONTEXT_IS_DESTROYED)?;
-            let q = if h == PER_THREAD_HANDLE { per_thread_queue(ch, &ctx)? } else { ctx.streams.legacy.clone() };
+            let q = if h == PER_THREAD_HANDLE {
+                per_thread_queue(ch, &ctx)?
+            } else {
+                ctx.streams.legacy.clone()
+            };
             Ok((ctx, q))
         }
         _ => {
@@ -355,7 +378,12 @@ thread_local! {
 }
 
 /// Capture status NONE; the optional outputs (graph, dependencies, edges, count) are zeroed.
-unsafe fn capture_info(s: Handle, status: *mut c_int, id: *mut u64, optional: &mut [*mut usize]) -> Result<(), CUresult> {
+unsafe fn capture_info(
+    s: Handle,
+    status: *mut c_int,
+    id: *mut u64,
+    optional: &mut [*mut usize],
+) -> Result<(), CUresult> {
     init_check()?;
     resolve(s)?;
     out(status, 0)?;
@@ -539,10 +567,13 @@ unsafe fn launch_host_func(s: Handle, f: *mut c_void, data: *mut c_void) -> Resu
     let (ctx, q) = resolve(s)?;
     ctx.streams.check()?;
     let (d, c) = (data as usize, ctx.clone());
-    ctx.streams.enqueue_host(&q, Box::new(move || {
-        if c.streams.check().is_ok() {
-            f(d as *mut c_void)
-        }
-    }));
+    ctx.streams.enqueue_host(
+        &q,
+        Box::new(move || {
+            if c.streams.check().is_ok() {
+                f(d as *mut c_void)
+            }
+        }),
+    );
     Ok(())
 }

@@ -18,7 +18,10 @@ static SINK: Lazy<Option<Mutex<Box<dyn Write + Send>>>> = Lazy::new(|| {
     match std::fs::OpenOptions::new().create(true).append(true).open(&v) {
         Ok(f) => Some(Mutex::new(Box::new(f))),
         Err(e) => {
-            eprintln!("ptx-jit: PTXJIT_TRACE: cannot open {}: {e}; tracing to stderr", v.to_string_lossy());
+            eprintln!(
+                "ptx-jit: PTXJIT_TRACE: cannot open {}: {e}; tracing to stderr",
+                v.to_string_lossy()
+            );
             Some(Mutex::new(Box::new(std::io::stderr())))
         }
     }

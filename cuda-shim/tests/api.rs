@@ -150,7 +150,10 @@ fn get_proc_address_picks_variants_by_version() {
         );
         assert_eq!(status, 0);
         let mut small = 0u32;
-        assert_eq!(std::mem::transmute::<*mut c_void, Alloc32>(pfn)(&mut small, 16), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(
+            std::mem::transmute::<*mut c_void, Alloc32>(pfn)(&mut small, 16),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
         assert_eq!(
             cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 1000, 0, &mut status),
             CUDA_ERROR_NOT_FOUND
@@ -164,9 +167,15 @@ fn get_proc_address_picks_variants_by_version() {
         assert_eq!(pfn as usize, cuCtxCreate_v4 as *const () as usize);
         // Per-thread default stream variants by flag.
         let launch = CString::new("cuLaunchKernel").unwrap();
-        assert_eq!(cuGetProcAddress_v2(launch.as_ptr(), &mut pfn, 13000, 2, &mut status), CUDA_SUCCESS);
+        assert_eq!(
+            cuGetProcAddress_v2(launch.as_ptr(), &mut pfn, 13000, 2, &mut status),
+            CUDA_SUCCESS
+        );
         assert_eq!(pfn as usize, cuLaunchKernel_ptsz as *const () as usize);
-        assert_eq!(cuGetProcAddress_v2(launch.as_ptr(), &mut pfn, 13000, 1, &mut status), CUDA_SUCCESS);
+        assert_eq!(
+            cuGetProcAddress_v2(launch.as_ptr(), &mut pfn, 13000, 1, &mut status),
+            CUDA_SUCCESS
+        );
         assert_eq!(pfn as usize, cuLaunchKernel as *const () as usize);
         // A cuda.h function the shim does not implement: found, and honest when called.
         let graph = CString::new("cuGraphLaunch").unwrap();
@@ -175,7 +184,10 @@ fn get_proc_address_picks_variants_by_version() {
             CUDA_SUCCESS
         );
         type GraphLaunch = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
-        assert_eq!(std::mem::transmute::<*mut c_void, GraphLaunch>(pfn)(null_mut(), null_mut()), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(
+            std::mem::transmute::<*mut c_void, GraphLaunch>(pfn)(null_mut(), null_mut()),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
         let missing = CString::new("cuNoSuchFunction").unwrap();
         assert_eq!(
             cuGetProcAddress_v2(missing.as_ptr(), &mut pfn, 13000, 0, &mut status),

@@ -48,7 +48,10 @@ unsafe fn run(s: &Setup, name: &str, threads: u32, extra: Option<u64>) -> CUresu
 
 unsafe fn read(s: &Setup, n: usize) -> Vec<u32> {
     let mut v = vec![0u32; n];
-    assert_eq!(cuMemcpyDtoH_v2(v.as_mut_ptr() as *mut c_void, s.out, n * 4), CUDA_SUCCESS);
+    assert_eq!(
+        cuMemcpyDtoH_v2(v.as_mut_ptr() as *mut c_void, s.out, n * 4),
+        CUDA_SUCCESS
+    );
     v
 }
 

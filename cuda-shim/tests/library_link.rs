@@ -24,7 +24,10 @@ fn libraries_hand_out_kernels_that_are_functions() {
         let text = CString::new(PTX).unwrap();
         let mut lib = null_mut();
         let img = text.as_ptr() as *const c_void;
-        assert_eq!(cuLibraryLoadData(&mut lib, img, null_mut(), null_mut(), 0, null_mut(), null_mut(), 0), CUDA_SUCCESS);
+        assert_eq!(
+            cuLibraryLoadData(&mut lib, img, null_mut(), null_mut(), 0, null_mut(), null_mut(), 0),
+            CUDA_SUCCESS
+        );
         let (mut k, mut f, mut m, mut count) = (null_mut(), null_mut(), null_mut(), 0u32);
         let name = CString::new("vecadd").unwrap();
         assert_eq!(cuLibraryGetKernel(&mut k, lib, name.as_ptr()), CUDA_SUCCESS);
@@ -40,12 +43,21 @@ fn libraries_hand_out_kernels_that_are_functions() {
         assert_eq!(cuKernelGetName(&mut kname, k), CUDA_SUCCESS);
         assert_eq!(CStr::from_ptr(kname).to_str(), Ok("vecadd"));
         // Forged, mistyped and null arguments.
-        assert_eq!(cuLibraryGetKernel(&mut k, 0xdead0 as Handle, name.as_ptr()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(
+            cuLibraryGetKernel(&mut k, 0xdead0 as Handle, name.as_ptr()),
+            CUDA_ERROR_INVALID_HANDLE
+        );
         assert_eq!(cuLibraryGetKernel(&mut k, m, name.as_ptr()), CUDA_ERROR_INVALID_HANDLE);
-        assert_eq!(cuLibraryGetKernel(null_mut(), lib, name.as_ptr()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLibraryGetKernel(null_mut(), lib, name.as_ptr()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuLibraryGetKernel(&mut k, lib, null()), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuKernelGetFunction(&mut f, lib), CUDA_ERROR_INVALID_HANDLE);
-        assert_eq!(cuLibraryLoadData(&mut lib, null(), null_mut(), null_mut(), 0, null_mut(), null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLibraryLoadData(&mut lib, null(), null_mut(), null_mut(), 0, null_mut(), null_mut(), 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
         let mut stale = lib;
         assert_eq!(cuLibraryUnload(lib), CUDA_SUCCESS);
         assert_eq!(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
@@ -65,16 +77,43 @@ fn linker_rejects_bad_states_and_inputs() {
         let name = CString::new("vecadd.ptx").unwrap();
         let data = text.as_ptr() as *mut c_void;
         let n = PTX.len();
-        assert_eq!(cuLinkAddData_v2(0xbad0 as Handle, 1, data, n, name.as_ptr(), 0, null_mut(), null_mut()), CUDA_ERROR_INVALID_HANDLE);
-        assert_eq!(cuLinkAddData_v2(state, 1, null_mut(), n, name.as_ptr(), 0, null_mut(), null_mut()), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuLinkAddData_v2(state, 99, data, n, name.as_ptr(), 0, null_mut(), null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLinkAddData_v2(0xbad0 as Handle, 1, data, n, name.as_ptr(), 0, null_mut(), null_mut()),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            cuLinkAddData_v2(state, 1, null_mut(), n, name.as_ptr(), 0, null_mut(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuLinkAddData_v2(state, 99, data, n, name.as_ptr(), 0, null_mut(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         let garbage = b"this is not PTX at all";
-        assert_eq!(cuLinkAddData_v2(state, 1, garbage.as_ptr() as *mut c_void, garbage.len(), name.as_ptr(), 0, null_mut(), null_mut()), CUDA_ERROR_INVALID_PTX);
+        assert_eq!(
+            cuLinkAddData_v2(
+                state,
+                1,
+                garbage.as_ptr() as *mut c_void,
+                garbage.len(),
+                name.as_ptr(),
+                0,
+                null_mut(),
+                null_mut()
+            ),
+            CUDA_ERROR_INVALID_PTX
+        );
         let missing = CString::new("/nonexistent/file.ptx").unwrap();
-        assert_eq!(cuLinkAddFile_v2(state, 1, missing.as_ptr(), 0, null_mut(), null_mut()), CUDA_ERROR_FILE_NOT_FOUND);
+        assert_eq!(
+            cuLinkAddFile_v2(state, 1, missing.as_ptr(), 0, null_mut(), null_mut()),
+            CUDA_ERROR_FILE_NOT_FOUND
+        );
         let (mut image, mut size) = (null_mut(), 0usize);
         assert_eq!(cuLinkComplete(state, &mut image, &mut size), CUDA_ERROR_INVALID_PTX); // nothing to link
-        assert_eq!(cuLinkAddData_v2(state, 1, data, n, name.as_ptr(), 0, null_mut(), null_mut()), CUDA_SUCCESS);
+        assert_eq!(
+            cuLinkAddData_v2(state, 1, data, n, name.as_ptr(), 0, null_mut(), null_mut()),
+            CUDA_SUCCESS
+        );
         assert_eq!(cuLinkComplete(state, null_mut(), &mut size), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuLinkComplete(state, &mut image, &mut size), CUDA_SUCCESS);
         let linked = std::slice::from_raw_parts(image as *const u8, size);
@@ -93,19 +132,31 @@ fn export_tables_check_their_arguments() {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let unknown = [0x5au8; 16];
         let mut t: *const c_void = null();
-        assert_eq!(cuGetExportTable(&mut t, unknown.as_ptr() as *const c_void), CUDA_ERROR_NOT_FOUND);
+        assert_eq!(
+            cuGetExportTable(&mut t, unknown.as_ptr() as *const c_void),
+            CUDA_ERROR_NOT_FOUND
+        );
         assert!(t.is_null());
-        assert_eq!(cuGetExportTable(null_mut(), unknown.as_ptr() as *const c_void), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuGetExportTable(null_mut(), unknown.as_ptr() as *const c_void),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuGetExportTable(&mut t, null()), CUDA_ERROR_INVALID_VALUE);
         // The runtime's interface: a size header of 13 pointers; loading a module from a null wrapper fails.
-        let cudart = [0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9u8];
+        let cudart = [
+            0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9u8,
+        ];
         assert_eq!(cuGetExportTable(&mut t, cudart.as_ptr() as *const c_void), CUDA_SUCCESS);
         let slots = t as *const usize;
         assert_eq!(*slots, 13 * 8);
-        let get_module: unsafe extern "C" fn(*mut Handle, *const c_void) -> CUresult = std::mem::transmute(*slots.add(1));
+        let get_module: unsafe extern "C" fn(*mut Handle, *const c_void) -> CUresult =
+            std::mem::transmute(*slots.add(1));
         let mut m = null_mut();
         assert_eq!(get_module(&mut m, null()), CUDA_ERROR_INVALID_VALUE);
         let not_a_fatbin = [0u8; 64];
-        assert_eq!(get_module(&mut m, not_a_fatbin.as_ptr() as *const c_void), CUDA_ERROR_INVALID_IMAGE);
+        assert_eq!(
+            get_module(&mut m, not_a_fatbin.as_ptr() as *const c_void),
+            CUDA_ERROR_INVALID_IMAGE
+        );
     }
 }

@@ -9,7 +9,11 @@ use std::ptr::null_mut;
 #[test]
 fn without_a_real_driver_init_fails_cleanly() {
     // The real driver's usual homes (see passthrough.rs); a machine with a GPU has one.
-    let system = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"];
+    let system = [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+        "/usr/lib/wsl/lib/libcuda.so.1",
+    ];
     if let Some(p) = system.iter().find(|p| std::path::Path::new(p).exists()) {
         eprintln!("skipped: a real driver is installed at {p}");
         return;

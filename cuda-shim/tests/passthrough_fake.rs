@@ -30,7 +30,11 @@ fn calls_and_retargeted_ptx_reach_the_real_driver() {
     std::fs::create_dir_all(&dir).unwrap();
     let (src, lib) = (dir.join("fake.c"), dir.join("libcuda.so.1"));
     std::fs::write(&src, FAKE).unwrap();
-    let built = std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&src).status();
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status();
     if !built.is_ok_and(|s| s.success()) {
         eprintln!("skipped: no C compiler to build the stand-in driver");
         return;
@@ -60,7 +64,10 @@ fn calls_and_retargeted_ptx_reach_the_real_driver() {
         let name = CString::new("cuGraphLaunch").unwrap();
         let mut pfn = null_mut();
         let mut status = -1;
-        assert_eq!(cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 12000, 0, &mut status), CUDA_SUCCESS);
+        assert_eq!(
+            cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 12000, 0, &mut status),
+            CUDA_SUCCESS
+        );
         let f: unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult = std::mem::transmute(pfn);
         assert_eq!(f(0x10 as *mut c_void, null_mut()), 42);
         // Missing from the stand-in: not supported, never the CPU backend.

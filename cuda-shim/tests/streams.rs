@@ -76,7 +76,11 @@ unsafe extern "C" fn wait_gate(p: *mut c_void) {
 }
 
 unsafe fn block(stream: Handle, g: &Arc<Gate>) {
-    ok(cuLaunchHostFunc(stream, wait_gate as *mut c_void, Arc::as_ptr(g) as *mut c_void));
+    ok(cuLaunchHostFunc(
+        stream,
+        wait_gate as *mut c_void,
+        Arc::as_ptr(g) as *mut c_void,
+    ));
 }
 
 /// Appends its tag to a log shared by the test.
@@ -100,7 +104,19 @@ unsafe fn vecadd(f: Handle, stream: Handle, a: u64, b: u64, c: u64, n: &mut u32)
         &mut c as *mut u64 as *mut c_void,
         n as *mut u32 as *mut c_void,
     ];
-    cuLaunchKernel(f, n.div_ceil(64).max(1), 1, 1, 64, 1, 1, 0, stream, args.as_mut_ptr(), null_mut())
+    cuLaunchKernel(
+        f,
+        n.div_ceil(64).max(1),
+        1,
+        1,
+        64,
+        1,
+        1,
+        0,
+        stream,
+        args.as_mut_ptr(),
+        null_mut(),
+    )
 }
 
 unsafe fn upload(v: &[f32]) -> u64 {
@@ -139,7 +155,10 @@ fn launches_are_asynchronous_and_copy_their_arguments() {
         ok(cuMemAllocHost_v2(&mut host, 4000));
         ok(cuMemcpyDtoHAsync_v2(host, dc, 4000, s));
         let out = std::slice::from_raw_parts(host as *const f32, 1000);
-        assert!(out.iter().all(|&x| x == 0.0), "nothing ran while the stream was blocked");
+        assert!(
+            out.iter().all(|&x| x == 0.0),
+            "nothing ran while the stream was blocked"
+        );
         g.open();
         ok(cuStreamSynchronize(s));
         assert_eq!(cuStreamQuery(s), CUDA_SUCCESS);
@@ -168,7 +187,12 @@ fn streams_overlap_and_the_legacy_stream_waits_for_blocking_ones() {
         tag(null_mut(), &log, 2); // legacy: waits for `blocking`
         tag(other, &log, 3); // blocking stream: waits for the legacy work queued before it
         let b = Box::into_raw(Box::new(Tag(log.clone(), 4)));
-        ok(cuLaunchHostFunc_v2(nonblocking, push_tag as *mut c_void, b as *mut c_void, 1)); // runs at once
+        ok(cuLaunchHostFunc_v2(
+            nonblocking,
+            push_tag as *mut c_void,
+            b as *mut c_void,
+            1,
+        )); // runs at once
         ok(cuStreamSynchronize(nonblocking));
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(*log.lock().unwrap(), vec![4], "only the non-blocking stream ran");
@@ -188,7 +212,11 @@ fn per_thread_default_streams_are_per_thread() {
         let ctx = context();
         let g = Gate::new();
         // This thread's per-thread stream is blocked...
-        ok(cuLaunchHostFunc_ptsz(null_mut(), wait_gate as *mut c_void, Arc::as_ptr(&g) as *mut c_void));
+        ok(cuLaunchHostFunc_ptsz(
+            null_mut(),
+            wait_gate as *mut c_void,
+            Arc::as_ptr(&g) as *mut c_void,
+        ));
         assert_eq!(cuStreamQuery(2 as Handle), CUDA_ERROR_NOT_READY);
         assert_eq!(cuStreamQuery_ptsz(null_mut()), CUDA_ERROR_NOT_READY);
         // ...the legacy stream is another stream...
@@ -270,7 +298,19 @@ fn launch_failures_are_sticky() {
         let f = function(STUCK, "stuck");
         let mut args: [*mut c_void; 0] = [];
         // Queued without error; the failure shows at the next synchronising call, and stays.
-        ok(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()));
+        ok(cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            args.as_mut_ptr(),
+            null_mut(),
+        ));
         assert_eq!(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
         assert_eq!(cuStreamSynchronize(null_mut()), CUDA_ERROR_LAUNCH_FAILED);
         // Every later call of the context returns it, as a GPU's driver does: the context is unusable.
@@ -319,7 +359,7 @@ fn pitched_fills_and_copies() {
         assert_eq!(pitch, 512);
         ok(cuMemsetD2D32_v2(d, pitch, 0xdeadbeef, 10, 6));
         ok(cuMemsetD16_v2(d + pitch as u64, 0x1234, 4)); // first 8 bytes of row 1
-        // Rows 1..5, columns 1..8 (in u32) out to a packed host array.
+                                                         // Rows 1..5, columns 1..8 (in u32) out to a packed host array.
         let mut host = vec![0u32; 7 * 5];
         let c = Copy2D {
             src_x: 4,
@@ -340,7 +380,10 @@ fn pitched_fills_and_copies() {
         assert_eq!(host, expect);
         // Past the allocation's end: an error, nothing written.
         let bad = Copy2D { height: 7, ..c };
-        assert_eq!(cuMemcpy2D_v2(&bad as *const Copy2D as *const _), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuMemcpy2D_v2(&bad as *const Copy2D as *const _),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuMemsetD2D32_v2(d, pitch, 0, 10, 7), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemsetD32_v2(d + 2, 0, 1), CUDA_ERROR_INVALID_VALUE, "misaligned");
         // 3D: two slices of 3 rows of 8 bytes, device to device, into a packed destination.
@@ -373,7 +416,11 @@ fn pitched_fills_and_copies() {
         ok(cuMemcpy3DPeer(c3.as_ptr() as *const _));
         ok(cuMemcpyDtoH_v2(out3.as_mut_ptr() as *mut c_void, packed, 48));
         assert_eq!(out3, expect3);
-        assert_eq!(cuMemcpy3D_v2(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_VALUE, "reserved must be NULL");
+        assert_eq!(
+            cuMemcpy3D_v2(c3.as_ptr() as *const _),
+            CUDA_ERROR_INVALID_VALUE,
+            "reserved must be NULL"
+        );
         c3[19] = 0x5;
         assert_eq!(cuMemcpy3DPeer(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_HANDLE);
         c3[8] = 0;
@@ -382,7 +429,10 @@ fn pitched_fills_and_copies() {
         assert_eq!(cuMemcpy3D_v2(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_VALUE);
         // Arrays are not supported, and say so.
         let arr = Copy2D { src_type: 3, ..c };
-        assert_eq!(cuMemcpy2D_v2(&arr as *const Copy2D as *const _), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(
+            cuMemcpy2D_v2(&arr as *const Copy2D as *const _),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
         ok(cuMemFree_v2(d));
         ok(cuCtxDestroy_v2(ctx));
     }
@@ -421,7 +471,10 @@ fn pointer_queries() {
         let (mut base, mut size) = (0u64, 0usize);
         ok(cuMemGetAddressRange_v2(&mut base, &mut size, d + 10));
         assert_eq!((base, size), (d, 1000));
-        assert_eq!(cuMemGetAddressRange_v2(&mut base, &mut size, d + 1000), CUDA_ERROR_NOT_FOUND);
+        assert_eq!(
+            cuMemGetAddressRange_v2(&mut base, &mut size, d + 1000),
+            CUDA_ERROR_NOT_FOUND
+        );
         let mut ty = 0u32;
         ok(cuPointerGetAttribute(&mut ty as *mut u32 as *mut c_void, 2, d + 999));
         assert_eq!(ty, 2); // CU_MEMORYTYPE_DEVICE
@@ -429,13 +482,23 @@ fn pointer_queries() {
         ok(cuPointerGetAttribute(&mut c as *mut *mut c_void as *mut c_void, 1, d));
         assert_eq!(c, ctx);
         let mut hp = 0u64;
-        assert_eq!(cuPointerGetAttribute(&mut hp as *mut u64 as *mut c_void, 4, d), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuPointerGetAttribute(&mut hp as *mut u64 as *mut c_void, 4, d),
+            CUDA_ERROR_INVALID_VALUE
+        );
         // Registered host memory: host type, same address on both sides.
         let mut v = vec![0u8; 4096];
         ok(cuMemHostRegister_v2(v.as_mut_ptr() as *mut c_void, 4096, 0));
-        assert_eq!(cuMemHostRegister_v2(v.as_mut_ptr().add(8) as *mut c_void, 8, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+        assert_eq!(
+            cuMemHostRegister_v2(v.as_mut_ptr().add(8) as *mut c_void, 8, 0),
+            CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+        );
         let mut dp = 0u64;
-        ok(cuMemHostGetDevicePointer_v2(&mut dp, v.as_mut_ptr().add(5) as *mut c_void, 0));
+        ok(cuMemHostGetDevicePointer_v2(
+            &mut dp,
+            v.as_mut_ptr().add(5) as *mut c_void,
+            0,
+        ));
         assert_eq!(dp, v.as_ptr() as u64 + 5);
         ok(cuMemsetD8_v2(dp, 7, 3));
         assert_eq!(&v[4..9], &[0, 7, 7, 7, 0]);
@@ -448,7 +511,12 @@ fn pointer_queries() {
             &mut managed as *mut u32 as *mut c_void,
             &mut ordinal as *mut i32 as *mut c_void,
         ];
-        ok(cuPointerGetAttributes(3, attrs.as_mut_ptr(), data.as_mut_ptr(), &local as *const u64 as u64));
+        ok(cuPointerGetAttributes(
+            3,
+            attrs.as_mut_ptr(),
+            data.as_mut_ptr(),
+            &local as *const u64 as u64,
+        ));
         assert_eq!((t, managed, ordinal), (0, 0, -2));
         let mut m = 0;
         ok(cuMemAllocManaged(&mut m, 64, 1));
@@ -456,13 +524,30 @@ fn pointer_queries() {
         assert_eq!((t, managed, ordinal), (2, 1, 0));
         // Prefetch and advice: managed (or unknown host) memory only.
         ok(cuMemPrefetchAsync(m, 64, 0, null_mut()));
-        ok(cuMemPrefetchAsync_v2(m, 64, std::mem::transmute::<[i32; 2], MemLocation>([2, 0]), 0, null_mut()));
-        assert_eq!(cuMemPrefetchAsync(d, 64, 0, null_mut()), CUDA_ERROR_INVALID_VALUE, "device memory");
-        assert_eq!(cuMemPrefetchAsync(m, 65, 0, null_mut()), CUDA_ERROR_INVALID_VALUE, "past the end");
+        ok(cuMemPrefetchAsync_v2(
+            m,
+            64,
+            std::mem::transmute::<[i32; 2], MemLocation>([2, 0]),
+            0,
+            null_mut(),
+        ));
+        assert_eq!(
+            cuMemPrefetchAsync(d, 64, 0, null_mut()),
+            CUDA_ERROR_INVALID_VALUE,
+            "device memory"
+        );
+        assert_eq!(
+            cuMemPrefetchAsync(m, 65, 0, null_mut()),
+            CUDA_ERROR_INVALID_VALUE,
+            "past the end"
+        );
         ok(cuMemAdvise(m, 64, 1, 0));
         ok(cuStreamAttachMemAsync(null_mut(), m, 0, 1));
         ok(cuMemHostUnregister(v.as_mut_ptr() as *mut c_void));
-        assert_eq!(cuMemHostUnregister(v.as_mut_ptr() as *mut c_void), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+        assert_eq!(
+            cuMemHostUnregister(v.as_mut_ptr() as *mut c_void),
+            CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+        );
         let (mut free, mut total) = (0usize, 0usize);
         ok(cuMemGetInfo_v2(&mut free, &mut total));
         assert!(free < total);
@@ -539,13 +624,27 @@ fn function_attributes_and_occupancy() {
         ok(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 64, 100 * 1024));
         assert_eq!(n, 2); // shared memory: 228 KiB per multiprocessor
         let (mut grid, mut block) = (0, 0);
-        ok(cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, f, null_mut(), 0, 0));
+        ok(cuOccupancyMaxPotentialBlockSize(
+            &mut grid,
+            &mut block,
+            f,
+            null_mut(),
+            0,
+            0,
+        ));
         let mut sms = 0;
         ok(cuDeviceGetAttribute(&mut sms, 16, 0));
         assert_eq!((grid, block), (2 * sms, 1024));
-        ok(cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, f, null_mut(), 0, 200));
+        ok(cuOccupancyMaxPotentialBlockSize(
+            &mut grid,
+            &mut block,
+            f,
+            null_mut(),
+            0,
+            200,
+        ));
         assert_eq!(block, 128); // 16 blocks of 128 fill a multiprocessor; 10 of 192 do not
-        // Dynamic shared memory over 48 KiB needs the opt-in.
+                                // Dynamic shared memory over 48 KiB needs the opt-in.
         let (a, b) = (upload(&[1.0; 64]), upload(&[2.0; 64]));
         let mut c = 0;
         ok(cuMemAlloc_v2(&mut c, 256));
@@ -557,9 +656,24 @@ fn function_attributes_and_occupancy() {
             &mut pn as *mut u32 as *mut c_void,
         ];
         let big = 64 * 1024;
-        assert_eq!(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, big, null_mut(), args.as_mut_ptr(), null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, big, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
         ok(cuFuncSetAttribute(f, 8, big as c_int));
-        ok(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, big, null_mut(), args.as_mut_ptr(), null_mut()));
+        ok(cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            64,
+            1,
+            1,
+            big,
+            null_mut(),
+            args.as_mut_ptr(),
+            null_mut(),
+        ));
         assert_eq!(download(c, 64), vec![3.0; 64]);
         assert_eq!(cuFuncSetAttribute(f, 8, 300 * 1024), CUDA_ERROR_INVALID_VALUE);
         let mut offset = 0usize;
@@ -568,7 +682,10 @@ fn function_attributes_and_occupancy() {
         assert_eq!(size, 4);
         ok(cuFuncGetParamInfo(f, 3, &mut offset, &mut size));
         assert_eq!((offset, size), (24, 4));
-        assert_eq!(cuFuncGetParamInfo(f, 4, &mut offset, &mut size), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuFuncGetParamInfo(f, 4, &mut offset, &mut size),
+            CUDA_ERROR_INVALID_VALUE
+        );
         let mut name = std::ptr::null();
         ok(cuFuncGetName(&mut name, f));
         assert_eq!(std::ffi::CStr::from_ptr(name).to_str().unwrap(), "vecadd");
@@ -588,20 +705,65 @@ fn function_attributes_and_occupancy() {
             attrs: *mut Attr,
             n: c_uint,
         }
-        let mut attrs = [Attr { id: 8, pad: [0; 4], value: [0; 16] }, Attr { id: 2, pad: [0; 4], value: [1; 16] }];
-        let cfg = Config { grid: [1, 1, 1], block: [64, 1, 1], shared: 0, stream: null_mut(), attrs: attrs.as_mut_ptr(), n: 2 };
+        let mut attrs = [
+            Attr {
+                id: 8,
+                pad: [0; 4],
+                value: [0; 16],
+            },
+            Attr {
+                id: 2,
+                pad: [0; 4],
+                value: [1; 16],
+            },
+        ];
+        let cfg = Config {
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            shared: 0,
+            stream: null_mut(),
+            attrs: attrs.as_mut_ptr(),
+            n: 2,
+        };
         ok(cuMemsetD32_v2(c, 0, 64));
-        ok(cuLaunchKernelEx(&cfg as *const Config as *const _, f, args.as_mut_ptr(), null_mut()));
+        ok(cuLaunchKernelEx(
+            &cfg as *const Config as *const _,
+            f,
+            args.as_mut_ptr(),
+            null_mut(),
+        ));
         assert_eq!(download(c, 64), vec![3.0; 64]);
-        let mut attrs = [Attr { id: 4, pad: [0; 4], value: [2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] }];
-        let cfg = Config { attrs: attrs.as_mut_ptr(), n: 1, ..cfg };
-        assert_eq!(cuLaunchKernelEx(&cfg as *const Config as *const _, f, args.as_mut_ptr(), null_mut()), CUDA_ERROR_NOT_SUPPORTED);
+        let mut attrs = [Attr {
+            id: 4,
+            pad: [0; 4],
+            value: [2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        }];
+        let cfg = Config {
+            attrs: attrs.as_mut_ptr(),
+            n: 1,
+            ..cfg
+        };
+        assert_eq!(
+            cuLaunchKernelEx(&cfg as *const Config as *const _, f, args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
         // Cooperative grids must fit on the device at once.
         assert_eq!(
             cuLaunchCooperativeKernel(f, 33 * sms as u32, 1, 1, 64, 1, 1, 0, null_mut(), args.as_mut_ptr()),
             CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
         );
-        ok(cuLaunchCooperativeKernel(f, 1, 1, 1, 64, 1, 1, 0, null_mut(), args.as_mut_ptr()));
+        ok(cuLaunchCooperativeKernel(
+            f,
+            1,
+            1,
+            1,
+            64,
+            1,
+            1,
+            0,
+            null_mut(),
+            args.as_mut_ptr(),
+        ));
         ok(cuCtxSynchronize());
         ok(cuCtxDestroy_v2(ctx));
     }

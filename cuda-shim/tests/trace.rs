@@ -42,7 +42,10 @@ fn every_call_is_traced_with_arguments_and_result() {
         let name = CString::new("cuGraphLaunch").unwrap();
         let mut pfn = null_mut();
         let mut status = 0;
-        assert_eq!(cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 12000, 0, &mut status), CUDA_SUCCESS);
+        assert_eq!(
+            cuGetProcAddress_v2(name.as_ptr(), &mut pfn, 12000, 0, &mut status),
+            CUDA_SUCCESS
+        );
         let f: unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult = std::mem::transmute(pfn);
         assert_eq!(f(null_mut(), null_mut()), CUDA_ERROR_NOT_SUPPORTED);
         assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);

@@ -18,9 +18,16 @@ fn main() {
         }
         println!("{name:8} {:6.3} s  {:7.1} MB/s", dt, mb / dt);
     };
-    time("parse", &|| srcs.iter().for_each(|s| drop(std::hint::black_box(ptx_front::parse(s)))));
-    time("check", &|| {
-        mods.iter().for_each(|m| drop(std::hint::black_box(ptx_front::check::check(m))))
+    time("parse", &|| {
+        srcs.iter()
+            .for_each(|s| drop(std::hint::black_box(ptx_front::parse(s))))
     });
-    time("lints", &|| mods.iter().for_each(|m| drop(std::hint::black_box(ptx_front::lints::lint(m)))));
+    time("check", &|| {
+        mods.iter()
+            .for_each(|m| drop(std::hint::black_box(ptx_front::check::check(m))))
+    });
+    time("lints", &|| {
+        mods.iter()
+            .for_each(|m| drop(std::hint::black_box(ptx_front::lints::lint(m))))
+    });
 }

@@ -21,7 +21,11 @@ fn main() {
                 bad += 1;
                 for e in &errs {
                     *counts
-                        .entry(format!("{:?} {}", e.code, e.message.split('`').nth(1).unwrap_or(&e.message)))
+                        .entry(format!(
+                            "{:?} {}",
+                            e.code,
+                            e.message.split('`').nth(1).unwrap_or(&e.message)
+                        ))
                         .or_default() += 1;
                 }
                 if bad <= 5 {

@@ -62,7 +62,11 @@ pub enum Directive<'a> {
     /// `.pragma "nounroll";`
     Pragma(Vec<&'a str>, Span),
     /// `.alias alias, aliasee;`
-    Alias { alias: Name<'a>, aliasee: Name<'a>, span: Span },
+    Alias {
+        alias: Name<'a>,
+        aliasee: Name<'a>,
+        span: Span,
+    },
     /// `.branchtargets L1, L2;` or `.calltargets f, g;` (after a label that names the list).
     Targets {
         kind: Name<'a>,
@@ -105,7 +109,10 @@ pub struct InlinedAt<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SectionEntry<'a> {
     /// `.b8 1, 2, 3` / `.b64 $L__func_begin0` / `.b32 .debug_abbrev+12`
-    Data { width: Name<'a>, values: Vec<Expr<'a>> },
+    Data {
+        width: Name<'a>,
+        values: Vec<Expr<'a>>,
+    },
     Label(Name<'a>),
 }
 
@@ -139,7 +146,10 @@ pub struct Function<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum PerfDirective<'a> {
     /// `.maxntid 256, 1, 1`, `.maxnreg 32`, `.noreturn`, `.explicitcluster`
-    Value { name: Name<'a>, values: Vec<u64> },
+    Value {
+        name: Name<'a>,
+        values: Vec<u64>,
+    },
     Pragma(Vec<&'a str>, Span),
 }
 

@@ -63,7 +63,10 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         match item {
             Item::Var(v) => declaration(v, &mut diags),
             Item::Function(f) => {
-                f.params.iter().chain(&f.returns).for_each(|p| declaration(p, &mut diags));
+                f.params
+                    .iter()
+                    .chain(&f.returns)
+                    .for_each(|p| declaration(p, &mut diags));
                 if let (true, Some(p)) = (f.returns.len() > 1, f.returns.iter().find(|p| p.space != Space::Reg)) {
                     diags.push(
                         Diagnostic::error(
@@ -129,7 +132,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
                     fragment,
                     against,
                     reported: Default::default(),
-            prototypes: HashMap::default(),
+                    prototypes: HashMap::default(),
                 };
                 let mut label_dups = vec![];
                 labels(body, &mut c.labels, &mut label_dups);
@@ -223,10 +226,17 @@ fn repeated_directives(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
 /// longer than their arrays.
 fn declaration(v: &VarDecl<'_>, diags: &mut Vec<Diagnostic>) {
     let err = |msg: String, label: &str, help: String| {
-        Diagnostic::error(Code::P0206, v.name.span, msg).label(label.to_string()).secondary(v.span, "declaration").help(help)
+        Diagnostic::error(Code::P0206, v.name.span, msg)
+            .label(label.to_string())
+            .secondary(v.span, "declaration")
+            .help(help)
     };
     if let Some(a) = v.align.filter(|a| !a.is_power_of_two()) {
-        diags.push(err(format!("`.align {a}` is not a power of two"), "misaligned declaration", format!("use `.align {}`", a.next_power_of_two())));
+        diags.push(err(
+            format!("`.align {a}` is not a power of two"),
+            "misaligned declaration",
+            format!("use `.align {}`", a.next_power_of_two()),
+        ));
     }
     if let Some(n) = v.vector {
         let bits = v.ty.bits() * n;
@@ -257,7 +267,9 @@ fn version_fits_target(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
     });
     let Some((v, vspan)) = version else { return };
     for d in &m.directives {
-        let ModuleDirective::Target { targets, .. } = d else { continue };
+        let ModuleDirective::Target { targets, .. } = d else {
+            continue;
+        };
         for t in targets {
             let Some((sm, suffix)) = parse_sm(t.text) else { continue };
             if let Some(need) = crate::target::min_ptx(sm, suffix).filter(|&need| v < need) {
@@ -265,7 +277,10 @@ fn version_fits_target(m: &Module<'_>, diags: &mut Vec<Diagnostic>) {
                     Diagnostic::error(
                         Code::P0302,
                         t.span,
-                        format!("`{}` needs PTX {}.{} or later, but the module declares `.version {}.{}`", t.text, need.0, need.1, v.0, v.1),
+                        format!(
+                            "`{}` needs PTX {}.{} or later, but the module declares `.version {}.{}`",
+                            t.text, need.0, need.1, v.0, v.1
+                        ),
                     )
                     .label("target newer than the PTX version")
                     .secondary(vspan, "declared here")
@@ -315,9 +330,13 @@ fn header(m: &Module<'_>, target: &Target, diags: &mut Vec<Diagnostic>) {
                 }
             }
             ModuleDirective::AddressSize { bits: 32, span } if target.sm >= 90 => diags.push(
-                Diagnostic::error(Code::P0302, *span, "32-bit addressing is not supported on sm_90 and later")
-                    .label("32-bit addresses")
-                    .help("use `.address_size 64`"),
+                Diagnostic::error(
+                    Code::P0302,
+                    *span,
+                    "32-bit addressing is not supported on sm_90 and later",
+                )
+                .label("32-bit addresses")
+                .help("use `.address_size 64`"),
             ),
             ModuleDirective::AddressSize { bits, span } if *bits != 32 && *bits != 64 => diags.push(
                 Diagnostic::error(Code::P0302, *span, format!("`.address_size {bits}` is not allowed"))
@@ -386,7 +405,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 Diagnostic::error(
                     Code::P0104,
                     span,
-                    format!("`{}` takes {want} operand{}, found {n}", spec.name, if want == "1" { "" } else { "s" }),
+                    format!(
+                        "`{}` takes {want} operand{}, found {n}",
+                        spec.name,
+                        if want == "1" { "" } else { "s" }
+                    ),
                 )
                 .label(if n < spec.operands.0 as usize {
                     "missing operands after this"
@@ -403,8 +426,16 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let known = self.target.version != (0, 0);
         let (ptx, sm) = d.requires();
         let sm_low = self.target.sm != 0 && self.target.sm < sm;
-        let targets = if self.target.sm == 0 { "no target".to_string() } else { format!("sm_{}", self.target.sm) };
-        let form = if spec.sub.is_empty() { spec.name.to_string() } else { spec.form() };
+        let targets = if self.target.sm == 0 {
+            "no target".to_string()
+        } else {
+            format!("sm_{}", self.target.sm)
+        };
+        let form = if spec.sub.is_empty() {
+            spec.name.to_string()
+        } else {
+            spec.form()
+        };
         if known && (self.target.version < ptx || sm_low) {
             let (v, to) = (self.target.version.max(ptx), self.target.sm.max(sm));
             self.diags.push(
@@ -413,11 +444,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     i.opcode.span,
                     format!(
                         "`{form}` requires sm_{sm} and PTX {}.{}; {} {targets} / PTX {}.{}",
-                        ptx.0,
-                        ptx.1,
-                        self.against,
-                        self.target.version.0,
-                        self.target.version.1
+                        ptx.0, ptx.1, self.against, self.target.version.0, self.target.version.1
                     ),
                 )
                 .label("not available for this target")
@@ -545,7 +572,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     let whole = d.get(G::Vec).is_some();
                     let bad = match (sreg.vector, component) {
                         (true, None) => (!whole).then_some("needs a component .x, .y or .z (or a `.v4` move)"),
-                        (true, Some(c)) => (!matches!(c.text, ".x" | ".y" | ".z" | ".w")).then_some("has only the components .x, .y, .z and .w"),
+                        (true, Some(c)) => (!matches!(c.text, ".x" | ".y" | ".z" | ".w"))
+                            .then_some("has only the components .x, .y, .z and .w"),
                         (false, Some(_)) => Some("takes no component"),
                         (false, None) => None,
                     };
@@ -555,13 +583,20 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                                 .label("special register"),
                         );
                     } else if let Some(w) = want.filter(|_| !whole) {
-                        let low_bits = sreg.narrow && matches!(name, "mov" | "cvt") && w.bits() < sreg.ty.bits() && !w.is_float();
+                        let low_bits =
+                            sreg.narrow && matches!(name, "mov" | "cvt") && w.bits() < sreg.ty.bits() && !w.is_float();
                         if !sreg.ty.compatible_with(w) && !low_bits {
                             self.diags.push(
                                 Diagnostic::error(
                                     Code::P0204,
                                     op.span(),
-                                    format!("`{}` has type `{}`, but `{}` needs `{}` here", n.text, sreg.ty.name(), name, w.name()),
+                                    format!(
+                                        "`{}` has type `{}`, but `{}` needs `{}` here",
+                                        n.text,
+                                        sreg.ty.name(),
+                                        name,
+                                        w.name()
+                                    ),
                                 )
                                 .label(format!("`{}` special register", sreg.ty.name()))
                                 .help(format!("use `{}{}`", name, sreg.ty.name())),
@@ -586,14 +621,23 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
                 if isa::address_operand(name) == Some(k) && d.is_primary() {
                     self.diags.push(
-                        Diagnostic::error(Code::P0105, n.span, format!("`{name}` needs an address in brackets here"))
-                            .label("not an address")
-                            .help(format!("write `[{}]`", n.text)),
+                        Diagnostic::error(
+                            Code::P0105,
+                            n.span,
+                            format!("`{name}` needs an address in brackets here"),
+                        )
+                        .label("not an address")
+                        .help(format!("write `[{}]`", n.text)),
                     );
                     return;
                 }
                 match scope.lookup(n.text) {
-                    Some(Entry::Reg { vector: Some(len), ty, decl, .. }) if component.is_none() => {
+                    Some(Entry::Reg {
+                        vector: Some(len),
+                        ty,
+                        decl,
+                        ..
+                    }) if component.is_none() => {
                         // A whole vector register: element by element in a `.v2`/`.v4` instruction,
                         // else one packed value (`mov.b32 r, v2b16`).
                         let bits = ty.bits() * len;
@@ -606,7 +650,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                                 Diagnostic::error(
                                     Code::P0204,
                                     n.span,
-                                    format!("`{}` is a {bits}-bit vector register, but `{name}` needs `{}` here", n.text, w.name()),
+                                    format!(
+                                        "`{}` is a {bits}-bit vector register, but `{name}` needs `{}` here",
+                                        n.text,
+                                        w.name()
+                                    ),
                                 )
                                 .label(format!("`.v{len} {}` register", ty.name()))
                                 .secondary(decl.span, "declared here"),
@@ -620,16 +668,33 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         let space = d.get(G::Space).and_then(Space::from_dot);
                         if d.get(G::To).is_some() {
                             self.diags.push(
-                                Diagnostic::error(Code::P0105, n.span, format!("`cvta.to` converts a generic address in a register, not the variable `{}`", n.text))
-                                    .label("variable")
-                                    .help(format!("use `cvta{}` to get the generic address of `{}`", space.map_or("", |s| s.name()), n.text)),
+                                Diagnostic::error(
+                                    Code::P0105,
+                                    n.span,
+                                    format!(
+                                        "`cvta.to` converts a generic address in a register, not the variable `{}`",
+                                        n.text
+                                    ),
+                                )
+                                .label("variable")
+                                .help(format!(
+                                    "use `cvta{}` to get the generic address of `{}`",
+                                    space.map_or("", |s| s.name()),
+                                    n.text
+                                )),
                             );
                         } else if space.is_some_and(|s| s != v.space) {
                             self.diags.push(
                                 Diagnostic::error(
                                     Code::P0205,
                                     n.span,
-                                    format!("`{}` is in `{}`, but `cvta{}` converts `{}` addresses", n.text, v.space.name(), space.map_or("", |s| s.name()), space.map_or("", |s| s.name())),
+                                    format!(
+                                        "`{}` is in `{}`, but `cvta{}` converts `{}` addresses",
+                                        n.text,
+                                        v.space.name(),
+                                        space.map_or("", |s| s.name()),
+                                        space.map_or("", |s| s.name())
+                                    ),
                                 )
                                 .label(format!("a {} variable", v.space.name()))
                                 .secondary(v.span, "declared here")
@@ -796,7 +861,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     // Float literals only for floating-point (or bit-size) operands, integer literals only
                     // for integer (or bit-size, or predicate) ones.
                     let float_literal = !matches!(imm, Imm::Int(_));
-                    if let (Imm::Int(v), true) = (imm, matches!(w.kind(), crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Bits) && w.bits() < 64) {
+                    if let (Imm::Int(v), true) = (
+                        imm,
+                        matches!(
+                            w.kind(),
+                            crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Bits
+                        ) && w.bits() < 64,
+                    ) {
                         // Either reading of the bits is fine: `-1` is a valid `.u16`, `0xFFFF` a valid `.s16`.
                         let bits = w.bits();
                         let fits = *v >= -(1i64 << (bits - 1)) && *v < (1i64 << bits);
@@ -804,7 +875,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                             self.diags.push(
                                 Diagnostic::warning(Code::P0508, *s, format!("`{v}` does not fit in `{}`", w.name()))
                                     .label(format!("more than {bits} bits; only the low {bits} are kept"))
-                                    .help(format!("use a value between {} and {}", -(1i64 << (bits - 1)), (1i64 << bits) - 1)),
+                                    .help(format!(
+                                        "use a value between {} and {}",
+                                        -(1i64 << (bits - 1)),
+                                        (1i64 << bits) - 1
+                                    )),
                             );
                         }
                     }
@@ -816,14 +891,19 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                             Imm::F64(_) => w.bits() != 64,
                             Imm::Int(_) => false,
                         },
-                        crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Pred => float_literal,
+                        crate::types::Kind::Signed | crate::types::Kind::Unsigned | crate::types::Kind::Pred => {
+                            float_literal
+                        }
                         _ => false,
                     };
                     if bad {
                         let (what, fix) = if float_literal {
                             ("a floating-point literal", "write an integer")
                         } else {
-                            ("an integer literal", "write a floating-point literal such as `1.0` or `0f3F800000`")
+                            (
+                                "an integer literal",
+                                "write a floating-point literal such as `1.0` or `0f3F800000`",
+                            )
                         };
                         self.diags.push(
                             Diagnostic::error(
@@ -847,9 +927,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     self.expect_reg(n, Some(i), want, scope)
                 }
                 Some(_) => self.diags.push(
-                    Diagnostic::error(Code::P0105, *s, format!("`{}` is not a variable, so it has no address", n.text))
-                        .label("address arithmetic on a non-variable")
-                        .help("add the offset with `add` instead"),
+                    Diagnostic::error(
+                        Code::P0105,
+                        *s,
+                        format!("`{}` is not a variable, so it has no address", n.text),
+                    )
+                    .label("address arithmetic on a non-variable")
+                    .help("add the offset with `add` instead"),
                 ),
                 None => self.undefined(n, scope),
             },
@@ -864,25 +948,42 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             if let Some(t) = d.ty().filter(|t| !t.is_float()) {
                 if d.get(G::Mode).is_none() {
                     self.diags.push(
-                        Diagnostic::error(Code::P0103, i.opcode.span, format!("integer `{name}{}` needs `.lo`, `.hi` or `.wide`", t.name()))
-                            .label("which half of the product?")
-                            .help(format!("write `{name}.lo{}` for the low half", t.name())),
+                        Diagnostic::error(
+                            Code::P0103,
+                            i.opcode.span,
+                            format!("integer `{name}{}` needs `.lo`, `.hi` or `.wide`", t.name()),
+                        )
+                        .label("which half of the product?")
+                        .help(format!("write `{name}.lo{}` for the low half", t.name())),
                     );
                 }
             }
         }
         let modifier = |text: &str| i.mods.iter().find(|m| m.text == text).map(|m| m.span);
         let bad = |diags: &mut Vec<Diagnostic>, span: Span, msg: String, help: &str| {
-            diags.push(Diagnostic::error(Code::P0102, span, msg).label("not allowed here").help(help.to_string()));
+            diags.push(
+                Diagnostic::error(Code::P0102, span, msg)
+                    .label("not allowed here")
+                    .help(help.to_string()),
+            );
         };
         let ty = d.ty();
         // Arithmetic: rounding, flushing and approximation are for floats; high/low/wide halves and
         // carries for integers; integers saturate only in add/sub.s32 and mad.hi.s32.
-        if name == "div" && d.is_primary() && d.ty().is_some_and(Type::is_float) && d.get(G::Round).is_none() && d.get(G::Approx).is_none() {
+        if name == "div"
+            && d.is_primary()
+            && d.ty().is_some_and(Type::is_float)
+            && d.get(G::Round).is_none()
+            && d.get(G::Approx).is_none()
+        {
             self.diags.push(
-                Diagnostic::error(Code::P0103, i.opcode.span, "floating-point `div` needs `.approx`, `.full` or a rounding modifier")
-                    .label("how should it divide?")
-                    .help("write `div.rn` for an IEEE division (or `div.approx` / `div.full` for `.f32`)"),
+                Diagnostic::error(
+                    Code::P0103,
+                    i.opcode.span,
+                    "floating-point `div` needs `.approx`, `.full` or a rounding modifier",
+                )
+                .label("how should it divide?")
+                .help("write `div.rn` for an IEEE division (or `div.approx` / `div.full` for `.f32`)"),
             );
         }
         // `setp`/`set` take a fourth operand exactly when a boolean operation combines it (ptxas:
@@ -891,14 +992,24 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             let ops = i.operands.len();
             match (d.get(G::BoolOp), ops) {
                 (None, 4) => self.diags.push(
-                    Diagnostic::error(Code::P0104, i.operands[3].span(), format!("`{name}` has no boolean operation to combine this predicate with"))
-                        .label("extra operand")
-                        .help(format!("add `.and`, `.or` or `.xor` after the comparison, or drop the operand")),
+                    Diagnostic::error(
+                        Code::P0104,
+                        i.operands[3].span(),
+                        format!("`{name}` has no boolean operation to combine this predicate with"),
+                    )
+                    .label("extra operand")
+                    .help(format!(
+                        "add `.and`, `.or` or `.xor` after the comparison, or drop the operand"
+                    )),
                 ),
                 (Some(op), 3) => self.diags.push(
-                    Diagnostic::error(Code::P0104, i.span, format!("`{op}` needs a predicate operand to combine with"))
-                        .label("missing operand")
-                        .help("add the predicate as the last operand, e.g. `, %p1`"),
+                    Diagnostic::error(
+                        Code::P0104,
+                        i.span,
+                        format!("`{op}` needs a predicate operand to combine with"),
+                    )
+                    .label("missing operand")
+                    .help("add the predicate as the last operand, e.g. `, %p1`"),
                 ),
                 _ => {}
             }
@@ -910,7 +1021,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 let ok = match t.kind() {
                     crate::types::Kind::Bits => matches!(cmp, ".eq" | ".ne"),
                     crate::types::Kind::Signed => matches!(cmp, ".eq" | ".ne" | ".lt" | ".le" | ".gt" | ".ge"),
-                    crate::types::Kind::Unsigned => !matches!(cmp, ".equ" | ".neu" | ".ltu" | ".leu" | ".gtu" | ".geu" | ".num" | ".nan"),
+                    crate::types::Kind::Unsigned => !matches!(
+                        cmp,
+                        ".equ" | ".neu" | ".ltu" | ".leu" | ".gtu" | ".geu" | ".num" | ".nan"
+                    ),
                     _ => !matches!(cmp, ".lo" | ".ls" | ".hi" | ".hs"),
                 };
                 if !ok {
@@ -945,8 +1059,16 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
-        if matches!(name, "ld" | "st") && d.get(G::Sem) == Some(".volatile") && matches!(d.get(G::Space), Some(s) if s.starts_with(".param")) {
-            bad(self.diags, modifier(".volatile").expect("written"), "`.volatile` does not apply to `.param`".into(), "remove `.volatile`");
+        if matches!(name, "ld" | "st")
+            && d.get(G::Sem) == Some(".volatile")
+            && matches!(d.get(G::Space), Some(s) if s.starts_with(".param"))
+        {
+            bad(
+                self.diags,
+                modifier(".volatile").expect("written"),
+                "`.volatile` does not apply to `.param`".into(),
+                "remove `.volatile`",
+            );
         }
         // Bit positions and lengths, and truth tables, are 8-bit immediates.
         let byte_operands: &[usize] = match name {
@@ -959,8 +1081,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             if let Some(Operand::Imm(Imm::Int(v), span)) = i.operands.get(k) {
                 if !(0..=255).contains(v) {
                     self.diags.push(
-                        Diagnostic::error(Code::P0105, *span, format!("`{v}` is out of range for this operand of `{name}`"))
-                            .label("expected 0 to 255"),
+                        Diagnostic::error(
+                            Code::P0105,
+                            *span,
+                            format!("`{v}` is out of range for this operand of `{name}`"),
+                        )
+                        .label("expected 0 to 255"),
                     );
                 }
             }
@@ -987,9 +1113,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 _ => {
                     let span = i.operands.first().map_or(i.opcode.span, Operand::span);
                     self.diags.push(
-                        Diagnostic::error(Code::P0105, span, "`call` needs the function (or a register holding its address) here")
-                            .label("expected a callee")
-                            .help("write `call (results), f, (arguments);`"),
+                        Diagnostic::error(
+                            Code::P0105,
+                            span,
+                            "`call` needs the function (or a register holding its address) here",
+                        )
+                        .label("expected a callee")
+                        .help("write `call (results), f, (arguments);`"),
                     );
                     return;
                 }
@@ -1000,7 +1130,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             };
             let nrets = rets.map_or(0, |r| r.len());
             // An indirect call through a register names its prototype last.
-            if let (Some(Entry::Reg { .. }), Some(Operand::Sym { name: proto, .. })) = (scope.lookup(callee.text), i.operands.last()) {
+            if let (Some(Entry::Reg { .. }), Some(Operand::Sym { name: proto, .. })) =
+                (scope.lookup(callee.text), i.operands.last())
+            {
                 if let Some(&(want_rets, want_args)) = self.prototypes.get(proto.text) {
                     if (nrets, nargs) != (want_rets, want_args) {
                         self.diags.push(
@@ -1017,7 +1149,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             }
             if let Some(Entry::Func(f)) = scope.lookup(callee.text) {
                 for (what, got, want, span) in [
-                    ("arguments", nargs, f.params.len(), args.map_or(callee.span, |a| a.span())),
+                    (
+                        "arguments",
+                        nargs,
+                        f.params.len(),
+                        args.map_or(callee.span, |a| a.span()),
+                    ),
                     ("results", nrets, f.returns.len(), i.operands[0].span()),
                 ] {
                     if got != want {
@@ -1040,17 +1177,30 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         }
         if name == "atom" && d.is_primary() && i.operands.len() == 4 && d.get(G::Op) != Some(".cas") {
             self.diags.push(
-                Diagnostic::error(Code::P0104, i.operands[3].span(), "only `atom.cas` takes a fourth operand")
-                    .label("extra operand"),
+                Diagnostic::error(
+                    Code::P0104,
+                    i.operands[3].span(),
+                    "only `atom.cas` takes a fourth operand",
+                )
+                .label("extra operand"),
             );
         }
         if matches!(name, "setp" | "set" | "cvt") && d.is_primary() {
             let any_f32 = d.types().any(|t| t == Type::F32);
             if let Some(ftz) = modifier(".ftz").filter(|_| !any_f32) {
-                bad(self.diags, ftz, format!("`.ftz` does not apply to `{name}` without `.f32`"), "remove it: it flushes `.f32` subnormals");
+                bad(
+                    self.diags,
+                    ftz,
+                    format!("`.ftz` does not apply to `{name}` without `.f32`"),
+                    "remove it: it flushes `.f32` subnormals",
+                );
             }
         }
-        if matches!(name, "add" | "sub" | "mul" | "mad" | "div" | "min" | "max" | "neg" | "abs") && d.is_primary() {
+        if matches!(
+            name,
+            "add" | "sub" | "mul" | "mad" | "div" | "min" | "max" | "neg" | "abs"
+        ) && d.is_primary()
+        {
             if let Some(t) = ty {
                 let float = t.is_float();
                 for m in &i.mods {
@@ -1069,7 +1219,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                             self.diags,
                             m.span,
                             format!("`{}` does not apply to `{name}{}`", m.text, t.name()),
-                            if float { "remove it: it applies to integer types" } else { "remove it: it applies to floating-point types" },
+                            if float {
+                                "remove it: it applies to integer types"
+                            } else {
+                                "remove it: it applies to floating-point types"
+                            },
                         );
                     }
                 }
@@ -1088,7 +1242,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 (None | Some(".weak" | ".volatile"), Some(sc)) => bad(
                     self.diags,
                     modifier(sc).expect("written"),
-                    format!("the scope `{sc}` needs a memory order{}", sem.map_or(String::new(), |s| format!(", not `{s}`"))),
+                    format!(
+                        "the scope `{sc}` needs a memory order{}",
+                        sem.map_or(String::new(), |s| format!(", not `{s}`"))
+                    ),
                     "add `.relaxed` (or `.acquire` for `ld`, `.release` for `st`)",
                 ),
                 _ => {}
@@ -1097,20 +1254,38 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             let to_const_var = matches!(i.operands.first(), Some(Operand::Addr(Address { base: Some(b), .. }))
                 if matches!(scope.lookup(b.text), Some(Entry::Var(v)) if v.space == Space::Const));
             if name == "st" && d.get(G::Space) == Some(".param::entry") {
-                bad(self.diags, modifier(".param::entry").expect("written"), "kernel parameters are read-only".into(), "store to `.param` (a call's argument) or to memory instead");
+                bad(
+                    self.diags,
+                    modifier(".param::entry").expect("written"),
+                    "kernel parameters are read-only".into(),
+                    "store to `.param` (a call's argument) or to memory instead",
+                );
             }
             if name == "st" && d.get(G::Space) == Some(".const") && !to_const_var {
-                bad(self.diags, modifier(".const").expect("written"), "`.const` memory is read-only".into(), "store to `.global` memory instead");
+                bad(
+                    self.diags,
+                    modifier(".const").expect("written"),
+                    "`.const` memory is read-only".into(),
+                    "store to `.global` memory instead",
+                );
             }
             if let Some(nc) = modifier(".nc").filter(|_| d.get(G::Space) != Some(".global")) {
-                bad(self.diags, nc, "`.nc` loads only from `.global`".into(), "write `ld.global.nc`");
+                bad(
+                    self.diags,
+                    nc,
+                    "`.nc` loads only from `.global`".into(),
+                    "write `ld.global.nc`",
+                );
             }
         }
         if matches!(name, "ld" | "st" | "mov") {
             let data = i.operands.get(if name == "st" { 1 } else { 0 });
             // A whole vector register (`.reg .v2 .u32 v`) is a vector operand too.
             let vector_reg = |op: &Operand<'a>| match op {
-                Operand::Sym { name: n, component: None } => {
+                Operand::Sym {
+                    name: n,
+                    component: None,
+                } => {
                     matches!(scope.lookup(n.text), Some(Entry::Reg { vector: Some(_), .. }))
                 }
                 _ => false,
@@ -1118,9 +1293,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             if let (Some(v), Some(op)) = (d.get(G::Vec), data) {
                 if !matches!(op, Operand::Vector(..)) && !vector_reg(op) {
                     self.diags.push(
-                        Diagnostic::error(Code::P0105, op.span(), format!("`{name}{v}` moves a vector, but this is one value"))
-                            .label("expected `{a, b, …}`")
-                            .help(format!("list the registers in braces, or remove `{v}`")),
+                        Diagnostic::error(
+                            Code::P0105,
+                            op.span(),
+                            format!("`{name}{v}` moves a vector, but this is one value"),
+                        )
+                        .label("expected `{a, b, …}`")
+                        .help(format!("list the registers in braces, or remove `{v}`")),
                     );
                 }
             }
@@ -1143,7 +1322,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                                     Diagnostic::error(
                                         Code::P0205,
                                         b.span,
-                                        format!("`{}` is in `{}`, which has no generic address", b.text, v.space.name()),
+                                        format!(
+                                            "`{}` is in `{}`, which has no generic address",
+                                            b.text,
+                                            v.space.name()
+                                        ),
                                     )
                                     .label("generic access")
                                     .secondary(v.span, "declared here")
@@ -1158,8 +1341,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         }
         if name == "cvt" && d.is_primary() && i.operands.len() == 3 && !matches!(ty, Some(Type::F16x2 | Type::Bf16x2)) {
             self.diags.push(
-                Diagnostic::error(Code::P0104, i.operands[2].span(), "`cvt` takes two sources only when it packs into `.f16x2` or `.bf16x2`")
-                    .label("extra operand"),
+                Diagnostic::error(
+                    Code::P0104,
+                    i.operands[2].span(),
+                    "`cvt` takes two sources only when it packs into `.f16x2` or `.bf16x2`",
+                )
+                .label("extra operand"),
             );
         }
         // wmma fragments: A and B hold the multiplicands' types, C the accumulator's.
@@ -1167,26 +1354,38 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             let (frag, ty) = (if d.has(".c") { "c" } else { "ab" }, d.ty());
             let ok = ty.is_none_or(|t| match frag {
                 "c" => matches!(t, Type::F16 | Type::F32 | Type::S32 | Type::F64),
-                _ => !matches!(t, Type::F32 | Type::S32 | Type::U32 | Type::F64) || (t == Type::F64 && d.has(".m8n8k4")),
+                _ => {
+                    !matches!(t, Type::F32 | Type::S32 | Type::U32 | Type::F64) || (t == Type::F64 && d.has(".m8n8k4"))
+                }
             });
             if !ok {
                 let t = ty.expect("typed");
                 bad(
                     self.diags,
                     modifier(t.name()).unwrap_or(i.opcode.span),
-                    format!("a wmma `{}` fragment does not hold `{}`", if frag == "c" { "c" } else { "a`/`b" }, t.name()),
+                    format!(
+                        "a wmma `{}` fragment does not hold `{}`",
+                        if frag == "c" { "c" } else { "a`/`b" },
+                        t.name()
+                    ),
                     "a and b hold .f16 .bf16 .tf32 .s8 .u8 .s4 .u4 .b1 (or .f64); c holds .f16 .f32 .s32 (or .f64)",
                 );
             }
         }
         // `mov` packs or unpacks a vector (only with a bit-size type) whose parts add up to the type.
         if name == "mov" && d.is_primary() && d.get(G::Vec).is_none() {
-            if let (Some(t), Some(Operand::Vector(v, span))) = (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..)))) {
+            if let (Some(t), Some(Operand::Vector(v, span))) =
+                (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..))))
+            {
                 if t.kind() != crate::types::Kind::Bits {
                     self.diags.push(
-                        Diagnostic::error(Code::P0105, *span, format!("`mov{}` does not pack or unpack vectors", t.name()))
-                            .label("vector operand")
-                            .help(format!("use the bit-size type `mov.b{}`", t.bits())),
+                        Diagnostic::error(
+                            Code::P0105,
+                            *span,
+                            format!("`mov{}` does not pack or unpack vectors", t.name()),
+                        )
+                        .label("vector operand")
+                        .help(format!("use the bit-size type `mov.b{}`", t.bits())),
                     );
                 } else {
                     let part_bits: Option<u32> = v
@@ -1253,7 +1452,12 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 Diagnostic::error(
                     Code::P0102,
                     m.span,
-                    format!("`{}` is not a rounding that `cvt{}{}` can use", m.text, dst.name(), src.name()),
+                    format!(
+                        "`{}` is not a rounding that `cvt{}{}` can use",
+                        m.text,
+                        dst.name(),
+                        src.name()
+                    ),
                 )
                 .label("invalid rounding for this conversion")
                 .help(match (dst.is_float(), src.is_float()) {
@@ -1273,7 +1477,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
                     format!("`cvt{}{}` needs a rounding modifier", dst.name(), src.name()),
                 )
-                .label(if round.is_some() { "this rounding does not apply to the conversion" } else { "rounding modifier missing" })
+                .label(if round.is_some() {
+                    "this rounding does not apply to the conversion"
+                } else {
+                    "rounding modifier missing"
+                })
                 .help(format!("add one of {options}")),
             );
         }
@@ -1307,7 +1515,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             Diagnostic::error(
                 Code::P0203,
                 n.span,
-                format!("`{}` is not a `.callprototype`, `.calltargets` or `.branchtargets` label of `{}`", n.text, self.function),
+                format!(
+                    "`{}` is not a `.callprototype`, `.calltargets` or `.branchtargets` label of `{}`",
+                    n.text, self.function
+                ),
             )
             .label("undefined prototype")
             .help("declare it in the function: `proto: .callprototype (.param .b32 _) _ (.param .b32 _);`"),

@@ -54,7 +54,9 @@ pub fn eval(e: &Expr<'_>) -> Result<Const, EvalError> {
             (_, Float(_)) => return Err(EvalError::FloatOperand),
         },
         Expr::Cond(c, a, b, _) => {
-            let Int(c, _) = eval(c)? else { return Err(EvalError::FloatOperand) };
+            let Int(c, _) = eval(c)? else {
+                return Err(EvalError::FloatOperand);
+            };
             match (eval(a)?, eval(b)?) {
                 (Int(x, ux), Int(y, uy)) => Int(if c != 0 { x } else { y }, ux || uy),
                 (Float(x), Float(y)) => Float(if c != 0 { x } else { y }),
@@ -83,7 +85,9 @@ fn binary(op: BinOp, a: Const, b: Const) -> Result<Const, EvalError> {
             _ => return Err(EvalError::FloatOperand),
         });
     }
-    let (Int(x, ux), Int(y, uy)) = (a, b) else { return Err(EvalError::FloatOperand) };
+    let (Int(x, ux), Int(y, uy)) = (a, b) else {
+        return Err(EvalError::FloatOperand);
+    };
     // The usual arithmetic conversions: unsigned if either side is.
     let u = ux || uy;
     let ord = |x: u64, y: u64| if u { x.cmp(&y) } else { (x as i64).cmp(&(y as i64)) };
@@ -122,8 +126,12 @@ mod tests {
         let text = format!(".global .u64 x = {src};");
         let (m, d) = crate::parse(&text);
         assert!(d.is_empty(), "{d:?}");
-        let crate::ast::Item::Var(v) = &m.items[0] else { panic!() };
-        let Some(crate::ast::Init::Scalar(e)) = &v.init else { panic!() };
+        let crate::ast::Item::Var(v) = &m.items[0] else {
+            panic!()
+        };
+        let Some(crate::ast::Init::Scalar(e)) = &v.init else {
+            panic!()
+        };
         eval(e)
     }
 

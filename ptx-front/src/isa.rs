@@ -1485,7 +1485,10 @@ impl Decoded {
     }
     /// The state spaces the instruction names, in the order written (destination, then source).
     pub fn spaces(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.mods.iter().filter(|(g, _)| matches!(g, G::Space | G::SrcSpace)).map(|&(_, v)| v)
+        self.mods
+            .iter()
+            .filter(|(g, _)| matches!(g, G::Space | G::SrcSpace))
+            .map(|&(_, v)| v)
     }
     /// Types in the order written: for `cvt.f32.s32` that is destination, source. Packed types that have
     /// no [`Type`] of their own stand for the bit-size type of their register (`.e4m3x2` is `.b16`,
@@ -2164,12 +2167,18 @@ mod tests {
         assert_eq!((d.spec.section, d.spec.sm, d.ty()), ("9.7.1.1", 90, Some(Type::B32)));
         let d = ok("add.rn.ftz.f16x2");
         assert_eq!(d.spec.section, "9.7.4.1");
-        assert_eq!(d.mods.to_vec(), vec![(G::Round, ".rn"), (G::Ftz, ".ftz"), (G::Type, ".f16x2")]);
+        assert_eq!(
+            d.mods.to_vec(),
+            vec![(G::Round, ".rn"), (G::Ftz, ".ftz"), (G::Type, ".f16x2")]
+        );
         assert_eq!(d.requires(), ((4, 2), 53));
         assert_eq!(ok("add.rn.bf16").requires(), ((7, 8), 90));
         let d = ok("fma.rn.oob.relu.bf16x2");
         assert_eq!((d.spec.section, d.requires()), ("9.7.4.4", ((8, 1), 90)));
-        assert_eq!(ok("mul24.hi.s32").mods.to_vec(), vec![(G::Mode, ".hi"), (G::Type, ".s32")]);
+        assert_eq!(
+            ok("mul24.hi.s32").mods.to_vec(),
+            vec![(G::Mode, ".hi"), (G::Type, ".s32")]
+        );
         assert_eq!(
             ok("dp2a.lo.s32.u32").types().collect::<Vec<_>>(),
             vec![Type::S32, Type::U32]
@@ -2929,7 +2938,9 @@ mod tests {
 /// type family of its chapter.
 pub fn section_of(d: &Decoded) -> &'static str {
     let form = d.spec.form();
-    let candidates = SECTIONS.iter().filter(|s| s.opcodes.iter().any(|o| *o == form || *o == d.spec.name));
+    let candidates = SECTIONS
+        .iter()
+        .filter(|s| s.opcodes.iter().any(|o| *o == form || *o == d.spec.name));
     let family = |chapter: &str| -> Option<bool> {
         let t = d.ty()?;
         let half = matches!(t, Type::F16 | Type::F16x2 | Type::Bf16 | Type::Bf16x2);
@@ -2947,7 +2958,11 @@ pub fn section_of(d: &Decoded) -> &'static str {
         let deprecated = s.title.ends_with(" (deprecated)");
         // Title modifiers (`add.cc`, `rcp.approx.ftz.f64`, `bar.warp.sync`) must all be present.
         for m in title_modifiers(s.title) {
-            score += if d.has(&m) || d.spec.sub.contains(&m.as_str()) { 10 } else { -100 };
+            score += if d.has(&m) || d.spec.sub.contains(&m.as_str()) {
+                10
+            } else {
+                -100
+            };
         }
         if deprecated {
             score += if d.has(".sync") { -100 } else { 3 };

@@ -19,8 +19,8 @@ pub mod types;
 pub use diag::{Code, Diagnostic, Severity};
 pub use parser::{parse, parse_fragment};
 pub use printer::print;
-pub use target::Target;
 use span::Span;
+pub use target::Target;
 
 /// Parses and checks. The module is returned even with errors so callers can show all diagnostics.
 pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
@@ -40,7 +40,11 @@ pub fn parse_and_check_fragment(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>)
 }
 
 pub fn parse_and_check_with<'a>(src: &'a str, opts: &check::Options) -> (ast::Module<'a>, Vec<Diagnostic>) {
-    let (m, mut diags) = if opts.fragment { parser::parse_fragment(src) } else { parser::parse(src) };
+    let (m, mut diags) = if opts.fragment {
+        parser::parse_fragment(src)
+    } else {
+        parser::parse(src)
+    };
     // When nothing parsed, module-level checks would only pile onto the syntax errors.
     if !(diags.iter().any(Diagnostic::is_error) && m.items.is_empty() && m.directives.is_empty()) {
         diags.extend(check::check_with(&m, opts));

@@ -25,7 +25,10 @@ pub fn lint(m: &Module<'_>) -> Vec<Diagnostic> {
     // whether or not anything in the text refers to them.
     let debug = m.items.iter().any(|i| match i {
         Item::Directive(Directive::Section { .. } | Directive::Loc { .. } | Directive::File { .. }) => true,
-        Item::Function(f) => f.body.as_ref().is_some_and(|b| b.iter().any(|s| matches!(s, Statement::Directive(Directive::Loc { .. })))),
+        Item::Function(f) => f.body.as_ref().is_some_and(|b| {
+            b.iter()
+                .any(|s| matches!(s, Statement::Directive(Directive::Loc { .. })))
+        }),
         _ => false,
     });
     let mut out = vec![];
@@ -199,7 +202,10 @@ impl<'m, 'a> Func<'m, 'a> {
                     reads: Default::default(),
                     writes: Default::default(),
                     thread_special: None,
-                    uniform: matches!(i.opcode.text, "vote" | "redux" | "activemask" | "bar" | "barrier" | "elect"),
+                    uniform: matches!(
+                        i.opcode.text,
+                        "vote" | "redux" | "activemask" | "bar" | "barrier" | "elect"
+                    ),
                     atomic: i.opcode.text == "atom",
                 });
             }
@@ -223,7 +229,8 @@ impl<'m, 'a> Func<'m, 'a> {
         }
         let dest = (d.as_ref().is_some_and(|d| isa::first_operand_is_destination(d.spec)) && i.opcode.text != "call")
             || matches!(i.opcode.text, "wgmma" | "mma" | "wmma");
-        let call_with_results = i.opcode.text == "call" && i.operands.len() >= 2 && matches!(i.operands[0], Operand::List(..));
+        let call_with_results =
+            i.opcode.text == "call" && i.operands.len() >= 2 && matches!(i.operands[0], Operand::List(..));
         for (n, op) in i.operands.iter().enumerate() {
             let written = n == 0 && (dest || call_with_results);
             self.collect(op, written, &mut reads, &mut writes, &mut special);
@@ -366,7 +373,10 @@ impl<'m, 'a> Func<'m, 'a> {
         // The flow analyses need decoded instructions (after errors they would only add noise) and
         // bit sets of registers × blocks that fit in memory.
         let words = (self.regs.count as u64).div_ceil(64);
-        if self.regs.count > MAX_REGS || words * blocks.len() as u64 > 1 << 24 || self.insts.iter().any(|i| i.d.is_none()) {
+        if self.regs.count > MAX_REGS
+            || words * blocks.len() as u64 > 1 << 24
+            || self.insts.iter().any(|i| i.d.is_none())
+        {
             return;
         }
         self.uninitialised(&blocks, &succ, &reachable, out);
@@ -390,9 +400,17 @@ impl<'m, 'a> Func<'m, 'a> {
             let frame_pointer = matches!(name.text, "%SP" | "%SPL");
             if !param && !nested && !frame_pointer && !used[first as usize..(first + n) as usize].iter().any(|&u| u) {
                 out.push(
-                    Diagnostic::warning(Code::P0501, name.span, format!("register `{}` is never used", name.text))
-                        .label(if n > 1 { "none of these registers is used" } else { "declared here, never used" })
-                        .help("remove the declaration"),
+                    Diagnostic::warning(
+                        Code::P0501,
+                        name.span,
+                        format!("register `{}` is never used", name.text),
+                    )
+                    .label(if n > 1 {
+                        "none of these registers is used"
+                    } else {
+                        "declared here, never used"
+                    })
+                    .help("remove the declaration"),
                 );
             }
         }
@@ -426,7 +444,13 @@ impl<'m, 'a> Func<'m, 'a> {
 
     /// A may-analysis of written registers: a read is reported when no path from the entry writes the
     /// register first.
-    fn uninitialised(&self, blocks: &[(usize, usize)], succ: &[Vec<usize>], reachable: &[bool], out: &mut Vec<Diagnostic>) {
+    fn uninitialised(
+        &self,
+        blocks: &[(usize, usize)],
+        succ: &[Vec<usize>],
+        reachable: &[bool],
+        out: &mut Vec<Diagnostic>,
+    ) {
         let words = (self.regs.count as usize).div_ceil(64);
         if words == 0 {
             return;
@@ -491,7 +515,12 @@ impl<'m, 'a> Func<'m, 'a> {
             } else {
                 inst.thread_special
                     .map(Origin)
-                    .or_else(|| inst.reads.iter().find(|&&(r, _)| get(bits, r)).map(|&(r, n)| origin[r as usize].unwrap_or(Origin(n.span))))
+                    .or_else(|| {
+                        inst.reads
+                            .iter()
+                            .find(|&&(r, _)| get(bits, r))
+                            .map(|&(r, n)| origin[r as usize].unwrap_or(Origin(n.span)))
+                    })
                     .or_else(|| inst.atomic.then_some(Origin(inst.i.opcode.span)))
             };
             for &w in &inst.writes {
@@ -520,7 +549,10 @@ impl<'m, 'a> Func<'m, 'a> {
             for (k, inst) in self.insts[s..e].iter().enumerate().map(|(j, x)| (s + j, x)) {
                 let dependent = |name: &Name<'_>| {
                     let r = self.regs.get(name.text)?;
-                    get(&bits, r).then(|| origin[r as usize]).flatten().map(|o| (name.span, o))
+                    get(&bits, r)
+                        .then(|| origin[r as usize])
+                        .flatten()
+                        .map(|o| (name.span, o))
                 };
                 guard_dep[k] = inst.i.guard.as_ref().and_then(|g| dependent(&g.pred));
                 let mask = inst.d.as_ref().and_then(|d| mask_operand(d, inst.i.operands.len()));
@@ -538,7 +570,11 @@ impl<'m, 'a> Func<'m, 'a> {
         // it and meet another barrier later do.
         let mut barrier_ahead: Vec<bool> = blocks
             .iter()
-            .map(|&(s, e)| self.insts[s..e].iter().any(|i| i.d.as_ref().is_some_and(is_cta_barrier)))
+            .map(|&(s, e)| {
+                self.insts[s..e]
+                    .iter()
+                    .any(|i| i.d.as_ref().is_some_and(is_cta_barrier))
+            })
             .collect();
         let mut grew = true;
         while grew {
@@ -631,7 +667,12 @@ fn clear(bits: &mut [u64], r: u32) {
 /// A forward "may" analysis over the blocks: what holds on entry to each block is the union of what
 /// holds at the end of its predecessors (`entry` for the first block), and `transfer` turns a block's
 /// entry set into its exit set. Returns the entry sets.
-fn forward(blocks: &[(usize, usize)], succ: &[Vec<usize>], entry: &[u64], mut transfer: impl FnMut(usize, &mut Vec<u64>)) -> Vec<Vec<u64>> {
+fn forward(
+    blocks: &[(usize, usize)],
+    succ: &[Vec<usize>],
+    entry: &[u64],
+    mut transfer: impl FnMut(usize, &mut Vec<u64>),
+) -> Vec<Vec<u64>> {
     let nb = blocks.len();
     let mut preds = vec![vec![]; nb];
     for (b, ss) in succ.iter().enumerate() {
@@ -745,5 +786,7 @@ fn post_dominators(succ: &[Vec<usize>], nb: usize) -> Vec<usize> {
         }
     }
     idom.truncate(nb);
-    idom.into_iter().map(|d| if d == usize::MAX { exit } else { d }).collect()
+    idom.into_iter()
+        .map(|d| if d == usize::MAX { exit } else { d })
+        .collect()
 }

@@ -56,13 +56,29 @@ pub struct Sreg {
 
 pub fn special_register(name: &str) -> Option<Sreg> {
     use Type::*;
-    let scalar = |ty| Some(Sreg { ty, vector: false, narrow: false });
+    let scalar = |ty| {
+        Some(Sreg {
+            ty,
+            vector: false,
+            narrow: false,
+        })
+    };
     match name {
-        "%tid" | "%ntid" | "%ctaid" | "%nctaid" => Some(Sreg { ty: U32, vector: true, narrow: true }),
-        "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid" => {
-            Some(Sreg { ty: U32, vector: true, narrow: false })
-        }
-        "%gridid" => Some(Sreg { ty: U64, vector: false, narrow: true }),
+        "%tid" | "%ntid" | "%ctaid" | "%nctaid" => Some(Sreg {
+            ty: U32,
+            vector: true,
+            narrow: true,
+        }),
+        "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid" => Some(Sreg {
+            ty: U32,
+            vector: true,
+            narrow: false,
+        }),
+        "%gridid" => Some(Sreg {
+            ty: U64,
+            vector: false,
+            narrow: true,
+        }),
         "%laneid" | "%warpid" | "%nwarpid" | "%smid" | "%nsmid" | "%cluster_ctarank" | "%cluster_nctarank"
         | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%clock"
         | "%clock_hi" | "%globaltimer_lo" | "%globaltimer_hi" | "%total_smem_size" | "%aggr_smem_size"
@@ -72,7 +88,10 @@ pub fn special_register(name: &str) -> Option<Sreg> {
         "%reserved_smem_offset_begin" | "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" => scalar(B32),
         _ => {
             // Numbered families: %pm0–%pm7, %pm0_64–%pm7_64, %envreg0–%envreg31, %reserved_smem_offset_0/1.
-            let pm64 = name.strip_suffix("_64").and_then(split_indexed).filter(|(p, _)| *p == "%pm");
+            let pm64 = name
+                .strip_suffix("_64")
+                .and_then(split_indexed)
+                .filter(|(p, _)| *p == "%pm");
             let (prefix, n) = match pm64 {
                 Some((_, n)) => ("%pm_64", n),
                 None => split_indexed(name)?,
@@ -96,7 +115,12 @@ pub fn special_register_ptx(name: &str) -> (u32, u32) {
         "%aggr_smem_size" => (8, 1),
         "%current_graph_exec" => (8, 0),
         "%dynamic_smem_size" | "%total_smem_size" => (4, 1),
-        "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid" | "%cluster_ctarank" | "%cluster_nctarank"
+        "%clusterid"
+        | "%nclusterid"
+        | "%cluster_ctaid"
+        | "%cluster_nctaid"
+        | "%cluster_ctarank"
+        | "%cluster_nctarank"
         | "%is_explicit_cluster" => (7, 8),
         "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" => (3, 1),
         "%nwarpid" | "%nsmid" => (2, 0),

@@ -226,7 +226,9 @@ fn from_f64<F: Fmt>(v: f64, round: Round) -> F
 where
     Double: FloatConvert<F>,
 {
-    Double::from_bits(v.to_bits() as u128).convert_r(round, &mut false).value
+    Double::from_bits(v.to_bits() as u128)
+        .convert_r(round, &mut false)
+        .value
 }
 
 /// One lane of an arithmetic operation in format F.
@@ -427,7 +429,11 @@ pub extern "C" fn ptxjit_fp(code: u32, a: u64, b: u64, c: u64) -> u64 {
         let lane = |v: u64| v >> (k * w) & mask(w);
         let r = by_format!(dty, F => arith::<F>(op, lane(a), lane(b), lane(c), rnd, flags), else 0);
         // Comparisons give one bit per lane; everything else a lane of the same width.
-        out |= if matches!(op, CMP | TESTP) { r << k } else { r << (k * w) };
+        out |= if matches!(op, CMP | TESTP) {
+            r << k
+        } else {
+            r << (k * w)
+        };
     }
     out
 }
@@ -460,15 +466,29 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
     let (a32, b32, c32) = (a as u32, b as u32, c as u32);
     match op {
         MUL24_LO | MUL24_HI | MAD24_LO | MAD24_HI => {
-            let ext = |v: u32| if signed { sext(v as u64, 24) } else { (v & 0xff_ffff) as i64 };
+            let ext = |v: u32| {
+                if signed {
+                    sext(v as u64, 24)
+                } else {
+                    (v & 0xff_ffff) as i64
+                }
+            };
             let p = ext(a32) * ext(b32);
-            let r = if matches!(op, MUL24_HI | MAD24_HI) { (p >> 16) as u32 } else { p as u32 };
+            let r = if matches!(op, MUL24_HI | MAD24_HI) {
+                (p >> 16) as u32
+            } else {
+                p as u32
+            };
             if op == MAD24_HI && mode == 1 {
                 // mad24.hi.sat.s32: the signed sum saturates.
                 let v = r as i32 as i64 + c32 as i32 as i64;
                 return v.clamp(i32::MIN as i64, i32::MAX as i64) as u32 as u64;
             }
-            let r = if matches!(op, MAD24_LO | MAD24_HI) { r.wrapping_add(c32) } else { r };
+            let r = if matches!(op, MAD24_LO | MAD24_HI) {
+                r.wrapping_add(c32)
+            } else {
+                r
+            };
             r as u64
         }
         SAD => {
@@ -482,7 +502,11 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
         BFIND => {
             let v = a & mask(bits);
             // Signed values look for the top bit that differs from the sign.
-            let v = if signed && sext(v, bits) < 0 { !v & mask(bits) } else { v };
+            let v = if signed && sext(v, bits) < 0 {
+                !v & mask(bits)
+            } else {
+                v
+            };
             if v == 0 {
                 return u32::MAX as u64;
             }
@@ -496,7 +520,11 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
         FNS => {
             let (m, base, offset) = (a32, b32, c32 as i32);
             if offset == 0 {
-                return if base < 32 && m >> base & 1 == 1 { base as u64 } else { u32::MAX as u64 };
+                return if base < 32 && m >> base & 1 == 1 {
+                    base as u64
+                } else {
+                    u32::MAX as u64
+                };
             }
             if offset == i32::MIN {
                 // An H100 gives 0 for every mask and base (tests/gpu/probes/fns_offsets.ptx); the manual's
@@ -516,7 +544,11 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
             u32::MAX as u64
         }
         BMSK => {
-            let (pos, width) = if mode == 1 { (a32.min(32), b32.min(32)) } else { (a32 & 31, b32 & 31) };
+            let (pos, width) = if mode == 1 {
+                (a32.min(32), b32.min(32))
+            } else {
+                (a32 & 31, b32 & 31)
+            };
             (mask(width) << pos) as u32 as u64
         }
         SZEXT => {
@@ -524,25 +556,41 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
             if pos == 0 {
                 return 0;
             }
-            (if signed { sext(a32 as u64, pos) as u32 } else { (a32 as u64 & mask(pos)) as u32 }) as u64
+            (if signed {
+                sext(a32 as u64, pos) as u32
+            } else {
+                (a32 as u64 & mask(pos)) as u32
+            }) as u64
         }
         DP4A | DP2A => {
             let sa = int_signed(t);
             let sb = int_signed(t2);
             let byte = |v: u32, k: u32| {
                 let x = (v >> (8 * k)) as u8;
-                if sb { x as i8 as i64 } else { x as i64 }
+                if sb {
+                    x as i8 as i64
+                } else {
+                    x as i64
+                }
             };
             let acc = if op == DP4A {
                 let ab = |v: u32, k: u32| {
                     let x = (v >> (8 * k)) as u8;
-                    if sa { x as i8 as i64 } else { x as i64 }
+                    if sa {
+                        x as i8 as i64
+                    } else {
+                        x as i64
+                    }
                 };
                 (0..4).map(|k| ab(a32, k) * byte(b32, k)).sum::<i64>()
             } else {
                 let half = |k: u32| {
                     let x = (a32 >> (16 * k)) as u16;
-                    if sa { x as i16 as i64 } else { x as i64 }
+                    if sa {
+                        x as i16 as i64
+                    } else {
+                        x as i64
+                    }
                 };
                 let first = if mode == 1 { 2 } else { 0 };
                 half(0) * byte(b32, first) + half(1) * byte(b32, first + 1)
@@ -563,7 +611,11 @@ pub extern "C" fn ptxjit_int(code: u32, a: u64, b: u64, c: u64) -> u64 {
             (0..n).fold(0u64, |acc, k| {
                 let lane = |v: u64| {
                     let x = v >> (k * w) & mask(w);
-                    if signed { sext(x, w) } else { x as i64 }
+                    if signed {
+                        sext(x, w)
+                    } else {
+                        x as i64
+                    }
                 };
                 let (x, y) = (lane(a), lane(b));
                 let r = match mode {
@@ -599,7 +651,15 @@ fn prmt(a: u32, b: u32, c: u32, mode: u32) -> u32 {
         return (0..4).fold(0, |d, k| {
             let sel = c >> (4 * k) & 15;
             let v = byte(sel & 7);
-            let v = if sel & 8 != 0 { if v & 0x80 != 0 { 0xff } else { 0 } } else { v };
+            let v = if sel & 8 != 0 {
+                if v & 0x80 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            } else {
+                v
+            };
             d | v << (8 * k)
         });
     }
@@ -670,9 +730,22 @@ mod tests {
     fn conversions() {
         let c = |d, s, r, f, a, b| ptxjit_fp(code(CVT, d, s, r, f), a, b, 0);
         // f32 → f16x2: a in the upper half.
-        assert_eq!(c(F16X2, F32, RN, 0, 1f32.to_bits() as u64, 2f32.to_bits() as u64), 0x3c00_4000);
+        assert_eq!(
+            c(F16X2, F32, RN, 0, 1f32.to_bits() as u64, 2f32.to_bits() as u64),
+            0x3c00_4000
+        );
         // f32 → e4m3x2 with satfinite: 1000 saturates at 448 (0x7e); 1.0 is 0x38.
-        assert_eq!(c(E4M3X2, F32, RN, SATFINITE, 1000f32.to_bits() as u64, 1f32.to_bits() as u64), 0x7e38);
+        assert_eq!(
+            c(
+                E4M3X2,
+                F32,
+                RN,
+                SATFINITE,
+                1000f32.to_bits() as u64,
+                1f32.to_bits() as u64
+            ),
+            0x7e38
+        );
         // e5m2x2 → f16x2 is exact: e5m2 is the top byte of an f16.
         assert_eq!(c(F16X2, E5M2X2, RN, 0, 0x3c40, 0), 0x3c00_4000);
         // tf32 keeps 10 mantissa bits, rounding to nearest, ties away.

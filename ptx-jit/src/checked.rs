@@ -33,7 +33,12 @@ pub fn unregister(start: u64) {
 
 /// The registered region holding `addr`: (start, end).
 fn region_of(addr: u64) -> Option<(u64, u64)> {
-    REGIONS.read().range(..=addr).next_back().map(|(&s, &e)| (s, e)).filter(|&(_, e)| addr < e)
+    REGIONS
+        .read()
+        .range(..=addr)
+        .next_back()
+        .map(|(&s, &e)| (s, e))
+        .filter(|&(_, e)| addr < e)
 }
 
 /// Which global memory is valid: the registered regions, unless a host (the driver shim, which keeps
@@ -106,7 +111,10 @@ pub enum FaultKind {
     Signal(crate::trap::Trap),
     /// Threads met at one barrier with different thread counts (`bar.sync 1, 64` against
     /// `bar.sync 1, 32`), which an H100 ends with an illegal instruction (any mode).
-    BarrierCount { barrier: u32, counts: [u32; 2] },
+    BarrierCount {
+        barrier: u32,
+        counts: [u32; 2],
+    },
     /// The launch ran longer than `PTXJIT_LAUNCH_TIMEOUT` allows.
     Timeout,
     /// The launch was cancelled: its context is being destroyed.
@@ -133,7 +141,16 @@ pub struct Fault {
 impl Fault {
     /// A fault with no access attached.
     pub fn of(kind: FaultKind) -> Fault {
-        Fault { kind, site: None, addr: 0, bytes: 0, space: 0, tid: None, ctaid: None, blocks: 1 }
+        Fault {
+            kind,
+            site: None,
+            addr: 0,
+            bytes: 0,
+            space: 0,
+            tid: None,
+            ctaid: None,
+            blocks: 1,
+        }
     }
 
     pub fn space_name(&self) -> &'static str {

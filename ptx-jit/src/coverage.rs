@@ -50,7 +50,9 @@ fn variants(spec: &'static OpSpec) -> Vec<Vec<&'static str>> {
     if let Some(tk) = spec.groups.iter().position(|g| g.kind == G::Type) {
         for &t in spec.groups[tk].values {
             for extra in [G::Round, G::Mode] {
-                let Some(ek) = spec.groups.iter().position(|g| g.kind == extra && !g.required) else { continue };
+                let Some(ek) = spec.groups.iter().position(|g| g.kind == extra && !g.required) else {
+                    continue;
+                };
                 let mut m = with(Some(tk));
                 m.push(spec.groups[ek].values[0]);
                 m.extend(std::iter::repeat_n(t, need(tk).max(1)));
@@ -60,7 +62,10 @@ fn variants(spec: &'static OpSpec) -> Vec<Vec<&'static str>> {
     }
     // The combination a section title names (`rcp.approx.ftz.f64`), on top of the required groups it
     // does not mention.
-    for s in isa::SECTIONS.iter().filter(|s| s.opcodes.iter().any(|o| o.split('.').next() == Some(spec.name))) {
+    for s in isa::SECTIONS
+        .iter()
+        .filter(|s| s.opcodes.iter().any(|o| o.split('.').next() == Some(spec.name)))
+    {
         let title = isa::title_modifiers(s.title);
         let named: Vec<&'static str> = spec
             .groups
@@ -161,7 +166,12 @@ pub struct Outcome {
 /// Runs a form through the checker, the host lowering and NVPTX code generation for `arch`.
 pub fn try_form(f: &Form, arch: &Arch) -> Outcome {
     let parsed = ptx_front::parse(&f.kernel).1.is_empty();
-    let Ok((m, _)) = crate::front(&f.kernel) else { return Outcome { parsed, ..Outcome::default() } };
+    let Ok((m, _)) = crate::front(&f.kernel) else {
+        return Outcome {
+            parsed,
+            ..Outcome::default()
+        };
+    };
     Outcome {
         parsed,
         checked: true,

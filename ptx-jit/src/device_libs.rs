@@ -62,7 +62,11 @@ unsafe fn format(fmt: *const c_char, args: *const u8) -> Vec<u8> {
         let mut k = 0;
         while k < text.len() {
             out.push(text[k]);
-            k += if text[k] == b'%' && text.get(k + 1) == Some(&b'%') { 2 } else { 1 };
+            k += if text[k] == b'%' && text.get(k + 1) == Some(&b'%') {
+                2
+            } else {
+                1
+            };
         }
     };
     for (start, end, conv, size) in conversions(f) {
@@ -74,16 +78,29 @@ unsafe fn format(fmt: *const c_char, args: *const u8) -> Vec<u8> {
         let p = unsafe { args.add(offset) };
         let n = unsafe {
             match (conv, size) {
-                (b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A', _) => {
-                    libc::snprintf(buf.as_mut_ptr() as *mut c_char, buf.len(), spec.as_ptr(), (p as *const f64).read_unaligned())
-                }
+                (b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A', _) => libc::snprintf(
+                    buf.as_mut_ptr() as *mut c_char,
+                    buf.len(),
+                    spec.as_ptr(),
+                    (p as *const f64).read_unaligned(),
+                ),
                 (b's', _) => {
                     let s = (p as *const *const c_char).read_unaligned();
                     let s = if s.is_null() { c"(null)".as_ptr() } else { s };
                     libc::snprintf(buf.as_mut_ptr() as *mut c_char, buf.len(), spec.as_ptr(), s)
                 }
-                (_, 8) => libc::snprintf(buf.as_mut_ptr() as *mut c_char, buf.len(), spec.as_ptr(), (p as *const u64).read_unaligned()),
-                _ => libc::snprintf(buf.as_mut_ptr() as *mut c_char, buf.len(), spec.as_ptr(), (p as *const u32).read_unaligned()),
+                (_, 8) => libc::snprintf(
+                    buf.as_mut_ptr() as *mut c_char,
+                    buf.len(),
+                    spec.as_ptr(),
+                    (p as *const u64).read_unaligned(),
+                ),
+                _ => libc::snprintf(
+                    buf.as_mut_ptr() as *mut c_char,
+                    buf.len(),
+                    spec.as_ptr(),
+                    (p as *const u32).read_unaligned(),
+                ),
             }
         };
         offset += size;

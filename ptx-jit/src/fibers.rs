@@ -26,11 +26,21 @@ const BARRIERS: usize = CLUSTER_BARRIER as usize + 1;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Wait {
-    Bar { id: u32, op: u32 },
+    Bar {
+        id: u32,
+        op: u32,
+    },
     /// `barrier.cluster.wait`: until barrier `id` has completed the phase this thread arrived in.
-    Phase { id: u32, phase: u32 },
-    Warp { mask: u32 },
-    Converge { site: u32 },
+    Phase {
+        id: u32,
+        phase: u32,
+    },
+    Warp {
+        mask: u32,
+    },
+    Converge {
+        site: u32,
+    },
     Yield,
 }
 
@@ -78,7 +88,14 @@ struct Barrier {
 impl Barrier {
     fn arrive(&mut self, expected: u32, pred: bool) {
         if self.arrived == 0 {
-            *self = Barrier { arrived: 0, expected, popc: 0, all: true, any: false, phase: self.phase };
+            *self = Barrier {
+                arrived: 0,
+                expected,
+                popc: 0,
+                all: true,
+                any: false,
+                phase: self.phase,
+            };
         }
         self.arrived += 1;
         self.expected = self.expected.max(expected);
@@ -190,11 +207,15 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         }),
         MMA | LDMATRIX | STMATRIX => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
-            exchange(me, buf as u64, mask, |w, _| unsafe { crate::matrix::warp_op(kind, c, w.slots.as_ptr() as *const u64, lane) })
+            exchange(me, buf as u64, mask, |w, _| unsafe {
+                crate::matrix::warp_op(kind, c, w.slots.as_ptr() as *const u64, lane)
+            })
         }
         WMMA => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
-            exchange(me, buf as u64, mask, |w, _| unsafe { crate::matrix::wmma(w.slots.as_ptr() as *const u64, lane) })
+            exchange(me, buf as u64, mask, |w, _| unsafe {
+                crate::matrix::wmma(w.slots.as_ptr() as *const u64, lane)
+            })
         }
         MOVMATRIX => exchange(me, a as u64, mask, |w, _| {
             let regs: [u32; 32] = std::array::from_fn(|i| w.slots[i] as u32);
@@ -237,10 +258,25 @@ fn synccheck_at(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, l
     use crate::sanitize::{Access, Finding, How};
     let accesses = lanes
         .iter()
-        .map(|l| Access { site: (l.site != 0).then_some(l.site), tid: Some(l.tid), how: How::Sync })
+        .map(|l| Access {
+            site: (l.site != 0).then_some(l.site),
+            tid: Some(l.tid),
+            how: How::Sync,
+        })
         .collect();
     let ctaid = unsafe { (*lanes[0].warp).ctaid };
-    crate::sanitize::record(cell, Finding { kind, ctaid: Some(ctaid), addr: 0, bytes: 0, space: 0, accesses, detail });
+    crate::sanitize::record(
+        cell,
+        Finding {
+            kind,
+            ctaid: Some(ctaid),
+            addr: 0,
+            bytes: 0,
+            space: 0,
+            accesses,
+            detail,
+        },
+    );
 }
 
 /// The lane `shfl` mode `mode` (0..4: up, down, bfly, idx) reads for `lane`, and whether it is in range.
@@ -284,7 +320,13 @@ enum State {
 }
 
 /// Marks runnable whatever can proceed; false if nothing can.
-fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [Barrier], cell: &crate::checked::FaultCell) -> bool {
+fn release(
+    state: &mut [State],
+    lanes: &mut [Lane],
+    warps: &[Warp],
+    bars: &mut [Barrier],
+    cell: &crate::checked::FaultCell,
+) -> bool {
     use crate::sanitize::{Kind, Tools};
     let sync = cell.tools.has(Tools::SYNCCHECK);
     let n = state.len();
@@ -299,7 +341,9 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
         let range = w * 32..((w + 1) * 32).min(n);
         // Warp collectives: each distinct member mask whose live lanes all wait.
         for i in range.clone() {
-            let State::Waiting(Wait::Warp { mask }) = state[i] else { continue };
+            let State::Waiting(Wait::Warp { mask }) = state[i] else {
+                continue;
+            };
             let members = (mask | 1 << (i % 32)) & warp.live;
             let group = range.clone().filter(|&j| members >> (j % 32) & 1 == 1);
             if group
@@ -309,8 +353,12 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
                 // The manual: every thread waits for the non-exited threads of the mask, which must
                 // execute the collective with the same mask.
                 if sync {
-                    let other = group.clone().find(|&j| !matches!(state[j], State::Waiting(Wait::Warp { mask: m }) if m == mask));
-                    if let (Some(j), State::Waiting(Wait::Warp { mask: m })) = (other, other.map_or(State::Done, |j| state[j])) {
+                    let other = group
+                        .clone()
+                        .find(|&j| !matches!(state[j], State::Waiting(Wait::Warp { mask: m }) if m == mask));
+                    if let (Some(j), State::Waiting(Wait::Warp { mask: m })) =
+                        (other, other.map_or(State::Done, |j| state[j]))
+                    {
                         let detail = format!("lane {} passed {mask:#010x}, lane {} passed {m:#010x}", i % 32, j % 32);
                         synccheck_at(cell, Kind::WarpMask, &[&lanes[i], &lanes[j]], detail);
                     }
@@ -373,7 +421,12 @@ fn release(state: &mut [State], lanes: &mut [Lane], warps: &[Warp], bars: &mut [
                 .find(|&&i| first.is_some_and(|f| lanes[i].site != f.site && (lanes[i].aligned || f.aligned)))
             {
                 let detail = format!("barrier {id} was reached at two different instructions");
-                synccheck_at(cell, Kind::DivergentBarrier, &[&lanes[waiting[0]], &lanes[other]], detail);
+                synccheck_at(
+                    cell,
+                    Kind::DivergentBarrier,
+                    &[&lanes[waiting[0]], &lanes[other]],
+                    detail,
+                );
             }
         }
         for &i in &waiting {
@@ -418,7 +471,11 @@ fn run_cta(
     let mut warps: Vec<Warp> = (0..n.div_ceil(32))
         .map(|w| Warp {
             slots: [0; 32],
-            live: if (w + 1) * 32 <= n { u32::MAX } else { (1u32 << (n % 32)) - 1 },
+            live: if (w + 1) * 32 <= n {
+                u32::MAX
+            } else {
+                (1u32 << (n % 32)) - 1
+            },
             ctaid: base.ctaid,
         })
         .collect();
@@ -446,7 +503,10 @@ fn run_cta(
     for (i, lane) in lanes.iter_mut().enumerate() {
         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
         let want = STACK_BYTES.saturating_add(local_bytes);
-        let stack = match STACKS.with(|s| s.borrow_mut().pop()).filter(|s| crate::trap::bounds(s).1 - crate::trap::bounds(s).0 > want) {
+        let stack = match STACKS
+            .with(|s| s.borrow_mut().pop())
+            .filter(|s| crate::trap::bounds(s).1 - crate::trap::bounds(s).0 > want)
+        {
             Some(s) => s,
             None => DefaultStack::new(want).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?,
         };
@@ -494,7 +554,11 @@ fn run_cta(
         // No fiber runs while the scheduler looks at the shared state.
         if !release(&mut state, &mut lanes, &warps, &mut bars, cell) {
             if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) {
-                let stuck: Vec<&Lane> = (0..n).filter(|&i| state[i] != State::Done).map(|i| &lanes[i]).take(2).collect();
+                let stuck: Vec<&Lane> = (0..n)
+                    .filter(|&i| state[i] != State::Done)
+                    .map(|i| &lanes[i])
+                    .take(2)
+                    .collect();
                 if !stuck.is_empty() {
                     let detail = "the threads still running wait for threads that exited or wait elsewhere".to_string();
                     synccheck_at(cell, crate::sanitize::Kind::DivergentBarrier, &stuck, detail);
@@ -519,12 +583,26 @@ fn run_cta(
     result
 }
 
-pub fn launch(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
+pub fn launch(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    entry: crate::host::BlockFn,
+    fault: *const c_void,
+) -> Result<(), LaunchError> {
     let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let fault = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
         || vec![0u64; words],
-        |shared, cta| run_cta(l, entry, cta, shared, fault as *const c_void, k.info.local_bytes as usize),
+        |shared, cta| {
+            run_cta(
+                l,
+                entry,
+                cta,
+                shared,
+                fault as *const c_void,
+                k.info.local_bytes as usize,
+            )
+        },
     )
 }

@@ -78,7 +78,13 @@ unsafe fn guards(f: LLVMValueRef, kind: u32) -> Vec<Guard> {
                         (false, true) => (b, a),
                         _ => continue,
                     };
-                    out.push(Guard { cmp: i, index_side: side, base, tid, ext });
+                    out.push(Guard {
+                        cmp: i,
+                        index_side: side,
+                        base,
+                        tid,
+                        ext,
+                    });
                     break;
                 }
             }
@@ -98,7 +104,14 @@ unsafe fn rewrite(ctx: LLVMContextRef, b: LLVMBuilderRef, g: Guard) {
     LLVMPositionBuilderBefore(b, cmp);
     // ntid[d], read next to tid[d].
     let mut off = [LLVMConstInt(LLVMInt64TypeInContext(ctx), TID_TO_NTID, 0)];
-    let p = LLVMBuildGEP2(b, i8t, LLVMGetOperand(g.tid, 0), off.as_mut_ptr(), 1, c"ntid.p".as_ptr());
+    let p = LLVMBuildGEP2(
+        b,
+        i8t,
+        LLVMGetOperand(g.tid, 0),
+        off.as_mut_ptr(),
+        1,
+        c"ntid.p".as_ptr(),
+    );
     let ntid = LLVMBuildLoad2(b, i32t, p, c"ntid".as_ptr());
     let last = LLVMBuildSub(b, ntid, LLVMConstInt(i32t, 1, 0), c"".as_ptr());
     let hi = LLVMBuildAdd(b, g.base, last, c"guard.hi".as_ptr());
@@ -118,9 +131,19 @@ unsafe fn rewrite(ctx: LLVMContextRef, b: LLVMBuilderRef, g: Guard) {
         LLVMBuildICmp(b, pred, l, r, c"".as_ptr())
     };
     let (first, end) = (at(g.base), at(hi));
-    let all = LLVMBuildAnd(b, no_wrap, LLVMBuildAnd(b, first, end, c"".as_ptr()), c"guard.all".as_ptr());
+    let all = LLVMBuildAnd(
+        b,
+        no_wrap,
+        LLVMBuildAnd(b, first, end, c"".as_ptr()),
+        c"guard.all".as_ptr(),
+    );
     let either = LLVMBuildOr(b, first, end, c"".as_ptr());
-    let none = LLVMBuildAnd(b, no_wrap, LLVMBuildNot(b, either, c"".as_ptr()), c"guard.none".as_ptr());
+    let none = LLVMBuildAnd(
+        b,
+        no_wrap,
+        LLVMBuildNot(b, either, c"".as_ptr()),
+        c"guard.none".as_ptr(),
+    );
     // Uses of the comparison move to the new value; the comparison itself stays as its operand.
     position_after(b, cmp);
     let some = LLVMBuildAnd(b, cmp, LLVMBuildNot(b, none, c"".as_ptr()), c"".as_ptr());

@@ -1,11 +1,11 @@
 //! The host flavour: LLVM O3 for this CPU, then ORC LLJIT. One process-wide LLJIT; every module gets a
 //! unique symbol prefix and its own resource tracker so it can be unloaded.
 
-use inkwell::llvm_sys::core::{LLVMContextCreate, LLVMContextDispose};
 use inkwell::context::Context;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::core::{LLVMContextCreate, LLVMContextDispose};
 use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::orc2::lljit::*;
-use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::orc2::*;
 use inkwell::llvm_sys::prelude::{LLVMModuleRef, LLVMValueRef};
 use inkwell::module::Linkage;
@@ -80,13 +80,17 @@ pub fn warm_up() {
 /// `PTXJIT_LLVM_ARGS`: LLVM's own command-line options (e.g. `-force-vector-interleave=1`), for
 /// performance work on the generated code; parsed once, before the JIT exists.
 fn llvm_args_from_env() {
-    let Ok(args) = std::env::var("PTXJIT_LLVM_ARGS") else { return };
+    let Ok(args) = std::env::var("PTXJIT_LLVM_ARGS") else {
+        return;
+    };
     let owned: Vec<CString> = std::iter::once("ptx-jit")
         .chain(args.split_whitespace())
         .filter_map(|a| CString::new(a).ok())
         .collect();
     let argv: Vec<*const std::ffi::c_char> = owned.iter().map(|a| a.as_ptr()).collect();
-    unsafe { inkwell::llvm_sys::support::LLVMParseCommandLineOptions(argv.len() as i32, argv.as_ptr(), std::ptr::null()) };
+    unsafe {
+        inkwell::llvm_sys::support::LLVMParseCommandLineOptions(argv.len() as i32, argv.as_ptr(), std::ptr::null())
+    };
 }
 
 extern "C" fn optimise_on_materialisation(
@@ -99,7 +103,9 @@ extern "C" fn optimise_on_materialisation(
         let module = ManuallyDrop::new(unsafe { inkwell::module::Module::new(m) });
         let triple = module.get_triple();
         let quick = module.get_name().to_bytes().ends_with(TIER0_SUFFIX.as_bytes());
-        let result = with_host_tm(&triple.as_str().to_string_lossy(), |tm| optimise_module(&module, tm, quick));
+        let result = with_host_tm(&triple.as_str().to_string_lossy(), |tm| {
+            optimise_module(&module, tm, quick)
+        });
         match result {
             Ok(()) => std::ptr::null_mut(),
             Err(e) => {
@@ -117,10 +123,19 @@ unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
     let fns: [(&str, u64); 8] = [
         // NVIDIA's device runtime, in place of the C library's functions of the same names.
         ("vprintf", crate::device_libs::ptxjit_vprintf as *const () as u64),
-        ("__assertfail", crate::device_libs::ptxjit_assertfail as *const () as u64),
+        (
+            "__assertfail",
+            crate::device_libs::ptxjit_assertfail as *const () as u64,
+        ),
         (ptx_llvm::builtin::MEM, crate::memops::ptxjit_mem as *const () as u64),
-        (ptx_llvm::builtin::CHECK, crate::checked::ptxjit_check as *const () as u64),
-        (ptx_llvm::builtin::GLOBALTIMER, crate::builtins::ptxjit_globaltimer as *const () as u64),
+        (
+            ptx_llvm::builtin::CHECK,
+            crate::checked::ptxjit_check as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::GLOBALTIMER,
+            crate::builtins::ptxjit_globaltimer as *const () as u64,
+        ),
         (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
         (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
         (ptx_llvm::builtin::VIDEO, crate::video::ptxjit_video as *const () as u64),
@@ -190,7 +205,9 @@ impl HostKernel {
     /// The fully optimised block entry, compiled on first use.
     pub fn entry(&self) -> Result<BlockFn, crate::runtime::LaunchError> {
         let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
-        let full = self.full.get_or_init(|| self.source.compile(&self.symbol, false, regions));
+        let full = self
+            .full
+            .get_or_init(|| self.source.compile(&self.symbol, false, regions));
         Self::address(&full.as_ref().map(|f| f.address).map_err(|e| e.clone()))
     }
 
@@ -203,7 +220,10 @@ impl HostKernel {
     /// once its optimised code is (the quick tier runs none).
     pub fn exec(&self) -> ptx_llvm::Exec {
         match (self.info.exec, self.full.get()) {
-            (ptx_llvm::Exec::Regions { frame_bytes, .. }, Some(Ok(f))) => ptx_llvm::Exec::Regions { frame_bytes, lanes: f.lanes },
+            (ptx_llvm::Exec::Regions { frame_bytes, .. }, Some(Ok(f))) => ptx_llvm::Exec::Regions {
+                frame_bytes,
+                lanes: f.lanes,
+            },
             (e, _) => e,
         }
     }
@@ -262,10 +282,19 @@ impl Source {
     fn compile(&self, symbol: &str, quick: bool, regions: bool) -> Result<Full, String> {
         let jit = JIT.as_ref().map_err(|e| e.clone())?;
         let _codegen = CODEGEN.lock();
-        let what = |e: String| format!("JIT compilation of `{}`: {e}", symbol.rsplit('.').next().unwrap_or(symbol));
+        let what = |e: String| {
+            format!(
+                "JIT compilation of `{}`: {e}",
+                symbol.rsplit('.').next().unwrap_or(symbol)
+            )
+        };
         unsafe {
             let (master, lanes) = if regions && self.options.lanes && !quick {
-                let (m, counts) = self.lanes_master.get_or_init(|| self.lower_with_lanes()).as_ref().map_err(|e| what(e.clone()))?;
+                let (m, counts) = self
+                    .lanes_master
+                    .get_or_init(|| self.lower_with_lanes())
+                    .as_ref()
+                    .map_err(|e| what(e.clone()))?;
                 let k = self.kernels.iter().position(|k| k == symbol);
                 (*m, k.and_then(|k| counts.get(k).copied()).unwrap_or(0))
             } else {
@@ -290,7 +319,10 @@ impl Source {
             let c = CString::new(name).map_err(|_| "symbol name with NUL".to_string())?;
             let mut addr = 0;
             take_error(LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr())).map_err(what)?;
-            Ok(Full { address: addr as usize, lanes })
+            Ok(Full {
+                address: addr as usize,
+                lanes,
+            })
         }
     }
 
@@ -300,9 +332,14 @@ impl Source {
         let (m, _) = crate::front(&self.text).map_err(|_| "the module no longer parses".to_string())?;
         // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
         let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
-        let options = ptx_llvm::Options { lanes: true, ..self.options };
-        let lowered = lower_prepared(&ctx, &m, options, &self.prefix)
-            .map_err(|d| d.first().map_or_else(|| "lowering failed".to_string(), |d| d.message.clone()))?;
+        let options = ptx_llvm::Options {
+            lanes: true,
+            ..self.options
+        };
+        let lowered = lower_prepared(&ctx, &m, options, &self.prefix).map_err(|d| {
+            d.first()
+                .map_or_else(|| "lowering failed".to_string(), |d| d.message.clone())
+        })?;
         let lanes = lowered
             .kernels
             .iter()
@@ -406,7 +443,11 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, qui
     }
     crate::nan::drop_inner_canonicalisations(module);
     module
-        .run_passes(if quick { QUICK_PASSES } else { "default<O3>" }, tm, PassBuilderOptions::create())
+        .run_passes(
+            if quick { QUICK_PASSES } else { "default<O3>" },
+            tm,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| e.to_string())
 }
 
@@ -506,7 +547,10 @@ fn module_memory(m: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
             _ => {}
         }
     }
-    let vars: Vec<_> = vars.into_iter().filter(|v| matches!(v.space, Space::Global | Space::Const)).collect();
+    let vars: Vec<_> = vars
+        .into_iter()
+        .filter(|v| matches!(v.space, Space::Global | Space::Const))
+        .collect();
     let total = vars.iter().fold(0u64, |t, v| t.saturating_add(v.size_bytes()));
     let limit = crate::runtime::device_memory();
     match vars.iter().max_by_key(|v| v.size_bytes()) {
@@ -583,7 +627,6 @@ fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModule
     }
 }
 
-
 /// Lowers `m` for the host and readies it for the JIT: verified, with the JIT's triple and data layout,
 /// and every name it defines behind `prefix` (two modules may both define `vecadd`).
 fn lower_prepared<'ctx>(
@@ -592,7 +635,9 @@ fn lower_prepared<'ctx>(
     options: ptx_llvm::Options,
     prefix: &str,
 ) -> Result<ptx_llvm::Lowered<'ctx>, Vec<Diagnostic>> {
-    let jit = JIT.as_ref().map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
+    let jit = JIT
+        .as_ref()
+        .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
     let lowered = ptx_llvm::lower_with(ctx, m, Flavour::Host, "ptx-jit", options)?;
     let module = &lowered.module;
     module
@@ -626,7 +671,11 @@ fn lower_prepared<'ctx>(
 /// [`compile`] with explicit lowering options, given the module's text (so faults name lines). Checked
 /// mode (see `crate::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
 /// heap frames, which the local-memory check does not know.
-pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Options) -> Result<HostModule, Vec<Diagnostic>> {
+pub fn compile_with(
+    m: &Module<'_>,
+    src: Option<&str>,
+    options: ptx_llvm::Options,
+) -> Result<HostModule, Vec<Diagnostic>> {
     let bad = unsupported_mma(m);
     if !bad.is_empty() {
         return Err(bad);
@@ -647,7 +696,10 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
     let prefix = format!("ptxjit.m{id}.");
     // Lane regions wait for the optimised tier, which lowers the text again (see `Source`).
     let later = src.is_some() && options.lanes;
-    let first = ptx_llvm::Options { lanes: options.lanes && !later, ..options };
+    let first = ptx_llvm::Options {
+        lanes: options.lanes && !later,
+        ..options
+    };
     let lowered = match lower_prepared(&ctx, m, first, &prefix) {
         Ok(l) => l,
         Err(d) => {
@@ -668,7 +720,11 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
         } else {
             let globals = LLVMCloneModule(master);
             delete_unused(globals, |_| true);
-            take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, tracker, LLVMOrcCreateNewThreadSafeModule(globals, tsc)))
+            take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(
+                jit.0,
+                tracker,
+                LLVMOrcCreateNewThreadSafeModule(globals, tsc),
+            ))
         };
         let source = std::sync::Arc::new(Source {
             master,
@@ -677,7 +733,10 @@ pub fn compile_with(m: &Module<'_>, src: Option<&str>, options: ptx_llvm::Option
             tracker,
             kernels: symbols.clone(),
             text: src.unwrap_or_default().into(),
-            options: ptx_llvm::Options { lanes: later, ..options },
+            options: ptx_llvm::Options {
+                lanes: later,
+                ..options
+            },
             prefix: prefix.clone(),
             lanes_master: std::sync::OnceLock::new(),
         });

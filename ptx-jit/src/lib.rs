@@ -2,26 +2,26 @@
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
 mod addressing;
-mod guards;
-mod nan;
 pub mod arch;
 pub mod args;
 pub mod bench;
-pub mod coverage;
 mod builtins;
 pub mod checked;
+pub mod coverage;
 mod device_libs;
-mod video;
 mod fibers;
+mod guards;
+pub mod host;
 mod matrix;
 mod memops;
 pub mod mma;
-mod regions;
-pub mod host;
+mod nan;
 pub mod nvptx;
+mod regions;
 pub mod runtime;
 pub mod sanitize;
 pub mod trap;
+mod video;
 mod watchdog;
 pub use watchdog::{timeout as launch_timeout, Cancel};
 pub mod wmma;
@@ -50,7 +50,13 @@ pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
 /// [`LaunchError::IllegalAddress`] instead of touching memory. Module variables are registered as
 /// valid memory while the module lives.
 pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>> {
-    load_options(src, Options { checked, ..host::options() })
+    load_options(
+        src,
+        Options {
+            checked,
+            ..host::options()
+        },
+    )
 }
 
 /// [`load`] with explicit lowering options (e.g. to run a kernel on fibers rather than as regions).
@@ -68,7 +74,12 @@ pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagn
         k.unwritten_registers = warnings
             .iter()
             .filter(|d| d.code == Code::P0504 && span.start <= d.span.start && d.span.end <= span.end)
-            .map(|d| (d.span.start, src[d.span.start as usize..d.span.end as usize].to_string()))
+            .map(|d| {
+                (
+                    d.span.start,
+                    src[d.span.start as usize..d.span.end as usize].to_string(),
+                )
+            })
             .collect();
     }
     Ok(module)

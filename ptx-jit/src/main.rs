@@ -242,7 +242,10 @@ fn sanitize_program(tools: &str, log: Option<PathBuf>, command: &[String]) -> Re
     let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find ptx-jit's own path: {e}")))?;
     let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
     if !dir.join("libcuda.so.1").exists() {
-        return Err(usage(format!("no libcuda.so.1 beside {} (run `make build`)", exe.display())));
+        return Err(usage(format!(
+            "no libcuda.so.1 beside {} (run `make build`)",
+            exe.display()
+        )));
     }
     let temp = std::env::temp_dir().join(format!("ptx-jit-sanitize-{}.jsonl", std::process::id()));
     let log_path = log.clone().unwrap_or_else(|| temp.clone());
@@ -549,7 +552,10 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             k.entry().map_err(|e| usage(e.to_string()))?;
             let compile = t0.elapsed();
             let t = std::time::Instant::now();
-            let launch = ptx_jit::Launch { sanitize: tools, ..ptx_jit::Launch::new(grid, block, shared, &params) };
+            let launch = ptx_jit::Launch {
+                sanitize: tools,
+                ..ptx_jit::Launch::new(grid, block, shared, &params)
+            };
             ptx_jit::launch(k, &launch).map_err(|e| {
                 eprintln!("error: {e}");
                 // A bad launch request is a usage error; a kernel that fails is the program's.

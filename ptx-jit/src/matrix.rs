@@ -21,12 +21,18 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
     let buf = |l: usize| unsafe { *bufs.add(l) as *mut u32 };
     let head = |l: usize| unsafe { (buf(l) as *const u64).read_unaligned() };
     if kind == MMA {
-        let text = unsafe { CStr::from_ptr(head(lane) as *const std::ffi::c_char) }.to_string_lossy().into_owned();
+        let text = unsafe { CStr::from_ptr(head(lane) as *const std::ffi::c_char) }
+            .to_string_lossy()
+            .into_owned();
         let desc = DESCS.with(|d| {
             d.borrow_mut()
                 .entry(text)
                 .or_insert_with_key(|text| {
-                    let mods: Vec<String> = text.split('.').filter(|m| !m.is_empty()).map(|m| format!(".{m}")).collect();
+                    let mods: Vec<String> = text
+                        .split('.')
+                        .filter(|m| !m.is_empty())
+                        .map(|m| format!(".{m}"))
+                        .collect();
                     crate::mma::MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
                 })
                 .clone()
@@ -34,7 +40,8 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
         let Some(desc) = desc else { return 1 };
         let (wa, wb, wc, _) = desc.words();
         let n = wa + wb + wc;
-        let slices: [&[u32]; 32] = std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), n) });
+        let slices: [&[u32]; 32] =
+            std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), n) });
         let d = crate::mma::mma_lane(&desc, &slices, lane);
         unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buf(lane).add(HEADER + n), d.len()) };
         return 0;
@@ -45,7 +52,8 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
         let r = unsafe { crate::mma::ldmatrix_lane(num, trans, &rows, lane) };
         unsafe { std::ptr::copy_nonoverlapping(r.as_ptr(), buf(lane).add(HEADER), r.len()) };
     } else {
-        let regs: [&[u32]; 32] = std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), num) });
+        let regs: [&[u32]; 32] =
+            std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), num) });
         unsafe { crate::mma::stmatrix_lane(num, trans, &rows, &regs, lane) };
     }
     0

@@ -72,7 +72,17 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             }) as u64
         }
         MEM_MBAR_INIT => {
-            unsafe { word.write_unaligned(Mbar { pending: a, expected: a, tx: 0, phase: 0 }.store()) };
+            unsafe {
+                word.write_unaligned(
+                    Mbar {
+                        pending: a,
+                        expected: a,
+                        tx: 0,
+                        phase: 0,
+                    }
+                    .store(),
+                )
+            };
             0
         }
         MEM_MBAR_ARRIVE => mbar(&mut |m| {

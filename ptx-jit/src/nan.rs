@@ -63,7 +63,8 @@ unsafe fn canonicalised(s: LLVMValueRef) -> Option<LLVMValueRef> {
 
 /// Whether `c` is the canonical NaN's bits, or a vector of them (lane-vectorised regions).
 unsafe fn canonical_nan(c: LLVMValueRef) -> bool {
-    let is = |c: LLVMValueRef| !c.is_null() && !LLVMIsAConstantInt(c).is_null() && LLVMConstIntGetZExtValue(c) == CANONICAL;
+    let is =
+        |c: LLVMValueRef| !c.is_null() && !LLVMIsAConstantInt(c).is_null() && LLVMConstIntGetZExtValue(c) == CANONICAL;
     let ty = LLVMTypeOf(c);
     if LLVMGetTypeKind(ty) == inkwell::llvm_sys::LLVMTypeKind::LLVMVectorTypeKind && !LLVMIsAConstant(c).is_null() {
         return (0..LLVMGetVectorSize(ty)).all(|k| is(LLVMGetAggregateElement(c, k)));

@@ -236,7 +236,11 @@ pub fn launch(
             }
             // The CTA, its region scheduler included, runs on a guarded stack: one switch per CTA.
             let mut result = Ok(());
-            let trapped = unsafe { crate::trap::run(cell, &mut || result = run_cta(l, entry, cta, buf, fault_addr as *const c_void)) };
+            let trapped = unsafe {
+                crate::trap::run(cell, &mut || {
+                    result = run_cta(l, entry, cta, buf, fault_addr as *const c_void)
+                })
+            };
             if let Err(t) = trapped {
                 cell.record(crate::checked::Fault {
                     ctaid: Some(crate::runtime::cta_index(cta, l.grid)),

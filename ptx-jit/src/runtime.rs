@@ -202,7 +202,13 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// sanitizers' findings are reported (stderr, `PTXJIT_SANITIZE_LOG`).
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let (r, findings) = launch_sanitized(k, l);
-    crate::sanitize::report(&findings, &crate::sanitize::Source { kernel: &k.info.name, text: k.text() });
+    crate::sanitize::report(
+        &findings,
+        &crate::sanitize::Source {
+            kernel: &k.info.name,
+            text: k.text(),
+        },
+    );
     r
 }
 
@@ -223,10 +229,18 @@ pub fn launch_sanitized(k: &HostKernel, l: &Launch<'_>) -> (Result<(), LaunchErr
     drop(watch);
     let mut findings = std::mem::take(&mut *cell.findings.lock());
     if l.sanitize.has(crate::sanitize::Tools::INITCHECK) {
-        findings.extend(k.unwritten_registers.iter().map(|(site, reg)| crate::sanitize::Finding {
-            accesses: vec![crate::sanitize::Access { site: Some(*site), tid: None, how: crate::sanitize::How::Read }],
-            ..crate::sanitize::Finding::plain(crate::sanitize::Kind::UninitializedRegister, 0, 0, reg.clone())
-        }));
+        findings.extend(
+            k.unwritten_registers
+                .iter()
+                .map(|(site, reg)| crate::sanitize::Finding {
+                    accesses: vec![crate::sanitize::Access {
+                        site: Some(*site),
+                        tid: None,
+                        how: crate::sanitize::How::Read,
+                    }],
+                    ..crate::sanitize::Finding::plain(crate::sanitize::Kind::UninitializedRegister, 0, 0, reg.clone())
+                }),
+        );
     }
     let r = match cell.take() {
         Some(f) => {
@@ -256,7 +270,11 @@ fn memcheck_finding(f: &crate::checked::Fault) -> Option<crate::sanitize::Findin
         addr: f.addr,
         bytes: f.bytes,
         space: f.space & ptx_llvm::builtin::SPACE_MASK,
-        accesses: vec![Access { site: f.site, tid: f.tid, how }],
+        accesses: vec![Access {
+            site: f.site,
+            tid: f.tid,
+            how,
+        }],
         detail: String::new(),
     })
 }
@@ -276,7 +294,15 @@ fn fault_error(k: &HostKernel, f: &crate::checked::Fault) -> LaunchError {
     let place = match (f.tid, f.ctaid) {
         (Some(t), Some(c)) => format!("thread ({}, {}, {}) of {}", t[0], t[1], t[2], block(c)),
         (None, Some(c)) if f.blocks > 1 => {
-            format!("a thread of blocks ({}, {}, {}) to ({}, {}, {})", c[0], c[1], c[2], c[0] + f.blocks - 1, c[1], c[2])
+            format!(
+                "a thread of blocks ({}, {}, {}) to ({}, {}, {})",
+                c[0],
+                c[1],
+                c[2],
+                c[0] + f.blocks - 1,
+                c[1],
+                c[2]
+            )
         }
         (None, Some(c)) => format!("a thread of {}", block(c)),
         _ => String::new(),
@@ -312,11 +338,20 @@ fn fault_error(k: &HostKernel, f: &crate::checked::Fault) -> LaunchError {
         FaultKind::Signal(Trap::StackOverflow) => LaunchError::IllegalAddress(format!(
             "{at} overflowed its stack (`.func` calls nested too deeply, or `.local` arrays too large)"
         )),
-        FaultKind::Signal(Trap::Arithmetic) => LaunchError::Failed(format!("{at} raised an arithmetic exception{hint}")),
-        FaultKind::Signal(Trap::IllegalInstruction) => LaunchError::Failed(format!("{at} reached an illegal instruction{hint}")),
-        FaultKind::Signal(Trap::NoStack) => LaunchError::OutOfResources(format!("{at}: no stack could be mapped to run it")),
+        FaultKind::Signal(Trap::Arithmetic) => {
+            LaunchError::Failed(format!("{at} raised an arithmetic exception{hint}"))
+        }
+        FaultKind::Signal(Trap::IllegalInstruction) => {
+            LaunchError::Failed(format!("{at} reached an illegal instruction{hint}"))
+        }
+        FaultKind::Signal(Trap::NoStack) => {
+            LaunchError::OutOfResources(format!("{at}: no stack could be mapped to run it"))
+        }
         FaultKind::Signal(Trap::Interrupted) => LaunchError::Failed(format!("{at} was interrupted")),
-        FaultKind::BarrierCount { barrier, counts: [a, b] } => LaunchError::IllegalInstruction(format!(
+        FaultKind::BarrierCount {
+            barrier,
+            counts: [a, b],
+        } => LaunchError::IllegalInstruction(format!(
             "{at} met barrier {barrier} for {b} threads where others met it for {a}"
         )),
         FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),

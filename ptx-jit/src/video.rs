@@ -26,7 +26,11 @@ fn saturate(t: i128, signed: bool, dsel: u32) -> i128 {
         5 | 6 => 16,
         _ => 32,
     };
-    let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let (lo, hi) = if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
     t.clamp(lo, hi)
 }
 
@@ -69,7 +73,11 @@ pub extern "C" fn ptxjit_video(code: u32, a: u64, b: u64, c: u64) -> u64 {
         VIDEO_MAX => ta.max(tb),
         VIDEO_SHL | VIDEO_SHR => {
             let n = if v.wrap { tb & 31 } else { tb.min(32) };
-            if v.op == VIDEO_SHL { ta << n } else { ta >> n }
+            if v.op == VIDEO_SHL {
+                ta << n
+            } else {
+                ta >> n
+            }
         }
         _ => {
             let holds = match v.cmp {
@@ -131,15 +139,28 @@ mod tests {
     #[test]
     fn shifts_clamp_or_wrap_then_add() {
         // vshr.u32.u32.u32.clamp.add: (a >> 16) + c, and a >> 32 is 0 when clamped.
-        let v = Video { op: VIDEO_SHR, op2: 1, ..Default::default() };
+        let v = Video {
+            op: VIDEO_SHR,
+            op2: 1,
+            ..Default::default()
+        };
         assert_eq!(run(v, 0x8e2d_a590, 16, 0x248a_9f70), 0x248b_2d9d);
         assert_eq!(run(v, 0x8e2d_a590, 32, 0x248a_9f70), 0x248a_9f70);
         assert_eq!(run(v, 0x8e2d_a590, 40, 0), 0);
         // .wrap takes the amount mod 32; a signed a shifts in its sign.
-        let w = Video { op: VIDEO_SHR, wrap: true, a_signed: true, ..Default::default() };
+        let w = Video {
+            op: VIDEO_SHR,
+            wrap: true,
+            a_signed: true,
+            ..Default::default()
+        };
         assert_eq!(run(w, 0x8000_0000, 33, 0), 0xc000_0000);
         // vshl.u32.u32.u32.sat.clamp saturates what spills past 32 bits.
-        let s = Video { op: VIDEO_SHL, sat: true, ..Default::default() };
+        let s = Video {
+            op: VIDEO_SHL,
+            sat: true,
+            ..Default::default()
+        };
         assert_eq!(run(s, 0x8000_0001, 1, 0), 0xffff_ffff);
     }
 
@@ -147,36 +168,93 @@ mod tests {
     fn parts_saturation_and_merge() {
         // vadd.s32.u32.s32.sat d.h1, a.b2, b.h0, c: 0x2d + (s16)0xa590 = -23107, inside s16; merged into
         // c's upper half.
-        let v = Video { op: VIDEO_ADD, d_signed: true, b_signed: true, sat: true, asel: 3, bsel: 5, dsel: 6, ..Default::default() };
-        assert_eq!(run(v, 0x8e2d_a590, 0x0000_a590, 0x1234_5678), ((0x2d - 0x5a70i32) as u32 & 0xffff) << 16 | 0x5678);
+        let v = Video {
+            op: VIDEO_ADD,
+            d_signed: true,
+            b_signed: true,
+            sat: true,
+            asel: 3,
+            bsel: 5,
+            dsel: 6,
+            ..Default::default()
+        };
+        assert_eq!(
+            run(v, 0x8e2d_a590, 0x0000_a590, 0x1234_5678),
+            ((0x2d - 0x5a70i32) as u32 & 0xffff) << 16 | 0x5678
+        );
         // Saturated to the merged byte's range: 200 + 100 clamps to 255 (unsigned) in byte 1.
-        let b = Video { op: VIDEO_ADD, sat: true, asel: 1, bsel: 1, dsel: 2, ..Default::default() };
+        let b = Video {
+            op: VIDEO_ADD,
+            sat: true,
+            asel: 1,
+            bsel: 1,
+            dsel: 2,
+            ..Default::default()
+        };
         assert_eq!(run(b, 200, 100, 0xaaaa_aaaa), 0xaaaa_ffaa);
         // vabsdiff and vmin with a secondary max against c.
-        let d = Video { op: VIDEO_ABSDIFF, a_signed: true, b_signed: true, ..Default::default() };
+        let d = Video {
+            op: VIDEO_ABSDIFF,
+            a_signed: true,
+            b_signed: true,
+            ..Default::default()
+        };
         assert_eq!(run(d, -5i32 as u32, 7, 0), 12);
-        let m = Video { op: VIDEO_MIN, d_signed: true, a_signed: true, b_signed: true, op2: 3, ..Default::default() };
+        let m = Video {
+            op: VIDEO_MIN,
+            d_signed: true,
+            a_signed: true,
+            b_signed: true,
+            op2: 3,
+            ..Default::default()
+        };
         assert_eq!(run(m, -5i32 as u32, 7, -9i32 as u32), -5i32 as u32);
     }
 
     #[test]
     fn vmad_negation_scale_and_clamp() {
         // vmad.s32.s32.s32 d, -a, b, c = c - a*b.
-        let v = Video { op: VIDEO_MAD, d_signed: true, a_signed: true, b_signed: true, neg: 1, ..Default::default() };
+        let v = Video {
+            op: VIDEO_MAD,
+            d_signed: true,
+            a_signed: true,
+            b_signed: true,
+            neg: 1,
+            ..Default::default()
+        };
         assert_eq!(run(v, 6, 7, 100), 58);
         // .po adds one; .shr7 scales the sum.
-        let p = Video { op: VIDEO_MAD, po: true, scale: 1, ..Default::default() };
+        let p = Video {
+            op: VIDEO_MAD,
+            po: true,
+            scale: 1,
+            ..Default::default()
+        };
         assert_eq!(run(p, 128, 2, 127), (128 * 2 + 127 + 1) >> 7);
         // .sat clamps an unsigned product that does not fit.
-        let s = Video { op: VIDEO_MAD, sat: true, ..Default::default() };
+        let s = Video {
+            op: VIDEO_MAD,
+            sat: true,
+            ..Default::default()
+        };
         assert_eq!(run(s, 0x10000, 0x10000, 5), u32::MAX);
     }
 
     #[test]
     fn vset_compares_then_adds() {
-        let v = Video { op: VIDEO_SET, a_signed: true, cmp: 2, op2: 1, ..Default::default() };
+        let v = Video {
+            op: VIDEO_SET,
+            a_signed: true,
+            cmp: 2,
+            op2: 1,
+            ..Default::default()
+        };
         assert_eq!(run(v, -1i32 as u32, 0, 41), 42);
-        let u = Video { op: VIDEO_SET, cmp: 2, ..Default::default() };
+        let u = Video {
+            op: VIDEO_SET,
+            cmp: 2,
+            ..Default::default()
+        };
         assert_eq!(run(u, -1i32 as u32, 0, 0), 0);
     }
 }

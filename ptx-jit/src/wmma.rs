@@ -102,7 +102,11 @@ impl Shape {
         let s = m.strip_prefix(".m")?;
         let (m, rest) = s.split_once('n')?;
         let (n, k) = rest.split_once('k')?;
-        Some(Shape { m: m.parse().ok()?, n: n.parse().ok()?, k: k.parse().ok()? })
+        Some(Shape {
+            m: m.parse().ok()?,
+            n: n.parse().ok()?,
+            k: k.parse().ok()?,
+        })
     }
     /// Rows and columns of a fragment's matrix.
     fn dims(&self, f: Frag) -> (usize, usize) {
@@ -116,7 +120,10 @@ impl Shape {
 
 fn mods(text: *const c_char) -> Vec<String> {
     let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
-    s.split('.').filter(|m| !m.is_empty()).map(|m| format!(".{m}")).collect()
+    s.split('.')
+        .filter(|m| !m.is_empty())
+        .map(|m| format!(".{m}"))
+        .collect()
 }
 
 /// A lane's fragment as 32-bit words: element slots packed from bit 0 (f64 takes two words).
@@ -170,7 +177,13 @@ impl Access {
         let shape = mods.iter().find_map(|m| Shape::parse(m))?;
         let elem = mods.iter().rev().find_map(|m| Elem::parse(m))?;
         let (rows, cols) = shape.dims(frag);
-        Some(Access { frag, elem, rows, cols, row_major: mods.iter().any(|m| m == ".row") })
+        Some(Access {
+            frag,
+            elem,
+            rows,
+            cols,
+            row_major: mods.iter().any(|m| m == ".row"),
+        })
     }
     fn offset(&self, e: usize, stride: usize) -> usize {
         // Without a stride, rows (or columns) are packed.
@@ -225,7 +238,10 @@ pub unsafe fn store_lane(text: *const c_char, lane: usize, p: u64, stride: u64, 
     let a = Access::parse(text)?;
     let per = a.rows * a.cols / 32;
     let bytes = a.elem.bits() / 8;
-    let l = Lane { words: regs, elem: a.elem };
+    let l = Lane {
+        words: regs,
+        elem: a.elem,
+    };
     for j in 0..per {
         let at = p as usize + a.offset(lane * per + j, stride as usize) * bytes;
         let v = l.get(j);
@@ -257,7 +273,11 @@ pub fn mma_lane(text: *const c_char, frags: &[[&[u32]; 3]; 32], lane: usize, d_w
     let elem = |f: usize, t: Elem, rows_cols: (usize, usize), r: usize, c: usize| -> f64 {
         let per = rows_cols.0 * rows_cols.1 / 32;
         let e = r * rows_cols.1 + c;
-        Lane { words: frags[e / per][f], elem: t }.value_at(e % per)
+        Lane {
+            words: frags[e / per][f],
+            elem: t,
+        }
+        .value_at(e % per)
     };
     let per = m * n / 32;
     let mut out = vec![0u32; d_words];
@@ -270,16 +290,25 @@ pub fn mma_lane(text: *const c_char, frags: &[[&[u32]; 3]; 32], lane: usize, d_w
                 .map(|kk| (elem(0, at, (m, k), r, kk) * elem(1, bt, (k, n), kk, c)) as i64)
                 .sum::<i64>()
                 + acc as i64;
-            let w = if satfinite { sum.clamp(i32::MIN as i64, i32::MAX as i64) } else { sum as i32 as i64 };
+            let w = if satfinite {
+                sum.clamp(i32::MIN as i64, i32::MAX as i64)
+            } else {
+                sum as i32 as i64
+            };
             w as u32 as u64
         } else if dt == Elem::F64 {
             (0..k)
-                .fold(acc, |s, kk| elem(0, at, (m, k), r, kk).mul_add(elem(1, bt, (k, n), kk, c), s))
+                .fold(acc, |s, kk| {
+                    elem(0, at, (m, k), r, kk).mul_add(elem(1, bt, (k, n), kk, c), s)
+                })
                 .to_bits()
         } else {
             // Products of the 16-bit and tf32 formats are exact in f64; the sum is rounded once more
             // into the result type.
-            let sum = (0..k).map(|kk| elem(0, at, (m, k), r, kk) * elem(1, bt, (k, n), kk, c)).sum::<f64>() + acc;
+            let sum = (0..k)
+                .map(|kk| elem(0, at, (m, k), r, kk) * elem(1, bt, (k, n), kk, c))
+                .sum::<f64>()
+                + acc;
             match dt {
                 Elem::F16 => f64_to_f16(sum) as u64,
                 _ => {
@@ -367,16 +396,52 @@ mod tests {
         let mut fc = vec![[0u32; 4]; 32];
         for l in 0..32 {
             unsafe {
-                load_lane(c".load.a.sync.aligned.row.m8n8k4.f64".as_ptr(), l, a.as_ptr() as u64, k as u64, &mut fa[l]).unwrap();
-                load_lane(c".load.b.sync.aligned.row.m8n8k4.f64".as_ptr(), l, b.as_ptr() as u64, n as u64, &mut fb[l]).unwrap();
-                load_lane(c".load.c.sync.aligned.row.m8n8k4.f64".as_ptr(), l, c.as_ptr() as u64, n as u64, &mut fc[l]).unwrap();
+                load_lane(
+                    c".load.a.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    l,
+                    a.as_ptr() as u64,
+                    k as u64,
+                    &mut fa[l],
+                )
+                .unwrap();
+                load_lane(
+                    c".load.b.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    l,
+                    b.as_ptr() as u64,
+                    n as u64,
+                    &mut fb[l],
+                )
+                .unwrap();
+                load_lane(
+                    c".load.c.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    l,
+                    c.as_ptr() as u64,
+                    n as u64,
+                    &mut fc[l],
+                )
+                .unwrap();
             }
         }
         let frags: [[&[u32]; 3]; 32] = std::array::from_fn(|l| [&fa[l][..], &fb[l][..], &fc[l][..]]);
         let mut d = vec![0f64; m * n];
         for l in 0..32 {
-            let dl = mma_lane(c".mma.sync.aligned.row.row.m8n8k4.rn.f64.f64.f64.f64".as_ptr(), &frags, l, 4).unwrap();
-            unsafe { store_lane(c".store.d.sync.aligned.row.m8n8k4.f64".as_ptr(), l, d.as_mut_ptr() as u64, n as u64, &dl).unwrap() };
+            let dl = mma_lane(
+                c".mma.sync.aligned.row.row.m8n8k4.rn.f64.f64.f64.f64".as_ptr(),
+                &frags,
+                l,
+                4,
+            )
+            .unwrap();
+            unsafe {
+                store_lane(
+                    c".store.d.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    l,
+                    d.as_mut_ptr() as u64,
+                    n as u64,
+                    &dl,
+                )
+                .unwrap()
+            };
         }
         for r in 0..m {
             for col in 0..n {
@@ -384,7 +449,19 @@ mod tests {
                 assert_eq!(d[r * n + col], want);
             }
         }
-        assert!(supported(&[".sync", ".aligned", ".row", ".col", ".m16n16k16", ".s32", ".s8", ".s8", ".s32"]));
-        assert!(!supported(&[".sync", ".aligned", ".row", ".col", ".m8n8k32", ".s32", ".s4", ".s4", ".s32"]));
+        assert!(supported(&[
+            ".sync",
+            ".aligned",
+            ".row",
+            ".col",
+            ".m16n16k16",
+            ".s32",
+            ".s8",
+            ".s8",
+            ".s32"
+        ]));
+        assert!(!supported(&[
+            ".sync", ".aligned", ".row", ".col", ".m8n8k32", ".s32", ".s4", ".s4", ".s32"
+        ]));
     }
 }

@@ -56,7 +56,6 @@ pub mod collective {
     pub const RED_POPC: u32 = 1;
     pub const RED_AND: u32 = 2;
     pub const RED_OR: u32 = 3;
-
 }
 
 /// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed
@@ -160,7 +159,9 @@ pub mod builtin {
     pub const VIDEO_SHR: u32 = 6;
     pub const VIDEO_MAD: u32 = 7;
     pub const VIDEO_SET: u32 = 8;
-    pub const VIDEO_OPS: [&str; 9] = ["vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"];
+    pub const VIDEO_OPS: [&str; 9] = [
+        "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
+    ];
     pub const VIDEO_SELECTORS: [&str; 6] = ["b0", "b1", "b2", "b3", "h0", "h1"];
     pub const VIDEO_CMPS: [&str; 6] = [".eq", ".ne", ".lt", ".le", ".gt", ".ge"];
 
@@ -205,7 +206,13 @@ pub mod builtin {
         op | dty << 8 | sty << 13 | rnd << 18 | flags << 22
     }
     pub const fn parts(code: u32) -> (u32, u32, u32, u32, u32) {
-        (code & 0xff, code >> 8 & 31, code >> 13 & 31, code >> 18 & 15, code >> 22)
+        (
+            code & 0xff,
+            code >> 8 & 31,
+            code >> 13 & 31,
+            code >> 18 & 15,
+            code >> 22,
+        )
     }
 
     // Floating-point operations (`ptxjit_fp`); `dty` is the operation's type.

@@ -98,7 +98,10 @@ impl<'ctx> Lowerer<'ctx> {
             }
             if self.flavour == Flavour::Nvvm && name == "div" && (d.has(".approx") || d.has(".full")) {
                 // LLVM would print `div.rn`; the GPU's own instruction keeps its results (2^126 < |b|).
-                return Err(unsupported(span, "approximate `div` goes out as the GPU's own instruction"));
+                return Err(unsupported(
+                    span,
+                    "approximate `div` goes out as the GPU's own instruction",
+                ));
             }
             let (a, b) = (self.ftz(d, a)?, self.ftz(d, b)?);
             let (x, y) = (a.into_float_value(), b.into_float_value());
@@ -110,9 +113,20 @@ impl<'ctx> Lowerer<'ctx> {
                     // a * (1/b) with 1/b flushed: for 2^126 < |b| the quotient is 0 (NaN for an
                     // infinite a), as the manual says and an H100 gives.
                     let q = self.b.build_float_div(x, y, "div")?;
-                    let abs = self.call_intrinsic("llvm.fabs", &[y.get_type().into()], &[b])?.into_float_value();
-                    let big = self.b.build_float_compare(FloatPredicate::OGT, abs, y.get_type().const_float(2f64.powi(126)), "big")?;
-                    let zero = self.call_intrinsic("llvm.copysign", &[y.get_type().into()], &[y.get_type().const_zero().into(), b])?;
+                    let abs = self
+                        .call_intrinsic("llvm.fabs", &[y.get_type().into()], &[b])?
+                        .into_float_value();
+                    let big = self.b.build_float_compare(
+                        FloatPredicate::OGT,
+                        abs,
+                        y.get_type().const_float(2f64.powi(126)),
+                        "big",
+                    )?;
+                    let zero = self.call_intrinsic(
+                        "llvm.copysign",
+                        &[y.get_type().into()],
+                        &[y.get_type().const_zero().into(), b],
+                    )?;
                     let z = self.b.build_float_mul(x, zero.into_float_value(), "z")?;
                     self.b.build_select(big, z, q, "div")?
                 }
@@ -579,7 +593,10 @@ impl<'ctx> Lowerer<'ctx> {
         self.rounding_supported(d, i.span)?;
         if self.flavour == Flavour::Nvvm && matches!(name, "sqrt" | "rcp") && d.has(".approx") {
             // LLVM would print the `.rn` forms; the GPU's own instruction keeps its results.
-            return Err(unsupported(i.span, "approximate `sqrt`/`rcp` go out as the GPU's own instruction"));
+            return Err(unsupported(
+                i.span,
+                "approximate `sqrt`/`rcp` go out as the GPU's own instruction",
+            ));
         }
         let a = self.read(st, &i.operands[1], t, scope)?;
         let a = self.ftz(d, a)?;
@@ -629,7 +646,9 @@ impl<'ctx> Lowerer<'ctx> {
         let t = ts.next().expect("typed");
         if d.spec.name == "cnot" {
             let a = self.read(st, &ops[1], t, scope)?.into_int_value();
-            let z = self.b.build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "z")?;
+            let z = self
+                .b
+                .build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "z")?;
             let v = self.b.build_int_z_extend(z, a.get_type(), "cnot")?;
             return self.write(st, &ops[0], v.into(), false, scope);
         }

@@ -199,7 +199,10 @@ impl<'ctx> Lowerer<'ctx> {
         let key = op as *const Operand<'_> as *const ();
         match op {
             // A scalar register with a part selector (`%r1.b2` in video instructions) keeps the selector.
-            Operand::Sym { name, component: Some(c) } if matches!(scope.lookup(name.text), Some(Entry::Reg { vector: None, .. })) => {
+            Operand::Sym {
+                name,
+                component: Some(c),
+            } if matches!(scope.lookup(name.text), Some(Entry::Reg { vector: None, .. })) => {
                 let t = self.register_operand(st, plan, name, out, scope)?;
                 plan.text.insert(key, format!("{t}.{}", c.text.trim_start_matches('.')));
                 Ok(())

@@ -32,8 +32,11 @@ impl<'ctx> Lowerer<'ctx> {
         let i64t = self.i64();
         let sub = d.spec.sub;
         match sub {
-            [".async", ".commit_group"] | [".async", ".wait_group"] | [".async", ".wait_all"]
-            | [".async", ".bulk", ".commit_group"] | [".async", ".bulk", ".wait_group"]
+            [".async", ".commit_group"]
+            | [".async", ".wait_group"]
+            | [".async", ".wait_all"]
+            | [".async", ".bulk", ".commit_group"]
+            | [".async", ".bulk", ".wait_group"]
             | [".async", ".bulk", ".prefetch"] => Ok(()),
             [".async", ".mbarrier", ".arrive"] => {
                 // Without .noinc the pending count is raised before the copies' arrival lowers it:
@@ -94,7 +97,9 @@ impl<'ctx> Lowerer<'ctx> {
     fn is_value(&self, o: &Operand<'_>, scope: &Scope<'_, '_>) -> bool {
         match o {
             Operand::Imm(..) => true,
-            Operand::Sym { name, .. } => matches!(scope.lookup(name.text), Some(Entry::Reg { ty, .. }) if ty.bits() == 32),
+            Operand::Sym { name, .. } => {
+                matches!(scope.lookup(name.text), Some(Entry::Reg { ty, .. }) if ty.bits() == 32)
+            }
             _ => false,
         }
     }
@@ -110,7 +115,11 @@ impl<'ctx> Lowerer<'ctx> {
         let i64t = self.i64();
         let size = self.b.build_int_z_extend(size, i64t, "size")?;
         let from = self.b.build_int_z_extend(from_src, i64t, "from")?;
-        let packed = self.b.build_or(size, self.b.build_left_shift(from, i64t.const_int(32, false), "f")?, "sz")?;
+        let packed = self.b.build_or(
+            size,
+            self.b.build_left_shift(from, i64t.const_int(32, false), "f")?,
+            "sz",
+        )?;
         self.mem_call(st, bi::MEM_COPY, dst, src, packed)?;
         Ok(())
     }
@@ -152,7 +161,11 @@ impl<'ctx> Lowerer<'ctx> {
             ".expect_tx" | ".complete_tx" => {
                 let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
                 let n = arg(self, st, 1, 0)?;
-                let code = if sub == ".expect_tx" { bi::MEM_MBAR_EXPECT_TX } else { bi::MEM_MBAR_COMPLETE_TX };
+                let code = if sub == ".expect_tx" {
+                    bi::MEM_MBAR_EXPECT_TX
+                } else {
+                    bi::MEM_MBAR_COMPLETE_TX
+                };
                 self.mem_call(st, code, addr, n, zero)?;
                 Ok(())
             }
@@ -202,7 +215,9 @@ impl<'ctx> Lowerer<'ctx> {
             }
             ".pending_count" => {
                 let s = arg(self, st, 1, 0)?;
-                let v = self.b.build_and(s, i64t.const_int(bi::MBAR_PENDING_MASK, false), "pending")?;
+                let v = self
+                    .b
+                    .build_and(s, i64t.const_int(bi::MBAR_PENDING_MASK, false), "pending")?;
                 let v = self.b.build_int_truncate(v, self.i32(), "pending")?;
                 self.write(st, &ops[0], v.into(), false, scope)
             }

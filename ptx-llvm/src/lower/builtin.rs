@@ -106,7 +106,8 @@ impl<'ctx> Lowerer<'ctx> {
             // memory(none): the routine reads and writes nothing but its arguments.
             f.add_attribute(
                 AttributeLoc::Function,
-                self.ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("memory"), 0),
+                self.ctx
+                    .create_enum_attribute(Attribute::get_named_enum_kind_id("memory"), 0),
             );
             f
         });
@@ -216,10 +217,17 @@ impl<'ctx> Lowerer<'ctx> {
             }
             let raw_t = bits_of(t);
             let (rnd, srcs) = if op == bi::TESTP {
-                let prop = [".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"]
-                    .iter()
-                    .position(|m| d.has(m))
-                    .unwrap_or(0) as u32;
+                let prop = [
+                    ".finite",
+                    ".infinite",
+                    ".number",
+                    ".notanumber",
+                    ".normal",
+                    ".subnormal",
+                ]
+                .iter()
+                .position(|m| d.has(m))
+                .unwrap_or(0) as u32;
                 (prop, &ops[1..])
             } else {
                 (rnd, &ops[1..])
@@ -258,13 +266,19 @@ impl<'ctx> Lowerer<'ctx> {
             }
             "cvt" => {
                 let s = codes.get(1).copied().unwrap_or(t);
-                let sm = |c: u32| matches!(c, bi::F16 | bi::BF16 | bi::F16X2 | bi::BF16X2 | bi::TF32 | bi::E4M3X2 | bi::E5M2X2);
+                let sm = |c: u32| {
+                    matches!(
+                        c,
+                        bi::F16 | bi::BF16 | bi::F16X2 | bi::BF16X2 | bi::TF32 | bi::E4M3X2 | bi::E5M2X2
+                    )
+                };
                 let is_f = |c: u32| c <= bi::E5M2X2;
                 let inline_ok = !sm(t) && !sm(s) && ops.len() == 2 && flags & (bi::RELU | bi::SATFINITE) == 0 && {
                     let int_int_sat = !is_f(t) && !is_f(s) && flags & bi::SAT != 0;
                     let float_sat = is_f(t) && flags & bi::SAT != 0;
                     let int_to_float_rnd = is_f(t) && !is_f(s) && !matches!(rnd, bi::RN | bi::RDEFAULT);
-                    let narrow_rnd = is_f(t) && is_f(s) && width_of(t) < width_of(s) && !matches!(rnd, bi::RN | bi::RDEFAULT);
+                    let narrow_rnd =
+                        is_f(t) && is_f(s) && width_of(t) < width_of(s) && !matches!(rnd, bi::RN | bi::RDEFAULT);
                     !(int_int_sat || float_sat || int_to_float_rnd || narrow_rnd)
                 };
                 if inline_ok {
@@ -305,7 +319,9 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let mut lane_bits = vec![];
         for l in 0..lanes {
-            let bit = self.b.build_right_shift(bits, self.i64().const_int(l, false), false, "lane")?;
+            let bit = self
+                .b
+                .build_right_shift(bits, self.i64().const_int(l, false), false, "lane")?;
             let r = self.b.build_int_truncate(bit, boolt, "cmp")?;
             let r = match c {
                 Some((".and", c)) => self.b.build_and(r, c, "and")?,
@@ -341,8 +357,13 @@ impl<'ctx> Lowerer<'ctx> {
         let wt = self.int(width_of(dt).max(lane_w * lanes as u32));
         let mut acc = wt.const_zero();
         for (l, b) in lane_bits.iter().enumerate() {
-            let v = self.b.build_select(*b, wt.const_int(yes, false), wt.const_zero(), "set")?.into_int_value();
-            let v = self.b.build_left_shift(v, wt.const_int(l as u64 * lane_w as u64, false), "set")?;
+            let v = self
+                .b
+                .build_select(*b, wt.const_int(yes, false), wt.const_zero(), "set")?
+                .into_int_value();
+            let v = self
+                .b
+                .build_left_shift(v, wt.const_int(l as u64 * lane_w as u64, false), "set")?;
             acc = self.b.build_or(acc, v, "set")?;
         }
         self.write(st, &ops[0], acc.into(), false, scope)
@@ -372,12 +393,19 @@ impl<'ctx> Lowerer<'ctx> {
             "dp4a" => (bi::DP4A, 0, codes.get(1).copied().unwrap_or(t)),
             "dp2a" => (bi::DP2A, hi as u32, codes.get(1).copied().unwrap_or(t)),
             "add" | "sub" | "min" | "max" if matches!(t, bi::U16X2 | bi::S16X2) || d.has(".relu") => {
-                let k = ["add", "sub", "min", "max"].iter().position(|n| *n == d.spec.name).unwrap_or(0) as u32;
+                let k = ["add", "sub", "min", "max"]
+                    .iter()
+                    .position(|n| *n == d.spec.name)
+                    .unwrap_or(0) as u32;
                 (bi::PACKED, k, d.has(".relu") as u32)
             }
             "prmt" => match d.get(G::Dir) {
                 None => return Ok(false),
-                Some(m) => (bi::PRMT, bi::PRMT_MODES.iter().position(|x| *x == m).unwrap_or(0) as u32, t),
+                Some(m) => (
+                    bi::PRMT,
+                    bi::PRMT_MODES.iter().position(|x| *x == m).unwrap_or(0) as u32,
+                    t,
+                ),
             },
             _ => return Ok(false),
         };

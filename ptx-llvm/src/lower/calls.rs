@@ -110,7 +110,15 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 Some(Entry::Reg { vector: Some(_), .. }) => {
                     // A vector register's storage has the parameter's size; pass it whole.
-                    let (slot, _, _) = self.vector_slot(st, name, &Name { text: ".x", span: name.span }, scope)?;
+                    let (slot, _, _) = self.vector_slot(
+                        st,
+                        name,
+                        &Name {
+                            text: ".x",
+                            span: name.span,
+                        },
+                        scope,
+                    )?;
                     Ok(self.b.build_load(ty, slot, "arg")?)
                 }
                 Some(Entry::Reg { .. }) if p.dims.is_empty() && p.vector.is_none() => {
@@ -148,7 +156,15 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_store(st.locals[&(var as *const _)], v)?;
             }
             Some(Entry::Reg { vector: Some(_), .. }) => {
-                let (slot, _, _) = self.vector_slot(st, name, &Name { text: ".x", span: name.span }, scope)?;
+                let (slot, _, _) = self.vector_slot(
+                    st,
+                    name,
+                    &Name {
+                        text: ".x",
+                        span: name.span,
+                    },
+                    scope,
+                )?;
                 self.b.build_store(slot, v)?;
             }
             Some(Entry::Reg { .. }) if v.is_int_value() => {

@@ -80,7 +80,12 @@ impl<'ctx> Lowerer<'ctx> {
                 if on_nan == 0 {
                     v
                 } else {
-                    let nan = self.b.build_float_compare(FloatPredicate::UNO, a.into_float_value(), a.into_float_value(), "isnan")?;
+                    let nan = self.b.build_float_compare(
+                        FloatPredicate::UNO,
+                        a.into_float_value(),
+                        a.into_float_value(),
+                        "isnan",
+                    )?;
                     let k = self.int(dt.bits()).const_int(on_nan, false);
                     self.b.build_select(nan, k, v.into_int_value(), "cvt")?
                 }
@@ -121,7 +126,11 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// f64 `x` narrowed to f32 `v`, with a NaN's bits as `builtin::narrow_f64_nan` gives them: sign,
     /// quiet bit and the payload's top 23 bits (cvt_all.ptx checks both against the GPU's values).
-    fn narrowed_nan(&self, x: inkwell::values::FloatValue<'ctx>, v: inkwell::values::FloatValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
+    fn narrowed_nan(
+        &self,
+        x: inkwell::values::FloatValue<'ctx>,
+        v: inkwell::values::FloatValue<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
         let (i32t, i64t) = (self.i32(), self.ctx.i64_type());
         let b = self.b.build_bit_cast(x, i64t, "bits")?.into_int_value();
         let top = self.b.build_right_shift(b, i64t.const_int(29, false), false, "top")?;
@@ -208,7 +217,10 @@ impl<'ctx> Lowerer<'ctx> {
                     "nan",
                 )?;
                 // Any NaN gives the canonical 0x7fff, as an H100's `cvt.rn.bf16.f32` does.
-                let r = self.b.build_select(nan, i32t.const_int(0x7fff, false), rounded, "bf16")?.into_int_value();
+                let r = self
+                    .b
+                    .build_select(nan, i32t.const_int(0x7fff, false), rounded, "bf16")?
+                    .into_int_value();
                 self.b.build_int_truncate(r, i16t, "bf16")?.into()
             }
         };

@@ -26,12 +26,17 @@ impl<'ctx> Lowerer<'ctx> {
             (other, _) => vec![other],
         };
         let ordered = d.has(".volatile") || d.get(G::Sem).is_some();
-        let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE } | if ordered { crate::builtin::ACCESS_ORDERED } else { 0 };
+        let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE }
+            | if ordered { crate::builtin::ACCESS_ORDERED } else { 0 };
         self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, access, i.span)?;
         // The host moves floats as their bits: a float store would let LLVM turn a canonical-NaN
         // select back into a float select, whose NaN it may then replace by any other (sqrt of a
         // negative stored x86's default NaN; tests/gpu/probes/approx_special.ptx).
-        let t = if self.flavour == Flavour::Host && t.is_float() { bits_type(t.bits()) } else { t };
+        let t = if self.flavour == Flavour::Host && t.is_float() {
+            bits_type(t.bits())
+        } else {
+            t
+        };
         let mem_ty = self.value_ty(t);
         let align = t.bytes() * elems.len() as u32;
         for (k, e) in elems.into_iter().enumerate() {
@@ -100,7 +105,12 @@ impl<'ctx> Lowerer<'ctx> {
                 ".add" => crate::builtin::ADD,
                 ".min" => crate::builtin::MIN,
                 ".max" => crate::builtin::MAX,
-                _ => return Err(unsupported(i.span, format!("`{}{op}{}` is not valid", d.spec.name, t.name()))),
+                _ => {
+                    return Err(unsupported(
+                        i.span,
+                        format!("`{}{op}{}` is not valid", d.spec.name, t.name()),
+                    ))
+                }
             };
             let ty = super::builtin::code_of(t.name()).expect("a 16-bit float type has a builtin code");
             let code = crate::builtin::code(fop, ty, ty, crate::builtin::RN, 0);
@@ -221,7 +231,14 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// `ptxjit_check(env, p, bytes, site, space)`; with a null `p` it only reports whether the launch
     /// has faulted.
-    pub(super) fn call_check(&mut self, st: &Fn<'ctx, '_, '_>, p: PointerValue<'ctx>, bytes: u64, site: u64, space: u32) -> R<IntValue<'ctx>> {
+    pub(super) fn call_check(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        p: PointerValue<'ctx>,
+        bytes: u64,
+        site: u64,
+        space: u32,
+    ) -> R<IntValue<'ctx>> {
         use crate::builtin as bi;
         let (i32t, i64t, pt) = (self.i32(), self.i64(), self.ptr(0));
         let f = self.module.get_function(bi::CHECK).unwrap_or_else(|| {
@@ -262,7 +279,13 @@ impl<'ctx> Lowerer<'ctx> {
         let (i32t, i64t) = (self.i32(), self.i64());
         if matches!(space, Space::Param) {
             // Parameter addresses never become generic addresses on the host.
-            return self.write(st, &i.operands[0], self.ctx.bool_type().const_zero().into(), false, scope);
+            return self.write(
+                st,
+                &i.operands[0],
+                self.ctx.bool_type().const_zero().into(),
+                false,
+                scope,
+            );
         }
         let a = self.read(st, &i.operands[1], Type::U64, scope)?.into_int_value();
         let dynamic = self.env_field(st, 8, i32t)?;
@@ -289,7 +312,9 @@ impl<'ctx> Lowerer<'ctx> {
         let ops = &i.operands;
         match d.spec.name {
             "stacksave" => {
-                let p = self.call_intrinsic("llvm.stacksave", &[self.ptr(0).into()], &[])?.into_pointer_value();
+                let p = self
+                    .call_intrinsic("llvm.stacksave", &[self.ptr(0).into()], &[])?
+                    .into_pointer_value();
                 let v = self.b.build_ptr_to_int(p, it, "sp")?;
                 self.write(st, &ops[0], v.into(), false, scope)
             }
@@ -341,16 +366,28 @@ impl<'ctx> Lowerer<'ctx> {
             Some(".add") => bi::ADD,
             Some(".min") => bi::MIN,
             Some(".max") => bi::MAX,
-            other => return Err(unsupported(i.span, format!("vector `{}{}` is not valid", d.spec.name, other.unwrap_or("")))),
+            other => {
+                return Err(unsupported(
+                    i.span,
+                    format!("vector `{}{}` is not valid", d.spec.name, other.unwrap_or("")),
+                ))
+            }
         };
         let ty = match super::builtin::code_of(t.name()) {
             Some(c @ (bi::F16 | bi::BF16 | bi::F16X2 | bi::BF16X2 | bi::F32)) => c,
-            _ => return Err(unsupported(i.span, format!("vector atomics on `{}` are not supported yet", t.name()))),
+            _ => {
+                return Err(unsupported(
+                    i.span,
+                    format!("vector atomics on `{}` are not supported yet", t.name()),
+                ))
+            }
         };
         let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, 0) as u64, false);
         let base = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
         for (k, b) in src.iter().enumerate() {
-            let addr = self.b.build_int_add(base, self.i64().const_int(k as u64 * t.bytes() as u64, false), "e")?;
+            let addr = self
+                .b
+                .build_int_add(base, self.i64().const_int(k as u64 * t.bytes() as u64, false), "e")?;
             let v = self.read(st, b, bits_type(t.bits()), scope)?.into_int_value();
             let old = self.mem_call(st, bi::MEM_ATOMIC_FP, addr, v, code)?;
             if let Some(dst) = &dst {

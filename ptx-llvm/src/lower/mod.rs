@@ -8,8 +8,8 @@ mod async_copy;
 mod builtin;
 mod calls;
 mod convert;
-mod memory;
 mod lanes;
+mod memory;
 mod regions;
 mod sync;
 mod values;
@@ -23,7 +23,8 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage as LlLinkage, Module};
 use inkwell::types::{AnyType, BasicType, BasicTypeEnum, IntType};
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PhiValue, PointerValue,
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, GlobalValue, IntValue, PhiValue,
+    PointerValue,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use ptx_front::ast::{self, Expr, FnKind, Function, Imm, Init, Instruction, Item, Name, Operand, Statement, VarDecl};
@@ -599,7 +600,10 @@ impl<'ctx> Lowerer<'ctx> {
             // compile and then read garbage.
             return Err(unsupported(
                 v.span,
-                format!("texture, sampler and surface references (`{}`) are not supported yet", v.ty.name()),
+                format!(
+                    "texture, sampler and surface references (`{}`) are not supported yet",
+                    v.ty.name()
+                ),
             ));
         }
         let size = v.size_bytes();
@@ -612,7 +616,11 @@ impl<'ctx> Lowerer<'ctx> {
         if self.globals.contains_key(v.name.text) {
             return Err(unsupported(
                 v.span,
-                format!("a second `{}` variable named `{}` (in another function) is not supported yet", v.space.name(), v.name.text),
+                format!(
+                    "a second `{}` variable named `{}` (in another function) is not supported yet",
+                    v.space.name(),
+                    v.name.text
+                ),
             ));
         }
         let bytes = match self.init_bytes(v) {
@@ -648,7 +656,10 @@ impl<'ctx> Lowerer<'ctx> {
             if n < 1 << 32 {
                 i8t.array_type(n as u32).into()
             } else {
-                let parts = [i8t.array_type(CHUNK as u32).array_type((n / CHUNK) as u32).into(), i8t.array_type((n % CHUNK) as u32).into()];
+                let parts = [
+                    i8t.array_type(CHUNK as u32).array_type((n / CHUNK) as u32).into(),
+                    i8t.array_type((n % CHUNK) as u32).into(),
+                ];
                 self.ctx.struct_type(&parts, true).into()
             }
         };
@@ -681,7 +692,10 @@ impl<'ctx> Lowerer<'ctx> {
         let mut elems = vec![];
         if let Some(i) = &v.init {
             if !flat(i, &mut elems) {
-                return Err(unsupported(v.span, "texture and sampler initializers are not supported yet"));
+                return Err(unsupported(
+                    v.span,
+                    "texture and sampler initializers are not supported yet",
+                ));
             }
         }
         let eb = v.ty.bytes() as usize;
@@ -725,7 +739,11 @@ impl<'ctx> Lowerer<'ctx> {
                 // layout and alignment stay those of the source, and nothing is copied.
                 let mut args = vec![];
                 for p in &f.params {
-                    args.push(if nvvm_byval(p) { self.ptr(0).into() } else { self.param_ty(p)?.into() });
+                    args.push(if nvvm_byval(p) {
+                        self.ptr(0).into()
+                    } else {
+                        self.param_ty(p)?.into()
+                    });
                 }
                 let ty = self.ctx.void_type().fn_type(&args, false);
                 let fv = self.module.add_function(f.name.text, ty, None);
@@ -800,7 +818,9 @@ impl<'ctx> Lowerer<'ctx> {
         let own_sync = is_kernel
             && self.flavour == Flavour::Host
             && self.syncing.contains(f.name.text)
-            && callees(body).iter().all(|c| c.is_some_and(|c| !self.syncing.contains(c)));
+            && callees(body)
+                .iter()
+                .all(|c| c.is_some_and(|c| !self.syncing.contains(c)));
         let (body_fn, info) = if is_kernel && self.flavour == Flavour::Host {
             let ty = if own_sync {
                 self.i32().fn_type(&[self.ptr(0).into(), self.i32().into()], false)
@@ -1040,7 +1060,9 @@ impl<'ctx> Lowerer<'ctx> {
                 // Inlining hoists a thread's `.local` arrays out of the loop, so every thread would share
                 // them: only kernels without such memory may claim independent iterations.
                 if !this.private_memory {
-                    this.parallel(Some(unsafe { inkwell::values::InstructionValue::new(c.as_value_ref()) }));
+                    this.parallel(Some(unsafe {
+                        inkwell::values::InstructionValue::new(c.as_value_ref())
+                    }));
                 }
                 Ok(())
             })?;
@@ -1072,8 +1094,12 @@ impl<'ctx> Lowerer<'ctx> {
             let (phi, exit) = self.open_tid_loop(block_fn, env, d, "loop", Some("done"))?;
             let exit = exit.expect("asked for");
             let n = self.b.build_int_z_extend(ntid[d as usize], i64t, "n")?;
-            let i = self.b.build_int_z_extend(phi.as_basic_value().into_int_value(), i64t, "i")?;
-            linear = self.b.build_int_nuw_add(self.b.build_int_nuw_mul(linear, n, "l")?, i, "l")?;
+            let i = self
+                .b
+                .build_int_z_extend(phi.as_basic_value().into_int_value(), i64t, "i")?;
+            linear = self
+                .b
+                .build_int_nuw_add(self.b.build_int_nuw_mul(linear, n, "l")?, i, "l")?;
             ivs.push((phi, d));
             exits.push(exit);
         }
@@ -1156,7 +1182,11 @@ impl<'ctx> Lowerer<'ctx> {
         if let Some(i) = i {
             unsafe {
                 let kind = LLVMGetMDKindIDInContext(self.ctx.raw(), c"llvm.access.group".as_ptr(), 17);
-                LLVMSetMetadata(i.as_value_ref(), kind, LLVMMetadataAsValue(self.ctx.raw(), self.access_group()));
+                LLVMSetMetadata(
+                    i.as_value_ref(),
+                    kind,
+                    LLVMMetadataAsValue(self.ctx.raw(), self.access_group()),
+                );
             }
         }
     }
@@ -1166,7 +1196,9 @@ impl<'ctx> Lowerer<'ctx> {
     /// across threads even where it cannot prove independence, e.g. through addresses in registers.
     fn mark_parallel_loop(&self, latch: inkwell::values::InstructionValue<'ctx>) {
         use inkwell::llvm_sys::core::*;
-        use inkwell::llvm_sys::debuginfo::{LLVMDisposeTemporaryMDNode, LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+        use inkwell::llvm_sys::debuginfo::{
+            LLVMDisposeTemporaryMDNode, LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode,
+        };
         unsafe {
             let c = self.ctx.raw();
             let name = LLVMMDStringInContext2(c, c"llvm.loop.parallel_accesses".as_ptr(), 27);
@@ -1300,7 +1332,12 @@ impl<'ctx> Lowerer<'ctx> {
             .ok_or_else(|| unsupported(list.span, "not a `.branchtargets` list"))?;
         let blocks = targets
             .iter()
-            .map(|t| st.blocks.get(t.text).copied().ok_or_else(|| unsupported(t.span, "not a label")))
+            .map(|t| {
+                st.blocks
+                    .get(t.text)
+                    .copied()
+                    .ok_or_else(|| unsupported(t.span, "not a label"))
+            })
             .collect::<R<Vec<_>>>()?;
         let Some(&first) = blocks.first() else {
             return Err(unsupported(list.span, "empty target list"));
@@ -1336,10 +1373,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let tys: Vec<BasicTypeEnum> = many.iter().map(|v| v.get_type()).collect();
                 let mut agg = self.ctx.struct_type(&tys, false).get_undef();
                 for (k, v) in many.iter().enumerate() {
-                    agg = self
-                        .b
-                        .build_insert_value(agg, *v, k as u32, "ret")?
-                        .into_struct_value();
+                    agg = self.b.build_insert_value(agg, *v, k as u32, "ret")?.into_struct_value();
                 }
                 self.b.build_return(Some(&agg))?
             }
@@ -1360,7 +1394,9 @@ impl<'ctx> Lowerer<'ctx> {
         }
         self.flavour == Flavour::Host
             && match d.spec.name {
-                "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => d.spec.sub.is_empty(),
+                "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => {
+                    d.spec.sub.is_empty()
+                }
                 "bar" | "barrier" => {
                     (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
                 }
@@ -1384,7 +1420,10 @@ impl<'ctx> Lowerer<'ctx> {
         // unless a builtin took them above.
         if !self.native(d) {
             let mods: String = i.mods.iter().map(|m| m.text).collect();
-            return Err(unsupported(i.span, format!("`{}{mods}` is not supported yet", i.opcode.text)));
+            return Err(unsupported(
+                i.span,
+                format!("`{}{mods}` is not supported yet", i.opcode.text),
+            ));
         }
         let ops = &i.operands;
         let name = d.spec.name;
@@ -1660,7 +1699,10 @@ impl<'ctx> Lowerer<'ctx> {
                         }
                     }
                     (Flavour::Host, Space::Param) => {
-                        return Err(unsupported(i.span, "`cvta.param` in a device function is not supported yet"))
+                        return Err(unsupported(
+                            i.span,
+                            "`cvta.param` in a device function is not supported yet",
+                        ))
                     }
                     (Flavour::Host, _) => a,
                     (Flavour::Nvvm, s) => {

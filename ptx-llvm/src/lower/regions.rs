@@ -359,7 +359,8 @@ impl<'ctx> Lowerer<'ctx> {
     /// Marks instruction `i` for the lane vectoriser with the empty metadata `name` (read by
     /// `lanes::marked`).
     fn mark(&self, i: inkwell::values::InstructionValue<'ctx>, name: &str) {
-        i.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(name)).expect("metadata");
+        i.set_metadata(self.ctx.metadata_node(&[]), self.ctx.get_kind_id(name))
+            .expect("metadata");
     }
 
     /// A call of `env->collective` (the callee is loaded from the environment's field 7), with its kind.
@@ -666,7 +667,10 @@ impl<'ctx> Lowerer<'ctx> {
                     ],
                     "get",
                 )?;
-                self.mark(unsafe { inkwell::values::InstructionValue::new(r.as_value_ref()) }, COLLECTIVE_RESULT);
+                self.mark(
+                    unsafe { inkwell::values::InstructionValue::new(r.as_value_ref()) },
+                    COLLECTIVE_RESULT,
+                );
                 r.try_as_basic_value().basic().expect("i64").as_value_ref()
             } else {
                 self.i64().const_zero().as_value_ref()
@@ -813,15 +817,24 @@ impl<'ctx> Lowerer<'ctx> {
                         let nxp = this.env_dim_ptr(env, 3, 0)?;
                         let nx = this.b.build_load(i32t, nxp, "nx")?.into_int_value();
                         let odd = this.b.build_and(nx, i32t.const_int(31, false), "odd")?;
-                        let whole = this.b.build_int_compare(IntPredicate::EQ, odd, i32t.const_zero(), "warp")?;
+                        let whole = this
+                            .b
+                            .build_int_compare(IntPredicate::EQ, odd, i32t.const_zero(), "warp")?;
                         let r = this.b.build_call(lf, &[env.into(), whole.into()], "stops")?;
                         let r = r.try_as_basic_value().basic().expect("stops").into_vector_value();
                         let slot = unsafe { this.b.build_in_bounds_gep(i32t, states, &[t], "st")? };
-                        this.b.build_store(slot, r)?.set_alignment(4).map_err(|e| unsupported(Span::default(), e.to_string()))?;
+                        this.b
+                            .build_store(slot, r)?
+                            .set_alignment(4)
+                            .map_err(|e| unsupported(Span::default(), e.to_string()))?;
                         for (acc, name) in [(or_acc, "llvm.vector.reduce.or"), (and_acc, "llvm.vector.reduce.and")] {
                             let all = this.call_intrinsic(name, &[vt.into()], &[r.into()])?.into_int_value();
                             let o = this.b.build_load(i32t, acc, "acc")?.into_int_value();
-                            let o = if name.ends_with("or") { this.b.build_or(o, all, "o")? } else { this.b.build_and(o, all, "a")? };
+                            let o = if name.ends_with("or") {
+                                this.b.build_or(o, all, "o")?
+                            } else {
+                                this.b.build_and(o, all, "a")?
+                            };
                             this.b.build_store(acc, o)?;
                         }
                         Ok(())

@@ -13,7 +13,13 @@ impl<'ctx> Lowerer<'ctx> {
         if self.checked {
             // The runtime learns where each thread synchronises, for synccheck's reports.
             let null = self.ptr(0).const_null();
-            self.call_check(st, null, self.aligned as u64, self.site as u64, crate::builtin::ACCESS_SITE)?;
+            self.call_check(
+                st,
+                null,
+                self.aligned as u64,
+                self.site as u64,
+                crate::builtin::ACCESS_SITE,
+            )?;
         }
         let env_ty = self.env_ty();
         let env = st.env.expect("env");
@@ -23,7 +29,14 @@ impl<'ctx> Lowerer<'ctx> {
         let f = self.b.build_load(self.ptr(0), fp, "collective")?.into_pointer_value();
         let i32t = self.i32();
         let fty = self.i64().fn_type(
-            &[self.ptr(0).into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()],
+            &[
+                self.ptr(0).into(),
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+                i32t.into(),
+            ],
             false,
         );
         let mut call_args: Vec<BasicMetadataValueEnum> = vec![sync.into(), i32t.const_int(kind as u64, false).into()];
@@ -95,7 +108,11 @@ impl<'ctx> Lowerer<'ctx> {
         }
         use crate::collective::*;
         // bar.red d, a{, b}, c: the destination comes first.
-        let (dst, rest) = if sync == ".red" { (Some(&ops[0]), &ops[1..]) } else { (None, &ops[..]) };
+        let (dst, rest) = if sync == ".red" {
+            (Some(&ops[0]), &ops[1..])
+        } else {
+            (None, &ops[..])
+        };
         let id = self.read(st, &rest[0], Type::U32, scope)?.into_int_value();
         let (count, pred) = match (sync, rest.len()) {
             (".red", 3) => (Some(&rest[1]), Some(&rest[2])),
@@ -183,7 +200,11 @@ impl<'ctx> Lowerer<'ctx> {
                     "hi",
                 )?;
                 let mask = self.member_mask(st, ops.get(2), scope)?;
-                let kind = if d.get(G::Mode) == Some(".all") { MATCH_ALL } else { MATCH_ANY };
+                let kind = if d.get(G::Mode) == Some(".all") {
+                    MATCH_ALL
+                } else {
+                    MATCH_ANY
+                };
                 let r = self.collective(st, kind, [Some(lo), Some(hi), None, Some(mask)])?;
                 let m = self.b.build_int_truncate(r, i32t, "match")?;
                 let p = self.b.build_int_truncate(
@@ -202,11 +223,23 @@ impl<'ctx> Lowerer<'ctx> {
             _ => {
                 // elect.sync d|p, mask: the lowest lane of the mask leads.
                 let mask = self.member_mask(st, ops.get(1), scope)?;
-                let leader = self.call_intrinsic("llvm.cttz", &[i32t.into()], &[mask.into(), self.ctx.bool_type().const_zero().into()])?.into_int_value();
+                let leader = self
+                    .call_intrinsic(
+                        "llvm.cttz",
+                        &[i32t.into()],
+                        &[mask.into(), self.ctx.bool_type().const_zero().into()],
+                    )?
+                    .into_int_value();
                 let Operand::Pair(dl, dp, _) = &ops[0] else {
                     return Err(unsupported(ops[0].span(), "`elect.sync` writes `d|p`"));
                 };
-                let lane = self.special_scalar(st, &Name { text: "%laneid", span: i.span })?;
+                let lane = self.special_scalar(
+                    st,
+                    &Name {
+                        text: "%laneid",
+                        span: i.span,
+                    },
+                )?;
                 let me = self.b.build_int_compare(IntPredicate::EQ, lane, leader, "elected")?;
                 self.write(st, dl, leader.into(), false, scope)?;
                 self.write(st, dp, me.into(), false, scope)
@@ -340,7 +373,10 @@ impl<'ctx> Lowerer<'ctx> {
     /// The address of word `k` of a lane buffer.
     fn buf_word(&self, buf: PointerValue<'ctx>, k: u32) -> R<PointerValue<'ctx>> {
         let i32t = self.i32();
-        Ok(unsafe { self.b.build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")? })
+        Ok(unsafe {
+            self.b
+                .build_in_bounds_gep(i32t, buf, &[i32t.const_int(k as u64, false)], "w")?
+        })
     }
 
     /// Stores the registers of `list` into the buffer from word `at`; returns the word after them.
@@ -401,17 +437,20 @@ impl<'ctx> Lowerer<'ctx> {
             let v = self.b.build_int_truncate(r, i32t, "movmatrix")?;
             return self.write(st, &ops[0], v.into(), false, scope);
         }
-        let (inputs, outputs, addr_op): (Vec<(&'m Operand<'a>, u32)>, Vec<(&'m Operand<'a>, u32)>, Option<&'m Operand<'a>>) =
-            match d.spec.name {
-                "mma" => {
-                    let mut ins = self.fragment(&ops[1], scope);
-                    ins.extend(self.fragment(&ops[2], scope));
-                    ins.extend(self.fragment(&ops[3], scope));
-                    (ins, self.fragment(&ops[0], scope), None)
-                }
-                "ldmatrix" => (vec![], self.fragment(&ops[0], scope), Some(&ops[1])),
-                _ => (self.fragment(&ops[1], scope), vec![], Some(&ops[0])),
-            };
+        let (inputs, outputs, addr_op): (
+            Vec<(&'m Operand<'a>, u32)>,
+            Vec<(&'m Operand<'a>, u32)>,
+            Option<&'m Operand<'a>>,
+        ) = match d.spec.name {
+            "mma" => {
+                let mut ins = self.fragment(&ops[1], scope);
+                ins.extend(self.fragment(&ops[2], scope));
+                ins.extend(self.fragment(&ops[3], scope));
+                (ins, self.fragment(&ops[0], scope), None)
+            }
+            "ldmatrix" => (vec![], self.fragment(&ops[0], scope), Some(&ops[1])),
+            _ => (self.fragment(&ops[1], scope), vec![], Some(&ops[0])),
+        };
         let words_in: u32 = inputs.iter().map(|(_, w)| w).sum();
         let words_out: u32 = outputs.iter().map(|(_, w)| w).sum();
         let buf_ty = i32t.array_type(2 + words_in + words_out);
@@ -434,7 +473,11 @@ impl<'ctx> Lowerer<'ctx> {
         self.store_fragment(st, buf, 2, &inputs, scope)?;
         let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
         let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
-        let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
+        let hi = self.b.build_int_truncate(
+            self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?,
+            i32t,
+            "hi",
+        )?;
         let kind = match d.spec.name {
             "mma" => MMA,
             "ldmatrix" => LDMATRIX,
@@ -464,7 +507,13 @@ impl<'ctx> Lowerer<'ctx> {
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         let sub = d.spec.sub.first().copied().unwrap_or("");
-        let text: String = d.spec.sub.iter().copied().chain(d.mods.iter().map(|(_, m)| *m)).collect();
+        let text: String = d
+            .spec
+            .sub
+            .iter()
+            .copied()
+            .chain(d.mods.iter().map(|(_, m)| *m))
+            .collect();
         let desc = self.b.build_global_string_ptr(&text, "wmma.desc")?;
         let desc = self.b.build_ptr_to_int(desc.as_pointer_value(), i64t, "desc")?;
         let words = |list: &[(&'m Operand<'a>, u32)]| list.iter().map(|(_, w)| w).sum::<u32>();
@@ -500,7 +549,11 @@ impl<'ctx> Lowerer<'ctx> {
                     self.store_fragment(st, buf, 3, &list, scope)?;
                 }
                 let bp = self.b.build_ptr_to_int(buf, i64t, "buf")?;
-                let code = if sub == ".load" { bi::MEM_WMMA_LOAD } else { bi::MEM_WMMA_STORE };
+                let code = if sub == ".load" {
+                    bi::MEM_WMMA_LOAD
+                } else {
+                    bi::MEM_WMMA_STORE
+                };
                 self.mem_call(st, code, p, bp, stride)?;
                 if sub == ".load" {
                     self.load_fragment(st, buf, 3, &list, scope)?;
@@ -515,7 +568,9 @@ impl<'ctx> Lowerer<'ctx> {
                     self.fragment(&ops[3], scope),
                 );
                 let (nd, na, nb, nc) = (words(&dl), words(&al), words(&bl), words(&cl));
-                let buf = st.alloca_at.build_alloca(i32t.array_type(6 + na + nb + nc + nd), "wmma.buf")?;
+                let buf = st
+                    .alloca_at
+                    .build_alloca(i32t.array_type(6 + na + nb + nc + nd), "wmma.buf")?;
                 put(self, buf, 0, desc)?;
                 for (k, n) in [na, nb, nc, nd].iter().enumerate() {
                     put(self, buf, 2 + k as u64, i32t.const_int(*n as u64, false))?;
@@ -525,8 +580,16 @@ impl<'ctx> Lowerer<'ctx> {
                 let k = self.store_fragment(st, buf, k, &cl, scope)?;
                 let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
                 let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
-                let hi = self.b.build_int_truncate(self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?, i32t, "hi")?;
-                self.collective(st, crate::collective::WMMA, [Some(lo), Some(hi), None, Some(i32t.const_all_ones())])?;
+                let hi = self.b.build_int_truncate(
+                    self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?,
+                    i32t,
+                    "hi",
+                )?;
+                self.collective(
+                    st,
+                    crate::collective::WMMA,
+                    [Some(lo), Some(hi), None, Some(i32t.const_all_ones())],
+                )?;
                 self.load_fragment(st, buf, k, &dl, scope)
             }
             _ => Err(unsupported(i.span, "this `wmma` form is not supported yet")),

@@ -25,7 +25,15 @@ impl<'ctx> Lowerer<'ctx> {
             }) => {
                 // A whole vector register read or written as one value (`mov.b64 %rd, %v2`): its
                 // elements are laid out like a packed integer, the first lowest.
-                let (slot, _, _) = self.vector_slot(st, n, &Name { text: ".x", span: n.span }, scope)?;
+                let (slot, _, _) = self.vector_slot(
+                    st,
+                    n,
+                    &Name {
+                        text: ".x",
+                        span: n.span,
+                    },
+                    scope,
+                )?;
                 Ok((slot, super::bits_type(ty.bits() * len)))
             }
             _ => Err(unsupported(n.span, format!("`{}` is not a register", n.text))),
@@ -159,7 +167,9 @@ impl<'ctx> Lowerer<'ctx> {
                             .funcs
                             .get(name.text)
                             .ok_or_else(|| unsupported(name.span, "unknown function"))?;
-                        let a = self.b.build_ptr_to_int(f.as_global_value().as_pointer_value(), self.addr_ty(), "fn")?;
+                        let a =
+                            self.b
+                                .build_ptr_to_int(f.as_global_value().as_pointer_value(), self.addr_ty(), "fn")?;
                         self.from_bits(a, want, false)
                     }
                 }
@@ -167,11 +177,22 @@ impl<'ctx> Lowerer<'ctx> {
             Operand::Imm(imm, span) => self.imm(*imm, want, *span),
             // `r + 4` as a value: the register's value plus the offset, wrapping in its width.
             Operand::Offset(n, off, s) if matches!(scope.lookup(n.text), Some(Entry::Reg { .. })) => {
-                let v = self.read(st, &Operand::Sym { name: n.clone(), component: None }, want, scope)?;
+                let v = self.read(
+                    st,
+                    &Operand::Sym {
+                        name: n.clone(),
+                        component: None,
+                    },
+                    want,
+                    scope,
+                )?;
                 let BasicValueEnum::IntValue(v) = v else {
                     return Err(unsupported(*s, "an offset applies to integer registers only"));
                 };
-                Ok(self.b.build_int_add(v, v.get_type().const_int(*off as u64, true), "off")?.into())
+                Ok(self
+                    .b
+                    .build_int_add(v, v.get_type().const_int(*off as u64, true), "off")?
+                    .into())
             }
             Operand::Not(x, s) => match self.read(st, x, want, scope)? {
                 BasicValueEnum::IntValue(v) => Ok(self.b.build_not(v, "not")?.into()),
@@ -229,12 +250,23 @@ impl<'ctx> Lowerer<'ctx> {
         let env_ty = self.env_ty();
         let i32t = self.i32();
         let p = self.b.build_struct_gep(env_ty, env, field, "f")?;
-        Ok(unsafe { self.b.build_in_bounds_gep(i32t.array_type(3), p, &[i32t.const_zero(), i32t.const_int(dim, false)], "d")? })
+        Ok(unsafe {
+            self.b.build_in_bounds_gep(
+                i32t.array_type(3),
+                p,
+                &[i32t.const_zero(), i32t.const_int(dim, false)],
+                "d",
+            )?
+        })
     }
 
     /// The thread's index within its CTA, x fastest.
     fn linear_tid(&mut self, st: &Fn<'ctx, '_, '_>) -> R<IntValue<'ctx>> {
-        let (tx, ty, tz) = (self.env_dim(st, 2, 0)?, self.env_dim(st, 2, 1)?, self.env_dim(st, 2, 2)?);
+        let (tx, ty, tz) = (
+            self.env_dim(st, 2, 0)?,
+            self.env_dim(st, 2, 1)?,
+            self.env_dim(st, 2, 2)?,
+        );
         let (nx, ny) = (self.env_dim(st, 3, 0)?, self.env_dim(st, 3, 1)?);
         let zy = self.b.build_int_add(self.b.build_int_mul(tz, ny, "z")?, ty, "zy")?;
         Ok(self.b.build_int_add(self.b.build_int_mul(zy, nx, "zyx")?, tx, "lin")?)
@@ -263,7 +295,11 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_right_shift(lin, i32t.const_int(5, false), false, "warp")?
             }
             "%nwarpid" => {
-                let (x, y, z) = (self.env_dim(st, 3, 0)?, self.env_dim(st, 3, 1)?, self.env_dim(st, 3, 2)?);
+                let (x, y, z) = (
+                    self.env_dim(st, 3, 0)?,
+                    self.env_dim(st, 3, 1)?,
+                    self.env_dim(st, 3, 2)?,
+                );
                 let n = self.b.build_int_mul(self.b.build_int_mul(x, y, "n")?, z, "n")?;
                 let n = self.b.build_int_add(n, i32t.const_int(31, false), "n")?;
                 self.b.build_right_shift(n, i32t.const_int(5, false), false, "nwarp")?
@@ -310,10 +346,13 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
             "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" => {
-                let f = self.module.get_function(crate::builtin::GLOBALTIMER).unwrap_or_else(|| {
-                    self.module
-                        .add_function(crate::builtin::GLOBALTIMER, i64t.fn_type(&[], false), None)
-                });
+                let f = self
+                    .module
+                    .get_function(crate::builtin::GLOBALTIMER)
+                    .unwrap_or_else(|| {
+                        self.module
+                            .add_function(crate::builtin::GLOBALTIMER, i64t.fn_type(&[], false), None)
+                    });
                 let t = self
                     .b
                     .build_call(f, &[], "timer")?
@@ -365,7 +404,13 @@ impl<'ctx> Lowerer<'ctx> {
         c: &Name<'a>,
         scope: &Scope<'m, 'a>,
     ) -> R<(PointerValue<'ctx>, Type, u64)> {
-        let Some(Entry::Reg { ty, vector: Some(len), id, .. }) = scope.lookup(n.text) else {
+        let Some(Entry::Reg {
+            ty,
+            vector: Some(len),
+            id,
+            ..
+        }) = scope.lookup(n.text)
+        else {
             return Err(unsupported(n.span, format!("`{}` is not a vector register", n.text)));
         };
         let k = match c.text {
@@ -381,9 +426,7 @@ impl<'ctx> Lowerer<'ctx> {
         let slot = match st.regs.get(&id) {
             Some(p) => *p,
             None => {
-                let p = st
-                    .alloca_at
-                    .build_alloca(self.int(ty.bits()).array_type(len), n.text)?;
+                let p = st.alloca_at.build_alloca(self.int(ty.bits()).array_type(len), n.text)?;
                 st.regs.insert(id, p);
                 p
             }
@@ -394,15 +437,22 @@ impl<'ctx> Lowerer<'ctx> {
     /// A whole vector register as the list of its elements, so `ld.v4.u32 v, [a]` and
     /// `mov.v2.u32 v, {a, b}` treat it like a brace list.
     pub(super) fn expand_vector<'a>(&self, op: &Operand<'a>, scope: &Scope<'_, 'a>) -> Option<Vec<Operand<'a>>> {
-        let Operand::Sym { name, component: None } = op else { return None };
-        let Some(Entry::Reg { vector: Some(len), .. }) = scope.lookup(name.text) else { return None };
+        let Operand::Sym { name, component: None } = op else {
+            return None;
+        };
+        let Some(Entry::Reg { vector: Some(len), .. }) = scope.lookup(name.text) else {
+            return None;
+        };
         Some(
             [".x", ".y", ".z", ".w"]
                 .iter()
                 .take(len as usize)
                 .map(|c| Operand::Sym {
                     name: *name,
-                    component: Some(Name { text: c, span: name.span }),
+                    component: Some(Name {
+                        text: c,
+                        span: name.span,
+                    }),
                 })
                 .collect(),
         )
@@ -596,7 +646,9 @@ impl<'ctx> Lowerer<'ctx> {
                 // sign extension gives every such sum exactly, and keeps `base + offset` foldable into
                 // an addressing mode (adding in 32 bits first cost sgemm's inner loop an instruction
                 // per load). NVPTX keeps the plain form: the hardware wraps shared addresses itself.
-                Some(Entry::Reg { ty, .. }) if ty.bits() == 32 && space == Space::Shared && self.flavour == Flavour::Host => {
+                Some(Entry::Reg { ty, .. })
+                    if ty.bits() == 32 && space == Space::Shared && self.flavour == Flavour::Host =>
+                {
                     let v = self.reg_load(st, n, Type::U32, scope)?.into_int_value();
                     let v = self.b.build_int_s_extend(v, self.i64(), "a")?;
                     self.b.build_int_add(v, off, "addr")?

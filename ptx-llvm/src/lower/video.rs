@@ -31,7 +31,10 @@ impl<'ctx> Lowerer<'ctx> {
                 Operand::Sym { name, component } => {
                     let sel = match component {
                         None => 0,
-                        Some(c) => match bi::VIDEO_SELECTORS.iter().position(|&s| s == c.text.trim_start_matches('.')) {
+                        Some(c) => match bi::VIDEO_SELECTORS
+                            .iter()
+                            .position(|&s| s == c.text.trim_start_matches('.'))
+                        {
                             Some(k) => k as u32 + 1,
                             None => return Err(unsupported(c.span, format!("`{}` is not a part selector", c.text))),
                         },
@@ -55,7 +58,10 @@ impl<'ctx> Lowerer<'ctx> {
                         sels[k] = sel;
                     }
                     neg |= (negated as u32) << k;
-                    let whole = Operand::Sym { name: n.clone(), component: None };
+                    let whole = Operand::Sym {
+                        name: n.clone(),
+                        component: None,
+                    };
                     self.read(st, &whole, Type::B32, scope)?.into_int_value()
                 }
             };
@@ -78,14 +84,26 @@ impl<'ctx> Lowerer<'ctx> {
             asel: sels[0],
             bsel: sels[1],
             dsel,
-            scale: if d.has(".shr7") { 1 } else if d.has(".shr15") { 2 } else { 0 },
+            scale: if d.has(".shr7") {
+                1
+            } else if d.has(".shr15") {
+                2
+            } else {
+                0
+            },
             po: d.has(".po"),
             neg,
-            cmp: d.get(G::Cmp).and_then(|c| bi::VIDEO_CMPS.iter().position(|&x| x == c)).unwrap_or(0) as u32,
+            cmp: d
+                .get(G::Cmp)
+                .and_then(|c| bi::VIDEO_CMPS.iter().position(|&x| x == c))
+                .unwrap_or(0) as u32,
         };
         let r = self.builtin_call(bi::VIDEO, v.pack(), &srcs)?;
         let r = self.b.build_int_truncate(r, self.i32(), "video")?;
-        let whole = Operand::Sym { name: dn.clone(), component: None };
+        let whole = Operand::Sym {
+            name: dn.clone(),
+            component: None,
+        };
         self.write(st, &whole, r.into(), false, scope)
     }
 }

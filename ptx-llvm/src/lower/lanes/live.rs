@@ -32,7 +32,16 @@ pub(super) fn dead_writes(
     let inside: HashSet<LLVMBasicBlockRef> = blocks.iter().copied().collect();
     let next: HashMap<LLVMBasicBlockRef, Vec<LLVMBasicBlockRef>> = blocks
         .iter()
-        .map(|&b| (b, succs(b).unwrap_or_default().into_iter().filter(|s| inside.contains(s)).collect()))
+        .map(|&b| {
+            (
+                b,
+                succs(b)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|s| inside.contains(s))
+                    .collect(),
+            )
+        })
         .collect();
     // Registers read before any write in each block (`reads`), and written in it (`writes`).
     let mut reads: HashMap<LLVMBasicBlockRef, HashSet<LLVMValueRef>> = HashMap::new();
@@ -47,9 +56,13 @@ pub(super) fn dead_writes(
             }
         }
     }
-    let mut live_in: HashMap<LLVMBasicBlockRef, HashSet<LLVMValueRef>> = blocks.iter().map(|&b| (b, HashSet::new())).collect();
+    let mut live_in: HashMap<LLVMBasicBlockRef, HashSet<LLVMValueRef>> =
+        blocks.iter().map(|&b| (b, HashSet::new())).collect();
     let live_out = |live_in: &HashMap<LLVMBasicBlockRef, HashSet<LLVMValueRef>>, b: LLVMBasicBlockRef| {
-        next[&b].iter().flat_map(|s| live_in[s].iter().copied()).collect::<HashSet<_>>()
+        next[&b]
+            .iter()
+            .flat_map(|s| live_in[s].iter().copied())
+            .collect::<HashSet<_>>()
     };
     let mut changed = true;
     while changed {

@@ -40,7 +40,11 @@ pub(super) const LANES: u32 = 32;
 const EXIT: u64 = u32::MAX as u64;
 
 fn successors(term: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
-    unsafe { (0..LLVMGetNumSuccessors(term)).map(|k| LLVMGetSuccessor(term, k)).collect() }
+    unsafe {
+        (0..LLVMGetNumSuccessors(term))
+            .map(|k| LLVMGetSuccessor(term, k))
+            .collect()
+    }
 }
 
 fn const_int(v: LLVMValueRef) -> Option<u64> {
@@ -366,7 +370,13 @@ impl Lanes {
                 return self.const_splat(v);
             }
             let vt = self.vt(LLVMTypeOf(v));
-            let one = LLVMBuildInsertElement(self.b, LLVMGetPoison(vt), v, LLVMConstInt(self.i32t, 0, 0), c"".as_ptr());
+            let one = LLVMBuildInsertElement(
+                self.b,
+                LLVMGetPoison(vt),
+                v,
+                LLVMConstInt(self.i32t, 0, 0),
+                c"".as_ptr(),
+            );
             let zeros = LLVMConstNull(LLVMVectorType(self.i32t, LANES));
             LLVMBuildShuffleVector(self.b, one, LLVMGetPoison(vt), zeros, c"splat".as_ptr())
         }
@@ -394,8 +404,9 @@ impl Lanes {
 
     /// `<0, k, 2k, …>` of integer type `ty`.
     fn iota(&self, ty: LLVMTypeRef, k: u64) -> LLVMValueRef {
-        let mut elems: Vec<LLVMValueRef> =
-            (0..LANES as u64).map(|l| unsafe { LLVMConstInt(ty, l * k, 0) }).collect();
+        let mut elems: Vec<LLVMValueRef> = (0..LANES as u64)
+            .map(|l| unsafe { LLVMConstInt(ty, l * k, 0) })
+            .collect();
         unsafe { LLVMConstVector(elems.as_mut_ptr(), LANES) }
     }
 
@@ -419,7 +430,10 @@ impl Lanes {
     }
 
     fn intrinsic(&self, name: &str, overloads: &mut [LLVMTypeRef]) -> Option<(LLVMValueRef, LLVMTypeRef)> {
-        self.intrinsic_id(unsafe { LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len()) }, overloads)
+        self.intrinsic_id(
+            unsafe { LLVMLookupIntrinsicID(name.as_ptr() as *const _, name.len()) },
+            overloads,
+        )
     }
 
     fn intrinsic_id(&self, id: u32, overloads: &mut [LLVMTypeRef]) -> Option<(LLVMValueRef, LLVMTypeRef)> {
@@ -437,7 +451,13 @@ impl Lanes {
     }
 
     /// A masked memory intrinsic's call, with the alignment operand where this LLVM still has one.
-    fn masked(&self, name: &str, overloads: &mut [LLVMTypeRef], args: &[LLVMValueRef], ptr_at: usize) -> Option<LLVMValueRef> {
+    fn masked(
+        &self,
+        name: &str,
+        overloads: &mut [LLVMTypeRef],
+        args: &[LLVMValueRef],
+        ptr_at: usize,
+    ) -> Option<LLVMValueRef> {
         let (f, fty) = self.intrinsic(name, overloads)?;
         let mut args = args.to_vec();
         if unsafe { LLVMCountParamTypes(fty) } as usize == args.len() + 1 {
@@ -465,7 +485,9 @@ impl Lanes {
             self.map.borrow_mut().insert(v, x);
             return Some(x);
         }
-        self.scalar(v).filter(|&s| scalar_type(unsafe { LLVMTypeOf(s) })).map(|s| self.splat(s))
+        self.scalar(v)
+            .filter(|&s| scalar_type(unsafe { LLVMTypeOf(s) }))
+            .map(|s| self.splat(s))
     }
 
     /// Whether `value(v)` gives the lanes of `v` (here or, for a deferred affine value, where first
@@ -500,8 +522,7 @@ impl Lanes {
         let dispatch = self.block("dispatch");
         let done = self.block("done");
         let tf_entry = unsafe { LLVMGetEntryBasicBlock(self.tf) };
-        let number: HashMap<LLVMBasicBlockRef, u64> =
-            order.iter().enumerate().map(|(k, &b)| (b, k as u64)).collect();
+        let number: HashMap<LLVMBasicBlockRef, u64> = order.iter().enumerate().map(|(k, &b)| (b, k as u64)).collect();
         let blocks: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef> =
             order.iter().map(|&b| (b, self.block("lanes"))).collect();
         unsafe {
@@ -527,7 +548,8 @@ impl Lanes {
                 if uniform_regs.contains(&i) {
                     self.uni.insert(i, LLVMBuildAlloca(self.b, ty, c"ureg".as_ptr()));
                 } else {
-                    self.regs.insert(i, LLVMBuildAlloca(self.b, self.vt(ty), c"reg".as_ptr()));
+                    self.regs
+                        .insert(i, LLVMBuildAlloca(self.b, self.vt(ty), c"reg".as_ptr()));
                     if let Some(&s) = strides.get(&i) {
                         let flag = LLVMBuildAlloca(self.b, LLVMInt1TypeInContext(self.ctx), c"affine".as_ptr());
                         let first = LLVMBuildAlloca(self.b, ty, c"first".as_ptr());
@@ -557,7 +579,13 @@ impl Lanes {
             let next = self.next_pc(*term, &number, all_on)?;
             LLVMBuildStore(self.b, next, self.pc);
             LLVMBuildBr(self.b, dispatch);
-            let shared = (self.map.borrow().clone(), self.uni.clone(), self.aff.clone(), self.pending.clone(), self.forward.clone());
+            let shared = (
+                self.map.borrow().clone(),
+                self.uni.clone(),
+                self.aff.clone(),
+                self.pending.clone(),
+                self.forward.clone(),
+            );
 
             LLVMPositionBuilderAtEnd(self.b, dispatch);
             let pcv = LLVMBuildLoad2(self.b, vi32, self.pc, c"pc".as_ptr());
@@ -590,7 +618,13 @@ impl Lanes {
                         (all_on, full)
                     } else {
                         let here = self.const_splat(LLVMConstInt(self.i32t, number[&b], 0));
-                        let m = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv, here, c"m".as_ptr());
+                        let m = LLVMBuildICmp(
+                            self.b,
+                            inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                            pcv,
+                            here,
+                            c"m".as_ptr(),
+                        );
                         (m, self.all(m))
                     };
                     if let Some(&state) = self.resumes.get(&b) {
@@ -605,7 +639,11 @@ impl Lanes {
                         self.uniform_branch(*term, &number, &all_blocks);
                     }
                     let next = self.next_pc(*term, &number, m)?;
-                    let pcv2 = if every { next } else { LLVMBuildSelect(self.b, m, next, pcv, c"pc".as_ptr()) };
+                    let pcv2 = if every {
+                        next
+                    } else {
+                        LLVMBuildSelect(self.b, m, next, pcv, c"pc".as_ptr())
+                    };
                     LLVMBuildStore(self.b, pcv2, self.pc);
                     // Where every lane goes to the same block, go there directly.
                     let mut targets: Vec<LLVMBasicBlockRef> = vec![];
@@ -616,7 +654,13 @@ impl Lanes {
                     }
                     for s in targets {
                         let there = self.const_splat(LLVMConstInt(self.i32t, number[&s], 0));
-                        let eq = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, pcv2, there, c"".as_ptr());
+                        let eq = LLVMBuildICmp(
+                            self.b,
+                            inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                            pcv2,
+                            there,
+                            c"".as_ptr(),
+                        );
                         let all = self.all(eq);
                         let other = self.block("lanes.split");
                         LLVMBuildCondBr(self.b, all, all_blocks[&s], other);
@@ -634,7 +678,12 @@ impl Lanes {
 
     /// The lanes' next program counters after block terminator `t` (the returning lanes' results are
     /// recorded here).
-    fn next_pc(&mut self, t: LLVMValueRef, number: &HashMap<LLVMBasicBlockRef, u64>, m: LLVMValueRef) -> Option<LLVMValueRef> {
+    fn next_pc(
+        &mut self,
+        t: LLVMValueRef,
+        number: &HashMap<LLVMBasicBlockRef, u64>,
+        m: LLVMValueRef,
+    ) -> Option<LLVMValueRef> {
         let pc_of = |this: &Self, b: LLVMBasicBlockRef| -> Option<LLVMValueRef> {
             Some(this.const_splat(unsafe { LLVMConstInt(this.i32t, *number.get(&b)?, 0) }))
         };
@@ -643,7 +692,10 @@ impl Lanes {
                 LLVMOpcode::LLVMBr if LLVMIsConditional(t) == 0 => pc_of(self, LLVMGetSuccessor(t, 0)),
                 LLVMOpcode::LLVMBr => {
                     let c = self.value(LLVMGetCondition(t))?;
-                    let (a, b) = (pc_of(self, LLVMGetSuccessor(t, 0))?, pc_of(self, LLVMGetSuccessor(t, 1))?);
+                    let (a, b) = (
+                        pc_of(self, LLVMGetSuccessor(t, 0))?,
+                        pc_of(self, LLVMGetSuccessor(t, 1))?,
+                    );
                     Some(LLVMBuildSelect(self.b, c, a, b, c"next".as_ptr()))
                 }
                 LLVMOpcode::LLVMSwitch if LLVMGetOperand(t, 0) == LLVMGetParam(self.tf, 1) => {
@@ -673,14 +725,21 @@ impl Lanes {
     /// and the code goes on directly to the target's copy for every lane, with no vector of the
     /// compared values (a loop's `i + 3 * step < end`, say). Leaves the builder where the lanes are
     /// compared one by one.
-    fn uniform_branch(&self, t: LLVMValueRef, number: &HashMap<LLVMBasicBlockRef, u64>, all_blocks: &HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>) {
+    fn uniform_branch(
+        &self,
+        t: LLVMValueRef,
+        number: &HashMap<LLVMBasicBlockRef, u64>,
+        all_blocks: &HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef>,
+    ) {
         use inkwell::llvm_sys::LLVMIntPredicate::*;
         unsafe {
             if LLVMGetInstructionOpcode(t) != LLVMOpcode::LLVMBr || LLVMIsConditional(t) == 0 {
                 return;
             }
             let (s0, s1) = (LLVMGetSuccessor(t, 0), LLVMGetSuccessor(t, 1));
-            let (Some(&n0), Some(&n1)) = (number.get(&s0), number.get(&s1)) else { return };
+            let (Some(&n0), Some(&n1)) = (number.get(&s0), number.get(&s1)) else {
+                return;
+            };
             let mut c = LLVMGetCondition(t);
             while let Some(&w) = self.forward.get(&c) {
                 c = w;
@@ -694,7 +753,9 @@ impl Lanes {
                 LLVMIntULT | LLVMIntULE | LLVMIntUGT | LLVMIntUGE => false,
                 _ => return,
             };
-            let (Some(x), Some(y)) = (self.affine(LLVMGetOperand(c, 0)), self.affine(LLVMGetOperand(c, 1))) else { return };
+            let (Some(x), Some(y)) = (self.affine(LLVMGetOperand(c, 0)), self.affine(LLVMGetOperand(c, 1))) else {
+                return;
+            };
             let ty = LLVMTypeOf(x.first);
             if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMIntegerTypeKind || (x.stride == 0 && y.stride == 0) {
                 return;
@@ -714,7 +775,11 @@ impl Lanes {
             LLVMBuildCondBr(self.b, ok, on, lanewise);
             LLVMPositionBuilderAtEnd(self.b, on);
             let pc = |n: u64| self.const_splat(LLVMConstInt(self.i32t, n, 0));
-            LLVMBuildStore(self.b, LLVMBuildSelect(self.b, c0, pc(n0), pc(n1), c"pc".as_ptr()), self.pc);
+            LLVMBuildStore(
+                self.b,
+                LLVMBuildSelect(self.b, c0, pc(n0), pc(n1), c"pc".as_ptr()),
+                self.pc,
+            );
             LLVMBuildCondBr(self.b, c0, all_blocks[&s0], all_blocks[&s1]);
             LLVMPositionBuilderAtEnd(self.b, lanewise);
         }
@@ -722,7 +787,10 @@ impl Lanes {
 
     fn copy_fast_math(&self, from: LLVMValueRef, to: LLVMValueRef) {
         unsafe {
-            if LLVMCanValueUseFastMathFlags(from) != 0 && !LLVMIsAInstruction(to).is_null() && LLVMCanValueUseFastMathFlags(to) != 0 {
+            if LLVMCanValueUseFastMathFlags(from) != 0
+                && !LLVMIsAInstruction(to).is_null()
+                && LLVMCanValueUseFastMathFlags(to) != 0
+            {
                 LLVMSetFastMathFlags(to, LLVMGetFastMathFlags(from));
             }
         }
@@ -732,7 +800,8 @@ impl Lanes {
     fn instruction(&mut self, i: LLVMValueRef, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
         use LLVMOpcode::*;
         let op = unsafe { LLVMGetInstructionOpcode(i) };
-        let uniform_register = |p: LLVMValueRef| unsafe { !LLVMIsAAllocaInst(p).is_null() && self.uni.contains_key(&p) };
+        let uniform_register =
+            |p: LLVMValueRef| unsafe { !LLVMIsAAllocaInst(p).is_null() && self.uni.contains_key(&p) };
         if self.uniform.contains(&i) || (op == LLVMStore && uniform_register(unsafe { LLVMGetOperand(i, 1) })) {
             // Once for the group: the same instruction on the operands' one values.
             unsafe {
@@ -754,7 +823,10 @@ impl Lanes {
         let r = unsafe {
             match op {
                 LLVMLoad => {
-                    if LLVMGetVolatile(i) != 0 || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic || !scalar_type(ty) {
+                    if LLVMGetVolatile(i) != 0
+                        || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                        || !scalar_type(ty)
+                    {
                         return None;
                     }
                     let p = LLVMGetOperand(i, 0);
@@ -774,8 +846,16 @@ impl Lanes {
                         let v = LLVMBuildLoad2(self.b, self.vt(ty), reg, c"".as_ptr());
                         if let Some(&(stride, flag, first)) = self.affine_regs.get(&p) {
                             let first = LLVMBuildLoad2(self.b, ty, first, c"first".as_ptr());
-                            let holds = LLVMBuildLoad2(self.b, LLVMInt1TypeInContext(self.ctx), flag, c"affine".as_ptr());
-                            self.aff.insert(i, Affine { first, stride, holds: Some(holds) });
+                            let holds =
+                                LLVMBuildLoad2(self.b, LLVMInt1TypeInContext(self.ctx), flag, c"affine".as_ptr());
+                            self.aff.insert(
+                                i,
+                                Affine {
+                                    first,
+                                    stride,
+                                    holds: Some(holds),
+                                },
+                            );
                         }
                         v
                     } else if let Some(d) = tid_dim(i, self.env) {
@@ -785,7 +865,14 @@ impl Lanes {
                         let s = LLVMBuildLoad2(self.b, ty, sp, c"tid".as_ptr());
                         let v = self.splat(s);
                         if d == 0 {
-                            self.aff.insert(i, Affine { first: s, stride: 1, holds: None });
+                            self.aff.insert(
+                                i,
+                                Affine {
+                                    first: s,
+                                    stride: 1,
+                                    holds: None,
+                                },
+                            );
                             LLVMBuildAdd(self.b, v, self.iota(ty, 1), c"tid".as_ptr())
                         } else {
                             v
@@ -794,16 +881,32 @@ impl Lanes {
                         let v = self.load(ty, p, LLVMGetAlignment(i), m, full)?;
                         if let Some(a) = self.affine(p).filter(|a| a.stride == 0) {
                             // Every lane reads one address, so one value (where the form holds).
-                            if matches!(LLVMGetTypeKind(ty), LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind) {
-                                let first = LLVMBuildExtractElement(self.b, v, LLVMConstInt(self.i32t, 0, 0), c"first".as_ptr());
-                                self.aff.insert(i, Affine { first, stride: 0, holds: a.holds });
+                            if matches!(
+                                LLVMGetTypeKind(ty),
+                                LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind
+                            ) {
+                                let first = LLVMBuildExtractElement(
+                                    self.b,
+                                    v,
+                                    LLVMConstInt(self.i32t, 0, 0),
+                                    c"first".as_ptr(),
+                                );
+                                self.aff.insert(
+                                    i,
+                                    Affine {
+                                        first,
+                                        stride: 0,
+                                        holds: a.holds,
+                                    },
+                                );
                             }
                         }
                         v
                     }
                 }
                 LLVMStore => {
-                    if LLVMGetVolatile(i) != 0 || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic {
+                    if LLVMGetVolatile(i) != 0 || LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic
+                    {
                         return None;
                     }
                     let p = LLVMGetOperand(i, 1);
@@ -840,7 +943,8 @@ impl Lanes {
                 LLVMCall => return self.call_inst(i),
                 _ => {
                     self.track(i);
-                    let operands_ready = || (0..LLVMGetNumOperands(i) as u32).all(|k| self.available(LLVMGetOperand(i, k)));
+                    let operands_ready =
+                        || (0..LLVMGetNumOperands(i) as u32).all(|k| self.available(LLVMGetOperand(i, k)));
                     // Comparisons too: a branch on one may need only its end lanes (`uniform_branch`).
                     let deferred = self.aff.contains_key(&i) || op == LLVMICmp;
                     if deferred && scalar_type(ty) && operands_ready() {
@@ -857,7 +961,12 @@ impl Lanes {
 
     /// The lanes of arithmetic instruction `i` for the lanes of mask `m`, from its operands' lanes
     /// (`operand(k)`).
-    fn compute(&self, i: LLVMValueRef, m: LLVMValueRef, operand: &dyn Fn(u32) -> Option<LLVMValueRef>) -> Option<LLVMValueRef> {
+    fn compute(
+        &self,
+        i: LLVMValueRef,
+        m: LLVMValueRef,
+        operand: &dyn Fn(u32) -> Option<LLVMValueRef>,
+    ) -> Option<LLVMValueRef> {
         use LLVMOpcode::*;
         let ty = unsafe { LLVMTypeOf(i) };
         let op = unsafe { LLVMGetInstructionOpcode(i) };
@@ -912,9 +1021,20 @@ impl Lanes {
                     for k in 1..LLVMGetNumOperands(i) as u32 {
                         let x = LLVMGetOperand(i, k);
                         // Constant indices stay scalar: struct fields must.
-                        idx.push(if LLVMIsAConstantInt(x).is_null() { operand(k)? } else { x });
+                        idx.push(if LLVMIsAConstantInt(x).is_null() {
+                            operand(k)?
+                        } else {
+                            x
+                        });
                     }
-                    LLVMBuildGEP2(self.b, LLVMGetGEPSourceElementType(i), base, idx.as_mut_ptr(), idx.len() as u32, c"".as_ptr())
+                    LLVMBuildGEP2(
+                        self.b,
+                        LLVMGetGEPSourceElementType(i),
+                        base,
+                        idx.as_mut_ptr(),
+                        idx.len() as u32,
+                        c"".as_ptr(),
+                    )
                 }
                 LLVMExtractValue => {
                     if LLVMGetNumIndices(i) != 1 {
@@ -940,7 +1060,8 @@ impl Lanes {
         }
         // Deferred values not built yet are built here without being kept: this may be a fallback's
         // path, which the block's main path does not go through.
-        let deferred = self.aff.contains_key(&v) || (self.pending.contains_key(&v) && !self.map.borrow().contains_key(&v));
+        let deferred =
+            self.aff.contains_key(&v) || (self.pending.contains_key(&v) && !self.map.borrow().contains_key(&v));
         if deferred && crate::ir::opcode(v).is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
             return self.compute(v, m, &|k| self.rebuild(unsafe { LLVMGetOperand(v, k) }, m));
         }
@@ -953,8 +1074,15 @@ impl Lanes {
             return Some(a);
         }
         let first = self.scalar(v)?;
-        matches!(unsafe { LLVMGetTypeKind(LLVMTypeOf(first)) }, LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind)
-            .then_some(Affine { first, stride: 0, holds: None })
+        matches!(
+            unsafe { LLVMGetTypeKind(LLVMTypeOf(first)) },
+            LLVMTypeKind::LLVMIntegerTypeKind | LLVMTypeKind::LLVMPointerTypeKind
+        )
+        .then_some(Affine {
+            first,
+            stride: 0,
+            holds: None,
+        })
     }
 
     fn and(&self, a: LLVMValueRef, b: Option<LLVMValueRef>) -> LLVMValueRef {
@@ -971,24 +1099,36 @@ impl Lanes {
         unsafe {
             let n = LLVMGetNumOperands(i) as u32;
             let ops: Vec<Option<Affine>> = (0..n).map(|k| self.affine(LLVMGetOperand(i, k))).collect();
-            let Stride::By(stride) = vary::step(i, &|k| ops[k as usize].map_or(Stride::Varies, |a| Stride::By(a.stride))) else {
+            let Stride::By(stride) =
+                vary::step(i, &|k| ops[k as usize].map_or(Stride::Varies, |a| Stride::By(a.stride)))
+            else {
                 return;
             };
-            let Some(ops) = ops.into_iter().collect::<Option<Vec<Affine>>>() else { return };
+            let Some(ops) = ops.into_iter().collect::<Option<Vec<Affine>>>() else {
+                return;
+            };
             let c = LLVMInstructionClone(i);
             for (k, o) in ops.iter().enumerate() {
                 LLVMSetOperand(c, k as u32, o.first);
             }
             LLVMInsertIntoBuilder(self.b, c);
-            let mut holds = ops.iter().fold(None, |acc: Option<LLVMValueRef>, o| match (acc, o.holds) {
-                (Some(a), h) => Some(self.and(a, h)),
-                (None, h) => h,
-            });
+            let mut holds = ops
+                .iter()
+                .fold(None, |acc: Option<LLVMValueRef>, o| match (acc, o.holds) {
+                    (Some(a), h) => Some(self.and(a, h)),
+                    (None, h) => h,
+                });
             let op = LLVMGetInstructionOpcode(i);
             let cond = match op {
                 LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt => {
                     // The operands' condition goes into the compare's bound.
-                    Some(vary::no_wrap(self.b, ops[0].first, ops[0].stride, op == LLVMOpcode::LLVMSExt, holds.take()))
+                    Some(vary::no_wrap(
+                        self.b,
+                        ops[0].first,
+                        ops[0].stride,
+                        op == LLVMOpcode::LLVMSExt,
+                        holds.take(),
+                    ))
                 }
                 LLVMOpcode::LLVMLShr | LLVMOpcode::LLVMAShr if ops[0].stride != 0 => {
                     let k = const_int(LLVMGetOperand(i, 1)).unwrap_or(0);
@@ -999,7 +1139,14 @@ impl Lanes {
             if let Some(w) = cond {
                 holds = Some(self.and(w, holds));
             }
-            self.aff.insert(i, Affine { first: c, stride, holds });
+            self.aff.insert(
+                i,
+                Affine {
+                    first: c,
+                    stride,
+                    holds,
+                },
+            );
         }
     }
 
@@ -1037,7 +1184,9 @@ impl Lanes {
                     // The declaration must take and give lane vectors of every operand.
                     let mut got = vec![std::ptr::null_mut(); LLVMCountParamTypes(fty) as usize];
                     LLVMGetParamTypes(fty, got.as_mut_ptr());
-                    got.len() == n as usize && got.iter().all(|&t| t == self.vt(ty)) && LLVMGetReturnType(fty) == self.vt(ty)
+                    got.len() == n as usize
+                        && got.iter().all(|&t| t == self.vt(ty))
+                        && LLVMGetReturnType(fty) == self.vt(ty)
                 })
             {
                 let mut vals = args.iter().map(|&a| self.value(a)).collect::<Option<Vec<_>>>()?;
@@ -1058,7 +1207,13 @@ impl Lanes {
             let fty = LLVMGetCalledFunctionType(i);
             let vals: Vec<Option<LLVMValueRef>> = args
                 .iter()
-                .map(|&a| if LLVMIsAConstant(a).is_null() { self.value(a).map(Some) } else { Some(None) })
+                .map(|&a| {
+                    if LLVMIsAConstant(a).is_null() {
+                        self.value(a).map(Some)
+                    } else {
+                        Some(None)
+                    }
+                })
                 .collect::<Option<_>>()?;
             let mut r = LLVMGetPoison(self.vt(LLVMTypeOf(i)));
             for l in 0..LANES as u64 {
@@ -1081,7 +1236,12 @@ impl Lanes {
 
     /// The active lanes' first address, and for an access of `bytes`-wide elements whether the lanes'
     /// addresses are consecutive from `base`.
-    fn shape(&self, p: LLVMValueRef, m: LLVMValueRef, bytes: Option<u64>) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
+    fn shape(
+        &self,
+        p: LLVMValueRef,
+        m: LLVMValueRef,
+        bytes: Option<u64>,
+    ) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
         use inkwell::llvm_sys::LLVMIntPredicate::*;
         unsafe {
             let bits = self.bits(m);
@@ -1093,7 +1253,12 @@ impl Lanes {
             let not_m = LLVMBuildNot(self.b, m, c"".as_ptr());
             let consecutive = bytes.map(|k| {
                 let i8t = LLVMInt8TypeInContext(self.ctx);
-                let back = LLVMBuildMul(self.b, LLVMBuildZExt(self.b, first, self.i64t, c"".as_ptr()), LLVMConstInt(self.i64t, k, 0), c"".as_ptr());
+                let back = LLVMBuildMul(
+                    self.b,
+                    LLVMBuildZExt(self.b, first, self.i64t, c"".as_ptr()),
+                    LLVMConstInt(self.i64t, k, 0),
+                    c"".as_ptr(),
+                );
                 let mut neg = [LLVMBuildNeg(self.b, back, c"".as_ptr())];
                 let base = LLVMBuildGEP2(self.b, i8t, p_first, neg.as_mut_ptr(), 1, c"base".as_ptr());
                 let mut steps = [self.iota(self.i64t, k)];
@@ -1112,7 +1277,13 @@ impl Lanes {
     fn one_address(&self, p: LLVMValueRef, p_first: LLVMValueRef, m: LLVMValueRef) -> LLVMValueRef {
         unsafe {
             let not_m = LLVMBuildNot(self.b, m, c"".as_ptr());
-            let same = LLVMBuildICmp(self.b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, p, self.splat(p_first), c"".as_ptr());
+            let same = LLVMBuildICmp(
+                self.b,
+                inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ,
+                p,
+                self.splat(p_first),
+                c"".as_ptr(),
+            );
             self.all(LLVMBuildOr(self.b, same, not_m, c"".as_ptr()))
         }
     }
@@ -1176,7 +1347,10 @@ impl Lanes {
     /// where the form holds; otherwise `general`.
     fn access<'a>(&self, a: Access<'a>) -> Option<LLVMValueRef> {
         let bytes = a.bytes.map(|b| b as i64);
-        let Some(af) = self.affine(a.at).filter(|af| af.stride == 0 || Some(af.stride) == bytes) else {
+        let Some(af) = self
+            .affine(a.at)
+            .filter(|af| af.stride == 0 || Some(af.stride) == bytes)
+        else {
             return self.general(a.clone(), self.value(a.at)?);
         };
         let (first, m, full) = (af.first, a.m, a.full);
@@ -1187,14 +1361,23 @@ impl Lanes {
         };
         if af.stride == 0 {
             let one = a.one.clone();
-            arms.push((Box::new(move |this: &Self| holds(this, None)), Box::new(move |this: &Self| one(this, first))));
+            arms.push((
+                Box::new(move |this: &Self| holds(this, None)),
+                Box::new(move |this: &Self| one(this, first)),
+            ));
         } else {
             let every = (const_int(full) != Some(1)).then_some(full);
             let v = a.vector.clone();
-            arms.push((Box::new(move |this: &Self| holds(this, every)), Box::new(move |this: &Self| v(this, first, None))));
+            arms.push((
+                Box::new(move |this: &Self| holds(this, every)),
+                Box::new(move |this: &Self| v(this, first, None)),
+            ));
             if every.is_some() {
                 let v = a.vector.clone();
-                arms.push((Box::new(move |this: &Self| holds(this, None)), Box::new(move |this: &Self| v(this, first, Some(m)))));
+                arms.push((
+                    Box::new(move |this: &Self| holds(this, None)),
+                    Box::new(move |this: &Self| v(this, first, Some(m))),
+                ));
             }
         }
         if af.holds.is_none() {
@@ -1229,7 +1412,10 @@ impl Lanes {
             ));
             if const_int(full) != Some(1) {
                 let v = a.vector.clone();
-                arms.push((Box::new(move |_: &Self| ok), Box::new(move |this: &Self| v(this, base, Some(m)))));
+                arms.push((
+                    Box::new(move |_: &Self| ok),
+                    Box::new(move |this: &Self| v(this, base, Some(m))),
+                ));
             }
         }
         let one = a.one.clone();
@@ -1241,7 +1427,14 @@ impl Lanes {
         self.choose(arms, Box::new(move |this: &Self| spread(this, p)), a.ty, false)
     }
 
-    fn load(&mut self, ty: LLVMTypeRef, at: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<LLVMValueRef> {
+    fn load(
+        &mut self,
+        ty: LLVMTypeRef,
+        at: LLVMValueRef,
+        align: u32,
+        m: LLVMValueRef,
+        full: LLVMValueRef,
+    ) -> Option<LLVMValueRef> {
         let vt = self.vt(ty);
         let vptr = self.vt(self.ptr);
         // Declared up front: the arms only build calls.
@@ -1259,7 +1452,9 @@ impl Lanes {
                     LLVMSetAlignment(l, align);
                     l
                 },
-                Some(m) => this.masked("llvm.masked.load", &mut [vt, this.ptr], &[base, m, poison], 0).expect("declared"),
+                Some(m) => this
+                    .masked("llvm.masked.load", &mut [vt, this.ptr], &[base, m, poison], 0)
+                    .expect("declared"),
             }),
             one: Rc::new(move |this: &Self, at| unsafe {
                 let s = LLVMBuildLoad2(this.b, ty, at, c"".as_ptr());
@@ -1267,7 +1462,8 @@ impl Lanes {
                 this.splat(s)
             }),
             spread: Rc::new(move |this: &Self, p| {
-                this.masked("llvm.masked.gather", &mut [vt, this.vt(this.ptr)], &[p, m, poison], 0).expect("declared")
+                this.masked("llvm.masked.gather", &mut [vt, this.vt(this.ptr)], &[p, m, poison], 0)
+                    .expect("declared")
             }),
             ty: Some(vt),
         };
@@ -1278,10 +1474,20 @@ impl Lanes {
     /// order.
     fn store_one(&self, v: LLVMValueRef, p: LLVMValueRef, align: u32, m: LLVMValueRef) -> LLVMValueRef {
         unsafe {
-            let ctlz = self.intrinsic("llvm.ctlz", &mut [LLVMIntTypeInContext(self.ctx, LANES)]).expect("ctlz");
-            let lead = self.call(ctlz, &mut [self.bits(m), LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0)]);
+            let ctlz = self
+                .intrinsic("llvm.ctlz", &mut [LLVMIntTypeInContext(self.ctx, LANES)])
+                .expect("ctlz");
+            let lead = self.call(
+                ctlz,
+                &mut [self.bits(m), LLVMConstInt(LLVMInt1TypeInContext(self.ctx), 0, 0)],
+            );
             let lead = LLVMBuildIntCast2(self.b, lead, self.i32t, 0, c"".as_ptr());
-            let last = LLVMBuildSub(self.b, LLVMConstInt(self.i32t, LANES as u64 - 1, 0), lead, c"last".as_ptr());
+            let last = LLVMBuildSub(
+                self.b,
+                LLVMConstInt(self.i32t, LANES as u64 - 1, 0),
+                lead,
+                c"last".as_ptr(),
+            );
             let s = LLVMBuildExtractElement(self.b, v, last, c"".as_ptr());
             let st = LLVMBuildStore(self.b, s, p);
             LLVMSetAlignment(st, align);
@@ -1289,7 +1495,14 @@ impl Lanes {
         }
     }
 
-    fn store(&mut self, v: LLVMValueRef, at: LLVMValueRef, align: u32, m: LLVMValueRef, full: LLVMValueRef) -> Option<()> {
+    fn store(
+        &mut self,
+        v: LLVMValueRef,
+        at: LLVMValueRef,
+        align: u32,
+        m: LLVMValueRef,
+        full: LLVMValueRef,
+    ) -> Option<()> {
         let vt = unsafe { LLVMTypeOf(v) };
         let vptr = self.vt(self.ptr);
         self.intrinsic("llvm.masked.store", &mut [vt, self.ptr])?;
@@ -1305,11 +1518,14 @@ impl Lanes {
                     LLVMSetAlignment(st, align);
                     st
                 },
-                Some(m) => this.masked("llvm.masked.store", &mut [vt, this.ptr], &[v, base, m], 1).expect("declared"),
+                Some(m) => this
+                    .masked("llvm.masked.store", &mut [vt, this.ptr], &[v, base, m], 1)
+                    .expect("declared"),
             }),
             one: Rc::new(move |this: &Self, at| this.store_one(v, at, align, m)),
             spread: Rc::new(move |this: &Self, p| {
-                this.masked("llvm.masked.scatter", &mut [vt, this.vt(this.ptr)], &[v, p, m], 1).expect("declared")
+                this.masked("llvm.masked.scatter", &mut [vt, this.vt(this.ptr)], &[v, p, m], 1)
+                    .expect("declared")
             }),
             ty: None,
         };
@@ -1340,7 +1556,10 @@ struct Access<'a> {
 }
 
 /// A branch of `Lanes::choose`: its condition and its code, each built where it is needed.
-type Arm<'a> = (Box<dyn Fn(&Lanes) -> LLVMValueRef + 'a>, Box<dyn Fn(&Lanes) -> LLVMValueRef + 'a>);
+type Arm<'a> = (
+    Box<dyn Fn(&Lanes) -> LLVMValueRef + 'a>,
+    Box<dyn Fn(&Lanes) -> LLVMValueRef + 'a>,
+);
 
 impl<'ctx> super::Lowerer<'ctx> {
     /// The thread loops of a region with a lane-vectorised body `lanes_fn`: along x, groups of `LANES`
@@ -1365,7 +1584,11 @@ impl<'ctx> super::Lowerer<'ctx> {
             outer[0].0.as_basic_value().into_int_value(),
             outer[1].0.as_basic_value().into_int_value(),
         );
-        let row = self.b.build_int_mul(self.b.build_int_add(self.b.build_int_mul(z, ntid[1], "r")?, y, "r")?, ntid[0], "row")?;
+        let row = self.b.build_int_mul(
+            self.b.build_int_add(self.b.build_int_mul(z, ntid[1], "r")?, y, "r")?,
+            ntid[0],
+            "row",
+        )?;
         // x: whole groups, then the threads left over.
         let width = i32t.const_int(LANES as u64, false);
         let mut x = i32t.const_zero();
@@ -1389,7 +1612,9 @@ impl<'ctx> super::Lowerer<'ctx> {
             self.b.position_at_end(body);
             let p = self.env_dim_ptr(env, 2, 0)?;
             self.b.build_store(p, xv)?;
-            let lin = self.b.build_int_z_extend(self.b.build_int_add(row, xv, "lin")?, self.i64(), "lin")?;
+            let lin = self
+                .b
+                .build_int_z_extend(self.b.build_int_add(row, xv, "lin")?, self.i64(), "lin")?;
             if grouped {
                 group(self, lin)?;
             } else {

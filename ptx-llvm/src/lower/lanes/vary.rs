@@ -17,7 +17,11 @@ use std::collections::{HashMap, HashSet};
 /// point (`regions::RECOMPUTED`) write that value again, and count when they too store a uniform value.
 /// A value is uniform when it is computed purely from uniform values, or loaded from a uniform address
 /// or register; `tid.x` is not.
-pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, state: LLVMValueRef) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
+pub(super) fn uniform_values(
+    blocks: &[LLVMBasicBlockRef],
+    env: LLVMValueRef,
+    state: LLVMValueRef,
+) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
     use LLVMOpcode::*;
     let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| instructions(b)).collect();
     let mut stores: HashMap<LLVMValueRef, Vec<LLVMValueRef>> = HashMap::new();
@@ -30,8 +34,11 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
         }
     }
     let recomputed = |st: &LLVMValueRef| super::marked(*st, crate::lower::regions::RECOMPUTED);
-    let mut regs: HashSet<LLVMValueRef> =
-        stores.iter().filter(|(_, v)| v.iter().filter(|st| !recomputed(st)).count() == 1).map(|(&r, _)| r).collect();
+    let mut regs: HashSet<LLVMValueRef> = stores
+        .iter()
+        .filter(|(_, v)| v.iter().filter(|st| !recomputed(st)).count() == 1)
+        .map(|(&r, _)| r)
+        .collect();
     loop {
         let mut uniform: HashSet<LLVMValueRef> = HashSet::new();
         let is = |u: &HashSet<LLVMValueRef>, v: LLVMValueRef| unsafe {
@@ -39,7 +46,9 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
         };
         for &i in &body {
             let op = unsafe { LLVMGetInstructionOpcode(i) };
-            let operands = |u: &HashSet<LLVMValueRef>| unsafe { (0..LLVMGetNumOperands(i) as u32).all(|k| is(u, LLVMGetOperand(i, k))) };
+            let operands = |u: &HashSet<LLVMValueRef>| unsafe {
+                (0..LLVMGetNumOperands(i) as u32).all(|k| is(u, LLVMGetOperand(i, k)))
+            };
             let same = unsafe {
                 match op {
                     LLVMLoad => {
@@ -63,9 +72,10 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
                     }
                     LLVMAdd | LLVMFAdd | LLVMSub | LLVMFSub | LLVMMul | LLVMFMul | LLVMFDiv | LLVMFRem | LLVMShl
                     | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr | LLVMXor | LLVMUDiv | LLVMSDiv | LLVMURem | LLVMSRem
-                    | LLVMFNeg | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMFPToUI | LLVMFPToSI | LLVMUIToFP | LLVMSIToFP
-                    | LLVMFPTrunc | LLVMFPExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast | LLVMAddrSpaceCast | LLVMICmp
-                    | LLVMFCmp | LLVMSelect | LLVMGetElementPtr | LLVMFreeze | LLVMExtractValue => operands(&uniform),
+                    | LLVMFNeg | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMFPToUI | LLVMFPToSI | LLVMUIToFP
+                    | LLVMSIToFP | LLVMFPTrunc | LLVMFPExt | LLVMPtrToInt | LLVMIntToPtr | LLVMBitCast
+                    | LLVMAddrSpaceCast | LLVMICmp | LLVMFCmp | LLVMSelect | LLVMGetElementPtr | LLVMFreeze
+                    | LLVMExtractValue => operands(&uniform),
                     _ => false,
                 }
             };
@@ -73,15 +83,21 @@ pub(super) fn uniform_values(blocks: &[LLVMBasicBlockRef], env: LLVMValueRef, st
                 uniform.insert(i);
             }
         }
-        let kept: HashSet<LLVMValueRef> =
-            regs.iter().copied().filter(|r| stores[r].iter().all(|&st| is(&uniform, unsafe { LLVMGetOperand(st, 0) }))).collect();
+        let kept: HashSet<LLVMValueRef> = regs
+            .iter()
+            .copied()
+            .filter(|r| {
+                stores[r]
+                    .iter()
+                    .all(|&st| is(&uniform, unsafe { LLVMGetOperand(st, 0) }))
+            })
+            .collect();
         if kept == regs {
             return (uniform, regs);
         }
         regs = kept;
     }
 }
-
 
 /// How a value varies along the lanes: lane `l` holds lane 0's value plus `l × s` (`By(s)`, in the
 /// value's own wrapping arithmetic; `By(0)` for uniform values), or not known to (`Varies`).
@@ -164,9 +180,16 @@ pub(super) fn step(i: LLVMValueRef, operand: &dyn Fn(u32) -> Stride) -> Stride {
                     // A constant path into an aggregate after the first index: lane-independent
                     // when that index is.
                     let first = LLVMGetOperand(i, 1);
-                    return if LLVMIsAConstantInt(first).is_null() { Stride::Varies } else { operand(0) };
+                    return if LLVMIsAConstantInt(first).is_null() {
+                        Stride::Varies
+                    } else {
+                        operand(0)
+                    };
                 }
-                match (n, super::element_bytes(LLVMGetGEPSourceElementType(i)).map(|b| b as i64)) {
+                match (
+                    n,
+                    super::element_bytes(LLVMGetGEPSourceElementType(i)).map(|b| b as i64),
+                ) {
                     (2, Some(size)) => operand(0).map2(operand(1), |b, x| x.checked_mul(size)?.checked_add(b)),
                     _ => Stride::Varies,
                 }
@@ -234,7 +257,10 @@ pub(super) fn register_strides(
             }
         }
         if next == regs {
-            return regs.into_iter().filter_map(|(r, s)| if let Stride::By(s) = s { Some((r, s)) } else { None }).collect();
+            return regs
+                .into_iter()
+                .filter_map(|(r, s)| if let Stride::By(s) = s { Some((r, s)) } else { None })
+                .collect();
         }
         regs = next;
     }
@@ -258,7 +284,13 @@ pub(super) fn no_carry(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, bits
         let low = (1u64 << bits) - 1;
         let span = (super::LANES as u64 - 1) * stride as u64;
         let masked = LLVMBuildAnd(b, first, LLVMConstInt(ty, low, 0), c"".as_ptr());
-        LLVMBuildICmp(b, LLVMIntULE, masked, LLVMConstInt(ty, low - span, 0), c"nocarry".as_ptr())
+        LLVMBuildICmp(
+            b,
+            LLVMIntULE,
+            masked,
+            LLVMConstInt(ty, low - span, 0),
+            c"nocarry".as_ptr(),
+        )
     }
 }
 
@@ -267,7 +299,13 @@ pub(super) fn no_carry(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, bits
 /// `given` picks the bound of one strict comparison (one no value passes where it is false), not a
 /// second condition: where it is a register's affine flag, invariant in a loop, the bound is
 /// computed before the loop and the test in it is one compare and branch.
-pub(super) fn no_wrap(b: LLVMBuilderRef, first: LLVMValueRef, stride: i64, signed: bool, given: Option<LLVMValueRef>) -> LLVMValueRef {
+pub(super) fn no_wrap(
+    b: LLVMBuilderRef,
+    first: LLVMValueRef,
+    stride: i64,
+    signed: bool,
+    given: Option<LLVMValueRef>,
+) -> LLVMValueRef {
     use inkwell::llvm_sys::LLVMIntPredicate::*;
     unsafe {
         let ty = LLVMTypeOf(first);
@@ -321,9 +359,14 @@ mod tests {
                             assert!(!LLVMIsAConstantInt(c).is_null());
                             let start = if signed { first as u8 as i8 as i64 } else { first as i64 };
                             let range = if signed { -128..=127 } else { 0..=255 };
-                            let fits = (0..crate::lower::lanes::LANES as i64).all(|l| range.contains(&(start + l * stride)));
+                            let fits =
+                                (0..crate::lower::lanes::LANES as i64).all(|l| range.contains(&(start + l * stride)));
                             let want = fits && given != Some(false);
-                            assert_eq!(LLVMConstIntGetZExtValue(c) == 1, want, "first {first} stride {stride} signed {signed} given {given:?}");
+                            assert_eq!(
+                                LLVMConstIntGetZExtValue(c) == 1,
+                                want,
+                                "first {first} stride {stride} signed {signed} given {given:?}"
+                            );
                         }
                     }
                 }

@@ -55,14 +55,25 @@ impl Lanes {
     /// At the start of resume block `state`'s code for the lanes of `m` (`full`: all of them): unless
     /// the group is a whole warp with every lane here, these lanes stop as the thread body does, and
     /// the code goes on to `dispatch`. The builder is left where the exchange goes on.
-    pub(super) fn warp_or_stop(&mut self, state: u32, m: LLVMValueRef, full: LLVMValueRef, pcv: LLVMValueRef, dispatch: LLVMBasicBlockRef) {
+    pub(super) fn warp_or_stop(
+        &mut self,
+        state: u32,
+        m: LLVMValueRef,
+        full: LLVMValueRef,
+        pcv: LLVMValueRef,
+        dispatch: LLVMBasicBlockRef,
+    ) {
         unsafe {
             let ok = self.and(self.whole_warp, Some(full));
             let on = self.block("lanes.warp");
             let stop = self.block("lanes.stop");
             LLVMBuildCondBr(self.b, ok, on, stop);
             LLVMPositionBuilderAtEnd(self.b, stop);
-            self.store_lanes(m, self.const_splat(LLVMConstInt(self.i32t, (state | WAIT) as u64, 0)), self.result);
+            self.store_lanes(
+                m,
+                self.const_splat(LLVMConstInt(self.i32t, (state | WAIT) as u64, 0)),
+                self.result,
+            );
             let exit = self.const_splat(LLVMConstInt(self.i32t, super::EXIT, 0));
             LLVMBuildStore(self.b, LLVMBuildSelect(self.b, m, exit, pcv, c"".as_ptr()), self.pc);
             LLVMBuildBr(self.b, dispatch);
@@ -139,14 +150,22 @@ impl Lanes {
                 return Some(self.splat(r));
             }
             // The source lane, as `shfl_source` in ptx-jit's fibers.
-            let (bv, c) = (self.published_const(i, 1).unwrap_or_else(|| get(1)), self.published_const(i, 2).unwrap_or_else(|| get(2)));
+            let (bv, c) = (
+                self.published_const(i, 1).unwrap_or_else(|| get(1)),
+                self.published_const(i, 2).unwrap_or_else(|| get(2)),
+            );
             let bval = LLVMBuildAnd(b, bv, n(31), c"".as_ptr());
             let cval = LLVMBuildAnd(b, c, n(31), c"".as_ptr());
             let seg = LLVMBuildAnd(b, LLVMBuildLShr(b, c, n(8), c"".as_ptr()), n(31), c"seg".as_ptr());
             let not_seg = LLVMBuildNot(b, seg, c"".as_ptr());
             let l = self.iota(self.i32t, 1);
             let min_lane = LLVMBuildAnd(b, l, seg, c"".as_ptr());
-            let max_lane = LLVMBuildOr(b, min_lane, LLVMBuildAnd(b, cval, not_seg, c"".as_ptr()), c"max".as_ptr());
+            let max_lane = LLVMBuildOr(
+                b,
+                min_lane,
+                LLVMBuildAnd(b, cval, not_seg, c"".as_ptr()),
+                c"max".as_ptr(),
+            );
             let (j, valid) = match kind - SHFL {
                 0 => {
                     let j = LLVMBuildSub(b, l, bval, c"".as_ptr());
@@ -171,14 +190,24 @@ impl Lanes {
                 LLVMBuildStore(b, a, self.table);
                 let mut idx = [src];
                 let at = LLVMBuildGEP2(b, self.i32t, self.table, idx.as_mut_ptr(), 1, c"".as_ptr());
-                self.masked("llvm.masked.gather", &mut [vi32, self.vt(self.ptr)], &[at, self.all_on(), LLVMGetPoison(vi32)], 0)?
+                self.masked(
+                    "llvm.masked.gather",
+                    &mut [vi32, self.vt(self.ptr)],
+                    &[at, self.all_on(), LLVMGetPoison(vi32)],
+                    0,
+                )?
             } else {
                 // Operands known here (the usual `shfl.sync.down.b32 d, a, 16, 31, -1`): a fixed
                 // permutation of the lanes.
                 LLVMBuildShuffleVector(b, a, LLVMGetPoison(vi32), src, c"".as_ptr())
             };
             let value = LLVMBuildZExt(b, value, vi64, c"".as_ptr());
-            let valid = LLVMBuildShl(b, LLVMBuildZExt(b, valid, vi64, c"".as_ptr()), self.const_splat(LLVMConstInt(self.i64t, 32, 0)), c"".as_ptr());
+            let valid = LLVMBuildShl(
+                b,
+                LLVMBuildZExt(b, valid, vi64, c"".as_ptr()),
+                self.const_splat(LLVMConstInt(self.i64t, 32, 0)),
+                c"".as_ptr(),
+            );
             Some(LLVMBuildOr(b, value, valid, c"shfl".as_ptr()))
         }
     }
