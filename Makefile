@@ -15,7 +15,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "nvidia-cuda-crt==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test bench fuzz deps llvm venv opencl clean
+.PHONY: all build demo test lint-rust bench fuzz deps llvm venv opencl clean
 
 all: build
 
@@ -124,7 +124,13 @@ fuzz: llvm
 
 # ---- tests -----------------------------------------------------------------------------------------
 
-test: build venv build/client build/faults build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+# Habits: the tree stays rustfmt-clean and clippy-clean (every target, warnings as errors).
+lint-rust: llvm
+	rustup component add rustfmt clippy 2>/dev/null || true
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --release -- -D warnings
+
+test: lint-rust build venv build/client build/faults build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace

@@ -42,7 +42,7 @@ fn inputs() -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = rd
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-            .filter(|p| std::fs::metadata(p).map_or(false, |m| m.len() < 400_000))
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 400_000))
             .collect();
         files.sort();
         v.extend(files.into_iter().step_by(every));

@@ -70,7 +70,7 @@ pub fn attribute(attr: i32) -> Result<i32, CUresult> {
         84 => 0,                                     // MULTI_GPU_BOARD
         97 => rt::MAX_SHARED_PER_BLOCK_OPTIN as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         106 => MAX_BLOCKS_PER_SM as i32,             // MAX_BLOCKS_PER_MULTIPROCESSOR
-        1..=161 => 0,                                // known, but a feature this device lacks
+        a if (1..=161).contains(&a) => 0,            // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
 }

@@ -292,7 +292,7 @@ fn launch_arguments_through_extra() {
         buf[24..28].copy_from_slice(&4u32.to_le_bytes());
         let mut size = buf.len();
         let mut extra = [
-            1 as *mut c_void,
+            std::ptr::dangling_mut::<c_void>(),
             buf.as_mut_ptr() as *mut c_void,
             2 as *mut c_void,
             &mut size as *mut usize as *mut c_void,

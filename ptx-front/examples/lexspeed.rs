@@ -2,7 +2,7 @@ fn main() {
     let mut srcs = vec![];
     for e in std::fs::read_dir(std::env::args().nth(1).unwrap()).unwrap() {
         let p = e.unwrap().path();
-        if p.extension().map_or(false, |x| x == "ptx") {
+        if p.extension().is_some_and(|x| x == "ptx") {
             srcs.push(std::fs::read_to_string(&p).unwrap());
         }
     }

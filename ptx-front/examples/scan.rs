@@ -9,7 +9,7 @@ fn main() {
     for dir in std::env::args().skip(1) {
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
-            if p.extension().map_or(true, |x| x != "ptx") {
+            if p.extension().is_none_or(|x| x != "ptx") {
                 continue;
             }
             let bytes = std::fs::read(&p).unwrap();

@@ -998,9 +998,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         format!("`{name}` has no boolean operation to combine this predicate with"),
                     )
                     .label("extra operand")
-                    .help(format!(
-                        "add `.and`, `.or` or `.xor` after the comparison, or drop the operand"
-                    )),
+                    .help("add `.and`, `.or` or `.xor` after the comparison, or drop the operand".to_string()),
                 ),
                 (Some(op), 3) => self.diags.push(
                     Diagnostic::error(
@@ -1208,9 +1206,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         ".rn" | ".rz" | ".rm" | ".rp" | ".ftz" | ".approx" | ".full" => !float,
                         ".hi" | ".lo" | ".wide" | ".cc" => float,
                         ".sat" => {
-                            !float
-                                && !(matches!(name, "add" | "sub") && t == Type::S32
-                                    || name == "mad" && t == Type::S32 && d.get(G::Mode) == Some(".hi"))
+                            // Floats saturate; of the integers only s32 add/sub and mad.hi do.
+                            let int_sat = t == Type::S32
+                                && (matches!(name, "add" | "sub") || name == "mad" && d.get(G::Mode) == Some(".hi"));
+                            !(float || int_sat)
                         }
                         _ => false,
                     };
@@ -1490,10 +1489,10 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
     /// Reports the undefined names anywhere inside a call's argument list or a texture operand.
     fn resolve_names(&mut self, op: &Operand<'a>, scope: &Scope<'m, 'a>) {
         match op {
-            Operand::Sym { name: n, .. } => {
-                if special_register(n.text).is_none() && n.text != "WARP_SZ" && scope.lookup(n.text).is_none() {
-                    self.undefined(n, scope);
-                }
+            Operand::Sym { name: n, .. }
+                if special_register(n.text).is_none() && n.text != "WARP_SZ" && scope.lookup(n.text).is_none() =>
+            {
+                self.undefined(n, scope);
             }
             Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => {
                 v.iter().for_each(|x| self.resolve_names(x, scope))

@@ -22,7 +22,8 @@ macro_rules! codes {
             pub fn as_str(self) -> &'static str { match self { $(Code::$code => stringify!($code)),* } }
             pub fn title(self) -> &'static str { match self { $(Code::$code => $title),* } }
             pub fn explanation(self) -> &'static str { match self { $(Code::$code => $explain),* } }
-            pub fn from_str(s: &str) -> Option<Code> {
+            /// The code named `s` (any case), as `explain` and `--allow` take it.
+            pub fn parse(s: &str) -> Option<Code> {
                 Self::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(s))
             }
         }
@@ -279,7 +280,7 @@ mod tests {
     #[test]
     fn codes_round_trip() {
         for c in Code::ALL {
-            assert_eq!(Code::from_str(c.as_str()), Some(*c));
+            assert_eq!(Code::parse(c.as_str()), Some(*c));
             assert!(c.explanation().contains("Wrong") || *c == Code::P0401 || *c == Code::P0402);
         }
     }

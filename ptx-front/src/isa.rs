@@ -2077,6 +2077,61 @@ pub static SECTIONS: &[Section] = &[
     sec!("9.7.19.5", "setmaxnreg", ["setmaxnreg"]),
 ];
 
+/// The manual section that documents a decoded instruction. An entry may serve several sections that
+/// share its opcode (`add` is documented for integers in 9.7.1, for floats in 9.7.3 and for halves in
+/// 9.7.4; `add.cc` in 9.7.2), so the choice goes by the modifiers a section's title names and by the
+/// type family of its chapter.
+pub fn section_of(d: &Decoded) -> &'static str {
+    let form = d.spec.form();
+    let candidates = SECTIONS
+        .iter()
+        .filter(|s| s.opcodes.iter().any(|o| *o == form || *o == d.spec.name));
+    let family = |chapter: &str| -> Option<bool> {
+        let t = d.ty()?;
+        let half = matches!(t, Type::F16 | Type::F16x2 | Type::Bf16 | Type::Bf16x2);
+        Some(match chapter {
+            "9.7.1" | "9.7.2" => !t.is_float(),
+            "9.7.3" => t.is_float() && !half,
+            "9.7.4" | "9.7.8" => half,
+            "9.7.7" => !half,
+            _ => return None,
+        })
+    };
+    let mut best: Option<(i32, &'static str)> = None;
+    for s in candidates {
+        let mut score = if s.number == d.spec.section { 1 } else { 0 };
+        let deprecated = s.title.ends_with(" (deprecated)");
+        // Title modifiers (`add.cc`, `rcp.approx.ftz.f64`, `bar.warp.sync`) must all be present.
+        for m in title_modifiers(s.title) {
+            score += if d.has(&m) || d.spec.sub.contains(&m.as_str()) {
+                10
+            } else {
+                -100
+            };
+        }
+        if deprecated {
+            score += if d.has(".sync") { -100 } else { 3 };
+        }
+        let chapter = s.number.splitn(4, '.').take(3).collect::<Vec<_>>().join(".");
+        match family(&chapter) {
+            Some(true) => score += 5,
+            Some(false) => score -= 5,
+            None => {}
+        }
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, s.number));
+        }
+    }
+    best.map_or(d.spec.section, |(_, n)| n)
+}
+
+/// The modifiers a section title spells out: `rcp.approx.ftz.f64` gives `.approx .ftz .f64`; of
+/// alternatives (`mma.sp/mma.sp::ordered_metadata`) the first counts.
+pub fn title_modifiers(title: &str) -> Vec<String> {
+    let first = title.split(['/', ' ', ',']).next().unwrap_or("");
+    first.split('.').skip(1).map(|p| format!(".{p}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2930,59 +2985,4 @@ mod tests {
         assert_eq!(have, want);
         assert_eq!(SECTIONS.len(), 176);
     }
-}
-
-/// The manual section that documents a decoded instruction. An entry may serve several sections that
-/// share its opcode (`add` is documented for integers in 9.7.1, for floats in 9.7.3 and for halves in
-/// 9.7.4; `add.cc` in 9.7.2), so the choice goes by the modifiers a section's title names and by the
-/// type family of its chapter.
-pub fn section_of(d: &Decoded) -> &'static str {
-    let form = d.spec.form();
-    let candidates = SECTIONS
-        .iter()
-        .filter(|s| s.opcodes.iter().any(|o| *o == form || *o == d.spec.name));
-    let family = |chapter: &str| -> Option<bool> {
-        let t = d.ty()?;
-        let half = matches!(t, Type::F16 | Type::F16x2 | Type::Bf16 | Type::Bf16x2);
-        Some(match chapter {
-            "9.7.1" | "9.7.2" => !t.is_float(),
-            "9.7.3" => t.is_float() && !half,
-            "9.7.4" | "9.7.8" => half,
-            "9.7.7" => !half,
-            _ => return None,
-        })
-    };
-    let mut best: Option<(i32, &'static str)> = None;
-    for s in candidates {
-        let mut score = if s.number == d.spec.section { 1 } else { 0 };
-        let deprecated = s.title.ends_with(" (deprecated)");
-        // Title modifiers (`add.cc`, `rcp.approx.ftz.f64`, `bar.warp.sync`) must all be present.
-        for m in title_modifiers(s.title) {
-            score += if d.has(&m) || d.spec.sub.contains(&m.as_str()) {
-                10
-            } else {
-                -100
-            };
-        }
-        if deprecated {
-            score += if d.has(".sync") { -100 } else { 3 };
-        }
-        let chapter = s.number.splitn(4, '.').take(3).collect::<Vec<_>>().join(".");
-        match family(&chapter) {
-            Some(true) => score += 5,
-            Some(false) => score -= 5,
-            None => {}
-        }
-        if best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, s.number));
-        }
-    }
-    best.map_or(d.spec.section, |(_, n)| n)
-}
-
-/// The modifiers a section title spells out: `rcp.approx.ftz.f64` gives `.approx .ftz .f64`; of
-/// alternatives (`mma.sp/mma.sp::ordered_metadata`) the first counts.
-pub fn title_modifiers(title: &str) -> Vec<String> {
-    let first = title.split(['/', ' ', ',']).next().unwrap_or("");
-    first.split('.').skip(1).map(|p| format!(".{p}")).collect()
 }

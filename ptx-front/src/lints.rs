@@ -309,8 +309,8 @@ impl<'m, 'a> Func<'m, 'a> {
         }
         let mut blocks = vec![];
         let mut begin = 0;
-        for k in 1..=n {
-            if starts[k] || k == n {
+        for (k, &start) in starts.iter().enumerate().skip(1) {
+            if start || k == n {
                 if k > begin {
                     blocks.push((begin, k));
                 }

@@ -6,6 +6,7 @@
 //! - local: the running thread's stack (a fiber's, or the worker's), which catches wild pointers
 //!   though not an overrun from one local array into its neighbour;
 //! - generic: any of these.
+//!
 //! The first bad access of a launch is recorded with its thread, block, address and PTX line; every
 //! thread then stops at its next check, and the launch fails with an illegal-address error. `trap`
 //! uses the same record in every mode.
@@ -200,7 +201,10 @@ impl FaultCell {
 }
 
 /// Called by checked JIT code (`ptx_llvm::builtin::CHECK`): 0 lets the access go ahead.
-pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32, space: u32) -> u32 {
+///
+/// # Safety
+/// `env` is the calling kernel's environment.
+pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32, space: u32) -> u32 {
     // SAFETY: checked code passes its own environment, whose fault cell outlives the launch.
     let env = unsafe { &*env };
     let Some(cell) = (unsafe { (env.fault as *const FaultCell).as_ref() }) else {
@@ -230,7 +234,7 @@ pub extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32
         });
         1
     };
-    if matches!(bytes, 2 | 4 | 8 | 16) && addr % bytes != 0 {
+    if matches!(bytes, 2 | 4 | 8 | 16) && !addr.is_multiple_of(bytes) {
         return fault(FaultKind::Misaligned);
     }
     let end = addr.saturating_add(bytes);

@@ -163,7 +163,7 @@ mod tests {
     fn formats_cuda_printf_buffers() {
         // int, then a double at offset 8 (aligned), then a 64-bit integer and a string pointer.
         let s = c"hi";
-        let mut buf = vec![0u8; 32];
+        let mut buf = [0u8; 32];
         buf[0..4].copy_from_slice(&(-7i32).to_le_bytes());
         buf[8..16].copy_from_slice(&2.5f64.to_le_bytes());
         buf[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());

@@ -7,6 +7,7 @@
 //!   `bar.arrive` included, handing out `bar.red` results;
 //! - `activemask` once the whole warp is blocked: its lanes are the ones waiting at the same site;
 //! - yields (`nanosleep`, `mbarrier` polls) at once, after the others have run.
+//!
 //! Threads that have exited count as arrived (as on sm_70+). If nothing can proceed, the kernel would
 //! hang on a GPU; the launch fails instead.
 
@@ -208,13 +209,13 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         MMA | LDMATRIX | STMATRIX => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe {
-                crate::matrix::warp_op(kind, c, w.slots.as_ptr() as *const u64, lane)
+                crate::matrix::warp_op(kind, c, w.slots.as_ptr(), lane)
             })
         }
         WMMA => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe {
-                crate::matrix::wmma(w.slots.as_ptr() as *const u64, lane)
+                crate::matrix::wmma(w.slots.as_ptr(), lane)
             })
         }
         MOVMATRIX => exchange(me, a as u64, mask, |w, _| {

@@ -300,7 +300,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 ExitCode::from(2)
             };
             let code = |c: &String| {
-                ptx_front::Code::from_str(c)
+                ptx_front::Code::parse(c)
                     .ok_or_else(|| usage(format!("`{c}` is not a diagnostic code (see `ptx-jit explain P0201`)")))
             };
             let deny_all = deny.iter().any(|d| d == "warnings");
@@ -726,7 +726,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Explain { what } => {
-            if let Some(c) = ptx_front::Code::from_str(&what) {
+            if let Some(c) = ptx_front::Code::parse(&what) {
                 println!("{}: {}\n\n{}", c.as_str(), c.title(), c.explanation());
                 Ok(ExitCode::SUCCESS)
             } else if let Some(s) = ptx_front::isa::lookup(what.trim_start_matches('.')) {

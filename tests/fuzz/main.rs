@@ -128,7 +128,11 @@ impl Inputs {
             Target::Fatbin => seeds.extend(targets::fatbin_seeds(&ptx)),
             Target::Driver => {
                 let mut rng = Rng(seed ^ 0xd1);
-                seeds.extend((0..64).map(|_| (0..64 + rng.below(448)).map(|_| rng.next() as u8).collect::<Vec<u8>>()))
+                seeds.extend((0..64).map(|_| {
+                    (0..64 + rng.below(448))
+                        .map(|_| rng.next_u64() as u8)
+                        .collect::<Vec<u8>>()
+                }))
             }
         }
         seeds.retain(|s| !s.is_empty());
@@ -336,7 +340,7 @@ fn mutate(seeds: &[Vec<u8>], binary: bool, rng: &mut Rng) -> Vec<u8> {
             0 if !s.is_empty() => {
                 let at = at.min(s.len() - 1);
                 s[at] = if binary {
-                    rng.next() as u8
+                    rng.next_u64() as u8
                 } else {
                     b" .;,{}[]()%<>0123456789abcdefxyz_\n"[rng.below(34)]
                 };

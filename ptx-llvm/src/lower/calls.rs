@@ -168,7 +168,7 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_store(slot, v)?;
             }
             Some(Entry::Reg { .. }) if v.is_int_value() => {
-                let v = self.from_bits(v.into_int_value(), decl.ty, false)?;
+                let v = self.of_bits(v.into_int_value(), decl.ty, false)?;
                 self.write(st, ret, v, false, scope)?;
             }
             _ => return Err(unsupported(name.span, "unsupported call result")),

@@ -132,7 +132,8 @@ pub struct Lowered<'ctx> {
 }
 
 enum Fail {
-    Diag(Diagnostic),
+    /// Boxed: a lowering result is passed up through every handler, and the diagnostic is rare.
+    Diag(Box<Diagnostic>),
     Llvm(BuilderError),
 }
 impl From<BuilderError> for Fail {
@@ -143,11 +144,11 @@ impl From<BuilderError> for Fail {
 type R<T> = Result<T, Fail>;
 
 fn unsupported(span: Span, what: impl Into<String>) -> Fail {
-    Fail::Diag(
+    Fail::Diag(Box::new(
         Diagnostic::error(Code::P0401, span, what.into())
             .label("not supported yet")
             .help("see the README's list of what works today"),
-    )
+    ))
 }
 
 /// Lowers a module that has passed `ptx_front::check` without errors.
@@ -445,7 +446,7 @@ impl<'ctx> Lowerer<'ctx> {
 
     fn fail(&mut self, e: Fail) {
         match e {
-            Fail::Diag(d) => self.diags.push(d),
+            Fail::Diag(d) => self.diags.push(*d),
             Fail::Llvm(e) => self.diags.push(Diagnostic::error(
                 Code::P0401,
                 Span::default(),
@@ -1274,7 +1275,7 @@ impl<'ctx> Lowerer<'ctx> {
 
     fn guarded<'m, 'a>(&mut self, st: &mut Fn<'ctx, 'm, 'a>, i: &'m Instruction<'a>, scope: &Scope<'m, 'a>) -> R<()> {
         self.ensure_open_block(st);
-        self.site = i.span.start as u32;
+        self.site = i.span.start;
         self.aligned = false;
         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
         let d = isa::decode(i.opcode.text, &mods)

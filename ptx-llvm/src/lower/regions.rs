@@ -140,7 +140,7 @@ fn live_after_stops(blocks: &[LLVMBasicBlockRef], scalars: &[LLVMValueRef], stop
     let index: HashMap<LLVMValueRef, usize> = scalars.iter().enumerate().map(|(i, &a)| (a, i)).collect();
     let mut always = vec![false; m];
     for (i, &a) in scalars.iter().enumerate() {
-        for u in users(a) {
+        for u in unsafe { users(a) } {
             let op = unsafe { LLVMGetInstructionOpcode(u) };
             let plain = match op {
                 LLVMOpcode::LLVMLoad => true,
@@ -167,7 +167,7 @@ fn live_after_stops(blocks: &[LLVMBasicBlockRef], scalars: &[LLVMValueRef], stop
         }
     };
     let bindex: HashMap<LLVMBasicBlockRef, usize> = blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    let body: Vec<Vec<LLVMValueRef>> = blocks.iter().map(|&b| instructions(b)).collect();
+    let body: Vec<Vec<LLVMValueRef>> = blocks.iter().map(|&b| unsafe { instructions(b) }).collect();
     let succs: Vec<Vec<usize>> = blocks
         .iter()
         .map(|&b| unsafe {
@@ -226,7 +226,7 @@ fn live_after_stops(blocks: &[LLVMBasicBlockRef], scalars: &[LLVMValueRef], stop
 fn recomputable(scalars: &[LLVMValueRef], env: LLVMValueRef) -> HashMap<LLVMValueRef, LLVMValueRef> {
     let mut def = HashMap::new();
     for &a in scalars {
-        let us = users(a);
+        let us = unsafe { users(a) };
         let stores: Vec<LLVMValueRef> = us
             .iter()
             .copied()
@@ -388,7 +388,7 @@ impl<'ctx> Lowerer<'ctx> {
         let env = f.get_nth_param(0).expect("env").as_value_ref();
         f.get_basic_blocks()
             .iter()
-            .flat_map(|b| instructions(b.as_mut_ptr()))
+            .flat_map(|b| unsafe { instructions(b.as_mut_ptr()) })
             .any(|i| matches!(self.collective_call(i, env), Some(k) if k != Some(crate::collective::YIELD)))
     }
 
@@ -403,7 +403,7 @@ impl<'ctx> Lowerer<'ctx> {
         let mut allocas = vec![];
         let mut stops = vec![];
         for &bb in &blocks {
-            for i in instructions(bb) {
+            for i in unsafe { instructions(bb) } {
                 let op = unsafe { LLVMGetInstructionOpcode(i) };
                 match op {
                     LLVMOpcode::LLVMAlloca => {
@@ -420,7 +420,9 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 // Only allocas may be used across blocks: the lowering keeps every other value local.
                 if op != LLVMOpcode::LLVMAlloca
-                    && users(i).iter().any(|&u| unsafe { LLVMGetInstructionParent(u) } != bb)
+                    && unsafe { users(i) }
+                        .iter()
+                        .any(|&u| unsafe { LLVMGetInstructionParent(u) } != bb)
                 {
                     return Ok(None);
                 }
@@ -449,10 +451,13 @@ impl<'ctx> Lowerer<'ctx> {
         // No value computed before a stop may be used after it, other than by the stop itself.
         for s in &stops {
             let bb = unsafe { LLVMGetInstructionParent(s.call) };
-            let ins = instructions(bb);
+            let ins = unsafe { instructions(bb) };
             let at = ins.iter().position(|&i| i == s.call).expect("stop in its block");
             let after: std::collections::HashSet<_> = ins[at + 1..].iter().copied().collect();
-            if ins[..at].iter().any(|&i| users(i).iter().any(|u| after.contains(u))) {
+            if ins[..at]
+                .iter()
+                .any(|&i| unsafe { users(i) }.iter().any(|u| after.contains(u)))
+            {
                 return Ok(None);
             }
         }
@@ -509,7 +514,8 @@ impl<'ctx> Lowerer<'ctx> {
             .build_struct_gep(steps_ty, steps.into_pointer_value(), FRAMES, "frames")?;
         let frames = self.b.build_load(ptr, frames_p, "frames")?;
         // The frames do not move during a launch: LLVM may hoist the load out of the thread loops.
-        for v in [frames] {
+        {
+            let v = frames;
             let inv = self.ctx.get_kind_id("invariant.load");
             let empty = self.ctx.metadata_node(&[]);
             v.as_instruction_value()
@@ -570,7 +576,7 @@ impl<'ctx> Lowerer<'ctx> {
             let bbv = unsafe { BasicBlock::new(bb) }.expect("block");
             let rb = self.ctx.append_basic_block(tf, &format!("resume{}", k + 1));
             let rest: Vec<LLVMValueRef> = {
-                let ins = instructions(bb);
+                let ins = unsafe { instructions(bb) };
                 let at = ins.iter().position(|&i| i == s.call).expect("stop");
                 ins[at + 1..].to_vec()
             };

@@ -437,20 +437,18 @@ impl<'ctx> Lowerer<'ctx> {
             let v = self.b.build_int_truncate(r, i32t, "movmatrix")?;
             return self.write(st, &ops[0], v.into(), false, scope);
         }
-        let (inputs, outputs, addr_op): (
-            Vec<(&'m Operand<'a>, u32)>,
-            Vec<(&'m Operand<'a>, u32)>,
-            Option<&'m Operand<'a>>,
-        ) = match d.spec.name {
-            "mma" => {
-                let mut ins = self.fragment(&ops[1], scope);
-                ins.extend(self.fragment(&ops[2], scope));
-                ins.extend(self.fragment(&ops[3], scope));
-                (ins, self.fragment(&ops[0], scope), None)
-            }
-            "ldmatrix" => (vec![], self.fragment(&ops[0], scope), Some(&ops[1])),
-            _ => (self.fragment(&ops[1], scope), vec![], Some(&ops[0])),
-        };
+        type Fragments<'m, 'a> = Vec<(&'m Operand<'a>, u32)>;
+        let (inputs, outputs, addr_op): (Fragments<'m, 'a>, Fragments<'m, 'a>, Option<&'m Operand<'a>>) =
+            match d.spec.name {
+                "mma" => {
+                    let mut ins = self.fragment(&ops[1], scope);
+                    ins.extend(self.fragment(&ops[2], scope));
+                    ins.extend(self.fragment(&ops[3], scope));
+                    (ins, self.fragment(&ops[0], scope), None)
+                }
+                "ldmatrix" => (vec![], self.fragment(&ops[0], scope), Some(&ops[1])),
+                _ => (self.fragment(&ops[1], scope), vec![], Some(&ops[0])),
+            };
         let words_in: u32 = inputs.iter().map(|(_, w)| w).sum();
         let words_out: u32 = outputs.iter().map(|(_, w)| w).sum();
         let buf_ty = i32t.array_type(2 + words_in + words_out);

@@ -50,7 +50,7 @@ impl<'ctx> Lowerer<'ctx> {
     ) -> R<BasicValueEnum<'ctx>> {
         let (slot, ty) = self.reg_slot(st, n, scope)?;
         let raw = self.b.build_load(self.int(ty.bits()), slot, n.text)?.into_int_value();
-        self.from_bits(raw, want, ty.is_signed())
+        self.of_bits(raw, want, ty.is_signed())
     }
 
     /// Truncates or extends an integer to `bits` (sign-extending when `signed`).
@@ -65,7 +65,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Converts raw register bits to a value of type `want`.
-    pub(super) fn from_bits(&self, raw: IntValue<'ctx>, want: Type, signed: bool) -> R<BasicValueEnum<'ctx>> {
+    pub(super) fn of_bits(&self, raw: IntValue<'ctx>, want: Type, signed: bool) -> R<BasicValueEnum<'ctx>> {
         let v = self.resize(raw, want.bits(), signed)?;
         Ok(match want {
             Type::F32 | Type::F64 => self.b.build_bit_cast(v, self.value_ty(want), "f")?,
@@ -141,7 +141,7 @@ impl<'ctx> Lowerer<'ctx> {
                         return self.vector_element(st, name, c, want, scope);
                     }
                     let v = self.special(st, name, c)?;
-                    return self.from_bits(v, want, false);
+                    return self.of_bits(v, want, false);
                 }
                 if scope.lookup(name.text).is_none() {
                     let v = match self.flavour {
@@ -153,14 +153,14 @@ impl<'ctx> Lowerer<'ctx> {
                         Flavour::Host => None,
                     };
                     if let Some(v) = v {
-                        return self.from_bits(v, want, false);
+                        return self.of_bits(v, want, false);
                     }
                 }
                 match scope.lookup(name.text) {
                     Some(Entry::Reg { .. }) => self.reg_load(st, name, want, scope),
                     Some(Entry::Var(_)) | None => {
                         let a = self.var_address(st, name, scope)?;
-                        self.from_bits(a, want, false)
+                        self.of_bits(a, want, false)
                     }
                     Some(Entry::Func(_)) => {
                         let f = *self
@@ -170,7 +170,7 @@ impl<'ctx> Lowerer<'ctx> {
                         let a =
                             self.b
                                 .build_ptr_to_int(f.as_global_value().as_pointer_value(), self.addr_ty(), "fn")?;
-                        self.from_bits(a, want, false)
+                        self.of_bits(a, want, false)
                     }
                 }
             }
@@ -180,7 +180,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let v = self.read(
                     st,
                     &Operand::Sym {
-                        name: n.clone(),
+                        name: *n,
                         component: None,
                     },
                     want,
@@ -393,7 +393,7 @@ impl<'ctx> Lowerer<'ctx> {
                 .build_in_bounds_gep(self.int(ty.bits()), slot, &[self.i32().const_int(k, false)], "el")?
         };
         let raw = self.b.build_load(self.int(ty.bits()), p, "el")?.into_int_value();
-        self.from_bits(raw, want, ty.is_signed())
+        self.of_bits(raw, want, ty.is_signed())
     }
 
     /// A vector register's storage (an array of its elements), its element type and the index `c` names.

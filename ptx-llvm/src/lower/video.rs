@@ -59,7 +59,7 @@ impl<'ctx> Lowerer<'ctx> {
                     }
                     neg |= (negated as u32) << k;
                     let whole = Operand::Sym {
-                        name: n.clone(),
+                        name: *n,
                         component: None,
                     };
                     self.read(st, &whole, Type::B32, scope)?.into_int_value()
@@ -101,7 +101,7 @@ impl<'ctx> Lowerer<'ctx> {
         let r = self.builtin_call(bi::VIDEO, v.pack(), &srcs)?;
         let r = self.b.build_int_truncate(r, self.i32(), "video")?;
         let whole = Operand::Sym {
-            name: dn.clone(),
+            name: *dn,
             component: None,
         };
         self.write(st, &whole, r.into(), false, scope)

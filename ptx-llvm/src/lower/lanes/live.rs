@@ -48,7 +48,7 @@ pub(super) fn dead_writes(
     let mut writes: HashMap<LLVMBasicBlockRef, HashSet<LLVMValueRef>> = HashMap::new();
     for &b in blocks {
         let (r, w) = (reads.entry(b).or_default(), writes.entry(b).or_default());
-        for (reg, write) in instructions(b).into_iter().filter_map(register) {
+        for (reg, write) in unsafe { instructions(b) }.into_iter().filter_map(register) {
             if write {
                 w.insert(reg);
             } else if !w.contains(&reg) {
@@ -83,7 +83,7 @@ pub(super) fn dead_writes(
     for &b in blocks {
         let live = live_out(&live_in, b);
         let mut later = HashSet::new();
-        for i in instructions(b).into_iter().rev() {
+        for i in unsafe { instructions(b) }.into_iter().rev() {
             if let Some((reg, true)) = register(i) {
                 if !later.insert(reg) || !live.contains(&reg) {
                     dead.insert(i);

@@ -76,7 +76,7 @@ fn element_bytes(ty: LLVMTypeRef) -> Option<u64> {
         let bytes = match LLVMGetTypeKind(ty) {
             LLVMTypeKind::LLVMIntegerTypeKind => {
                 let bits = LLVMGetIntTypeWidth(ty) as u64;
-                (bits % 8 == 0).then_some(bits / 8)?
+                bits.is_multiple_of(8).then_some(bits / 8)?
             }
             LLVMTypeKind::LLVMHalfTypeKind | LLVMTypeKind::LLVMBFloatTypeKind => 2,
             LLVMTypeKind::LLVMFloatTypeKind => 4,
@@ -1062,7 +1062,7 @@ impl Lanes {
         // path, which the block's main path does not go through.
         let deferred =
             self.aff.contains_key(&v) || (self.pending.contains_key(&v) && !self.map.borrow().contains_key(&v));
-        if deferred && crate::ir::opcode(v).is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
+        if deferred && unsafe { crate::ir::opcode(v) }.is_some_and(|op| op != LLVMOpcode::LLVMLoad) {
             return self.compute(v, m, &|k| self.rebuild(unsafe { LLVMGetOperand(v, k) }, m));
         }
         self.value(v)
@@ -1549,11 +1549,16 @@ struct Access<'a> {
     at: LLVMValueRef,
     m: LLVMValueRef,
     full: LLVMValueRef,
-    vector: Rc<dyn Fn(&Lanes, LLVMValueRef, Option<LLVMValueRef>) -> LLVMValueRef + 'a>,
-    one: Rc<dyn Fn(&Lanes, LLVMValueRef) -> LLVMValueRef + 'a>,
-    spread: Rc<dyn Fn(&Lanes, LLVMValueRef) -> LLVMValueRef + 'a>,
+    vector: Rc<VectorAccess<'a>>,
+    one: Rc<LaneAccess<'a>>,
+    spread: Rc<LaneAccess<'a>>,
     ty: Option<LLVMTypeRef>,
 }
+
+/// Builds a vector access from a base address, masked by the mask when there is one.
+type VectorAccess<'a> = dyn Fn(&Lanes, LLVMValueRef, Option<LLVMValueRef>) -> LLVMValueRef + 'a;
+/// Builds a scalar access at one address, or a gather or scatter at the lanes' addresses.
+type LaneAccess<'a> = dyn Fn(&Lanes, LLVMValueRef) -> LLVMValueRef + 'a;
 
 /// A branch of `Lanes::choose`: its condition and its code, each built where it is needed.
 type Arm<'a> = (

@@ -23,7 +23,7 @@ pub(super) fn uniform_values(
     state: LLVMValueRef,
 ) -> (HashSet<LLVMValueRef>, HashSet<LLVMValueRef>) {
     use LLVMOpcode::*;
-    let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| instructions(b)).collect();
+    let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| unsafe { instructions(b) }).collect();
     let mut stores: HashMap<LLVMValueRef, Vec<LLVMValueRef>> = HashMap::new();
     for &i in &body {
         if unsafe { LLVMGetInstructionOpcode(i) } == LLVMStore {
@@ -208,7 +208,7 @@ pub(super) fn register_strides(
     uniform: &HashSet<LLVMValueRef>,
     uniform_regs: &HashSet<LLVMValueRef>,
 ) -> HashMap<LLVMValueRef, i64> {
-    let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| instructions(b)).collect();
+    let body: Vec<LLVMValueRef> = blocks.iter().flat_map(|&b| unsafe { instructions(b) }).collect();
     let mut regs: HashMap<LLVMValueRef, Stride> = HashMap::new();
     for &i in &body {
         unsafe {

@@ -87,7 +87,9 @@ impl Lanes {
         let resume = unsafe { LLVMGetInstructionParent(i) };
         let mut found = None;
         for (&stop, _) in self.stops_to.iter().filter(|&(_, &r)| r == resume) {
-            let st = instructions(stop).into_iter().find(|&st| marked(st, PUBLISHED[j]))?;
+            let st = unsafe { instructions(stop) }
+                .into_iter()
+                .find(|&st| marked(st, PUBLISHED[j]))?;
             let v = self.constant_int(unsafe { LLVMGetOperand(st, 0) })?;
             if found.is_some_and(|f| f != v) {
                 return None;
