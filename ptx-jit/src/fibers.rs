@@ -462,7 +462,7 @@ fn run_cta(
 ) -> Result<(), LaunchError> {
     let [bx, by, bz] = l.block;
     let n = (bx * by * bz) as usize;
-    let mut base = Env::for_cta(l, cta_index, shared, collective);
+    let mut base = crate::runtime::env_for_cta(l, cta_index, shared, collective);
     base.fault = fault;
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
     let cell = unsafe { &*(fault as *const crate::checked::FaultCell) };

@@ -167,8 +167,7 @@ static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 /// inside lookups, so adding and materialising modules is serialised.
 static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
-/// `kernel(env, params)`: the block entry (or, for fiber kernels, one thread's entry).
-pub type BlockFn = unsafe extern "C" fn(*const crate::runtime::Env, *const u8);
+pub use ptx_llvm::abi::BlockFn;
 
 /// Kernels compile in two tiers. A kernel's first launch, if it is small, runs code optimised for
 /// compile time (`QUICK_PASSES`: a tenth of O3's time, no vectorisation), so a module is quick from

@@ -8,26 +8,17 @@
 
 use crate::fibers::{shfl_source, vote_result};
 use crate::host::HostKernel;
-use crate::runtime::{shared_words, Env, Launch, LaunchError};
+use crate::runtime::{shared_words, Launch, LaunchError};
 use ptx_llvm::collective::{SHFL, VOTE};
 use ptx_llvm::regions::{DONE, WAIT, WARP};
 use rayon::prelude::*;
 use std::ffi::c_void;
 
-/// The record `env.sync` points to. The JIT'd code reads and writes the fields up to `cur`, in this
-/// order (ptx-llvm's `Lowerer::steps_ty`); the rest is the runtime's.
+/// The record `env.sync` points to: the part generated code reads and writes (`ptx_llvm::abi::Steps`),
+/// then the runtime's own.
 #[repr(C)]
 struct Steps {
-    states: *mut u32,
-    frames: *mut u8,
-    state: u32,
-    masked: u32,
-    or: u32,
-    and: u32,
-    cur: u32,
-    slots: *mut u32,
-    args: *mut u32,
-    parity: *mut u32,
+    jit: ptx_llvm::abi::Steps,
     exchange: *mut Exchange,
 }
 
@@ -49,7 +40,7 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _:
     // SAFETY: `sync` is the `Steps` of the CTA running this call, and `cur` the calling thread.
     let steps = unsafe { &*(sync as *const Steps) };
     let x = unsafe { &mut *steps.exchange };
-    let t = steps.cur as usize;
+    let t = steps.jit.cur as usize;
     let (w, lane) = (t / 32, t % 32);
     let half = x.slots.len() / 2;
     // The half published into before the warp's last release.
@@ -117,19 +108,21 @@ fn run_cta(
     let warps = n.div_ceil(32);
     buf.exchange.parity.iter_mut().for_each(|p| *p = 0);
     let mut steps = Steps {
-        states: buf.states.as_mut_ptr(),
-        frames: buf.frames.as_mut_ptr() as *mut u8,
-        state: 0,
-        masked: 0,
-        or: 0,
-        and: 0,
-        cur: 0,
-        slots: buf.exchange.slots.as_mut_ptr(),
-        args: buf.exchange.args.as_mut_ptr(),
-        parity: buf.exchange.parity.as_mut_ptr(),
+        jit: ptx_llvm::abi::Steps {
+            states: buf.states.as_mut_ptr(),
+            frames: buf.frames.as_mut_ptr() as *mut u8,
+            state: 0,
+            masked: 0,
+            or: 0,
+            and: 0,
+            cur: 0,
+            slots: buf.exchange.slots.as_mut_ptr(),
+            args: buf.exchange.args.as_mut_ptr(),
+            parity: buf.exchange.parity.as_mut_ptr(),
+        },
         exchange: &mut buf.exchange,
     };
-    let mut env = Env::for_cta(l, cta, &mut buf.shared, collective);
+    let mut env = crate::runtime::env_for_cta(l, cta, &mut buf.shared, collective);
     env.sync = &mut steps as *mut Steps as *mut c_void;
     env.fault = fault;
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
@@ -137,8 +130,8 @@ fn run_cta(
     // Runs one region; false if the launch has ended (a fault here or elsewhere): the CTA stops.
     // This whole function runs on a guarded kernel stack (`launch`), so a trap leaves it from inside.
     let call = |steps: &mut Steps, state: u32, masked: bool| {
-        steps.state = state;
-        steps.masked = masked as u32;
+        steps.jit.state = state;
+        steps.jit.masked = masked as u32;
         // SAFETY: the JIT'd entry of a Regions kernel, built for this Env and Steps layout; every buffer
         // it reaches lives in `buf` for the whole CTA.
         unsafe { entry(&env, env.params) };
@@ -150,8 +143,8 @@ fn run_cta(
             if !call(&mut steps, s, false) {
                 return Ok(());
             }
-            if steps.or == steps.and {
-                let v = steps.or;
+            if steps.jit.or == steps.jit.and {
+                let v = steps.jit.or;
                 if v == DONE {
                     return Ok(());
                 }
@@ -167,7 +160,7 @@ fn run_cta(
             }
         }
         // Threads stopped at different places: run every runnable group until all wait or are done.
-        let states = unsafe { std::slice::from_raw_parts_mut(steps.states, n) };
+        let states = unsafe { std::slice::from_raw_parts_mut(steps.jit.states, n) };
         // One state at a time: a masked call runs every thread in it, and they all stop (or finish).
         while let Some(s) = states.iter().copied().find(|&s| s != DONE && s & WAIT == 0) {
             if !call(&mut steps, s, true) {

@@ -5,32 +5,8 @@ use crate::host::HostKernel;
 use ptx_llvm::Exec;
 use rayon::prelude::*;
 
-/// Mirrors the host flavour's environment struct (`ptx_llvm::HOST_ENV_FIELDS`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Env {
-    pub params: *const u8,
-    pub shared: *mut u8,
-    pub tid: [u32; 3],
-    pub ntid: [u32; 3],
-    pub ctaid: [u32; 3],
-    pub nctaid: [u32; 3],
-    /// Passed to `collective`: the calling thread's fiber.
-    pub sync: *mut c_void,
-    /// Barriers and warp collectives (`ptx_llvm::collective`), for kernels that synchronise.
-    pub collective: Collective,
-    /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
-    pub dynamic_shared: u32,
-    /// The worker running this CTA (`%smid`), and how many there are (`%nsmid`).
-    pub smid: u32,
-    pub nsmid: u32,
-    /// The launch's number in this process (`%gridid`).
-    pub gridid: u64,
-    /// Checked kernels: the launch's `checked::FaultCell` (null otherwise).
-    pub fault: *const c_void,
-    /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
-    pub ctas: u32,
-}
+/// The environment generated code receives, defined once with the rest of the ABI.
+pub use ptx_llvm::abi::{Collective, Env};
 
 /// `%nsmid`: the CPU backend presents one SM per core.
 pub fn sm_count() -> u32 {
@@ -39,29 +15,25 @@ pub fn sm_count() -> u32 {
 
 static GRIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32, u32) -> u64;
-
 use std::ffi::c_void;
 
-impl Env {
-    /// The environment of thread (0, 0, 0) of CTA number `cta` (x fastest), with its shared window.
-    pub fn for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Collective) -> Env {
-        Env {
-            params: l.params.as_ptr(),
-            shared: shared.as_mut_ptr() as *mut u8,
-            tid: [0; 3],
-            ntid: l.block,
-            ctaid: cta_index(cta, l.grid),
-            nctaid: l.grid,
-            sync: std::ptr::null_mut(),
-            collective,
-            dynamic_shared: l.dynamic_shared as u32,
-            smid: rayon::current_thread_index().unwrap_or(0) as u32,
-            nsmid: sm_count(),
-            gridid: l.gridid,
-            fault: std::ptr::null(),
-            ctas: 1,
-        }
+/// The environment of thread (0, 0, 0) of CTA number `cta` (x fastest), with its shared window.
+pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Collective) -> Env {
+    Env {
+        params: l.params.as_ptr(),
+        shared: shared.as_mut_ptr() as *mut u8,
+        tid: [0; 3],
+        ntid: l.block,
+        ctaid: cta_index(cta, l.grid),
+        nctaid: l.grid,
+        sync: std::ptr::null_mut(),
+        collective,
+        dynamic_shared: l.dynamic_shared as u32,
+        smid: rayon::current_thread_index().unwrap_or(0) as u32,
+        nsmid: sm_count(),
+        gridid: l.gridid,
+        fault: std::ptr::null(),
+        ctas: 1,
     }
 }
 
@@ -374,7 +346,7 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *cons
     let run = |shared: &mut Vec<u64>, item: u64| {
         let (row, r) = (item / runs_per_row, item % runs_per_row);
         let x0 = r * CTA_RUN;
-        let mut env = Env::for_cta(l, row * gx + x0, shared, no_collective);
+        let mut env = crate::runtime::env_for_cta(l, row * gx + x0, shared, no_collective);
         env.ctas = (gx - x0).min(CTA_RUN) as u32;
         env.fault = fault_addr as *const c_void;
         // SAFETY: `fault` is the launch's record, alive until the launch returns.

@@ -288,7 +288,7 @@ impl<'ctx> Lowerer<'ctx> {
             );
         }
         let a = self.read(st, &i.operands[1], Type::U64, scope)?.into_int_value();
-        let dynamic = self.env_field(st, 8, i32t)?;
+        let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
         let window = self
             .b
             .build_int_add(dynamic, i32t.const_int(self.shared_size, false), "window")?;

@@ -15,6 +15,10 @@ mod sync;
 mod values;
 mod video;
 
+#[cfg(test)]
+mod abi_layout;
+
+use crate::abi::{EnvField, FieldType, StepsField};
 use crate::Flavour;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
@@ -35,33 +39,6 @@ use ptx_front::span::Span;
 use ptx_front::types::{Kind, Space, Type};
 use ptx_front::Target;
 use std::collections::HashMap;
-
-/// Field order of the host environment struct
-/// `{ params, shared, tid[3], ntid[3], ctaid[3], nctaid[3], sync, collective, dynamic_shared, smid, nsmid,
-/// gridid, fault, ctas }`;
-/// ptx-jit's runtime mirrors it with a `#[repr(C)]` struct. `fault` is checked mode's fault record (null
-/// otherwise). `collective(sync, kind, a, b, c, mask)` (see `crate::collective`) is called by kernels
-/// that synchronise, at barriers and warp collectives. `ctas`: a `Loop` kernel's entry runs that many
-/// CTAs, from `ctaid` on along x (fewer calls for grids of small CTAs).
-pub const HOST_ENV_FIELDS: [&str; 14] = [
-    "params",
-    "shared",
-    "tid",
-    "ntid",
-    "ctaid",
-    "nctaid",
-    "sync",
-    "collective",
-    "dynamic_shared",
-    "smid",
-    "nsmid",
-    "gridid",
-    "fault",
-    "ctas",
-];
-
-/// The index of `ctas` in the environment struct.
-const CTAS_FIELD: u32 = 13;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamInfo {
@@ -119,6 +96,20 @@ impl Default for Options {
             lanes: true,
         }
     }
+}
+
+/// An LLVM struct of the ABI's field types (`crate::abi`), in order.
+fn abi_struct(ctx: &Context, fields: impl Iterator<Item = FieldType>) -> inkwell::types::StructType<'_> {
+    let p = ctx.ptr_type(AddressSpace::default());
+    let types: Vec<BasicTypeEnum> = fields
+        .map(|t| match t {
+            FieldType::Ptr => p.into(),
+            FieldType::I32 => ctx.i32_type().into(),
+            FieldType::I64 => ctx.i64_type().into(),
+            FieldType::I32x3 => ctx.i32_type().array_type(3).into(),
+        })
+        .collect();
+    ctx.struct_type(&types, false)
 }
 
 pub struct Lowered<'ctx> {
@@ -494,33 +485,20 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// The host environment's LLVM struct (`crate::abi::Env`).
     fn env_ty(&mut self) -> inkwell::types::StructType<'ctx> {
         if let Some(t) = self.env_ty {
             return t;
         }
-        let p = self.ptr(0);
-        let a3 = self.i32().array_type(3);
-        let t = self.ctx.struct_type(
-            &[
-                p.into(),
-                p.into(),
-                a3.into(),
-                a3.into(),
-                a3.into(),
-                a3.into(),
-                p.into(),
-                p.into(),
-                self.i32().into(),
-                self.i32().into(),
-                self.i32().into(),
-                self.i64().into(),
-                p.into(),
-                self.i32().into(),
-            ],
-            false,
-        );
+        let t = abi_struct(self.ctx, EnvField::ALL.iter().map(|&(_, t)| t));
         self.env_ty = Some(t);
         t
+    }
+
+    /// Where field `f` of the environment at `env` is.
+    fn env_ptr(&mut self, env: PointerValue<'ctx>, f: EnvField) -> R<PointerValue<'ctx>> {
+        let env_ty = self.env_ty();
+        Ok(self.b.build_struct_gep(env_ty, env, f.index(), f.name())?)
     }
 
     fn declare_module(&mut self, m: &ast::Module<'_>) -> R<()> {
@@ -1024,7 +1002,7 @@ impl<'ctx> Lowerer<'ctx> {
         let env = self.b.build_alloca(env_ty, "env")?;
         let whole = self.b.build_load(env_ty, src, "env.in")?;
         self.b.build_store(env, whole)?;
-        let pp = self.b.build_struct_gep(env_ty, env, 0, "params")?;
+        let pp = self.env_ptr(env, EnvField::Params)?;
         self.b.build_store(pp, params)?;
         Ok(env)
     }
@@ -1042,10 +1020,9 @@ impl<'ctx> Lowerer<'ctx> {
         } else {
             // CTAs ctaid.x .. ctaid.x + ctas, one after the other.
             let i32t = self.i32();
-            let env_ty = self.env_ty();
-            let cp = self.b.build_struct_gep(env_ty, env, CTAS_FIELD, "ctas")?;
+            let cp = self.env_ptr(env, EnvField::Ctas)?;
             let count = self.b.build_load(i32t, cp, "ctas")?.into_int_value();
-            let xp = self.b.build_struct_gep(env_ty, env, 4, "ctaid")?;
+            let xp = self.env_ptr(env, EnvField::Ctaid)?;
             let x0 = self.b.build_load(i32t, xp, "x0")?.into_int_value();
             let pre = self.b.get_insert_block().expect("block");
             let head = self.ctx.append_basic_block(block_fn, "cta");
@@ -1119,7 +1096,7 @@ impl<'ctx> Lowerer<'ctx> {
         let i32t = self.i32();
         (0..3)
             .map(|d| -> R<IntValue> {
-                let p = self.env_dim_ptr(env, 3, d)?;
+                let p = self.env_dim_ptr(env, EnvField::Ntid, d)?;
                 Ok(self.b.build_load(i32t, p, "n")?.into_int_value())
             })
             .collect()
@@ -1144,7 +1121,7 @@ impl<'ctx> Lowerer<'ctx> {
         self.b.position_at_end(head);
         let phi = self.b.build_phi(i32t, "t")?;
         phi.add_incoming(&[(&i32t.const_zero(), pre)]);
-        let p = self.env_dim_ptr(env, 2, d as u64)?;
+        let p = self.env_dim_ptr(env, EnvField::Tid, d as u64)?;
         self.b.build_store(p, phi.as_basic_value())?;
         Ok((phi, exit))
     }
@@ -1677,8 +1654,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let to = d.has(".to");
                 let v = match (self.flavour, space) {
                     (Flavour::Host, Space::Shared) => {
-                        let env_ty = self.env_ty();
-                        let bp = self.b.build_struct_gep(env_ty, st.env.expect("env"), 1, "win")?;
+                        let bp = self.env_ptr(st.env.expect("env"), EnvField::Shared)?;
                         let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
                         let base = self.b.build_ptr_to_int(base, self.int(t.bits()), "b")?;
                         if to {
@@ -1689,8 +1665,7 @@ impl<'ctx> Lowerer<'ctx> {
                     }
                     (Flavour::Host, Space::Param) if st.is_kernel => {
                         // Kernel parameters live in the launch's argument buffer.
-                        let env_ty = self.env_ty();
-                        let bp = self.b.build_struct_gep(env_ty, st.env.expect("env"), 0, "params")?;
+                        let bp = self.env_ptr(st.env.expect("env"), EnvField::Params)?;
                         let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
                         let base = self.b.build_ptr_to_int(base, self.int(t.bits()), "b")?;
                         if to {

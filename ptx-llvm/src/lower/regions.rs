@@ -25,21 +25,20 @@ use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::values::AsValueRef;
 
-/// Field indices of the runtime's per-CTA `Steps` record, which `env.sync` points to:
-/// `{ states: *u32, frames: *u8, state: u32, masked: u32, or: u32, and: u32, cur: u32, slots: *u32,
-/// args: *u32, parity: *u32 }`. A warp collective stores its value `a` at `slots[parity[warp] * nslots
-/// + t]` (nslots: the thread count rounded up to whole warps) and its `b`, `c` at `args[t]` and
-/// `args[nslots + t]` (so that consecutive threads write consecutive words).
-const STATES: u32 = 0;
-const FRAMES: u32 = 1;
-const STATE: u32 = 2;
-const MASKED: u32 = 3;
-const OR: u32 = 4;
-const AND: u32 = 5;
-const CUR: u32 = 6;
-const SLOTS: u32 = 7;
-const ARGS: u32 = 8;
-const PARITY: u32 = 9;
+// Field indices of the runtime's per-CTA `Steps` record (`crate::abi::Steps`), which `env.sync` points
+// to. A warp collective stores its value `a` at `slots[parity[warp] * nslots + t]` (nslots: the thread
+// count rounded up to whole warps) and its `b`, `c` at `args[t]` and `args[nslots + t]` (so that
+// consecutive threads write consecutive words).
+const STATES: u32 = StepsField::States.index();
+const FRAMES: u32 = StepsField::Frames.index();
+const STATE: u32 = StepsField::State.index();
+const MASKED: u32 = StepsField::Masked.index();
+const OR: u32 = StepsField::Or.index();
+const AND: u32 = StepsField::And.index();
+const CUR: u32 = StepsField::Cur.index();
+const SLOTS: u32 = StepsField::Slots.index();
+const ARGS: u32 = StepsField::Args.index();
+const PARITY: u32 = StepsField::Parity.index();
 
 /// Metadata marking, for the lane vectoriser, a warp collective's three published operands (the
 /// stores of `a`, `b`, `c` before its stop) and the call that reads its result after it: a group of
@@ -471,7 +470,6 @@ impl<'ctx> Lowerer<'ctx> {
         let i64t = self.i64();
         let i8t = self.ctx.i8_type();
         let ptr = self.ptr(0);
-        let env_ty = self.env_ty();
         let env = tf.get_nth_param(0).expect("env").into_pointer_value();
         let state = tf.get_nth_param(1).expect("state").into_int_value();
         let steps_ty = self.steps_ty();
@@ -494,20 +492,28 @@ impl<'ctx> Lowerer<'ctx> {
         let start = unsafe { BasicBlock::new(LLVMGetSuccessor(old_br.as_value_ref(), 0)) }.expect("start block");
         old_br.erase_from_basic_block();
         self.b.position_at_end(entry);
-        let field = |this: &mut Self, f: u32, d: u64| -> R<IntValue<'ctx>> {
+        let field = |this: &mut Self, f: EnvField, d: u64| -> R<IntValue<'ctx>> {
             let p = this.env_dim_ptr(env, f, d)?;
             let v = this.b.build_load(i32t, p, "v")?.into_int_value();
             Ok(this.b.build_int_z_extend(v, i64t, "v")?)
         };
-        let (tx, ty_, tz) = (field(self, 2, 0)?, field(self, 2, 1)?, field(self, 2, 2)?);
-        let (nx, ny, nz) = (field(self, 3, 0)?, field(self, 3, 1)?, field(self, 3, 2)?);
+        let (tx, ty_, tz) = (
+            field(self, EnvField::Tid, 0)?,
+            field(self, EnvField::Tid, 1)?,
+            field(self, EnvField::Tid, 2)?,
+        );
+        let (nx, ny, nz) = (
+            field(self, EnvField::Ntid, 0)?,
+            field(self, EnvField::Ntid, 1)?,
+            field(self, EnvField::Ntid, 2)?,
+        );
         let t = self.b.build_int_mul(tz, ny, "t")?;
         let t = self.b.build_int_add(t, ty_, "t")?;
         let t = self.b.build_int_mul(t, nx, "t")?;
         let t = self.b.build_int_nuw_add(t, tx, "t")?;
         let n = self.b.build_int_mul(nx, ny, "n")?;
         let n = self.b.build_int_mul(n, nz, "n")?;
-        let sync_p = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
+        let sync_p = self.env_ptr(env, EnvField::Sync)?;
         let steps = self.b.build_load(ptr, sync_p, "steps")?;
         let frames_p = self
             .b
@@ -655,9 +661,9 @@ impl<'ctx> Lowerer<'ctx> {
             }
             let result = if s.kind >= SHFL {
                 self.b.build_store(cur_p, t32)?;
-                let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
+                let sp = self.env_ptr(env, EnvField::Sync)?;
                 let sync = self.b.build_load(ptr, sp, "sync")?;
-                let fp = self.b.build_struct_gep(env_ty, env, 7, "collective")?;
+                let fp = self.env_ptr(env, EnvField::Collective)?;
                 let callee = self.b.build_load(ptr, fp, "collective")?.into_pointer_value();
                 let zero = i32t.const_zero();
                 let r = self.b.build_indirect_call(
@@ -700,23 +706,7 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// The runtime's `Steps` record.
     fn steps_ty(&self) -> inkwell::types::StructType<'ctx> {
-        let p = self.ptr(0);
-        let i = self.i32();
-        self.ctx.struct_type(
-            &[
-                p.into(),
-                p.into(),
-                i.into(),
-                i.into(),
-                i.into(),
-                i.into(),
-                i.into(),
-                p.into(),
-                p.into(),
-                p.into(),
-            ],
-            false,
-        )
+        abi_struct(self.ctx, StepsField::ALL.iter().map(|&(_, t)| t))
     }
 
     /// `void kernel(env, params)` for a kernel cut into regions: runs region `steps.state` for every
@@ -738,7 +728,7 @@ impl<'ctx> Lowerer<'ctx> {
         let env2 = self.b.build_alloca(env_ty, "env.masked")?;
         let whole = self.b.build_load(env_ty, env, "env")?;
         self.b.build_store(env2, whole)?;
-        let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
+        let sp = self.env_ptr(env, EnvField::Sync)?;
         let steps = self.b.build_load(self.ptr(0), sp, "steps")?.into_pointer_value();
         let load = |this: &Self, f: u32| -> R<BasicValueEnum<'ctx>> {
             let p = this.b.build_struct_gep(steps_ty, steps, f, "p")?;
@@ -820,7 +810,7 @@ impl<'ctx> Lowerer<'ctx> {
                     let vt = i32t.vec_type(super::lanes::LANES);
                     let group = |this: &mut Self, t: IntValue<'ctx>| -> R<()> {
                         // A group is a whole warp when the x extent is a multiple of 32.
-                        let nxp = this.env_dim_ptr(env, 3, 0)?;
+                        let nxp = this.env_dim_ptr(env, EnvField::Ntid, 0)?;
                         let nx = this.b.build_load(i32t, nxp, "nx")?.into_int_value();
                         let odd = this.b.build_and(nx, i32t.const_int(31, false), "odd")?;
                         let whole = this

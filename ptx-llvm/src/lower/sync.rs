@@ -21,11 +21,10 @@ impl<'ctx> Lowerer<'ctx> {
                 crate::builtin::ACCESS_SITE,
             )?;
         }
-        let env_ty = self.env_ty();
         let env = st.env.expect("env");
-        let sp = self.b.build_struct_gep(env_ty, env, 6, "sync")?;
+        let sp = self.env_ptr(env, EnvField::Sync)?;
         let sync = self.b.build_load(self.ptr(0), sp, "sync")?;
-        let fp = self.b.build_struct_gep(env_ty, env, 7, "collective")?;
+        let fp = self.env_ptr(env, EnvField::Collective)?;
         let f = self.b.build_load(self.ptr(0), fp, "collective")?.into_pointer_value();
         let i32t = self.i32();
         let fty = self.i64().fn_type(

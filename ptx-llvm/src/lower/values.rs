@@ -232,24 +232,22 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// A field of the host environment.
-    pub(super) fn env_field(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
-        let env_ty = self.env_ty();
-        let p = self.b.build_struct_gep(env_ty, st.env.expect("env"), field, "envf")?;
+    pub(super) fn env_field(&mut self, st: &Fn<'ctx, '_, '_>, field: EnvField, ty: IntType<'ctx>) -> R<IntValue<'ctx>> {
+        let p = self.env_ptr(st.env.expect("env"), field)?;
         Ok(self.b.build_load(ty, p, "envf")?.into_int_value())
     }
 
     /// `%tid.d`, `%ntid.d`, … on the host.
-    fn env_dim(&mut self, st: &Fn<'ctx, '_, '_>, field: u32, dim: u64) -> R<IntValue<'ctx>> {
+    fn env_dim(&mut self, st: &Fn<'ctx, '_, '_>, field: EnvField, dim: u64) -> R<IntValue<'ctx>> {
         let p = self.env_dim_ptr(st.env.expect("env"), field, dim)?;
         Ok(self.b.build_load(self.i32(), p, "sreg")?.into_int_value())
     }
 
     /// Where dimension `dim` of an environment field of three dimensions (`tid`, `ntid`, …) is; the
     /// lane vectoriser recognises `tid` by this shape (`lanes::tid_dim`).
-    pub(super) fn env_dim_ptr(&mut self, env: PointerValue<'ctx>, field: u32, dim: u64) -> R<PointerValue<'ctx>> {
-        let env_ty = self.env_ty();
+    pub(super) fn env_dim_ptr(&mut self, env: PointerValue<'ctx>, field: EnvField, dim: u64) -> R<PointerValue<'ctx>> {
         let i32t = self.i32();
-        let p = self.b.build_struct_gep(env_ty, env, field, "f")?;
+        let p = self.env_ptr(env, field)?;
         Ok(unsafe {
             self.b.build_in_bounds_gep(
                 i32t.array_type(3),
@@ -263,11 +261,14 @@ impl<'ctx> Lowerer<'ctx> {
     /// The thread's index within its CTA, x fastest.
     fn linear_tid(&mut self, st: &Fn<'ctx, '_, '_>) -> R<IntValue<'ctx>> {
         let (tx, ty, tz) = (
-            self.env_dim(st, 2, 0)?,
-            self.env_dim(st, 2, 1)?,
-            self.env_dim(st, 2, 2)?,
+            self.env_dim(st, EnvField::Tid, 0)?,
+            self.env_dim(st, EnvField::Tid, 1)?,
+            self.env_dim(st, EnvField::Tid, 2)?,
         );
-        let (nx, ny) = (self.env_dim(st, 3, 0)?, self.env_dim(st, 3, 1)?);
+        let (nx, ny) = (
+            self.env_dim(st, EnvField::Ntid, 0)?,
+            self.env_dim(st, EnvField::Ntid, 1)?,
+        );
         let zy = self.b.build_int_add(self.b.build_int_mul(tz, ny, "z")?, ty, "zy")?;
         Ok(self.b.build_int_add(self.b.build_int_mul(zy, nx, "zyx")?, tx, "lin")?)
     }
@@ -296,9 +297,9 @@ impl<'ctx> Lowerer<'ctx> {
             }
             "%nwarpid" => {
                 let (x, y, z) = (
-                    self.env_dim(st, 3, 0)?,
-                    self.env_dim(st, 3, 1)?,
-                    self.env_dim(st, 3, 2)?,
+                    self.env_dim(st, EnvField::Ntid, 0)?,
+                    self.env_dim(st, EnvField::Ntid, 1)?,
+                    self.env_dim(st, EnvField::Ntid, 2)?,
                 );
                 let n = self.b.build_int_mul(self.b.build_int_mul(x, y, "n")?, z, "n")?;
                 let n = self.b.build_int_add(n, i32t.const_int(31, false), "n")?;
@@ -325,12 +326,12 @@ impl<'ctx> Lowerer<'ctx> {
                     self.b.build_not(le, "gt")?
                 }
             }
-            "%smid" => self.env_field(st, 9, i32t)?,
-            "%nsmid" => self.env_field(st, 10, i32t)?,
-            "%gridid" => self.env_field(st, 11, i64t)?,
-            "%dynamic_smem_size" => self.env_field(st, 8, i32t)?,
+            "%smid" => self.env_field(st, EnvField::Smid, i32t)?,
+            "%nsmid" => self.env_field(st, EnvField::Nsmid, i32t)?,
+            "%gridid" => self.env_field(st, EnvField::Gridid, i64t)?,
+            "%dynamic_smem_size" => self.env_field(st, EnvField::DynamicShared, i32t)?,
             "%total_smem_size" | "%aggr_smem_size" => {
-                let dynamic = self.env_field(st, 8, i32t)?;
+                let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
                 self.b
                     .build_int_add(dynamic, i32t.const_int(self.shared_size, false), "smem")?
             }
@@ -468,18 +469,18 @@ impl<'ctx> Lowerer<'ctx> {
         if self.flavour == Flavour::Host {
             // A CTA is its own cluster of one.
             match n.text {
-                "%clusterid" => return self.env_dim(st, 4, dim),
-                "%nclusterid" => return self.env_dim(st, 5, dim),
+                "%clusterid" => return self.env_dim(st, EnvField::Ctaid, dim),
+                "%nclusterid" => return self.env_dim(st, EnvField::Nctaid, dim),
                 "%cluster_ctaid" => return Ok(self.i32().const_zero()),
                 "%cluster_nctaid" => return Ok(self.i32().const_int(1, false)),
                 _ => {}
             }
         }
         let field = match n.text {
-            "%tid" => 2,
-            "%ntid" => 3,
-            "%ctaid" => 4,
-            "%nctaid" => 5,
+            "%tid" => EnvField::Tid,
+            "%ntid" => EnvField::Ntid,
+            "%ctaid" => EnvField::Ctaid,
+            "%nctaid" => EnvField::Nctaid,
             _ => {
                 return Err(unsupported(
                     n.span,
@@ -489,9 +490,8 @@ impl<'ctx> Lowerer<'ctx> {
         };
         match self.flavour {
             Flavour::Host => {
-                let env_ty = self.env_ty();
                 let env = st.env.expect("host functions take an env");
-                let p = self.b.build_struct_gep(env_ty, env, field, "sreg")?;
+                let p = self.env_ptr(env, field)?;
                 let p = unsafe {
                     self.b.build_in_bounds_gep(
                         self.i32().array_type(3),
@@ -501,7 +501,7 @@ impl<'ctx> Lowerer<'ctx> {
                     )?
                 };
                 let v = self.b.build_load(self.i32(), p, n.text)?;
-                if field == 2 {
+                if field == EnvField::Tid {
                     let kind = self.ctx.get_kind_id(crate::TID_METADATA);
                     let node = self.ctx.metadata_node(&[self.i32().const_int(dim, false).into()]);
                     v.as_instruction_value()
@@ -669,16 +669,19 @@ impl<'ctx> Lowerer<'ctx> {
         };
         match (self.flavour, space) {
             (Flavour::Host, Space::Shared) | (Flavour::Host, Space::Param) => {
-                let env_ty = self.env_ty();
                 let env = st.env.expect("env");
-                let f = if space == Space::Shared { 1 } else { 0 };
+                let f = if space == Space::Shared {
+                    EnvField::Shared
+                } else {
+                    EnvField::Params
+                };
                 if space == Space::Param && !st.is_kernel {
                     return Err(unsupported(
                         a.span,
                         "`ld.param` through a register address in a device function is not supported yet",
                     ));
                 }
-                let bp = self.b.build_struct_gep(env_ty, env, f, "win")?;
+                let bp = self.env_ptr(env, f)?;
                 let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();
                 Ok(unsafe { self.b.build_in_bounds_gep(i8t, base, &[addr], "p")? })
             }

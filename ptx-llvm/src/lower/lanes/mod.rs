@@ -24,6 +24,7 @@ mod live;
 mod vary;
 mod warp;
 
+use crate::abi::EnvField;
 use crate::ir::{instructions, users};
 use crate::lower::regions;
 use inkwell::llvm_sys::core::*;
@@ -1615,7 +1616,7 @@ impl<'ctx> super::Lowerer<'ctx> {
             };
             self.b.build_conditional_branch(more, body, exit)?;
             self.b.position_at_end(body);
-            let p = self.env_dim_ptr(env, 2, 0)?;
+            let p = self.env_dim_ptr(env, EnvField::Tid, 0)?;
             self.b.build_store(p, xv)?;
             let lin = self
                 .b

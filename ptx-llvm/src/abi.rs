@@ -1,0 +1,541 @@
+//! The ABI between host-flavour code and ptx-jit's runtime, defined once and free of LLVM: the
+//! environment every block entry receives (`Env`, whose field numbers the lowering's GEPs use through
+//! `EnvField`), the record a region-cut kernel's scheduler shares with it (`Steps`), the codes of the
+//! runtime calls (`collective`, `builtin`) and the states a region returns (`regions`). The lowering
+//! builds its LLVM types from the field lists here, and a test checks LLVM's layout of them against
+//! `offset_of!` of these `repr(C)` structs.
+
+use std::ffi::c_void;
+
+/// Metadata kind on the host flavour's reads of `%tid.x/y/z` (an `i32` load from the environment; the
+/// node holds the dimension). The host optimiser finds thread-index comparisons through it.
+pub const TID_METADATA: &str = "ptxjit.tid";
+
+/// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
+/// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
+/// member mask of `.sync` warp collectives.
+pub mod collective {
+    /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
+    /// (`RED_*`), mask = the thread's predicate; the result is the reduction's.
+    pub const BAR_SYNC: u32 = 0;
+    pub const WARP_SYNC: u32 = 1;
+    /// `shfl` modes: `SHFL + 0..4` for up, down, bfly, idx; the result is `value | valid << 32`.
+    pub const SHFL: u32 = 2;
+    /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
+    pub const VOTE: u32 = 6;
+    /// `bar.arrive`: a = barrier, b = thread count.
+    pub const BAR_ARRIVE: u32 = 10;
+    /// `activemask`: the lanes that reach the same site (c) together.
+    pub const ACTIVEMASK: u32 = 11;
+    /// `redux.sync`: `REDUX + 0..6` for add, min, max, and, or, xor; b = 1 for signed min/max.
+    pub const REDUX: u32 = 12;
+    /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
+    pub const MATCH_ANY: u32 = 18;
+    pub const MATCH_ALL: u32 = 19;
+    /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
+    pub const YIELD: u32 = 20;
+    /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
+    /// `MMA`: [descriptor (a pointer to the instruction's modifiers as NUL-terminated text, 2 words),
+    ///   A, B, C words, then room for D]; `LDMATRIX`: [row address (2 words), room for the result];
+    /// `STMATRIX`: [row address (2 words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
+    pub const MMA: u32 = 21;
+    pub const LDMATRIX: u32 = 22;
+    pub const STMATRIX: u32 = 23;
+    /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
+    pub const MOVMATRIX: u32 = 24;
+    /// `wmma.mma`: a | b << 32 is the lane's buffer [modifiers text pointer (2 words), words of A, B,
+    /// C and D (4 words), A, B, C, room for D].
+    pub const WMMA: u32 = 26;
+    /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
+    pub const BAR_WAIT: u32 = 25;
+    /// The barrier `barrier.cluster` uses: the CTA's own, past the sixteen named ones.
+    pub const CLUSTER_BARRIER: u32 = 16;
+
+    pub const RED_NONE: u32 = 0;
+    pub const RED_POPC: u32 = 1;
+    pub const RED_AND: u32 = 2;
+    pub const RED_OR: u32 = 3;
+}
+
+/// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed
+/// rounding or in the 16- and 8-bit formats, conversions between any two types, and rare integer
+/// operations. `ptxjit_fp(code, a, b, c)` and `ptxjit_int(code, a, b, c)` take and return raw bits
+/// (zero-extended to 64); `code` packs the operation, types, rounding and flags.
+pub mod builtin {
+    pub const FP: &str = "ptxjit_fp";
+    pub const INT: &str = "ptxjit_int";
+    /// Checked mode: `i32 ptxjit_check(env, addr, bytes, site, space)` is 0 when the access may go
+    /// ahead; otherwise the thread stops (the launch has faulted). `site` is the instruction's byte
+    /// offset in the PTX text; `space` is a `SPACE_*` code.
+    pub const CHECK: &str = "ptxjit_check";
+    pub const SPACE_GENERIC: u32 = 0;
+    pub const SPACE_GLOBAL: u32 = 1;
+    pub const SPACE_SHARED: u32 = 2;
+    pub const SPACE_LOCAL: u32 = 3;
+    pub const SPACE_CONST: u32 = 4;
+    /// Added to a checked access's space code: how it touches memory (`ACCESS_READ` is 0), for the
+    /// sanitizers.
+    pub const ACCESS_WRITE: u32 = 1 << 8;
+    pub const ACCESS_ATOMIC: u32 = 2 << 8;
+    /// With a null address: no access, but the site of the barrier or warp collective the thread is
+    /// about to reach (checked code, for synccheck); `bytes` is 1 for a barrier every thread of the
+    /// CTA must reach at this same instruction (`.aligned`, or any barrier before sm_70).
+    pub const ACCESS_SITE: u32 = 4 << 8;
+    /// Added to a read or write of the memory model (`.volatile`, `.relaxed`, `.acquire`,
+    /// `.release`): like atomics, such accesses do not race with each other.
+    pub const ACCESS_ORDERED: u32 = 8 << 8;
+    /// The space code's own bits.
+    pub const SPACE_MASK: u32 = 0xff;
+    /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
+    /// one of `MEM_*` (with a `ptxjit_fp` code in `b` for `MEM_ATOMIC_FP`).
+    pub const MEM: &str = "ptxjit_mem";
+    /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
+    pub const MEM_ISSPACEP: u32 = 0;
+    /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags; the
+    /// result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or parity,
+    /// b = 1 for parity; 1 when that phase is complete), inval.
+    pub const MEM_MBAR_INIT: u32 = 1;
+    pub const MEM_MBAR_ARRIVE: u32 = 2;
+    pub const MEM_MBAR_EXPECT_TX: u32 = 3;
+    pub const MEM_MBAR_COMPLETE_TX: u32 = 4;
+    pub const MEM_MBAR_TEST: u32 = 5;
+    pub const MEM_MBAR_INVAL: u32 = 6;
+    /// Atomic read-modify-write of a 16- or 32-bit float (or packed pair) at `addr`: a = operand bits,
+    /// b = the `ptxjit_fp` code of the operation; the result is the old value.
+    pub const MEM_ATOMIC_FP: u32 = 7;
+    /// `trap`: a = the instruction's byte offset; the launch fails.
+    pub const MEM_TRAP: u32 = 8;
+    /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest are
+    /// zeros (`cp.async` with a source size).
+    pub const MEM_COPY: u32 = 9;
+    /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
+    /// [modifiers text pointer (2 words), register words n (1 word), n words], b = the stride (0: the
+    /// default).
+    pub const MEM_WMMA_LOAD: u32 = 10;
+    pub const MEM_WMMA_STORE: u32 = 11;
+    pub const MBAR_DROP: u32 = 1;
+    /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.
+    pub const MBAR_PENDING_MASK: u64 = (1 << 21) - 1;
+    /// `%globaltimer`: nanoseconds since the Unix epoch.
+    pub const GLOBALTIMER: &str = "ptxjit_globaltimer";
+
+    /// `code = op | dty << 8 | sty << 13 | rnd << 18 | flags << 22`.
+    /// Scalar video instructions: `i64 ptxjit_video(code, a, b, c)` with `code` from [`Video::pack`];
+    /// a, b and c are the 32-bit registers whole (the selectors are in the code).
+    pub const VIDEO: &str = "ptxjit_video";
+
+    /// A scalar video instruction's form (PTX ISA 9.7.18.1).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    pub struct Video {
+        /// `VIDEO_*`.
+        pub op: u32,
+        pub d_signed: bool,
+        pub a_signed: bool,
+        pub b_signed: bool,
+        pub sat: bool,
+        /// vshl/vshr: `.wrap` (else `.clamp`).
+        pub wrap: bool,
+        /// Secondary operation: 0 none, 1 `.add`, 2 `.min`, 3 `.max`.
+        pub op2: u32,
+        /// Part selectors: 0 the whole word, 1–4 `.b0`–`.b3`, 5 `.h0`, 6 `.h1`.
+        pub asel: u32,
+        pub bsel: u32,
+        pub dsel: u32,
+        /// vmad: 0, 1 `.shr7`, 2 `.shr15`; `.po`; negated operands (bit 0 a, 1 b, 2 c).
+        pub scale: u32,
+        pub po: bool,
+        pub neg: u32,
+        /// vset: 0–5 for `.eq .ne .lt .le .gt .ge`.
+        pub cmp: u32,
+    }
+
+    pub const VIDEO_ADD: u32 = 0;
+    pub const VIDEO_SUB: u32 = 1;
+    pub const VIDEO_ABSDIFF: u32 = 2;
+    pub const VIDEO_MIN: u32 = 3;
+    pub const VIDEO_MAX: u32 = 4;
+    pub const VIDEO_SHL: u32 = 5;
+    pub const VIDEO_SHR: u32 = 6;
+    pub const VIDEO_MAD: u32 = 7;
+    pub const VIDEO_SET: u32 = 8;
+    pub const VIDEO_OPS: [&str; 9] = [
+        "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
+    ];
+    pub const VIDEO_SELECTORS: [&str; 6] = ["b0", "b1", "b2", "b3", "h0", "h1"];
+    pub const VIDEO_CMPS: [&str; 6] = [".eq", ".ne", ".lt", ".le", ".gt", ".ge"];
+
+    impl Video {
+        pub const fn pack(self) -> u32 {
+            self.op
+                | (self.d_signed as u32) << 4
+                | (self.a_signed as u32) << 5
+                | (self.b_signed as u32) << 6
+                | (self.sat as u32) << 7
+                | (self.wrap as u32) << 8
+                | self.op2 << 9
+                | self.asel << 11
+                | self.bsel << 14
+                | self.dsel << 17
+                | self.scale << 20
+                | (self.po as u32) << 22
+                | self.neg << 23
+                | self.cmp << 26
+        }
+        pub const fn unpack(c: u32) -> Video {
+            Video {
+                op: c & 15,
+                d_signed: c >> 4 & 1 == 1,
+                a_signed: c >> 5 & 1 == 1,
+                b_signed: c >> 6 & 1 == 1,
+                sat: c >> 7 & 1 == 1,
+                wrap: c >> 8 & 1 == 1,
+                op2: c >> 9 & 3,
+                asel: c >> 11 & 7,
+                bsel: c >> 14 & 7,
+                dsel: c >> 17 & 7,
+                scale: c >> 20 & 3,
+                po: c >> 22 & 1 == 1,
+                neg: c >> 23 & 7,
+                cmp: c >> 26 & 7,
+            }
+        }
+    }
+
+    pub const fn code(op: u32, dty: u32, sty: u32, rnd: u32, flags: u32) -> u32 {
+        op | dty << 8 | sty << 13 | rnd << 18 | flags << 22
+    }
+    pub const fn parts(code: u32) -> (u32, u32, u32, u32, u32) {
+        (
+            code & 0xff,
+            code >> 8 & 31,
+            code >> 13 & 31,
+            code >> 18 & 15,
+            code >> 22,
+        )
+    }
+
+    // Floating-point operations (`ptxjit_fp`); `dty` is the operation's type.
+    pub const ADD: u32 = 0;
+    pub const SUB: u32 = 1;
+    pub const MUL: u32 = 2;
+    pub const FMA: u32 = 3;
+    pub const DIV: u32 = 4;
+    pub const MIN: u32 = 5;
+    pub const MAX: u32 = 6;
+    pub const SQRT: u32 = 7;
+    pub const RCP: u32 = 8;
+    pub const RSQRT: u32 = 9;
+    pub const EX2: u32 = 10;
+    pub const LG2: u32 = 11;
+    pub const SIN: u32 = 12;
+    pub const COS: u32 = 13;
+    pub const TANH: u32 = 14;
+    pub const ABS: u32 = 15;
+    pub const NEG: u32 = 16;
+    /// `cvt` from `sty` to `dty`; packed destinations take `a` into the upper half and `b` into the lower.
+    pub const CVT: u32 = 17;
+    /// `testp`: the property is in `rnd` (see `TESTP_*`).
+    pub const TESTP: u32 = 18;
+    /// `setp`: the comparison is in `rnd` (see `CMP_*`); the result has one bit per lane.
+    pub const CMP: u32 = 19;
+
+    pub const TESTP_FINITE: u32 = 0;
+    pub const TESTP_INFINITE: u32 = 1;
+    pub const TESTP_NUMBER: u32 = 2;
+    pub const TESTP_NAN: u32 = 3;
+    pub const TESTP_NORMAL: u32 = 4;
+    pub const TESTP_SUBNORMAL: u32 = 5;
+    /// `.eq .ne .lt .le .gt .ge .equ .neu .ltu .leu .gtu .geu .num .nan`, in this order.
+    pub const CMPS: [&str; 14] = [
+        ".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
+    ];
+
+    // Types.
+    pub const F16: u32 = 0;
+    pub const BF16: u32 = 1;
+    pub const F32: u32 = 2;
+    pub const F64: u32 = 3;
+    pub const F16X2: u32 = 4;
+    pub const BF16X2: u32 = 5;
+    pub const TF32: u32 = 6;
+    pub const E4M3X2: u32 = 7;
+    pub const E5M2X2: u32 = 8;
+    pub const U8: u32 = 16;
+    pub const U16: u32 = 17;
+    pub const U32: u32 = 18;
+    pub const U64: u32 = 19;
+    pub const S8: u32 = 20;
+    pub const S16: u32 = 21;
+    pub const S32: u32 = 22;
+    pub const S64: u32 = 23;
+    pub const U16X2: u32 = 24;
+    pub const S16X2: u32 = 25;
+    pub const U4: u32 = 26;
+    pub const S4: u32 = 27;
+
+    // Rounding.
+    pub const RN: u32 = 0;
+    pub const RZ: u32 = 1;
+    pub const RM: u32 = 2;
+    pub const RP: u32 = 3;
+    pub const RNA: u32 = 4;
+    pub const RNI: u32 = 5;
+    pub const RZI: u32 = 6;
+    pub const RMI: u32 = 7;
+    pub const RPI: u32 = 8;
+    /// No rounding modifier: the instruction's default (`.approx` for the transcendentals).
+    pub const RDEFAULT: u32 = 9;
+
+    // Flags.
+    pub const FTZ: u32 = 1;
+    pub const SAT: u32 = 2;
+    pub const RELU: u32 = 4;
+    /// `min`/`max.NaN`: a NaN input gives the canonical NaN.
+    pub const NAN: u32 = 8;
+    pub const XORSIGN: u32 = 16;
+    pub const SATFINITE: u32 = 32;
+
+    // Integer operations (`ptxjit_int`): `dty` is the type, `rnd` a mode.
+    pub const MUL24_LO: u32 = 0;
+    pub const MUL24_HI: u32 = 1;
+    pub const MAD24_LO: u32 = 2;
+    pub const MAD24_HI: u32 = 3;
+    pub const SAD: u32 = 4;
+    /// `bfind`; `rnd` = 1 for `.shiftamt`.
+    pub const BFIND: u32 = 5;
+    pub const FNS: u32 = 6;
+    /// `bmsk`; `rnd` = 1 for `.clamp`.
+    pub const BMSK: u32 = 7;
+    /// `szext`; `rnd` = 1 for `.clamp`.
+    pub const SZEXT: u32 = 8;
+    /// `dp4a`/`dp2a`: `dty` is a's type, `sty` b's type; for dp2a `rnd` = 1 for `.hi`.
+    pub const DP4A: u32 = 9;
+    pub const DP2A: u32 = 10;
+    /// `prmt` with mode `rnd`: 0 default, then `.f4e .b4e .rc8 .ecl .ecr .rc16`.
+    pub const PRMT: u32 = 11;
+    /// `mad.hi.sat.s32`.
+    pub const MAD_HI_SAT: u32 = 12;
+    /// `cvt.pack.sat`: `dty` the narrow type, `sty` the source type; c holds the lower packed bits.
+    pub const CVT_PACK: u32 = 13;
+    /// `add`/`sub`/`min`/`max` on packed `.u16x2`/`.s16x2`, and `.relu` forms: `rnd` selects the op.
+    pub const PACKED: u32 = 14;
+    /// `PACKED` operations, in `rnd`.
+    pub const PACKED_ADD: u32 = 0;
+    pub const PACKED_SUB: u32 = 1;
+    pub const PACKED_MIN: u32 = 2;
+    pub const PACKED_MAX: u32 = 3;
+    pub const PRMT_MODES: [&str; 7] = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"];
+
+    // What `cvt` makes of a NaN on an H100 (tests/gpu/probes/cvt_nan_more.ptx), where the manual is
+    // silent or says 0. Both the JIT's inline code and the runtime builtins take them from here.
+
+    /// Float to integer: 0 from a 16- or 32-bit float into at most 32 bits; otherwise only the
+    /// destination's top bit set (from f64 into 16 or 32 bits, and into 64 bits from any float).
+    pub const fn nan_to_int(src_bits: u32, dst_bits: u32) -> u64 {
+        if src_bits < 64 && dst_bits <= 32 {
+            0
+        } else {
+            1 << (dst_bits - 1)
+        }
+    }
+
+    /// f64 to a narrower float with `man` mantissa bits in `width` bits: the sign, an all-ones
+    /// exponent, the quiet bit and the payload's top bits, as x86's `cvtsd2ss` also does.
+    pub const fn narrow_f64_nan(bits: u64, width: u32, man: u32) -> u64 {
+        let sign = (bits >> 63) << (width - 1);
+        let exp_and_quiet = ((1u64 << (width - 1)) - 1) & !((1u64 << (man - 1)) - 1);
+        sign | exp_and_quiet | (bits & ((1u64 << 52) - 1)) >> (52 - man)
+    }
+
+    /// f16 or bf16 (`man` mantissa bits in `width` bits) to f64: the sign and payload, made quiet.
+    pub const fn widen_nan_to_f64(bits: u64, width: u32, man: u32) -> u64 {
+        (bits >> (width - 1) & 1) << 63 | 0xfff << 51 | (bits & ((1u64 << man) - 1)) << (52 - man)
+    }
+
+    /// f32 to tf32 (kept in f32 bits): `.rna` truncates the NaN's bits, `.rna.satfinite` then takes one
+    /// unit off them (the step that brings an overflowed result back to the largest finite value), and
+    /// the other roundings give tf32's canonical NaN.
+    pub const fn tf32_nan(bits: u32, rnd: u32, flags: u32) -> u32 {
+        match (rnd, flags & SATFINITE != 0) {
+            (RNA, false) => bits & 0xffff_e000,
+            (RNA, true) => (bits & 0xffff_e000) - 0x2000,
+            _ => 0x7fff_e000,
+        }
+    }
+}
+
+/// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped
+/// at stop number k (1-based), with `WARP` when that is a warp collective rather than a CTA barrier;
+/// `DONE` when it finished. A region starts from state 0 or a stop's `k | WARP?` value.
+pub mod regions {
+    pub const DONE: u32 = u32::MAX;
+    pub const WAIT: u32 = 1 << 31;
+    pub const WARP: u32 = 1 << 30;
+}
+
+/// `kernel(env, params)`: a kernel's block entry (or, for fiber kernels, one thread's entry).
+pub type BlockFn = unsafe extern "C" fn(*const Env, *const u8);
+
+/// `collective(sync, kind, a, b, c, mask)`: barriers and warp collectives (`collective::*` kinds).
+pub type Collective = unsafe extern "C" fn(*mut c_void, u32, u32, u32, u32, u32) -> u64;
+
+/// The environment of one thread (or, for loop kernels, of the CTAs one call runs).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Env {
+    pub params: *const u8,
+    pub shared: *mut u8,
+    pub tid: [u32; 3],
+    pub ntid: [u32; 3],
+    pub ctaid: [u32; 3],
+    pub nctaid: [u32; 3],
+    /// Passed to `collective`: the calling thread's fiber, or a region kernel's `Steps`.
+    pub sync: *mut c_void,
+    /// Barriers and warp collectives, for kernels that synchronise.
+    pub collective: Collective,
+    /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
+    pub dynamic_shared: u32,
+    /// The worker running this CTA (`%smid`), and how many there are (`%nsmid`).
+    pub smid: u32,
+    pub nsmid: u32,
+    /// The launch's number in this process (`%gridid`).
+    pub gridid: u64,
+    /// Checked kernels: the launch's fault record (null otherwise).
+    pub fault: *const c_void,
+    /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
+    pub ctas: u32,
+}
+
+/// What an LLVM struct field of the ABI holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    Ptr,
+    I32,
+    I64,
+    I32x3,
+}
+
+/// The fields of `Env`, in order: the lowering's GEP indices.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnvField {
+    Params,
+    Shared,
+    Tid,
+    Ntid,
+    Ctaid,
+    Nctaid,
+    Sync,
+    Collective,
+    DynamicShared,
+    Smid,
+    Nsmid,
+    Gridid,
+    Fault,
+    Ctas,
+}
+
+impl EnvField {
+    /// The field's name, as generated code's values that point at it are named.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EnvField::Params => "params",
+            EnvField::Shared => "shared",
+            EnvField::Tid => "tid",
+            EnvField::Ntid => "ntid",
+            EnvField::Ctaid => "ctaid",
+            EnvField::Nctaid => "nctaid",
+            EnvField::Sync => "sync",
+            EnvField::Collective => "collective",
+            EnvField::DynamicShared => "dynamic_shared",
+            EnvField::Smid => "smid",
+            EnvField::Nsmid => "nsmid",
+            EnvField::Gridid => "gridid",
+            EnvField::Fault => "fault",
+            EnvField::Ctas => "ctas",
+        }
+    }
+
+    /// Every field with its type, in order.
+    pub const ALL: [(EnvField, FieldType); 14] = [
+        (EnvField::Params, FieldType::Ptr),
+        (EnvField::Shared, FieldType::Ptr),
+        (EnvField::Tid, FieldType::I32x3),
+        (EnvField::Ntid, FieldType::I32x3),
+        (EnvField::Ctaid, FieldType::I32x3),
+        (EnvField::Nctaid, FieldType::I32x3),
+        (EnvField::Sync, FieldType::Ptr),
+        (EnvField::Collective, FieldType::Ptr),
+        (EnvField::DynamicShared, FieldType::I32),
+        (EnvField::Smid, FieldType::I32),
+        (EnvField::Nsmid, FieldType::I32),
+        (EnvField::Gridid, FieldType::I64),
+        (EnvField::Fault, FieldType::Ptr),
+        (EnvField::Ctas, FieldType::I32),
+    ];
+
+    /// The field's index in the LLVM struct.
+    pub const fn index(self) -> u32 {
+        self as u32
+    }
+}
+
+/// The part of a region kernel's scheduling record (`env.sync`) that generated code reads and writes;
+/// the runtime's own state follows it in `runtime`'s record.
+#[repr(C)]
+pub struct Steps {
+    /// Each thread's state (`regions::*`).
+    pub states: *mut u32,
+    /// Each thread's frame of values live across stops.
+    pub frames: *mut u8,
+    /// The state the running region started from.
+    pub state: u32,
+    /// Whether the running region runs only the threads of `cur`'s mask.
+    pub masked: u32,
+    /// `bar.red` reductions over the region's threads.
+    pub or: u32,
+    pub and: u32,
+    /// The thread being run.
+    pub cur: u32,
+    /// Warp collectives' exchange: the published values, the operands and each warp's parity.
+    pub slots: *mut u32,
+    pub args: *mut u32,
+    pub parity: *mut u32,
+}
+
+/// The fields of `Steps`, in order.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepsField {
+    States,
+    Frames,
+    State,
+    Masked,
+    Or,
+    And,
+    Cur,
+    Slots,
+    Args,
+    Parity,
+}
+
+impl StepsField {
+    /// Every field with its type, in order.
+    pub const ALL: [(StepsField, FieldType); 10] = [
+        (StepsField::States, FieldType::Ptr),
+        (StepsField::Frames, FieldType::Ptr),
+        (StepsField::State, FieldType::I32),
+        (StepsField::Masked, FieldType::I32),
+        (StepsField::Or, FieldType::I32),
+        (StepsField::And, FieldType::I32),
+        (StepsField::Cur, FieldType::I32),
+        (StepsField::Slots, FieldType::Ptr),
+        (StepsField::Args, FieldType::Ptr),
+        (StepsField::Parity, FieldType::Ptr),
+    ];
+
+    /// The field's index in the LLVM struct.
+    pub const fn index(self) -> u32 {
+        self as u32
+    }
+}
