@@ -2,17 +2,17 @@
 //!
 //! Directives live in `//` comments of a `.ptx` file:
 //! - `// run: kernel=NAME grid=X[,Y,Z] block=X[,Y,Z] [shared=BYTES] args=A;B;…` launches the kernel on
-//!   the CPU backend with arguments in `ptx_jit::args` syntax;
+//!   the CPU backend with arguments in `ptx_jit::cli::args` syntax;
 //! - `// out: argN=TYPE[v,…]` is the expected content of buffer argument N after the run;
 //! - `// error: CODE line=L` expects an error diagnostic with that code on that line (and no others);
 //! - `// warning: CODE line=L` likewise for warnings (files without one do not check warnings);
 //! - `// exec: lanes|regions|fibers|loop` is how the kernel must run by default (`ptx_llvm::Exec`). Kernels
 //!   that synchronise are also run with regions disabled (on fibers), which must give the same buffers;
-//! - `// sanitize: TOOLS` runs the `run:` launch under those sanitizers (`ptx_jit::sanitize`), and
+//! - `// sanitize: TOOLS` runs the `run:` launch under those sanitizers (`ptx_jit::runtime::sanitize`), and
 //!   `// report: KIND line=A [line=B]` is one finding it must report (kind as `sanitize::Kind::name`,
 //!   the lines of its accesses in order); a file with `sanitize:` and no `report:` must be clean.
 
-use ptx_jit::args::{Arg, Elem, ElemExt};
+use ptx_jit::cli::args::{Arg, Elem, ElemExt};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default)]
@@ -144,7 +144,7 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
             .iter()
             .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
             .collect();
-        let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
+        let params = ptx_jit::cli::args::param_buffer(&k.info, &r.args, &mut bufs)?;
         ptx_jit::launch(k, &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params)).map_err(|e| e.to_string())?;
         runs.push(bufs);
     }
@@ -160,7 +160,7 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
 /// Runs the `run:` launch under `tools` (checked mode, buffers registered as valid memory) and returns
 /// each finding as its kind and the lines of its accesses, sorted.
 pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<usize>)>, String> {
-    let tools = ptx_jit::sanitize::Tools::parse(tools)?;
+    let tools = ptx_jit::runtime::sanitize::Tools::parse(tools)?;
     let options = ptx_jit::Options {
         checked: true,
         ..ptx_jit::Options::default()
@@ -174,9 +174,9 @@ pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<
         .iter()
         .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
         .collect();
-    let params = ptx_jit::args::param_buffer(&k.info, &r.args, &mut bufs)?;
+    let params = ptx_jit::cli::args::param_buffer(&k.info, &r.args, &mut bufs)?;
     for b in &bufs {
-        ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
+        ptx_jit::memory_map::register(b.as_ptr() as u64, b.len() as u64);
     }
     let launch = ptx_jit::Launch {
         sanitize: tools,
@@ -184,7 +184,7 @@ pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<
     };
     let (result, findings) = ptx_jit::launch_sanitized(k, &launch);
     for b in &bufs {
-        ptx_jit::checked::unregister(b.as_ptr() as u64);
+        ptx_jit::memory_map::unregister(b.as_ptr() as u64);
     }
     // memcheck's findings end the launch; the others leave it running.
     if let (Err(e), true) = (&result, findings.is_empty()) {

@@ -91,7 +91,7 @@ fn sweep(files: &[PathBuf], arch: Option<&str>, version: Option<&str>, allow_gat
                 let src = std::fs::read_to_string(f).unwrap();
                 let sm = arch.map(str::to_string).unwrap_or_else(|| target_of(&src));
                 let not_yet = NOT_YET.iter().any(|(n, _)| *n == name);
-                let a = ptx_jit::arch::validate(&sm, version).expect("valid target");
+                let a = ptx_jit::nvptx::arch::validate(&sm, version).expect("valid target");
                 let gap = version == Some("7.0") && TABLE_GAPS_SM80.contains(&name.as_str());
                 match ptx_jit::retarget(&src, &a, opt, ptx_jit::nvptx::Emit::Ptx) {
                     Ok(_) if not_yet => (0, Some(format!("{name}: compiles now; remove it from NOT_YET"))),
@@ -185,7 +185,7 @@ fn zluda_kernels_for_four_targets() {
 #[test]
 fn gating_diagnostic_snapshot() {
     let src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, %cluster_ctarank;\n\telect.sync %r2|_, 0xffffffff;\n\tst.global.u32 [%rd1], %r2;\n\tret;\n}\n";
-    let a = ptx_jit::arch::validate("sm_80", Some("7.0")).unwrap();
+    let a = ptx_jit::nvptx::arch::validate("sm_80", Some("7.0")).unwrap();
     let d = ptx_jit::retarget(src, &a, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_err();
     let text: String = d.iter().map(|d| d.render("gated.ptx", src, false)).collect();
     insta::assert_snapshot!("retarget__gating", text);
@@ -195,7 +195,7 @@ fn gating_diagnostic_snapshot() {
 /// PTX is snapshotted, passes our own checker, and ptxas accepts it.
 #[test]
 fn inline_asm_kernels() {
-    let a = ptx_jit::arch::validate("sm_90", None).unwrap();
+    let a = ptx_jit::nvptx::arch::validate("sm_90", None).unwrap();
     for p in ptx_jit_tests::ptx_files("ptx-nvptx") {
         let src = std::fs::read_to_string(&p).unwrap();
         let out = ptx_jit::retarget(&src, &a, 3, ptx_jit::nvptx::Emit::Ptx)

@@ -72,7 +72,7 @@ fn mutated_ptx_never_panics() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x9e37_79b9_7f4a_7c15);
     let mut rng = Rng(seed);
-    let arch = ptx_jit::arch::validate("sm_80", None).unwrap();
+    let arch = ptx_jit::nvptx::arch::validate("sm_80", None).unwrap();
     let (mut rejected, mut lowered) = (0, 0);
     for i in 0..20000 {
         let src = mutate(&files[i % files.len()], &mut rng);
@@ -87,7 +87,7 @@ fn mutated_ptx_never_panics() {
         }
         // Still valid PTX: both lowerings must succeed or explain themselves, never panic.
         let (m, _) = ptx_jit::front(&src).unwrap();
-        let _ = ptx_jit::host::host_ir(&m, false);
+        let _ = ptx_jit::jit::host::host_ir(&m, false);
         let _ = ptx_jit::nvptx::emit(&m, &arch, 0, ptx_jit::nvptx::Emit::Llvm);
         lowered += 1;
     }
@@ -97,7 +97,7 @@ fn mutated_ptx_never_panics() {
     assert!(lowered > 100, "only {lowered} mutants still checked cleanly");
 }
 
-/// Every form of the ISA table (`ptx_jit::coverage::forms`: each value of each modifier group, operands
+/// Every form of the ISA table (`ptx_jit::cli::coverage::forms`: each value of each modifier group, operands
 /// declared with the types the checker expects): each parses, and whatever checks cleanly must lower
 /// for the host and generate NVPTX code for four targets without a panic or an LLVM abort (an
 /// unsupported form is a diagnostic). Every manual section has a form that checks.
@@ -105,9 +105,9 @@ fn mutated_ptx_never_panics() {
 fn every_table_form_lowers_or_explains() {
     let archs: Vec<_> = ["sm_30", "sm_50", "sm_70", "sm_90"]
         .iter()
-        .map(|a| ptx_jit::arch::validate(a, None).unwrap())
+        .map(|a| ptx_jit::nvptx::arch::validate(a, None).unwrap())
         .collect();
-    let forms = ptx_jit::coverage::forms();
+    let forms = ptx_jit::cli::coverage::forms();
     let mut checked_sections = std::collections::HashSet::new();
     let mut lowered = 0;
     for f in &forms {
@@ -117,7 +117,7 @@ fn every_table_form_lowers_or_explains() {
             continue;
         };
         checked_sections.insert(f.section);
-        let _ = ptx_jit::host::host_ir(&m, false);
+        let _ = ptx_jit::jit::host::host_ir(&m, false);
         // Full code generation: LLVM aborts on forms it cannot select, so this proves there are none.
         for arch in &archs {
             let _ = ptx_jit::nvptx::emit(&m, arch, 0, ptx_jit::nvptx::Emit::Ptx);

@@ -12,14 +12,15 @@ fn host_ir() {
     for p in ptx_files("ptx") {
         let src = std::fs::read_to_string(&p).unwrap();
         let (m, _) = ptx_jit::front(&src).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
-        let ir = ptx_jit::host::host_ir(&m, false).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
+        let ir =
+            ptx_jit::jit::host::host_ir(&m, false).unwrap_or_else(|d| panic!("{}", ptx_jit::one_line(&d, "f", &src)));
         insta::assert_snapshot!(snapshot_name(&p, "host_ll"), ir);
     }
 }
 
 #[test]
 fn nvptx_sm80() {
-    let arch = ptx_jit::arch::validate("sm_80", Some("7.0")).unwrap();
+    let arch = ptx_jit::nvptx::arch::validate("sm_80", Some("7.0")).unwrap();
     for p in ptx_files("ptx") {
         let src = std::fs::read_to_string(&p).unwrap();
         let ptx = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx)
@@ -41,7 +42,7 @@ fn diagnostics() {
 
 /// `p` retargeted for `sm`; `None` only where the file's own `.target` is newer than `sm` and
 /// retargeting refuses (it uses what `sm` lacks, `cp.async` below sm_80, say).
-fn retarget_down(p: &std::path::Path, arch: &ptx_jit::arch::Arch, sm: &str) -> Option<String> {
+fn retarget_down(p: &std::path::Path, arch: &ptx_jit::nvptx::arch::Arch, sm: &str) -> Option<String> {
     let src = std::fs::read_to_string(p).unwrap();
     let own: u32 = src
         .split(".target sm_")
@@ -60,7 +61,7 @@ fn retarget_down(p: &std::path::Path, arch: &ptx_jit::arch::Arch, sm: &str) -> O
 #[test]
 fn emitted_ptx_lints_clean() {
     for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
-        let arch = ptx_jit::arch::validate(sm, None).unwrap();
+        let arch = ptx_jit::nvptx::arch::validate(sm, None).unwrap();
         for p in ptx_files("ptx") {
             let Some(out) = retarget_down(&p, &arch, sm) else {
                 continue;
@@ -85,7 +86,7 @@ fn ptxas_accepts_emitted_ptx() {
     };
     let dir = tempfile_dir();
     for sm in ["sm_75", "sm_80", "sm_90", "sm_120"] {
-        let arch = ptx_jit::arch::validate(sm, None).unwrap();
+        let arch = ptx_jit::nvptx::arch::validate(sm, None).unwrap();
         for p in ptx_files("ptx") {
             let Some(out) = retarget_down(&p, &arch, sm) else {
                 continue;
@@ -121,7 +122,7 @@ fn tempfile_dir() -> std::path::PathBuf {
 fn backend_diagnostics() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(dir.join("ptx/warp_collectives.ptx")).unwrap();
-    let arch = ptx_jit::arch::validate("sm_20", None).unwrap();
+    let arch = ptx_jit::nvptx::arch::validate("sm_20", None).unwrap();
     let diags = ptx_jit::retarget(&src, &arch, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_err();
     let mut text: String = diags
         .iter()
@@ -130,13 +131,13 @@ fn backend_diagnostics() {
         .collect();
     let unsupported = ".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";
     let (m, _) = ptx_jit::front(unsupported).unwrap();
-    let diags = ptx_jit::host::host_ir(&m, false).unwrap_err();
+    let diags = ptx_jit::jit::host::host_ir(&m, false).unwrap_err();
     text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));
     // Module variables beyond the device's memory (host-dependent, so the limit is redacted).
     let huge = ".version 8.5\n.target sm_90\n.address_size 64\n.global .align 8 .b8 table[1099511627776];\n";
     let (m, _) = ptx_jit::front(huge).unwrap();
-    let diags = ptx_jit::host::compile(&m).err().unwrap();
-    let limit = ptx_jit::runtime::device_memory().to_string();
+    let diags = ptx_jit::jit::host::compile(&m).err().unwrap();
+    let limit = ptx_jit::device::device_memory().to_string();
     text.extend(
         diags
             .iter()
@@ -145,7 +146,7 @@ fn backend_diagnostics() {
     // An impossible (target, version) pair, as `ptx-jit compile` reports it.
     text.push_str(&format!(
         "error[P0402]: {}\n",
-        ptx_jit::arch::validate("sm_90", Some("7.0")).unwrap_err()
+        ptx_jit::nvptx::arch::validate("sm_90", Some("7.0")).unwrap_err()
     ));
     insta::assert_snapshot!("backend__diagnostics", text);
 }

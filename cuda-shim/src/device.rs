@@ -2,7 +2,7 @@
 
 use crate::errors::*;
 use crate::{device_check, init_check, out, CUdevice};
-use ptx_jit::runtime as rt;
+use ptx_jit::device as rt;
 use std::ffi::{c_char, c_int};
 
 pub const NAME: &str = "ptx-jit CPU device";
@@ -20,7 +20,7 @@ pub fn sm_count() -> i32 {
 }
 
 pub fn total_mem() -> u64 {
-    ptx_jit::runtime::device_memory()
+    rt::device_memory()
 }
 
 /// `cuDeviceGetAttribute` values (attribute numbers from `CUdevice_attribute` in cuda.h).

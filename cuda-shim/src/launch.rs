@@ -8,9 +8,10 @@
 use crate::device;
 use crate::errors::*;
 use crate::state::*;
-use crate::{init_check, out, param_buffer, Handle};
+use crate::{init_check, out, Handle};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
+use ptx_jit::device as dev;
 use ptx_jit::runtime as rt;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
@@ -35,7 +36,7 @@ fn attrs(h: usize, k: &ptx_jit::KernelInfo) -> FuncAttrs {
 fn default_attrs(k: &ptx_jit::KernelInfo) -> FuncAttrs {
     FuncAttrs {
         // Without an opt-in, static plus dynamic shared memory stays within the 48 KiB default.
-        max_dynamic_shared: rt::MAX_SHARED_PER_BLOCK.saturating_sub(k.static_shared),
+        max_dynamic_shared: dev::MAX_SHARED_PER_BLOCK.saturating_sub(k.static_shared),
         carveout: -1,
         cache: 0,
         name: None,
@@ -54,7 +55,7 @@ fn kernel(f: &FuncObj) -> &ptx_jit::HostKernel {
 
 /// Blocks of `threads` threads using `shared` bytes each that fit on one multiprocessor.
 fn blocks_per_sm(threads: u64, shared: u64) -> u64 {
-    if threads == 0 || threads > rt::MAX_THREADS_PER_BLOCK as u64 {
+    if threads == 0 || threads > dev::MAX_THREADS_PER_BLOCK as u64 {
         return 0;
     }
     // Threads are scheduled in whole warps.
@@ -175,9 +176,9 @@ unsafe fn max_potential_block_size(
     };
     let static_shared = kernel(&fo).info.static_shared;
     let max = if limit == 0 {
-        rt::MAX_THREADS_PER_BLOCK as c_int
+        dev::MAX_THREADS_PER_BLOCK as c_int
     } else {
-        limit.min(rt::MAX_THREADS_PER_BLOCK as c_int)
+        limit.min(dev::MAX_THREADS_PER_BLOCK as c_int)
     };
     // The block size (a multiple of the warp size, largest first) with the most resident threads.
     let (mut best_threads, mut best_blocks, mut best_size) = (0u64, 0u64, 0 as c_int);
@@ -253,7 +254,7 @@ api! {
         let k = &kernel(&fo).info;
         let a = attrs(h, k);
         out(v, match attr {
-            0 => rt::MAX_THREADS_PER_BLOCK as c_int,            // MAX_THREADS_PER_BLOCK
+            0 => dev::MAX_THREADS_PER_BLOCK as c_int,            // MAX_THREADS_PER_BLOCK
             1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
             2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
@@ -277,7 +278,7 @@ api! {
         let mut a = attrs(h, k);
         match attr {
             8 => {
-                if v < 0 || k.static_shared + v as u64 > rt::MAX_SHARED_PER_BLOCK_OPTIN {
+                if v < 0 || k.static_shared + v as u64 > dev::MAX_SHARED_PER_BLOCK_OPTIN {
                     return Err(CUDA_ERROR_INVALID_VALUE);
                 }
                 a.max_dynamic_shared = v as u64;
@@ -373,7 +374,65 @@ api! {
         if blocks <= 0 || block <= 0 || blocks_per_sm(block as u64, 0) < blocks as u64 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let per_block = (device::MAX_SHARED_PER_SM / blocks as u64).min(rt::MAX_SHARED_PER_BLOCK_OPTIN);
+        let per_block = (device::MAX_SHARED_PER_SM / blocks as u64).min(dev::MAX_SHARED_PER_BLOCK_OPTIN);
         out(size, per_block.saturating_sub(kernel(&fo).info.static_shared) as usize)
+    }
+}
+
+/// Builds the kernel's argument buffer from `kernelParams` (one pointer per parameter) or from
+/// `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`).
+pub(crate) unsafe fn param_buffer(
+    k: &ptx_jit::KernelInfo,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<Vec<u8>, CUresult> {
+    if !params.is_null() && !extra.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: kernelParams and extra are exclusive
+    }
+    let mut buf = vec![0u8; k.param_bytes as usize];
+    if !params.is_null() {
+        for (i, p) in k.params.iter().enumerate() {
+            let src = *params.add(i);
+            if src.is_null() {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            std::ptr::copy_nonoverlapping(
+                src as *const u8,
+                buf.as_mut_ptr().add(p.offset as usize),
+                p.size as usize,
+            );
+        }
+        return Ok(buf);
+    }
+    if !extra.is_null() {
+        let (mut ptr, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
+        let mut i = 0;
+        loop {
+            match *extra.add(i) as usize {
+                0 => break,                                // CU_LAUNCH_PARAM_END
+                1 => ptr = *extra.add(i + 1) as *const u8, // BUFFER_POINTER
+                2 => {
+                    // BUFFER_SIZE: a pointer to the size, which a caller may leave null.
+                    let p = *extra.add(i + 1) as *const usize;
+                    if p.is_null() {
+                        return Err(CUDA_ERROR_INVALID_VALUE);
+                    }
+                    size = Some(p.read_unaligned());
+                }
+                _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            }
+            i += 2;
+        }
+        let size = size.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if ptr.is_null() || (size as u64) < k.param_bytes {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        std::ptr::copy_nonoverlapping(ptr, buf.as_mut_ptr(), k.param_bytes as usize);
+        return Ok(buf);
+    }
+    if k.params.is_empty() {
+        Ok(buf)
+    } else {
+        Err(CUDA_ERROR_INVALID_VALUE)
     }
 }

@@ -88,6 +88,9 @@ mod export_table;
 pub mod fatbin;
 pub mod library;
 pub mod link;
+mod module;
+pub use module::*;
+pub(crate) use module::{image_ptx, load_ptx, JitLog};
 
 api! {
     // ---- initialisation and version ----
@@ -101,7 +104,7 @@ api! {
         }
         INITIALIZED.store(true, Ordering::Release);
         // Checked kernels (PTXJIT_CHECKED=1) accept exactly the memory this driver has handed out.
-        ptx_jit::checked::set_global_memory(memory::checked_range);
+        ptx_jit::memory_map::set_global_memory(memory::checked_range);
         ptx_jit::warm_up();
         Ok(())
     }
@@ -147,57 +150,6 @@ api! {
     }
 
 
-    // ---- modules ----
-    fn cuModuleLoadData(module: *mut Handle, image: *const c_void) {
-        module_load(module, image, &mut JitLog::default())
-    }
-    fn cuModuleLoadDataEx(module: *mut Handle, image: *const c_void, n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) {
-        let mut log = JitLog::from_options(n, opts, vals)?;
-        let r = module_load(module, image, &mut log);
-        log.finish(r.is_ok());
-        r
-    }
-    fn cuModuleUnload(module: Handle) {
-        init_check()?;
-        let h = module as usize;
-        MODULES.remove(h)?;
-        FUNCTIONS.retain(|_, f| f.module != h);
-        MEMORY.lock().retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(m) if m == h));
-        Ok(())
-    }
-    fn cuModuleGetFunction(f: *mut Handle, module: Handle, name: *const c_char) {
-        init_check()?;
-        if f.is_null() || name.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let h = module as usize;
-        let m = MODULES.get(h)?;
-        let name = CStr::from_ptr(name).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)?;
-        let k = m.host.kernels.iter().position(|k| k.info.name == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-        *f = FUNCTIONS.insert(FuncObj { module: h, module_obj: m, kernel: k }) as Handle;
-        Ok(())
-    }
-    fn cuModuleGetGlobal_v2(dptr: *mut CUdeviceptr, bytes: *mut usize, module: Handle, name: *const c_char) {
-        init_check()?;
-        if name.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let m = MODULES.get(module as usize)?;
-        let name = CStr::from_ptr(name).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)?;
-        let (_, addr, size) = m.host.globals.iter().find(|g| g.0 == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-        if !dptr.is_null() {
-            *dptr = *addr;
-        }
-        if !bytes.is_null() {
-            *bytes = *size as usize;
-        }
-        Ok(())
-    }
-
-
-
-
-
     // ---- private tables ----
     fn cuGetExportTable(table: *mut *const c_void, id: *const c_void) {
         export_table::get(table, id)
@@ -217,219 +169,5 @@ api! {
     }
     fn cuGetProcAddress_v2(symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64, status: *mut c_int) {
         proc::get_proc_address(symbol, pfn, version, flags, status)
-    }
-}
-
-/// Builds the kernel's argument buffer from `kernelParams` (one pointer per parameter) or from
-/// `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`).
-pub(crate) unsafe fn param_buffer(
-    k: &ptx_jit::KernelInfo,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> Result<Vec<u8>, CUresult> {
-    if !params.is_null() && !extra.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: kernelParams and extra are exclusive
-    }
-    let mut buf = vec![0u8; k.param_bytes as usize];
-    if !params.is_null() {
-        for (i, p) in k.params.iter().enumerate() {
-            let src = *params.add(i);
-            if src.is_null() {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            std::ptr::copy_nonoverlapping(
-                src as *const u8,
-                buf.as_mut_ptr().add(p.offset as usize),
-                p.size as usize,
-            );
-        }
-        return Ok(buf);
-    }
-    if !extra.is_null() {
-        let (mut ptr, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
-        let mut i = 0;
-        loop {
-            match *extra.add(i) as usize {
-                0 => break,                                // CU_LAUNCH_PARAM_END
-                1 => ptr = *extra.add(i + 1) as *const u8, // BUFFER_POINTER
-                2 => {
-                    // BUFFER_SIZE: a pointer to the size, which a caller may leave null.
-                    let p = *extra.add(i + 1) as *const usize;
-                    if p.is_null() {
-                        return Err(CUDA_ERROR_INVALID_VALUE);
-                    }
-                    size = Some(p.read_unaligned());
-                }
-                _ => return Err(CUDA_ERROR_INVALID_VALUE),
-            }
-            i += 2;
-        }
-        let size = size.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        if ptr.is_null() || (size as u64) < k.param_bytes {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        std::ptr::copy_nonoverlapping(ptr, buf.as_mut_ptr(), k.param_bytes as usize);
-        return Ok(buf);
-    }
-    if k.params.is_empty() {
-        Ok(buf)
-    } else {
-        Err(CUDA_ERROR_INVALID_VALUE)
-    }
-}
-
-/// The JIT options of `cuModuleLoadDataEx` and `cuLinkCreate` that report back: the info and error log
-/// buffers (with their sizes written back) and the wall time.
-#[derive(Default)]
-pub(crate) struct JitLog {
-    error: Option<(*mut u8, usize, *mut *mut c_void)>,
-    info: Option<(*mut u8, usize, *mut *mut c_void)>,
-    wall: Option<*mut *mut c_void>,
-    pub(crate) error_text: String,
-    pub(crate) info_text: String,
-    pub(crate) wall_ms: f64,
-}
-
-// The pointers are the caller's option slots, which the API requires to stay valid for the linker's life;
-// a link state holding them may be completed on another thread.
-unsafe impl Send for JitLog {}
-unsafe impl Sync for JitLog {}
-
-impl JitLog {
-    pub(crate) unsafe fn from_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -> Result<JitLog, CUresult> {
-        let mut log = JitLog::default();
-        if n > 0 && (opts.is_null() || vals.is_null()) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let (mut ebuf, mut esize, mut ibuf, mut isize) = (None, None, None, None);
-        for i in 0..n as usize {
-            let v = vals.add(i);
-            match *opts.add(i) {
-                2 => log.wall = Some(v),         // CU_JIT_WALL_TIME
-                3 => ibuf = Some(*v as *mut u8), // CU_JIT_INFO_LOG_BUFFER
-                4 => isize = Some((*v as usize as u32 as usize, v)),
-                5 => ebuf = Some(*v as *mut u8), // CU_JIT_ERROR_LOG_BUFFER
-                6 => esize = Some((*v as usize as u32 as usize, v)),
-                0..=34 => {} // tuning options that have no meaning for the CPU backend
-                _ => return Err(CUDA_ERROR_INVALID_VALUE),
-            }
-        }
-        if let (Some(b), Some((s, slot))) = (ebuf, esize) {
-            log.error = Some((b, s, slot));
-        }
-        if let (Some(b), Some((s, slot))) = (ibuf, isize) {
-            log.info = Some((b, s, slot));
-        }
-        Ok(log)
-    }
-
-    /// Writes the logs (NUL-terminated, truncated to the buffers), their lengths and the wall time back.
-    pub(crate) unsafe fn finish(&mut self, _ok: bool) {
-        for (target, text) in [(self.error, &self.error_text), (self.info, &self.info_text)] {
-            if let Some((buf, size, slot)) = target {
-                if buf.is_null() || size == 0 {
-                    continue;
-                }
-                let n = text.len().min(size - 1);
-                std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
-                *buf.add(n) = 0;
-                *slot = (n + 1) as *mut c_void; // bytes written, as the driver reports
-            }
-        }
-        if let Some(slot) = self.wall {
-            // A float in the option's slot, as cuda.h documents for CU_JIT_WALL_TIME.
-            *slot = (self.wall_ms as f32).to_bits() as usize as *mut c_void;
-        }
-    }
-}
-
-unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLog) -> Result<(), CUresult> {
-    init_check()?;
-    let ctx = current_ctx()?;
-    if module.is_null() || image.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let text = image_ptx(image, log)?;
-    *module = load_ptx(ctx, &text, log)? as Handle;
-    Ok(())
-}
-
-/// The PTX text of a module image: PTX itself, or the best PTX entry of a fat binary.
-unsafe fn image_ptx(image: *const c_void, log: &mut JitLog) -> Result<std::borrow::Cow<'static, str>, CUresult> {
-    // The first bytes identify the format; never read past a short string's NUL.
-    let mut head = [0u8; 4];
-    for (i, b) in head.iter_mut().enumerate() {
-        *b = *(image as *const u8).add(i);
-        if *b == 0 {
-            break;
-        }
-    }
-    if &head == b"\x7fELF" {
-        log.error_text = "ptx-jit: this is a cubin (GPU machine code); the CPU backend needs PTX".into();
-        return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
-    }
-    let magic = u32::from_le_bytes(head);
-    if magic == fatbin::FATBIN_MAGIC || magic == fatbin::WRAPPER_MAGIC {
-        return fatbin::ptx_for_device(image as *const u8).map(Into::into).map_err(|e| {
-            log.error_text = format!("ptx-jit: {e}");
-            if log_enabled() {
-                eprintln!("{}", log.error_text);
-            }
-            e.code()
-        });
-    }
-    let text = CStr::from_ptr(image as *const c_char).to_str().map_err(|_| {
-        log.error_text = "ptx-jit: the image is neither PTX text nor a known binary format".into();
-        CUDA_ERROR_INVALID_IMAGE
-    })?;
-    Ok(text.into())
-}
-
-/// Compiles PTX into a module owned by context `ctx` (0: by no context, as libraries are).
-fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult> {
-    let t = std::time::Instant::now();
-    match ptx_jit::load_with(text, ptx_jit::checked_from_env()) {
-        Ok(host) => {
-            let h = MODULES.insert(ModuleObj { ctx, host });
-            let m = MODULES.get(h)?;
-            let mut mem = MEMORY.lock();
-            for (_, addr, size) in &m.host.globals {
-                mem.insert(
-                    *addr,
-                    Alloc {
-                        size: *size,
-                        kind: MemKind::ModuleVar(h),
-                    },
-                );
-            }
-            log.wall_ms = t.elapsed().as_secs_f64() * 1e3;
-            log.info_text = format!(
-                "ptx-jit: compiled {} kernel(s) for the CPU in {:.1} ms",
-                m.host.kernels.len(),
-                log.wall_ms
-            );
-            Ok(h)
-        }
-        Err(diags) => {
-            log.error_text = ptx_jit::one_line(&diags, "module.ptx", text);
-            if log_enabled() {
-                ptx_jit::Diagnostic::render_each(&diags, "module.ptx", text, false, |r| eprint!("{r}"));
-            }
-            // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
-            // beyond what the ISA table and the backend know yet (an opcode, modifier or type form),
-            // so it is reported as "not supported" rather than blamed on the module.
-            use ptx_jit::Code::*;
-            let broken = diags
-                .iter()
-                .any(|d| d.is_error() && matches!(d.code, P0001 | P0002 | P0201 | P0202 | P0203 | P0302));
-            let code = |c| diags.iter().any(|d| d.is_error() && d.code == c);
-            Err(if code(P0403) {
-                CUDA_ERROR_OUT_OF_MEMORY
-            } else if broken || code(P0207) {
-                CUDA_ERROR_INVALID_PTX
-            } else {
-                CUDA_ERROR_NOT_SUPPORTED
-            })
-        }
     }
 }

@@ -10,7 +10,7 @@ use crate::errors::*;
 use crate::state::*;
 use crate::stream::{run_async, run_sync};
 use crate::{init_check, out, CUdeviceptr, Handle};
-use ptx_jit::sanitize::{Kind, Tools};
+use ptx_jit::runtime::sanitize::{Kind, Tools};
 use std::alloc::Layout;
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,7 +128,7 @@ unsafe fn alloc_into(
     let kind = kind(layout, ctx, id);
     // Device memory is undefined until written; host and managed memory the host may write directly.
     if sanitizing(Tools::INITCHECK) && matches!(kind, MemKind::Device { .. }) {
-        ptx_jit::sanitize::track(p as u64, size as u64);
+        ptx_jit::runtime::sanitize::track(p as u64, size as u64);
     }
     MEMORY.lock().insert(
         p as u64,
@@ -142,7 +142,7 @@ unsafe fn alloc_into(
 }
 
 fn sanitizing(tool: u8) -> bool {
-    ptx_jit::sanitize::Tools::from_env().has(tool)
+    ptx_jit::runtime::sanitize::Tools::from_env().has(tool)
 }
 
 /// memcheck: starts of allocations freed lately, to tell a double free from a pointer never allocated.
@@ -150,11 +150,11 @@ static FREED: parking_lot::Mutex<std::collections::VecDeque<u64>> =
     parking_lot::Mutex::new(std::collections::VecDeque::new());
 
 /// Reports a host-side memcheck finding (double free, leak).
-fn memcheck(kind: ptx_jit::sanitize::Kind, addr: u64, bytes: u64, detail: String) {
-    let f = ptx_jit::sanitize::Finding::plain(kind, addr, bytes, detail);
-    ptx_jit::sanitize::report(
+fn memcheck(kind: ptx_jit::runtime::sanitize::Kind, addr: u64, bytes: u64, detail: String) {
+    let f = ptx_jit::runtime::sanitize::Finding::plain(kind, addr, bytes, detail);
+    ptx_jit::runtime::sanitize::report(
         &[f],
-        &ptx_jit::sanitize::Source {
+        &ptx_jit::runtime::sanitize::Source {
             kernel: "(host)",
             text: None,
         },
@@ -187,7 +187,7 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
 /// The sanitizers' side of freeing the allocation at `ptr`.
 fn forget(ptr: u64) {
     if sanitizing(Tools::INITCHECK) {
-        ptx_jit::sanitize::untrack(ptr);
+        ptx_jit::runtime::sanitize::untrack(ptr);
     }
     if sanitizing(Tools::MEMCHECK) {
         let mut freed = FREED.lock();
@@ -248,7 +248,7 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     }
 }
 
-/// Memory a checked kernel may touch, for `ptx_jit::checked`: the allocation or module variable
+/// Memory a checked kernel may touch, for `ptx_jit::runtime::checked`: the allocation or module variable
 /// holding `ptr` (start, end); else, as the device reports pageable memory access, the page of host
 /// memory the program has mapped there. Device memory outside every allocation is never valid: the
 /// tail of a large allocation, and a slab block no allocation holds (freed or never handed out).
@@ -395,7 +395,7 @@ impl Copy3 {
             return Ok(());
         }
         // SAFETY: the copy owns nothing and takes no lock: abandoning it at a fault is sound.
-        ptx_jit::trap::run(std::ptr::null(), &mut || self.run()).map_err(|_| CUDA_ERROR_INVALID_VALUE)
+        ptx_jit::runtime::trap::run(std::ptr::null(), &mut || self.run()).map_err(|_| CUDA_ERROR_INVALID_VALUE)
     }
 
     unsafe fn run(&self) {
@@ -406,7 +406,7 @@ impl Copy3 {
                 let d = self.dst as usize + z * self.dst_pitch * self.dst_rows + y * self.dst_pitch;
                 std::ptr::copy(s as *const u8, d as *mut u8, self.width);
                 if init {
-                    ptx_jit::sanitize::mark_written(d as u64, self.width as u64);
+                    ptx_jit::runtime::sanitize::mark_written(d as u64, self.width as u64);
                 }
             }
         }
@@ -700,7 +700,7 @@ unsafe fn fill(
     check_range(dst, extent as u64)?;
     if sanitizing(Tools::INITCHECK) {
         for y in 0..height {
-            ptx_jit::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
+            ptx_jit::runtime::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
         }
     }
     let job = move || {

@@ -132,7 +132,7 @@ pub fn max_ptx(driver: c_int) -> u32 {
         _ => 60,
     };
     // Capped by what LLVM 22 can emit.
-    ptx_jit::arch::PTX_VERSIONS
+    ptx_jit::nvptx::arch::PTX_VERSIONS
         .iter()
         .copied()
         .filter(|&p| p <= v)
@@ -166,7 +166,7 @@ unsafe fn retarget(image: *const c_void) -> Option<CString> {
         return None;
     }
     let ptx = max_ptx(drv);
-    let arch = match ptx_jit::arch::validate(
+    let arch = match ptx_jit::nvptx::arch::validate(
         &format!("sm_{major}{minor}"),
         Some(&format!("{}.{}", ptx / 10, ptx % 10)),
     ) {

@@ -21,6 +21,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::stream::stream_exports(),
         crate::library::exports(),
         crate::link::exports(),
+        crate::module::exports(),
     ]
     .concat()
     .into_iter()

@@ -42,6 +42,18 @@ pub fn line_col(src: &str, offset: u32) -> (usize, usize) {
     (line, col)
 }
 
+/// Byte offsets where the lines of `src` start.
+pub fn line_starts(src: &str) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(src.match_indices('\n').map(|(i, _)| i as u32 + 1))
+        .collect()
+}
+
+/// 1-based line of byte offset `at`, given the text's [`line_starts`].
+pub fn line_of(starts: &[u32], at: u32) -> usize {
+    starts.partition_point(|&start| start <= at)
+}
+
 /// Line starts of a text, built once, for converting many offsets (a file's diagnostics) to lines and
 /// columns in logarithmic time instead of rescanning the text for each.
 pub struct LineIndex<'s> {
@@ -52,16 +64,9 @@ pub struct LineIndex<'s> {
 
 impl<'s> LineIndex<'s> {
     pub fn new(src: &'s str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(
-            src.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(k, _)| k as u32 + 1),
-        );
         LineIndex {
             src,
-            starts,
+            starts: line_starts(src),
             ascii: src.is_ascii(),
         }
     }
@@ -72,7 +77,7 @@ impl<'s> LineIndex<'s> {
         while !self.src.is_char_boundary(off) {
             off -= 1;
         }
-        let line = self.starts.partition_point(|&s| s as usize <= off);
+        let line = line_of(&self.starts, off as u32);
         let start = self.starts[line - 1] as usize;
         let col = if self.ascii {
             off - start
@@ -84,7 +89,7 @@ impl<'s> LineIndex<'s> {
 
     /// The 0-based line of a byte offset (offsets past the end are on the last line).
     pub fn line(&self, offset: u32) -> usize {
-        self.starts.partition_point(|&s| s <= offset) - 1
+        line_of(&self.starts, offset) - 1
     }
 
     /// The byte range of a 0-based line, without its line break.

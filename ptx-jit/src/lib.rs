@@ -1,35 +1,65 @@
 //! ptx-jit: compiles PTX for the host CPU (and runs it with CUDA semantics) or re-emits it through
 //! LLVM's NVPTX backend. The CLI and `libcuda.so.1` share this one code path.
 
-mod addressing;
-pub mod arch;
-pub mod args;
-pub mod bench;
-mod builtins;
-pub mod checked;
-pub mod coverage;
-mod device_libs;
-mod fibers;
-mod guards;
-pub mod host;
-mod matrix;
-mod memops;
-pub mod mma;
-mod nan;
+// The layers, each using only those above it: the ABI and the presented device (`ptx_llvm::abi`,
+// `device`, `memory_map`); the pure-Rust emulation generated code calls (`emu`); the JIT, PTX to host
+// code (`jit`); the runtime that launches it (`runtime`); the NVPTX retargeter (`nvptx`); the CLI's
+// library parts (`cli`). The crate root wires the runtime's entry points into the JIT
+// (`runtime_symbols`).
+pub mod cli;
+pub mod device;
+pub mod emu;
+pub mod jit;
+pub mod memory_map;
 pub mod nvptx;
-mod regions;
 pub mod runtime;
-pub mod sanitize;
-pub mod trap;
-mod video;
-mod watchdog;
-pub use watchdog::{timeout as launch_timeout, Cancel};
-pub mod wmma;
 
-pub use host::{warm_up, HostKernel, HostModule};
+pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
+
+pub use jit::host::{warm_up, HostKernel, HostModule};
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
+
+/// The runtime's entry points that generated code calls, by name: the crate root hands them to the JIT
+/// (`host`), so the JIT does not depend on the runtime's modules.
+pub(crate) fn runtime_symbols() -> [(&'static str, u64); 8] {
+    [
+        // NVIDIA's device runtime, in place of the C library's functions of the same names.
+        (
+            "vprintf",
+            crate::runtime::device_libs::ptxjit_vprintf as *const () as u64,
+        ),
+        (
+            "__assertfail",
+            crate::runtime::device_libs::ptxjit_assertfail as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::MEM,
+            crate::runtime::memops::ptxjit_mem as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::CHECK,
+            crate::runtime::checked::ptxjit_check as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::GLOBALTIMER,
+            crate::emu::builtins::ptxjit_globaltimer as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::FP,
+            crate::emu::builtins::ptxjit_fp as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::INT,
+            crate::emu::builtins::ptxjit_int as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::VIDEO,
+            crate::emu::video::ptxjit_video as *const () as u64,
+        ),
+    ]
+}
 
 /// Parses and checks; any error-severity diagnostic fails. Warnings are returned with the module.
 pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -54,7 +84,7 @@ pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>
         src,
         Options {
             checked,
-            ..host::options()
+            ..jit::host::options()
         },
     )
 }
@@ -62,7 +92,7 @@ pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>
 /// [`load`] with explicit lowering options (e.g. to run a kernel on fibers rather than as regions).
 pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagnostic>> {
     let (m, warnings) = front(src)?;
-    let mut module = host::compile_with(&m, Some(src), options)?;
+    let mut module = jit::host::compile_with(&m, Some(src), options)?;
     // initcheck's registers: the linter's reads before any write, inside each kernel's body.
     for k in &mut module.kernels {
         let Some(span) = m.items.iter().find_map(|i| match i {
@@ -88,11 +118,12 @@ pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagn
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`), or `PTXJIT_SANITIZE`
 /// for a sanitizer (which sees accesses through checked mode's calls).
 pub fn checked_from_env() -> bool {
-    std::env::var("PTXJIT_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0") || sanitize::Tools::from_env().any()
+    std::env::var("PTXJIT_CHECKED").is_ok_and(|v| !v.is_empty() && v != "0")
+        || runtime::sanitize::Tools::from_env().any()
 }
 
 /// PTX text to PTX for `arch` (validated first: LLVM aborts on impossible pairs).
-pub fn retarget(src: &str, arch: &arch::Arch, opt: u8, emit: nvptx::Emit) -> Result<String, Vec<Diagnostic>> {
+pub fn retarget(src: &str, arch: &nvptx::arch::Arch, opt: u8, emit: nvptx::Emit) -> Result<String, Vec<Diagnostic>> {
     let (m, _) = front(src)?;
     nvptx::emit(&m, arch, opt, emit)
 }

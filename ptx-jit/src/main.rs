@@ -1,8 +1,9 @@
 //! The `ptx-jit` command line: lint, compile, run, bench, explain.
 
 use clap::{Parser, Subcommand};
-use ptx_jit::args::{self, Arg, ElemExt};
-use ptx_jit::{arch, nvptx, Diagnostic};
+use ptx_jit::cli::args::{self, Arg, ElemExt};
+use ptx_jit::nvptx::{self, arch};
+use ptx_jit::Diagnostic;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -238,7 +239,7 @@ fn sanitize_program(tools: &str, log: Option<PathBuf>, command: &[String]) -> Re
         eprintln!("error: {e}");
         ExitCode::from(2)
     };
-    ptx_jit::sanitize::Tools::parse(tools).map_err(usage)?;
+    ptx_jit::runtime::sanitize::Tools::parse(tools).map_err(usage)?;
     let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find ptx-jit's own path: {e}")))?;
     let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
     if !dir.join("libcuda.so.1").exists() {
@@ -399,14 +400,14 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
         Cmd::Coverage {
             missing: Some(backend), ..
         } => {
-            for (section, form, why) in ptx_jit::coverage::missing(backend == "host") {
+            for (section, form, why) in ptx_jit::cli::coverage::missing(backend == "host") {
                 println!("{section:<12} {form:<48} {why}");
             }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Coverage { summary, .. } => {
-            let rows = ptx_jit::coverage::report();
-            let mut total = ptx_jit::coverage::Row::default();
+            let rows = ptx_jit::cli::coverage::report();
+            let mut total = ptx_jit::cli::coverage::Row::default();
             let (mut s_checked, mut s_host, mut s_nvptx) = (0, 0, 0);
             if !summary {
                 println!(
@@ -467,7 +468,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                     return Err(ExitCode::from(2));
                 }
                 ptx_jit::front(&src)
-                    .and_then(|(m, _)| ptx_jit::host::host_ir(&m, opt > 0))
+                    .and_then(|(m, _)| ptx_jit::jit::host::host_ir(&m, opt > 0))
                     .map(String::into_bytes)
             } else {
                 let a = arch::validate(&target, ptx_version.as_deref()).map_err(|e| {
@@ -517,8 +518,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 ExitCode::from(2)
             };
             let tools = match &sanitize {
-                Some(t) => ptx_jit::sanitize::Tools::parse(t).map_err(usage)?,
-                None => ptx_jit::sanitize::Tools::from_env(),
+                Some(t) => ptx_jit::runtime::sanitize::Tools::parse(t).map_err(usage)?,
+                None => ptx_jit::runtime::sanitize::Tools::from_env(),
             };
             let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
             let parsed: Vec<Arg> = raw
@@ -546,7 +547,7 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 .collect();
             let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
             for b in &bufs {
-                ptx_jit::checked::register(b.as_ptr() as u64, b.len() as u64);
+                ptx_jit::memory_map::register(b.as_ptr() as u64, b.len() as u64);
             }
             // The kernel compiles on first use; count that as compilation, not as the run.
             k.entry().map_err(|e| usage(e.to_string()))?;
@@ -588,8 +589,8 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 block[2],
                 dt.as_secs_f64() * 1e3
             );
-            if ptx_jit::sanitize::total() > 0 {
-                eprintln!("sanitizer: {} finding(s)", ptx_jit::sanitize::total());
+            if ptx_jit::runtime::sanitize::total() > 0 {
+                eprintln!("sanitizer: {} finding(s)", ptx_jit::runtime::sanitize::total());
                 return Err(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
@@ -607,10 +608,11 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
                 },
         } => {
             let files = ptx_files(&paths)?;
-            let rows = ptx_jit::bench::compile_latency(&files, arch.as_deref(), ptxas.as_deref(), iters, opt);
+            let rows = ptx_jit::cli::bench::compile_latency(&files, arch.as_deref(), ptxas.as_deref(), iters, opt);
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-            let med =
-                |f: &dyn Fn(&ptx_jit::bench::FileTimes) -> f64| ptx_jit::bench::median(rows.iter().map(f).collect());
+            let med = |f: &dyn Fn(&ptx_jit::cli::bench::FileTimes) -> f64| {
+                ptx_jit::cli::bench::median(rows.iter().map(f).collect())
+            };
             println!(
                 "{} of {} files compiled; medians over files, best of {iters} runs each, -O{opt}, single thread",
                 rows.len(),
@@ -629,16 +631,16 @@ fn run(cmd: Cmd) -> Result<ExitCode, ExitCode> {
             );
             let with: Vec<_> = rows.iter().filter(|r| r.ptxas.is_some()).collect();
             if !with.is_empty() {
-                let p = |r: &&ptx_jit::bench::FileTimes| ms(r.ptxas.unwrap_or_default());
+                let p = |r: &&ptx_jit::cli::bench::FileTimes| ms(r.ptxas.unwrap_or_default());
                 let ours: Vec<f64> = with.iter().map(|r| ms(r.ours())).collect();
                 let theirs: Vec<f64> = with.iter().map(p).collect();
                 let ratio: Vec<f64> = with.iter().map(|r| ms(r.ours()) / p(r).max(1e-6)).collect();
                 println!(
                     "on the {} files ptxas accepts: ptx-jit {:.3} ms, ptxas {:.3} ms (PTX to SASS, process included); per-file ratio ptx-jit/ptxas median {:.3}",
                     with.len(),
-                    ptx_jit::bench::median(ours),
-                    ptx_jit::bench::median(theirs),
-                    ptx_jit::bench::median(ratio)
+                    ptx_jit::cli::bench::median(ours),
+                    ptx_jit::cli::bench::median(theirs),
+                    ptx_jit::cli::bench::median(ratio)
                 );
             }
             if let Some(j) = json {

@@ -4,7 +4,7 @@
 //! - `parse`: parse, check (with lints), human, one-line, JSON and SARIF diagnostics, fragment mode,
 //!   and the `fmt` round trip (the printed text re-parses to the same tree, and printing is idempotent);
 //! - `lower`: inputs that check clean are lowered for the host (IR, sometimes optimised or compiled to
-//!   machine code) and for NVPTX, for a target validated by `ptx_jit::arch::validate` first;
+//!   machine code) and for NVPTX, for a target validated by `ptx_jit::nvptx::arch::validate` first;
 //! - `fatbin`: cuda-shim's fat binary reader on forged images, directly and through `cuModuleLoadData`,
 //!   `cuModuleLoadFatBinary` and `cuLibraryLoadData`;
 //! - `driver`: sequences of driver API calls decoded from the input bytes, with forged, stale, null

@@ -82,12 +82,12 @@ pub fn lower(data: &[u8]) -> Result<bool, String> {
         return Ok(false);
     };
     let h = crate::splitmix(crate::fnv(data));
-    let _ = ptx_jit::host::host_ir(&m, h & 1 != 0);
+    let _ = ptx_jit::jit::host::host_ir(&m, h & 1 != 0);
     if h & 6 == 0 {
-        let _ = ptx_jit::host::compile(&m);
+        let _ = ptx_jit::jit::host::compile(&m);
     }
     let (arch, version) = ARCHS[(h >> 3) as usize % ARCHS.len()];
-    if let Ok(arch) = ptx_jit::arch::validate(arch, version) {
+    if let Ok(arch) = ptx_jit::nvptx::arch::validate(arch, version) {
         // Code generation to PTX text: where LLVM aborts on what it cannot select or print.
         let _ = ptx_jit::nvptx::emit(&m, &arch, ((h >> 9) % 4) as u8, ptx_jit::nvptx::Emit::Ptx);
     }

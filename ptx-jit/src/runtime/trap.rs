@@ -20,7 +20,7 @@
 //! context, a fault in another CTA) and whose program counter is in generated code leaves its
 //! coroutine as from a fault. Generated code carries no checks for this: it costs nothing until used.
 
-use crate::checked::FaultCell;
+use crate::runtime::checked::FaultCell;
 use corosensei::stack::DefaultStack;
 use corosensei::trap::CoroutineTrapHandler;
 use corosensei::{Coroutine, CoroutineResult};
@@ -92,7 +92,7 @@ pub fn resume<I, Y>(
         cell,
     };
     // Checked mode's local memory is the stack above the guard page.
-    crate::checked::set_stack(guard.1 as u64, bounds.1 as u64);
+    crate::runtime::checked::set_stack(guard.1 as u64, bounds.1 as u64);
     let outer = ACTIVE.with(|a| a.replace(Some(active)));
     let r = co.resume(input);
     ACTIVE.with(|a| a.set(outer));
@@ -183,7 +183,7 @@ pub unsafe fn run(cell: *const FaultCell, f: &mut dyn FnMut()) -> Outcome {
 /// # Safety
 /// `entry` must be generated code built for `env`'s layout, and the buffers it reaches must outlive
 /// the call.
-pub unsafe fn call(entry: crate::host::BlockFn, env: &crate::runtime::Env, cell: *const FaultCell) -> Outcome {
+pub unsafe fn call(entry: ptx_llvm::abi::BlockFn, env: &ptx_llvm::abi::Env, cell: *const FaultCell) -> Outcome {
     // SAFETY: the caller's contract.
     unsafe { run(cell, &mut || entry(env, env.params)) }
 }

@@ -11,7 +11,7 @@
 //! Threads that have exited count as arrived (as on sm_70+). If nothing can proceed, the kernel would
 //! hang on a GPU; the launch fails instead.
 
-use crate::host::HostKernel;
+use crate::jit::host::HostKernel;
 use crate::runtime::{shared_words, Env, Launch, LaunchError};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -45,7 +45,7 @@ enum Wait {
     Yield,
 }
 
-type Fiber = Coroutine<(), Wait, crate::trap::Outcome, DefaultStack>;
+type Fiber = Coroutine<(), Wait, crate::runtime::trap::Outcome, DefaultStack>;
 
 /// What a fiber's `collective` calls need: its yielder, lane, the CTA's shared state, and the result
 /// the scheduler hands it when it releases a barrier or an `activemask`.
@@ -61,7 +61,7 @@ struct Lane {
     /// Whether that was a barrier every thread must reach at the same instruction (`.aligned`).
     aligned: bool,
     /// The launch's record, for synccheck's findings.
-    cell: *const crate::checked::FaultCell,
+    cell: *const crate::runtime::checked::FaultCell,
     /// This thread's index in the block.
     tid: [u32; 3],
 }
@@ -140,15 +140,15 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             // SAFETY: the launch's record outlives its fibers.
             let cell = unsafe { &*me.cell };
             if bar.arrived > 0 && bar.expected != b && !cell.faulted() {
-                if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) {
+                if cell.tools.has(crate::runtime::sanitize::Tools::SYNCCHECK) {
                     let detail = format!("barrier {id} awaited {} and {b} threads", bar.expected);
-                    synccheck(cell, crate::sanitize::Kind::BarrierCount, me, detail);
+                    synccheck(cell, crate::runtime::sanitize::Kind::BarrierCount, me, detail);
                 }
                 // The launch ends here, as on a GPU; the CTA's scheduler stops at the fault.
-                cell.record(crate::checked::Fault {
+                cell.record(crate::runtime::checked::Fault {
                     tid: Some(me.tid),
                     ctaid: Some(unsafe { (*me.warp).ctaid }),
-                    ..crate::checked::Fault::of(crate::checked::FaultKind::BarrierCount {
+                    ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::BarrierCount {
                         barrier: id as u32,
                         counts: [bar.expected, b],
                     })
@@ -209,18 +209,18 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         MMA | LDMATRIX | STMATRIX => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe {
-                crate::matrix::warp_op(kind, c, w.slots.as_ptr(), lane)
+                crate::emu::matrix::warp_op(kind, c, w.slots.as_ptr(), lane)
             })
         }
         WMMA => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe {
-                crate::matrix::wmma(w.slots.as_ptr(), lane)
+                crate::emu::matrix::wmma(w.slots.as_ptr(), lane)
             })
         }
         MOVMATRIX => exchange(me, a as u64, mask, |w, _| {
             let regs: [u32; 32] = std::array::from_fn(|i| w.slots[i] as u32);
-            crate::mma::movmatrix_lane(&regs, lane as usize) as u64
+            crate::emu::mma::movmatrix_lane(&regs, lane as usize) as u64
         }),
         MATCH_ANY | MATCH_ALL => exchange(me, a as u64 | (b as u64) << 32, mask, |w, members| {
             let mine = w.slots[lane as usize];
@@ -250,13 +250,23 @@ pub fn note_site(sync: *mut c_void, site: u32, aligned: bool) {
 }
 
 /// Records a synccheck finding at `lane`'s last barrier.
-fn synccheck(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, lane: &Lane, detail: String) {
+fn synccheck(
+    cell: &crate::runtime::checked::FaultCell,
+    kind: crate::runtime::sanitize::Kind,
+    lane: &Lane,
+    detail: String,
+) {
     synccheck_at(cell, kind, &[lane], detail);
 }
 
 /// Records a synccheck finding at the last barriers of `lanes`.
-fn synccheck_at(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, lanes: &[&Lane], detail: String) {
-    use crate::sanitize::{Access, Finding, How};
+fn synccheck_at(
+    cell: &crate::runtime::checked::FaultCell,
+    kind: crate::runtime::sanitize::Kind,
+    lanes: &[&Lane],
+    detail: String,
+) {
+    use crate::runtime::sanitize::{Access, Finding, How};
     let accesses = lanes
         .iter()
         .map(|l| Access {
@@ -266,7 +276,7 @@ fn synccheck_at(cell: &crate::checked::FaultCell, kind: crate::sanitize::Kind, l
         })
         .collect();
     let ctaid = unsafe { (*lanes[0].warp).ctaid };
-    crate::sanitize::record(
+    crate::runtime::sanitize::record(
         cell,
         Finding {
             kind,
@@ -326,9 +336,9 @@ fn release(
     lanes: &mut [Lane],
     warps: &[Warp],
     bars: &mut [Barrier],
-    cell: &crate::checked::FaultCell,
+    cell: &crate::runtime::checked::FaultCell,
 ) -> bool {
-    use crate::sanitize::{Kind, Tools};
+    use crate::runtime::sanitize::{Kind, Tools};
     let sync = cell.tools.has(Tools::SYNCCHECK);
     let n = state.len();
     let mut released = false;
@@ -367,7 +377,7 @@ fn release(
                 for j in group {
                     state[j] = State::Runnable;
                 }
-                crate::sanitize::warp_synced(w);
+                crate::runtime::sanitize::warp_synced(w);
                 released = true;
             }
         }
@@ -438,7 +448,7 @@ fn release(
         }
         bar.arrived = 0;
         bar.phase = bar.phase.wrapping_add(1);
-        crate::sanitize::barrier_completed();
+        crate::runtime::sanitize::barrier_completed();
         released = true;
     }
     for s in state.iter_mut() {
@@ -454,7 +464,7 @@ fn release(
 
 fn run_cta(
     l: &Launch<'_>,
-    entry: crate::host::BlockFn,
+    entry: ptx_llvm::abi::BlockFn,
     cta_index: u64,
     shared: &mut [u64],
     fault: *const c_void,
@@ -465,7 +475,7 @@ fn run_cta(
     let mut base = crate::runtime::env_for_cta(l, cta_index, shared, collective);
     base.fault = fault;
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
-    let cell = unsafe { &*(fault as *const crate::checked::FaultCell) };
+    let cell = unsafe { &*(fault as *const crate::runtime::checked::FaultCell) };
     if cell.faulted() {
         return Ok(()); // the launch has failed: no further CTAs start
     }
@@ -492,7 +502,7 @@ fn run_cta(
             result: 0,
             site: 0,
             aligned: false,
-            cell: cell as *const crate::checked::FaultCell,
+            cell: cell as *const crate::runtime::checked::FaultCell,
             tid: [i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by)],
         })
         .collect();
@@ -506,12 +516,12 @@ fn run_cta(
         let want = STACK_BYTES.saturating_add(local_bytes);
         let stack = match STACKS
             .with(|s| s.borrow_mut().pop())
-            .filter(|s| crate::trap::bounds(s).1 - crate::trap::bounds(s).0 > want)
+            .filter(|s| crate::runtime::trap::bounds(s).1 - crate::runtime::trap::bounds(s).0 > want)
         {
             Some(s) => s,
             None => DefaultStack::new(want).map_err(|e| LaunchError::OutOfResources(format!("fiber stack: {e}")))?,
         };
-        stacks.push(crate::trap::bounds(&stack));
+        stacks.push(crate::runtime::trap::bounds(&stack));
         let lane_addr = lane as *mut Lane as usize;
         fibers.push(Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
             // SAFETY: `base` and the lanes live until every fiber has finished or been leaked.
@@ -528,7 +538,7 @@ fn run_cta(
     let result = loop {
         for i in 0..n {
             if state[i] == State::Runnable {
-                state[i] = match crate::trap::resume(&mut fibers[i], (), stacks[i], cell) {
+                state[i] = match crate::runtime::trap::resume(&mut fibers[i], (), stacks[i], cell) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(Ok(())) => {
                         unsafe { (*warps_ptr.add(i / 32)).live &= !(1 << (i % 32)) };
@@ -536,10 +546,10 @@ fn run_cta(
                     }
                     CoroutineResult::Return(Err(t)) => {
                         let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
-                        cell.record(crate::checked::Fault {
+                        cell.record(crate::runtime::checked::Fault {
                             tid: Some([x, y, z]),
                             ctaid: Some(base.ctaid),
-                            ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+                            ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::Signal(t))
                         });
                         State::Done
                     }
@@ -554,7 +564,7 @@ fn run_cta(
         }
         // No fiber runs while the scheduler looks at the shared state.
         if !release(&mut state, &mut lanes, &warps, &mut bars, cell) {
-            if cell.tools.has(crate::sanitize::Tools::SYNCCHECK) {
+            if cell.tools.has(crate::runtime::sanitize::Tools::SYNCCHECK) {
                 let stuck: Vec<&Lane> = (0..n)
                     .filter(|&i| state[i] != State::Done)
                     .map(|i| &lanes[i])
@@ -562,7 +572,7 @@ fn run_cta(
                     .collect();
                 if !stuck.is_empty() {
                     let detail = "the threads still running wait for threads that exited or wait elsewhere".to_string();
-                    synccheck_at(cell, crate::sanitize::Kind::DivergentBarrier, &stuck, detail);
+                    synccheck_at(cell, crate::runtime::sanitize::Kind::DivergentBarrier, &stuck, detail);
                 }
             }
             break Err(LaunchError::Failed(
@@ -579,7 +589,7 @@ fn run_cta(
     }
     STACKS.with(|s| s.borrow_mut().extend(fibers.into_iter().map(Coroutine::into_stack)));
     if cell.tools.any() {
-        crate::sanitize::cta_done();
+        crate::runtime::sanitize::cta_done();
     }
     result
 }
@@ -587,7 +597,7 @@ fn run_cta(
 pub fn launch(
     k: &HostKernel,
     l: &Launch<'_>,
-    entry: crate::host::BlockFn,
+    entry: ptx_llvm::abi::BlockFn,
     fault: *const c_void,
 ) -> Result<(), LaunchError> {
     let words = shared_words(k, l);

@@ -1,6 +1,6 @@
 //! The runtime side of the warp matrix collectives (`ptx_llvm::collective::MMA`, `LDMATRIX`,
 //! `STMATRIX`): each lane's buffer holds its operands; every lane computes its own result from all
-//! 32 buffers with `crate::mma` and writes it after its operands.
+//! 32 buffers with `crate::emu::mma` and writes it after its operands.
 
 use ptx_llvm::collective::{LDMATRIX, MMA};
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use std::ffi::CStr;
 
 thread_local! {
     /// Parsed descriptors by their text (modules come and go, so not by address).
-    static DESCS: std::cell::RefCell<HashMap<String, Option<crate::mma::MmaDesc>>> = std::cell::RefCell::new(HashMap::new());
+    static DESCS: std::cell::RefCell<HashMap<String, Option<crate::emu::mma::MmaDesc>>> = std::cell::RefCell::new(HashMap::new());
 }
 
 /// Words of header before a lane's operands: a 64-bit pointer or address.
@@ -33,7 +33,7 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
                         .filter(|m| !m.is_empty())
                         .map(|m| format!(".{m}"))
                         .collect();
-                    crate::mma::MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
+                    crate::emu::mma::MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
                 })
                 .clone()
         });
@@ -42,19 +42,19 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
         let n = wa + wb + wc;
         let slices: [&[u32]; 32] =
             std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), n) });
-        let d = crate::mma::mma_lane(&desc, &slices, lane);
+        let d = crate::emu::mma::mma_lane(&desc, &slices, lane);
         unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buf(lane).add(HEADER + n), d.len()) };
         return 0;
     }
     let (num, trans) = ((c & 0xff) as usize, c >> 8 & 1 == 1);
     let rows: [u64; 32] = std::array::from_fn(head);
     if kind == LDMATRIX {
-        let r = unsafe { crate::mma::ldmatrix_lane(num, trans, &rows, lane) };
+        let r = unsafe { crate::emu::mma::ldmatrix_lane(num, trans, &rows, lane) };
         unsafe { std::ptr::copy_nonoverlapping(r.as_ptr(), buf(lane).add(HEADER), r.len()) };
     } else {
         let regs: [&[u32]; 32] =
             std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), num) });
-        unsafe { crate::mma::stmatrix_lane(num, trans, &rows, &regs, lane) };
+        unsafe { crate::emu::mma::stmatrix_lane(num, trans, &rows, &regs, lane) };
     }
     0
 }
@@ -80,7 +80,7 @@ pub unsafe fn wmma(bufs: *const u64, lane: u32) -> u64 {
     let lane = lane as usize;
     let [na, nb, nc, nd] = counts(lane);
     let text = unsafe { (buf(lane) as *const u64).read_unaligned() } as *const std::ffi::c_char;
-    match crate::wmma::mma_lane(text, &frags, lane, nd) {
+    match crate::emu::wmma::mma_lane(text, &frags, lane, nd) {
         Some(d) => {
             unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buf(lane).add(HEADER + 4 + na + nb + nc), nd) };
             0

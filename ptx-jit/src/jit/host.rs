@@ -117,29 +117,11 @@ extern "C" fn optimise_on_materialisation(
     unsafe { LLVMOrcThreadSafeModuleWithModuleDo(*tsm, with_module, std::ptr::null_mut()) }
 }
 
-/// The out-of-line operations (`crate::builtins`) by absolute address: they live in this binary,
-/// whose symbols the process search generator cannot see unless it was linked with `-rdynamic`.
+/// The runtime's entry points generated code calls ([`crate::runtime_symbols`]) by absolute address:
+/// they live in this binary, whose symbols the process search generator cannot see unless it was
+/// linked with `-rdynamic`.
 unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
-    let fns: [(&str, u64); 8] = [
-        // NVIDIA's device runtime, in place of the C library's functions of the same names.
-        ("vprintf", crate::device_libs::ptxjit_vprintf as *const () as u64),
-        (
-            "__assertfail",
-            crate::device_libs::ptxjit_assertfail as *const () as u64,
-        ),
-        (ptx_llvm::builtin::MEM, crate::memops::ptxjit_mem as *const () as u64),
-        (
-            ptx_llvm::builtin::CHECK,
-            crate::checked::ptxjit_check as *const () as u64,
-        ),
-        (
-            ptx_llvm::builtin::GLOBALTIMER,
-            crate::builtins::ptxjit_globaltimer as *const () as u64,
-        ),
-        (ptx_llvm::builtin::FP, crate::builtins::ptxjit_fp as *const () as u64),
-        (ptx_llvm::builtin::INT, crate::builtins::ptxjit_int as *const () as u64),
-        (ptx_llvm::builtin::VIDEO, crate::video::ptxjit_video as *const () as u64),
-    ];
+    let fns = crate::runtime_symbols();
     let mut pairs: Vec<LLVMOrcCSymbolMapPair> = fns
         .iter()
         .map(|(name, addr)| {
@@ -202,7 +184,7 @@ struct Full {
 
 impl HostKernel {
     /// The fully optimised block entry, compiled on first use.
-    pub fn entry(&self) -> Result<BlockFn, crate::runtime::LaunchError> {
+    pub fn entry(&self) -> Result<BlockFn, String> {
         let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
         let full = self
             .full
@@ -229,7 +211,7 @@ impl HostKernel {
 
     /// The block entry for a launch of `threads` threads: the quick tier for a kernel's first launch
     /// when it is small, else the fully optimised code.
-    pub fn entry_for(&self, threads: u64) -> Result<BlockFn, crate::runtime::LaunchError> {
+    pub fn entry_for(&self, threads: u64) -> Result<BlockFn, String> {
         if self.full.get().is_none() && self.quick.get().is_none() && threads < TIER0_MAX_THREADS {
             let quick = self
                 .quick
@@ -241,11 +223,11 @@ impl HostKernel {
         self.entry()
     }
 
-    fn address(r: &Result<usize, String>) -> Result<BlockFn, crate::runtime::LaunchError> {
+    fn address(r: &Result<usize, String>) -> Result<BlockFn, String> {
         match r {
             // SAFETY: the symbol is the block entry the host flavour defines as `void(env, params)`.
             Ok(a) => Ok(unsafe { std::mem::transmute::<usize, BlockFn>(*a) }),
-            Err(e) => Err(crate::runtime::LaunchError::Failed(e.clone())),
+            Err(e) => Err(e.clone()),
         }
     }
 }
@@ -380,7 +362,7 @@ pub struct HostModule {
 impl Drop for HostModule {
     fn drop(&mut self) {
         for (_, addr, _) in &self.globals {
-            crate::checked::unregister(*addr);
+            crate::memory_map::unregister(*addr);
         }
     }
 }
@@ -435,12 +417,12 @@ fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, qui
     module
         .run_passes("function(mem2reg,dce)", tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())?;
-    crate::addressing::split_address_sums(module);
+    crate::jit::addressing::split_address_sums(module);
     // Guard versioning only pays through O3's loop unswitching.
     if !quick {
-        crate::guards::version_thread_guards(module);
+        crate::jit::guards::version_thread_guards(module);
     }
-    crate::nan::drop_inner_canonicalisations(module);
+    crate::jit::nan::drop_inner_canonicalisations(module);
     module
         .run_passes(
             if quick { QUICK_PASSES } else { "default<O3>" },
@@ -503,8 +485,8 @@ fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
                     if let ptx_front::ast::Statement::Inst(i) = s {
                         let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
                         let bad = match i.opcode.text {
-                            "mma" => crate::mma::MmaDesc::parse(&mods).is_none(),
-                            "wmma" => !crate::wmma::supported(&mods),
+                            "mma" => crate::emu::mma::MmaDesc::parse(&mods).is_none(),
+                            "wmma" => !crate::emu::wmma::supported(&mods),
                             _ => false,
                         };
                         if bad {
@@ -551,7 +533,7 @@ fn module_memory(m: &Module<'_>) -> Result<(), Vec<Diagnostic>> {
         .filter(|v| matches!(v.space, Space::Global | Space::Const))
         .collect();
     let total = vars.iter().fold(0u64, |t, v| t.saturating_add(v.size_bytes()));
-    let limit = crate::runtime::device_memory();
+    let limit = crate::device::device_memory();
     match vars.iter().max_by_key(|v| v.size_bytes()) {
         Some(v) if total > limit => Err(vec![Diagnostic::error(
             Code::P0403,
@@ -649,7 +631,7 @@ fn lower_prepared<'ctx>(
         LLVMSetDataLayout(module.as_mut_ptr(), LLVMOrcLLJITGetDataLayoutStr(jit.0));
     }
     // Frames larger than a page touch each page as they grow, so they meet the kernel stack's guard
-    // page (`crate::trap`) instead of jumping past it into other memory.
+    // page (`crate::runtime::trap`) instead of jumping past it into other memory.
     let probe = ctx.create_string_attribute("probe-stack", "inline-asm");
     for f in module.get_functions() {
         if f.count_basic_blocks() > 0 {
@@ -668,7 +650,7 @@ fn lower_prepared<'ctx>(
 }
 
 /// [`compile`] with explicit lowering options, given the module's text (so faults name lines). Checked
-/// mode (see `crate::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
+/// mode (see `crate::runtime::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
 /// heap frames, which the local-memory check does not know.
 pub fn compile_with(
     m: &Module<'_>,
@@ -684,7 +666,7 @@ pub fn compile_with(
         regions: options.regions && !options.checked,
         ..options
     };
-    let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| crate::checked::line_starts(s).into());
+    let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| ptx_front::span::line_starts(s).into());
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
@@ -764,7 +746,7 @@ pub fn compile_with(
             let mut addr = 0;
             take_error(unsafe { LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()) })
                 .map_err(|e| internal(format!("JIT lookup of `{name}`: {e}")))?;
-            crate::checked::register(addr, size);
+            crate::memory_map::register(addr, size);
             hm.globals.push((name, addr, size));
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! the checker, the host lowering and NVPTX code generation. `ptx-jit coverage` prints the counts per
 //! instruction section of the manual; the robustness tests use the same forms.
 
-use crate::arch::Arch;
+use crate::nvptx::arch::Arch;
 use ptx_front::isa::{self, OpSpec, G};
 use ptx_front::types::Type;
 
@@ -175,20 +175,20 @@ pub fn try_form(f: &Form, arch: &Arch) -> Outcome {
     Outcome {
         parsed,
         checked: true,
-        host: crate::host::host_ir(&m, false).is_ok(),
+        host: crate::jit::host::host_ir(&m, false).is_ok(),
         nvptx: crate::nvptx::emit(&m, arch, 0, crate::nvptx::Emit::Ptx).is_ok(),
     }
 }
 
 /// Every form that checks but that the host (or NVPTX) backend refuses: (section, form, first reason).
 pub fn missing(host: bool) -> Vec<(&'static str, String, String)> {
-    let arch = crate::arch::validate("sm_90", None).expect("sm_90 is a valid target");
+    let arch = crate::nvptx::arch::validate("sm_90", None).expect("sm_90 is a valid target");
     forms()
         .into_iter()
         .filter_map(|f| {
             let (m, _) = crate::front(&f.kernel).ok()?;
             let r = if host {
-                crate::host::host_ir(&m, false).map(drop)
+                crate::jit::host::host_ir(&m, false).map(drop)
             } else {
                 crate::nvptx::emit(&m, &arch, 0, crate::nvptx::Emit::Ptx).map(drop)
             };
@@ -213,7 +213,7 @@ pub struct Row {
 
 /// Coverage of every instruction section of the manual, in the manual's order.
 pub fn report() -> Vec<Row> {
-    let arch = crate::arch::validate("sm_90", None).expect("sm_90 is a valid target");
+    let arch = crate::nvptx::arch::validate("sm_90", None).expect("sm_90 is a valid target");
     let mut rows: Vec<Row> = isa::SECTIONS
         .iter()
         .map(|s| Row {

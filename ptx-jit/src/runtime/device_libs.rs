@@ -152,7 +152,7 @@ pub extern "C" fn ptxjit_assertfail(
         env.tid[2],
         text(message)
     );
-    crate::checked::trap(env, 0, crate::checked::FaultKind::Assert);
+    crate::runtime::checked::trap(env, 0, crate::runtime::checked::FaultKind::Assert);
 }
 
 #[cfg(test)]

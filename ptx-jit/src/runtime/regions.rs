@@ -6,8 +6,8 @@
 //! next region runs for all of them in one unmasked call: the common case, with no per-thread state
 //! inspected by the runtime at all.
 
-use crate::fibers::{shfl_source, vote_result};
-use crate::host::HostKernel;
+use crate::jit::host::HostKernel;
+use crate::runtime::fibers::{shfl_source, vote_result};
 use crate::runtime::{shared_words, Launch, LaunchError};
 use ptx_llvm::collective::{SHFL, VOTE};
 use ptx_llvm::regions::{DONE, WAIT, WARP};
@@ -99,7 +99,7 @@ fn full_mask(w: usize, n: usize) -> u32 {
 
 fn run_cta(
     l: &Launch<'_>,
-    entry: crate::host::BlockFn,
+    entry: ptx_llvm::abi::BlockFn,
     cta: u64,
     buf: &mut Buffers,
     fault: *const c_void,
@@ -126,7 +126,7 @@ fn run_cta(
     env.sync = &mut steps as *mut Steps as *mut c_void;
     env.fault = fault;
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
-    let cell = unsafe { &*(fault as *const crate::checked::FaultCell) };
+    let cell = unsafe { &*(fault as *const crate::runtime::checked::FaultCell) };
     // Runs one region; false if the launch has ended (a fault here or elsewhere): the CTA stops.
     // This whole function runs on a guarded kernel stack (`launch`), so a trap leaves it from inside.
     let call = |steps: &mut Steps, state: u32, masked: bool| {
@@ -206,7 +206,7 @@ const MAX_FRAMES_BYTES: u64 = 1 << 30;
 pub fn launch(
     k: &HostKernel,
     l: &Launch<'_>,
-    entry: crate::host::BlockFn,
+    entry: ptx_llvm::abi::BlockFn,
     frame_bytes: u64,
     fault: *const c_void,
 ) -> Result<(), LaunchError> {
@@ -223,21 +223,21 @@ pub fn launch(
         || Buffers::new(n, frame_bytes, words),
         |buf, cta| {
             // SAFETY: `fault` is the launch's fault record, alive until the launch returns.
-            let cell = unsafe { &*(fault_addr as *const crate::checked::FaultCell) };
+            let cell = unsafe { &*(fault_addr as *const crate::runtime::checked::FaultCell) };
             if cell.faulted() {
                 return Ok(()); // the launch has failed: no further CTAs start
             }
             // The CTA, its region scheduler included, runs on a guarded stack: one switch per CTA.
             let mut result = Ok(());
             let trapped = unsafe {
-                crate::trap::run(cell, &mut || {
+                crate::runtime::trap::run(cell, &mut || {
                     result = run_cta(l, entry, cta, buf, fault_addr as *const c_void)
                 })
             };
             if let Err(t) = trapped {
-                cell.record(crate::checked::Fault {
+                cell.record(crate::runtime::checked::Fault {
                     ctaid: Some(crate::runtime::cta_index(cta, l.grid)),
-                    ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+                    ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::Signal(t))
                 });
             }
             result

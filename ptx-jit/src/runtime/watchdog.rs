@@ -1,11 +1,11 @@
 //! Ends launches from outside: a launch that runs longer than `PTXJIT_LAUNCH_TIMEOUT` seconds (off by
 //! default, as on a GPU without a display), or one whose owner cancels it (the driver destroying its
 //! context). One thread watches every such launch; when one has to end, it marks the launch's fault
-//! record and interrupts the threads running kernel code (`crate::trap::interrupt`) until the launch
+//! record and interrupts the threads running kernel code (`crate::runtime::trap::interrupt`) until the launch
 //! has returned. Launches with neither a timeout nor a cancel flag are not watched at all, and
 //! generated code never checks anything: the watch costs nothing until it fires.
 
-use crate::checked::{Fault, FaultCell, FaultKind};
+use crate::runtime::checked::{Fault, FaultCell, FaultKind};
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -145,7 +145,7 @@ fn run() {
             }
         }
         if ending {
-            parking_lot::MutexGuard::unlocked(&mut list, crate::trap::interrupt);
+            parking_lot::MutexGuard::unlocked(&mut list, crate::runtime::trap::interrupt);
             WAKE.wait_for(&mut list, RETRY);
         } else if let Some(d) = next {
             WAKE.wait_until(&mut list, d);

@@ -1,5 +1,5 @@
 //! The sanitizers, on the CPU, where every access of every thread is seen in order:
-//! - **memcheck**: checked mode's bounds and alignment checks (`crate::checked`), plus, in the driver,
+//! - **memcheck**: checked mode's bounds and alignment checks (`crate::runtime::checked`), plus, in the driver,
 //!   double frees and device allocations leaked at context destruction;
 //! - **racecheck**: two threads of a CTA touching the same shared or global byte, one of them writing
 //!   and not both atomically, with no barrier between (a warp-level synchronisation orders the
@@ -13,12 +13,12 @@
 //!   member masks (a mask may name exited lanes: the manual has the others wait only for non-exited
 //!   ones), threads that wait for each other forever.
 //!
-//! Kernels are compiled in checked mode, so every access calls [`crate::checked::ptxjit_check`], which
+//! Kernels are compiled in checked mode, so every access calls [`crate::runtime::checked::ptxjit_check`], which
 //! hands it here. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
 //! at a time: fibers, or a loop over its threads), keyed by launch and block and reset when either
 //! changes. Findings go to the launch's record and are reported when the launch ends.
 
-use crate::checked::FaultCell;
+use crate::runtime::checked::FaultCell;
 use crate::runtime::Env;
 use parking_lot::{Mutex, RwLock};
 use ptx_llvm::builtin::*;
@@ -368,7 +368,10 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     let shared_base = env.shared as u64;
     let space = space & SPACE_MASK;
     // Local memory is the thread's own.
-    if space == SPACE_LOCAL || space == SPACE_CONST || (space == SPACE_GENERIC && crate::checked::on_stack(addr)) {
+    if space == SPACE_LOCAL
+        || space == SPACE_CONST
+        || (space == SPACE_GENERIC && crate::runtime::checked::on_stack(addr))
+    {
         return;
     }
     with_cta(env, cell, |cta| {

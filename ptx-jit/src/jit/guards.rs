@@ -19,7 +19,7 @@ use ptx_llvm::ir::{opcode, users};
 
 /// Byte distance from `tid[d]` to `ntid[d]` in the host environment.
 const TID_TO_NTID: u64 =
-    (std::mem::offset_of!(crate::runtime::Env, ntid) - std::mem::offset_of!(crate::runtime::Env, tid)) as u64;
+    (std::mem::offset_of!(ptx_llvm::abi::Env, ntid) - std::mem::offset_of!(ptx_llvm::abi::Env, tid)) as u64;
 
 pub fn version_thread_guards(module: &Module<'_>) {
     let m = module.as_mut_ptr();

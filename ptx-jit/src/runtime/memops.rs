@@ -54,7 +54,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         let new = m.store();
         unsafe { word.write_unaligned(new) };
         if (old ^ new) >> 63 != 0 {
-            crate::sanitize::barrier_completed(); // a phase completed
+            crate::runtime::sanitize::barrier_completed(); // a phase completed
         }
         old
     };
@@ -62,7 +62,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         MEM_ISSPACEP => {
             let shared = env.shared as u64;
             let in_shared = addr >= shared && addr < shared + b;
-            let in_local = crate::checked::on_stack(addr);
+            let in_local = crate::runtime::checked::on_stack(addr);
             (match a as u32 {
                 SPACE_SHARED => in_shared,
                 SPACE_LOCAL => in_local,
@@ -109,7 +109,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         MEM_ATOMIC_FP => {
             // Compare-and-swap loop around the exact float operation.
             let (_, ty, _, _, _) = parts(b as u32);
-            let op = |old: u64| crate::builtins::ptxjit_fp(b as u32, old, a, 0);
+            let op = |old: u64| crate::emu::builtins::ptxjit_fp(b as u32, old, a, 0);
             if matches!(ty, F16 | BF16) {
                 let cell = unsafe { AtomicU16::from_ptr(addr as *mut u16) };
                 let mut old = cell.load(Ordering::Relaxed);
@@ -130,7 +130,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             }
         }
         MEM_TRAP => {
-            crate::checked::trap(env, a as u32, crate::checked::FaultKind::Trap);
+            crate::runtime::checked::trap(env, a as u32, crate::runtime::checked::FaultKind::Trap);
             1
         }
         MEM_WMMA_LOAD | MEM_WMMA_STORE => {
@@ -142,16 +142,16 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             let lane = (lin % 32) as usize;
             let ok = unsafe {
                 if code == MEM_WMMA_LOAD {
-                    crate::wmma::load_lane(text, lane, addr, b, regs)
+                    crate::emu::wmma::load_lane(text, lane, addr, b, regs)
                 } else {
-                    crate::wmma::store_lane(text, lane, addr, b, regs)
+                    crate::emu::wmma::store_lane(text, lane, addr, b, regs)
                 }
             };
             if code == MEM_WMMA_STORE {
-                if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
+                if let Some(cell) = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() } {
                     // initcheck: the fragment's rows (at most 32, of at most 4-byte elements `b` apart)
                     // count as written; coarse, so a later read of them is never a false report.
-                    crate::sanitize::copied(env, cell, addr, 32 * b.max(1) * 4);
+                    crate::runtime::sanitize::copied(env, cell, addr, 32 * b.max(1) * 4);
                 }
             }
             ok.is_none() as u64
@@ -163,8 +163,8 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
                 std::ptr::copy(a as *const u8, addr as *mut u8, n);
                 std::ptr::write_bytes((addr as *mut u8).add(n), 0, total as usize - n);
             }
-            if let Some(cell) = unsafe { (env.fault as *const crate::checked::FaultCell).as_ref() } {
-                crate::sanitize::copied(env, cell, addr, total);
+            if let Some(cell) = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() } {
+                crate::runtime::sanitize::copied(env, cell, addr, total);
             }
             0
         }

@@ -1,6 +1,8 @@
 //! The nvvm flavour through LLVM's NVPTX backend: PTX out for a chosen sm_XX and .version.
 
-use crate::arch::Arch;
+pub mod arch;
+
+use arch::Arch;
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple};
@@ -167,10 +169,10 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
             }
         }
     }
-    let last = *crate::arch::PTX_VERSIONS.last().expect("versions");
+    let last = *crate::nvptx::arch::PTX_VERSIONS.last().expect("versions");
     let version = match arch.ptx {
         Some(v) => v,
-        None => crate::arch::PTX_VERSIONS
+        None => crate::nvptx::arch::PTX_VERSIONS
             .iter()
             .copied()
             .find(|&v| v >= need)

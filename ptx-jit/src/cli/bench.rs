@@ -45,7 +45,7 @@ pub fn compile_latency(
         let Some(target) = arch.map(str::to_string).or_else(|| target_of(&src)) else {
             continue;
         };
-        let Ok(a) = crate::arch::validate(&target, None) else {
+        let Ok(a) = crate::nvptx::arch::validate(&target, None) else {
             eprintln!("skipped {}: no LLVM target {target}", f.display());
             continue;
         };

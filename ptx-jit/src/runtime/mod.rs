@@ -1,17 +1,22 @@
 //! The CPU runtime: runs a grid of CTAs over every core. One CTA runs on one OS thread at a time;
 //! the block entry loops over the CTA's threads.
 
-use crate::host::HostKernel;
+pub mod checked;
+pub(crate) mod device_libs;
+mod fibers;
+pub(crate) mod memops;
+mod regions;
+pub mod sanitize;
+pub mod trap;
+pub(crate) mod watchdog;
+
+use crate::device::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_PER_BLOCK_OPTIN, MAX_THREADS_PER_BLOCK};
+use crate::jit::host::HostKernel;
 use ptx_llvm::Exec;
 use rayon::prelude::*;
 
 /// The environment generated code receives, defined once with the rest of the ABI.
 pub use ptx_llvm::abi::{Collective, Env};
-
-/// `%nsmid`: the CPU backend presents one SM per core.
-pub fn sm_count() -> u32 {
-    rayon::current_num_threads() as u32
-}
 
 static GRIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -30,7 +35,7 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
         collective,
         dynamic_shared: l.dynamic_shared as u32,
         smid: rayon::current_thread_index().unwrap_or(0) as u32,
-        nsmid: sm_count(),
+        nsmid: crate::device::sm_count(),
         gridid: l.gridid,
         fault: std::ptr::null(),
         ctas: 1,
@@ -41,29 +46,6 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
 pub fn shared_words(k: &HostKernel, l: &Launch<'_>) -> usize {
     ((k.info.static_shared + l.dynamic_shared).max(16) as usize).div_ceil(8)
 }
-
-/// Memory of the device the CPU backend presents: half of physical memory, as device allocations and
-/// module variables live in host RAM beside the application's own. Allocations beyond it fail
-/// cleanly instead of bringing the OOM killer.
-pub fn device_memory() -> u64 {
-    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| {
-        // SAFETY: sysconf has no preconditions.
-        let (page, pages) = unsafe { (libc::sysconf(libc::_SC_PAGESIZE), libc::sysconf(libc::_SC_PHYS_PAGES)) };
-        if page <= 0 || pages <= 0 {
-            8 << 30
-        } else {
-            page as u64 * pages as u64 / 2
-        }
-    })
-}
-
-/// Launch limits of the device the CPU backend presents.
-pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
-pub const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
-pub const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
-pub const MAX_SHARED_PER_BLOCK: u64 = 48 * 1024;
-pub const MAX_SHARED_PER_BLOCK_OPTIN: u64 = 227 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LaunchError {
@@ -96,11 +78,11 @@ pub struct Launch<'p> {
     /// Set by [`Launch::new`]: a number unique to this launch.
     pub gridid: u64,
     /// When set (by the launch's owner, e.g. the driver destroying its context), the launch ends with
-    /// its CTAs where they are (`crate::watchdog`).
-    pub cancel: Option<std::sync::Arc<crate::watchdog::Cancel>>,
+    /// its CTAs where they are (`crate::runtime::watchdog`).
+    pub cancel: Option<std::sync::Arc<crate::runtime::watchdog::Cancel>>,
     /// The sanitizers to run under (`PTXJIT_SANITIZE` by default); they see a kernel's accesses only
     /// when its module was loaded in checked mode.
-    pub sanitize: crate::sanitize::Tools,
+    pub sanitize: crate::runtime::sanitize::Tools,
 }
 
 impl<'p> Launch<'p> {
@@ -112,7 +94,7 @@ impl<'p> Launch<'p> {
             params,
             gridid: GRIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             cancel: None,
-            sanitize: crate::sanitize::Tools::from_env(),
+            sanitize: crate::runtime::sanitize::Tools::from_env(),
         }
     }
 }
@@ -174,9 +156,9 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// sanitizers' findings are reported (stderr, `PTXJIT_SANITIZE_LOG`).
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let (r, findings) = launch_sanitized(k, l);
-    crate::sanitize::report(
+    crate::runtime::sanitize::report(
         &findings,
-        &crate::sanitize::Source {
+        &crate::runtime::sanitize::Source {
             kernel: &k.info.name,
             text: k.text(),
         },
@@ -185,7 +167,10 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
 }
 
 /// [`launch`], returning the sanitizers' findings instead of reporting them.
-pub fn launch_sanitized(k: &HostKernel, l: &Launch<'_>) -> (Result<(), LaunchError>, Vec<crate::sanitize::Finding>) {
+pub fn launch_sanitized(
+    k: &HostKernel,
+    l: &Launch<'_>,
+) -> (Result<(), LaunchError>, Vec<crate::runtime::sanitize::Finding>) {
     if let Err(e) = validate(k, l) {
         return (Err(e), vec![]);
     }
@@ -193,30 +178,35 @@ pub fn launch_sanitized(k: &HostKernel, l: &Launch<'_>) -> (Result<(), LaunchErr
     let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
     let entry = match k.entry_for(threads) {
         Ok(e) => e,
-        Err(e) => return (Err(e), vec![]),
+        Err(e) => return (Err(LaunchError::Failed(e)), vec![]),
     };
-    let cell = crate::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
-    let watch = crate::watchdog::watch(&cell, l.cancel.clone());
+    let cell = crate::runtime::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
+    let watch = crate::runtime::watchdog::watch(&cell, l.cancel.clone());
     let r = run(k, l, entry, &cell as *const _ as *const c_void);
     drop(watch);
     let mut findings = std::mem::take(&mut *cell.findings.lock());
-    if l.sanitize.has(crate::sanitize::Tools::INITCHECK) {
+    if l.sanitize.has(crate::runtime::sanitize::Tools::INITCHECK) {
         findings.extend(
             k.unwritten_registers
                 .iter()
-                .map(|(site, reg)| crate::sanitize::Finding {
-                    accesses: vec![crate::sanitize::Access {
+                .map(|(site, reg)| crate::runtime::sanitize::Finding {
+                    accesses: vec![crate::runtime::sanitize::Access {
                         site: Some(*site),
                         tid: None,
-                        how: crate::sanitize::How::Read,
+                        how: crate::runtime::sanitize::How::Read,
                     }],
-                    ..crate::sanitize::Finding::plain(crate::sanitize::Kind::UninitializedRegister, 0, 0, reg.clone())
+                    ..crate::runtime::sanitize::Finding::plain(
+                        crate::runtime::sanitize::Kind::UninitializedRegister,
+                        0,
+                        0,
+                        reg.clone(),
+                    )
                 }),
         );
     }
     let r = match cell.take() {
         Some(f) => {
-            if l.sanitize.has(crate::sanitize::Tools::MEMCHECK) {
+            if l.sanitize.has(crate::runtime::sanitize::Tools::MEMCHECK) {
                 findings.extend(memcheck_finding(&f));
             }
             Err(fault_error(k, &f))
@@ -227,9 +217,9 @@ pub fn launch_sanitized(k: &HostKernel, l: &Launch<'_>) -> (Result<(), LaunchErr
 }
 
 /// memcheck's finding for checked mode's fault, if it is a bad access.
-fn memcheck_finding(f: &crate::checked::Fault) -> Option<crate::sanitize::Finding> {
-    use crate::checked::FaultKind;
-    use crate::sanitize::{Access, Finding, How, Kind};
+fn memcheck_finding(f: &crate::runtime::checked::Fault) -> Option<crate::runtime::sanitize::Finding> {
+    use crate::runtime::checked::FaultKind;
+    use crate::runtime::sanitize::{Access, Finding, How, Kind};
     let kind = match f.kind {
         FaultKind::Access => Kind::InvalidAccess,
         FaultKind::Misaligned => Kind::Misaligned,
@@ -253,12 +243,12 @@ fn memcheck_finding(f: &crate::checked::Fault) -> Option<crate::sanitize::Findin
 
 /// The launch error a fault ends a launch with, and its message: kernel, PTX line, thread and block
 /// where known.
-fn fault_error(k: &HostKernel, f: &crate::checked::Fault) -> LaunchError {
-    use crate::checked::FaultKind;
-    use crate::trap::Trap;
+fn fault_error(k: &HostKernel, f: &crate::runtime::checked::Fault) -> LaunchError {
+    use crate::runtime::checked::FaultKind;
+    use crate::runtime::trap::Trap;
     let mut at = format!("`{}`", k.info.name);
     match (f.site, &k.lines) {
-        (Some(site), Some(lines)) => at += &format!(", line {}", crate::checked::line_of(lines, site)),
+        (Some(site), Some(lines)) => at += &format!(", line {}", ptx_front::span::line_of(lines, site)),
         (Some(site), None) => at += &format!(", byte {site} of the PTX"),
         (None, _) => {}
     }
@@ -331,11 +321,11 @@ fn fault_error(k: &HostKernel, f: &crate::checked::Fault) -> LaunchError {
     }
 }
 
-fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
+fn run(k: &HostKernel, l: &Launch<'_>, entry: ptx_llvm::abi::BlockFn, fault: *const c_void) -> Result<(), LaunchError> {
     match k.info.exec {
         Exec::Loop => {}
-        Exec::Regions { frame_bytes, .. } => return crate::regions::launch(k, l, entry, frame_bytes, fault),
-        Exec::Fibers => return crate::fibers::launch(k, l, entry, fault),
+        Exec::Regions { frame_bytes, .. } => return crate::runtime::regions::launch(k, l, entry, frame_bytes, fault),
+        Exec::Fibers => return crate::runtime::fibers::launch(k, l, entry, fault),
     }
     let fault_addr = fault as usize;
     // Work items: runs of up to CTA_RUN CTAs along x (one entry call each), so small CTAs do not pay
@@ -350,20 +340,20 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: crate::host::BlockFn, fault: *cons
         env.ctas = (gx - x0).min(CTA_RUN) as u32;
         env.fault = fault_addr as *const c_void;
         // SAFETY: `fault` is the launch's record, alive until the launch returns.
-        let cell = unsafe { &*(fault_addr as *const crate::checked::FaultCell) };
+        let cell = unsafe { &*(fault_addr as *const crate::runtime::checked::FaultCell) };
         if cell.faulted() {
             return; // the launch has failed: no further CTAs start
         }
         // SAFETY: `entry` is JIT code built for this Env layout; the param and shared buffers outlive the call.
-        if let Err(t) = unsafe { crate::trap::call(entry, &env, cell) } {
-            cell.record(crate::checked::Fault {
+        if let Err(t) = unsafe { crate::runtime::trap::call(entry, &env, cell) } {
+            cell.record(crate::runtime::checked::Fault {
                 ctaid: Some(env.ctaid),
                 blocks: env.ctas,
-                ..crate::checked::Fault::of(crate::checked::FaultKind::Signal(t))
+                ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::Signal(t))
             });
         }
         if cell.tools.any() {
-            crate::sanitize::cta_done();
+            crate::runtime::sanitize::cta_done();
         }
     };
     let words = shared_words(k, l);

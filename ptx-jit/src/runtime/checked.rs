@@ -12,47 +12,10 @@
 //! uses the same record in every mode.
 
 use crate::runtime::Env;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use ptx_llvm::builtin::*;
 use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Registered global memory: start → end (exclusive).
-static REGIONS: RwLock<BTreeMap<u64, u64>> = RwLock::new(BTreeMap::new());
-
-/// Marks `[start, start + len)` as valid global memory for checked kernels.
-pub fn register(start: u64, len: u64) {
-    if len > 0 {
-        REGIONS.write().insert(start, start + len);
-    }
-}
-
-pub fn unregister(start: u64) {
-    REGIONS.write().remove(&start);
-}
-
-/// The registered region holding `addr`: (start, end).
-fn region_of(addr: u64) -> Option<(u64, u64)> {
-    REGIONS
-        .read()
-        .range(..=addr)
-        .next_back()
-        .map(|(&s, &e)| (s, e))
-        .filter(|&(_, e)| addr < e)
-}
-
-/// Which global memory is valid: the registered regions, unless a host (the driver shim, which keeps
-/// its own table of allocations and module variables) installs its own lookup of the valid range
-/// (start, end) holding an address.
-static GLOBAL_MEMORY: RwLock<RangeLookup> = RwLock::new(region_of);
-
-/// The valid range (start, end) holding an address, if any.
-pub type RangeLookup = fn(u64) -> Option<(u64, u64)>;
-
-pub fn set_global_memory(lookup: RangeLookup) {
-    *GLOBAL_MEMORY.write() = lookup;
-}
 
 /// Valid ranges a thread remembers: a kernel moves between a few buffers (saxpy's x and y).
 const REMEMBERED: usize = 4;
@@ -70,7 +33,7 @@ fn in_global(gridid: u64, addr: u64, end: u64) -> bool {
     if g == gridid && ranges.iter().any(|&(s, e)| addr >= s && end <= e) {
         return true;
     }
-    match (GLOBAL_MEMORY.read())(addr) {
+    match crate::memory_map::lookup(addr) {
         Some((s, e)) if end <= e => {
             let mut kept = if g == gridid { ranges } else { [(0, 0); REMEMBERED] };
             kept.rotate_right(1);
@@ -87,7 +50,7 @@ thread_local! {
     static STACK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
-/// Sets the stack range for the kernel code about to run on this OS thread (`crate::trap::resume`).
+/// Sets the stack range for the kernel code about to run on this OS thread (`crate::runtime::trap::resume`).
 pub fn set_stack(low: u64, high: u64) {
     STACK.with(|s| s.set((low, high)));
 }
@@ -108,8 +71,8 @@ pub enum FaultKind {
     Trap,
     /// A failed `assert` in device code (`__assertfail`).
     Assert,
-    /// A hardware fault in generated code (any mode), caught by `crate::trap`.
-    Signal(crate::trap::Trap),
+    /// A hardware fault in generated code (any mode), caught by `crate::runtime::trap`.
+    Signal(crate::runtime::trap::Trap),
     /// Threads met at one barrier with different thread counts (`bar.sync 1, 64` against
     /// `bar.sync 1, 32`), which an H100 ends with an illegal instruction (any mode).
     BarrierCount {
@@ -172,13 +135,13 @@ pub struct FaultCell {
     first: Mutex<Option<Fault>>,
     /// Bytes of the shared window (static plus dynamic) of this launch.
     pub shared_bytes: u64,
-    /// The sanitizers this launch runs under (`crate::sanitize`), and what they found.
-    pub tools: crate::sanitize::Tools,
-    pub findings: Mutex<Vec<crate::sanitize::Finding>>,
+    /// The sanitizers this launch runs under (`crate::runtime::sanitize`), and what they found.
+    pub tools: crate::runtime::sanitize::Tools,
+    pub findings: Mutex<Vec<crate::runtime::sanitize::Finding>>,
 }
 
 impl FaultCell {
-    pub fn new(shared_bytes: u64, tools: crate::sanitize::Tools) -> Self {
+    pub fn new(shared_bytes: u64, tools: crate::runtime::sanitize::Tools) -> Self {
         FaultCell {
             shared_bytes,
             tools,
@@ -215,7 +178,7 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
     }
     if addr == 0 && (bytes == 0 || space == ACCESS_SITE) {
         if space == ACCESS_SITE && cell.tools.any() {
-            crate::fibers::note_site(env.sync, site, bytes == 1);
+            crate::runtime::fibers::note_site(env.sync, site, bytes == 1);
         }
         return 0; // only asked whether the launch has faulted
     }
@@ -249,9 +212,9 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
         _ => in_shared || in_stack || in_global(env.gridid, addr, end),
     };
     if ok {
-        use crate::sanitize::Tools;
+        use crate::runtime::sanitize::Tools;
         if cell.tools.has(Tools::RACECHECK | Tools::INITCHECK) {
-            crate::sanitize::access(env, cell, addr, bytes, site, access, in_shared);
+            crate::runtime::sanitize::access(env, cell, addr, bytes, site, access, in_shared);
         }
         return 0;
     }
@@ -268,16 +231,4 @@ pub fn trap(env: &Env, site: u32, kind: FaultKind) {
             ..Fault::of(kind)
         });
     }
-}
-
-/// 1-based line of byte offset `at` in `src`.
-pub fn line_of(src_lines: &[u32], at: u32) -> usize {
-    src_lines.partition_point(|&start| start <= at)
-}
-
-/// Byte offsets where the lines of `src` start.
-pub fn line_starts(src: &str) -> Vec<u32> {
-    std::iter::once(0)
-        .chain(src.match_indices('\n').map(|(i, _)| i as u32 + 1))
-        .collect()
 }
