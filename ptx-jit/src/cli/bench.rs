@@ -1,9 +1,11 @@
 //! `ptx-jit bench compile`: per-file latency of retargeting (by phase) next to NVIDIA's ptxas on the
 //! same files, single-threaded, as medians over the files.
 
+use super::{ptx_files, read};
 use crate::nvptx::{self, Emit, Phases};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// One file's times: the best of `iters` runs of each.
@@ -113,4 +115,181 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// The arguments of `ptx-jit bench`.
+#[derive(clap::Args)]
+pub struct Bench {
+    #[command(subcommand)]
+    pub what: BenchCmd,
+}
+
+#[derive(clap::Subcommand)]
+pub enum BenchCmd {
+    /// Per-file compile latency of `compile` (by phase) and of NVIDIA's ptxas on the same files, each
+    /// file for its own `.target` unless --arch is given; medians over the files.
+    Compile {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Path of ptxas (e.g. the venv's nvidia/cu13/bin/ptxas); without it only our phases are timed.
+        #[arg(long)]
+        ptxas: Option<PathBuf>,
+        #[arg(long)]
+        arch: Option<String>,
+        #[arg(long, default_value_t = 3)]
+        iters: u32,
+        #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
+        opt: u8,
+        /// Also write every file's times as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// MB/s of parsing, and of parsing plus checking, single-threaded, over files or directories.
+    Parse {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long, default_value_t = 5)]
+        iters: u32,
+    },
+}
+
+/// `ptx-jit bench compile|parse`.
+pub fn run(a: Bench) -> Result<std::process::ExitCode, std::process::ExitCode> {
+    match a.what {
+        BenchCmd::Compile {
+            paths,
+            ptxas,
+            arch,
+            iters,
+            opt,
+            json,
+        } => compile(&paths, ptxas, arch, iters, opt, json),
+        BenchCmd::Parse { paths, iters } => parse(&paths, iters),
+    }
+}
+
+/// `ptx-jit bench compile`: per-file compile latency by phase, beside ptxas.
+fn compile(
+    paths: &[std::path::PathBuf],
+    ptxas: Option<std::path::PathBuf>,
+    arch: Option<String>,
+    iters: u32,
+    opt: u8,
+    json: Option<std::path::PathBuf>,
+) -> Result<std::process::ExitCode, std::process::ExitCode> {
+    let files = ptx_files(paths)?;
+    let rows = compile_latency(&files, arch.as_deref(), ptxas.as_deref(), iters, opt);
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let med = |f: &dyn Fn(&FileTimes) -> f64| median(rows.iter().map(f).collect());
+    println!(
+        "{} of {} files compiled; medians over files, best of {iters} runs each, -O{opt}, single thread",
+        rows.len(),
+        files.len()
+    );
+    println!("  parse     {:8.3} ms", med(&|r| ms(r.parse)));
+    println!("  check     {:8.3} ms", med(&|r| ms(r.check)));
+    println!("  validate  {:8.3} ms", med(&|r| ms(r.phases.validate)));
+    println!("  lower     {:8.3} ms", med(&|r| ms(r.phases.lower)));
+    println!("  optimise  {:8.3} ms", med(&|r| ms(r.phases.optimise)));
+    println!("  codegen   {:8.3} ms", med(&|r| ms(r.phases.codegen)));
+    println!("  recheck   {:8.3} ms", med(&|r| ms(r.phases.recheck)));
+    println!(
+        "  total     {:8.3} ms (ptx-jit compile, PTX to PTX)",
+        med(&|r| ms(r.ours()))
+    );
+    let with: Vec<_> = rows.iter().filter(|r| r.ptxas.is_some()).collect();
+    if !with.is_empty() {
+        let p = |r: &&FileTimes| ms(r.ptxas.unwrap_or_default());
+        let ours: Vec<f64> = with.iter().map(|r| ms(r.ours())).collect();
+        let theirs: Vec<f64> = with.iter().map(p).collect();
+        let ratio: Vec<f64> = with.iter().map(|r| ms(r.ours()) / p(r).max(1e-6)).collect();
+        println!(
+            "on the {} files ptxas accepts: ptx-jit {:.3} ms, ptxas {:.3} ms (PTX to SASS, process included); per-file ratio ptx-jit/ptxas median {:.3}",
+            with.len(),
+            median(ours),
+            median(theirs),
+            median(ratio)
+        );
+    }
+    if let Some(j) = json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "file": r.file.display().to_string(), "arch": r.arch,
+                    "parse_ms": ms(r.parse), "check_ms": ms(r.check), "validate_ms": ms(r.phases.validate),
+                    "lower_ms": ms(r.phases.lower), "optimise_ms": ms(r.phases.optimise),
+                    "codegen_ms": ms(r.phases.codegen), "recheck_ms": ms(r.phases.recheck),
+                    "total_ms": ms(r.ours()), "ptxas_ms": r.ptxas.map(ms),
+                })
+            })
+            .collect();
+        std::fs::write(&j, serde_json::to_string_pretty(&v).unwrap_or_default()).map_err(|e| {
+            eprintln!("error: cannot write {}: {e}", j.display());
+            ExitCode::from(2)
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ptx-jit bench parse`: front-end throughput.
+fn parse(paths: &[std::path::PathBuf], iters: u32) -> Result<std::process::ExitCode, std::process::ExitCode> {
+    let files = ptx_files(paths)?;
+    let texts: Vec<String> = files.iter().map(read).collect::<Result<_, _>>()?;
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let time = |f: &dyn Fn(&str)| {
+        let mut best = f64::MAX;
+        for _ in 0..iters.max(1) {
+            let t = std::time::Instant::now();
+            texts.iter().for_each(|s| f(s));
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        bytes as f64 / 1e6 / best
+    };
+    // The median of per-file rates, as other parsers' benchmarks report it.
+    let median = |f: &dyn Fn(&str)| {
+        let mut rates: Vec<f64> = texts
+            .iter()
+            .map(|s| {
+                let mut best = f64::MAX;
+                for _ in 0..iters.max(1) {
+                    let t = std::time::Instant::now();
+                    f(s);
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                s.len() as f64 / 1e6 / best.max(1e-9)
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        rates.get(rates.len() / 2).copied().unwrap_or(0.0)
+    };
+    let parse_only = |s: &str| {
+        std::hint::black_box(ptx_front::parse(s));
+    };
+    let errors_only = ptx_front::check::Options {
+        no_lints: true,
+        ..Default::default()
+    };
+    let parse_check = |s: &str| {
+        std::hint::black_box(ptx_front::parse_and_check_with(s, &errors_only));
+    };
+    let lint = |s: &str| {
+        std::hint::black_box(ptx_front::parse_and_check(s));
+    };
+    let (parse, check, linted) = (time(&parse_only), time(&parse_check), time(&lint));
+    let (parse_med, check_med, lint_med) = (median(&parse_only), median(&parse_check), median(&lint));
+    let rejected = |f: &dyn Fn(&str) -> bool| texts.iter().filter(|s| f(s)).count();
+    let syntax = rejected(&|s| !ptx_front::parse(s).1.is_empty());
+    let any = rejected(&|s| ptx_front::parse_and_check(s).1.iter().any(|d| d.is_error()));
+    println!(
+        "{} files, {:.1} MB; best of {iters}, single thread",
+        files.len(),
+        bytes as f64 / 1e6
+    );
+    println!("                  all files   median file");
+    println!("parse:           {parse:7.1} MB/s  {parse_med:7.1} MB/s");
+    println!("parse + check:   {check:7.1} MB/s  {check_med:7.1} MB/s   (errors)");
+    println!("lint:            {linted:7.1} MB/s  {lint_med:7.1} MB/s   (errors and warnings, as `ptx-jit lint`)");
+    println!("rejected: {syntax} with syntax errors, {any} with any error");
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@
 use crate::nvptx::arch::Arch;
 use ptx_front::isa::{self, OpSpec, G};
 use ptx_front::types::Type;
+use std::process::ExitCode;
 
 /// One instruction form as a complete kernel.
 pub struct Form {
@@ -233,4 +234,57 @@ pub fn report() -> Vec<Row> {
         }
     }
     rows
+}
+
+/// The arguments of `ptx-jit coverage`.
+#[derive(clap::Args)]
+pub struct Coverage {
+    /// Print only the summary line.
+    #[arg(long)]
+    pub summary: bool,
+    /// Instead of counts, list every checked form that a backend (`host` or `nvptx`) does not
+    /// lower yet, with the reason.
+    #[arg(long, value_parser = ["host", "nvptx"])]
+    pub missing: Option<String>,
+}
+
+/// `ptx-jit coverage`: the table (or its summary), or the forms a backend does not lower yet.
+pub fn run(a: Coverage) -> Result<ExitCode, ExitCode> {
+    let Coverage { summary, missing } = a;
+    if let Some(backend) = missing {
+        for (section, form, why) in self::missing(backend == "host") {
+            println!("{section:<12} {form:<48} {why}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = report();
+    let mut total = Row::default();
+    let (mut s_checked, mut s_host, mut s_nvptx) = (0, 0, 0);
+    if !summary {
+        println!(
+            "{:<12} {:<50} {:>6} {:>6} {:>7} {:>6} {:>6}",
+            "section", "instruction", "forms", "parsed", "checked", "host", "nvptx"
+        );
+    }
+    for r in &rows {
+        if !summary {
+            println!(
+                "{:<12} {:<50} {:>6} {:>6} {:>7} {:>6} {:>6}",
+                r.number, r.title, r.forms, r.parsed, r.checked, r.host, r.nvptx
+            );
+        }
+        total.forms += r.forms;
+        total.parsed += r.parsed;
+        total.checked += r.checked;
+        total.host += r.host;
+        total.nvptx += r.nvptx;
+        s_checked += usize::from(r.checked > 0);
+        s_host += usize::from(r.host > 0);
+        s_nvptx += usize::from(r.nvptx > 0);
+    }
+    println!(
+        "{} sections, {} forms: {} parsed, {} checked, {} lowered for the host, {} for NVPTX; sections with at least one form checked {s_checked}, host {s_host}, NVPTX {s_nvptx}",
+        rows.len(), total.forms, total.parsed, total.checked, total.host, total.nvptx
+    );
+    Ok(ExitCode::SUCCESS)
 }

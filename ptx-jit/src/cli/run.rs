@@ -1,0 +1,126 @@
+//! `ptx-jit run`: run a kernel on the CPU and print its buffers afterwards.
+
+use super::*;
+
+/// The arguments of `ptx-jit run`.
+#[derive(clap::Args)]
+pub struct Run {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub kernel: String,
+    /// X[,Y[,Z]]
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// X[,Y[,Z]]
+    #[arg(long, default_value = "1")]
+    pub block: String,
+    /// Dynamic shared memory in bytes.
+    #[arg(long, default_value_t = 0)]
+    pub shared: u64,
+    /// Kernel arguments in order: `u32:7`, `f32[1,2,3]`, `f32*1024=1.5`, `u32*64=iota`.
+    #[arg(long = "arg", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// Bounds-check every global, shared and local access (also PTXJIT_CHECKED=1); an
+    /// out-of-bounds access fails the launch with the thread, block, PTX line and address.
+    #[arg(long)]
+    pub checked: bool,
+    /// Run under sanitizers: memcheck, racecheck (racecheck=all), initcheck, synccheck, or all,
+    /// comma-separated (also PTXJIT_SANITIZE). Exit status 1 if any finds something.
+    #[arg(long)]
+    pub sanitize: Option<String>,
+}
+
+pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
+    let Run {
+        file,
+        kernel,
+        grid,
+        block,
+        shared,
+        args: raw,
+        checked,
+        sanitize,
+    } = a;
+    let src = read(&file)?;
+    let usage = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    };
+    let tools = match &sanitize {
+        Some(t) => crate::runtime::sanitize::Tools::parse(t).map_err(usage)?,
+        None => crate::runtime::sanitize::Tools::from_env(),
+    };
+    let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
+    let parsed: Vec<Arg> = raw
+        .iter()
+        .map(|a| Arg::parse(a))
+        .collect::<Result<_, _>>()
+        .map_err(usage)?;
+    let t0 = std::time::Instant::now();
+    let checked = checked || tools.any() || crate::checked_from_env();
+    let module = crate::load_with(&src, checked).map_err(|d| {
+        print_diags(&d, &file.display().to_string(), &src);
+        ExitCode::from(1)
+    })?;
+    let k = module.kernel(&kernel).ok_or_else(|| {
+        let names: Vec<_> = module.kernels.iter().map(|k| k.info.name.as_str()).collect();
+        usage(format!(
+            "no kernel `{kernel}` in {} (kernels: {})",
+            file.display(),
+            names.join(", ")
+        ))
+    })?;
+    let mut bufs: Vec<Vec<u8>> = parsed
+        .iter()
+        .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+        .collect();
+    let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
+    for b in &bufs {
+        crate::memory_map::register(b.as_ptr() as u64, b.len() as u64);
+    }
+    // The kernel compiles on first use; count that as compilation, not as the run.
+    k.entry().map_err(|e| usage(e.to_string()))?;
+    let compile = t0.elapsed();
+    let t = std::time::Instant::now();
+    let launch = crate::Launch {
+        sanitize: tools,
+        ..crate::Launch::new(grid, block, shared, &params)
+    };
+    crate::launch(k, &launch).map_err(|e| {
+        eprintln!("error: {e}");
+        // A bad launch request is a usage error; a kernel that fails is the program's.
+        match e {
+            crate::LaunchError::InvalidConfig(_) | crate::LaunchError::InvalidArgs(_) => ExitCode::from(2),
+            _ => ExitCode::from(1),
+        }
+    })?;
+    let dt = t.elapsed();
+    for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
+        if let Arg::Buffer(e, _) = a {
+            let n = b.len() / e.size();
+            let shown: Vec<String> = b.chunks(e.size()).take(16).map(|c| e.format(c)).collect();
+            let more = if n > 16 {
+                format!(", … ({n} elements)")
+            } else {
+                String::new()
+            };
+            println!("arg{i} {e:?}[{n}] = [{}{more}]", shown.join(", "));
+        }
+    }
+    eprintln!(
+        "compiled in {:.1} ms; ran {kernel} over {}x{}x{} blocks of {}x{}x{} in {:.3} ms",
+        compile.as_secs_f64() * 1e3,
+        grid[0],
+        grid[1],
+        grid[2],
+        block[0],
+        block[1],
+        block[2],
+        dt.as_secs_f64() * 1e3
+    );
+    if crate::runtime::sanitize::total() > 0 {
+        eprintln!("sanitizer: {} finding(s)", crate::runtime::sanitize::total());
+        return Err(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
