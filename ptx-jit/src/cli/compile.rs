@@ -33,15 +33,14 @@ pub fn compile(a: Compile) -> Result<ExitCode, ExitCode> {
     } = a;
     let src = read(&file)?;
     let name = file.display().to_string();
-    let result = if target == "host" {
+    if target == "host" {
         if emit != "llvm" {
             eprintln!("error: `--arch host` only supports `--emit llvm`");
             return Err(ExitCode::from(2));
         }
-        crate::front(&src)
-            .and_then(|(m, _)| crate::jit::host::host_ir(&m, opt > 0))
-            .map(String::into_bytes)
-    } else {
+        return host(&src, &name, opt, out);
+    }
+    let result = {
         let a = arch::validate(&target, ptx_version.as_deref()).map_err(|e| {
             eprintln!("error[P0402]: {e}");
             ExitCode::from(2)
@@ -72,4 +71,35 @@ pub fn compile(a: Compile) -> Result<ExitCode, ExitCode> {
             Err(ExitCode::from(1))
         }
     }
+}
+
+/// `--arch host --emit llvm`: one module per kernel, as the JIT compiles them, written as each is
+/// lowered (a module of hundreds of kernels never holds more than one kernel's IR).
+fn host(src: &str, name: &str, opt: u8, out: Option<PathBuf>) -> Result<ExitCode, ExitCode> {
+    use std::io::Write;
+    let mut sink: Box<dyn Write> = match &out {
+        Some(o) => Box::new(std::io::BufWriter::new(std::fs::File::create(o).map_err(|e| {
+            eprintln!("error: cannot write {}: {e}", o.display());
+            ExitCode::from(2)
+        })?)),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut failed = None;
+    let r = crate::front(src).and_then(|(m, _)| {
+        crate::jit::host::host_ir_each(&m, opt > 0, &mut |text| {
+            if let Err(e) = sink.write_all(text.as_bytes()) {
+                failed.get_or_insert(e);
+            }
+            Ok(())
+        })
+    });
+    if let Err(d) = r {
+        print_diags(&d, name, src);
+        return Err(ExitCode::from(1));
+    }
+    if let Some(e) = failed.or_else(|| sink.flush().err()) {
+        eprintln!("error: cannot write the IR: {e}");
+        return Err(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
 }

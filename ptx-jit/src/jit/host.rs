@@ -438,8 +438,47 @@ pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>
     if !bad.is_empty() {
         return Err(bad);
     }
+    host_module_ir(m, optimise, None)
+}
+
+/// The host flavour's IR one kernel at a time, as the JIT compiles it: `each` receives one module per
+/// kernel (the module's variables and device functions, and that kernel), so memory is the largest
+/// kernel's rather than the module's.
+pub fn host_ir_each(
+    m: &Module<'_>,
+    optimise: bool,
+    each: &mut dyn FnMut(String) -> Result<(), Vec<Diagnostic>>,
+) -> Result<(), Vec<Diagnostic>> {
+    let bad = unsupported_mma(m);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    let kernels: Vec<&str> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ptx_front::ast::Item::Function(f) if f.kind == ptx_front::ast::FnKind::Entry && f.body.is_some() => {
+                Some(f.name.text)
+            }
+            _ => None,
+        })
+        .collect();
+    if kernels.is_empty() {
+        return each(host_module_ir(m, optimise, None)?);
+    }
+    for k in kernels {
+        each(host_module_ir(m, optimise, Some(k))?)?;
+    }
+    Ok(())
+}
+
+/// The IR of the whole module, or of its kernel `only` (with the module's declarations).
+fn host_module_ir(m: &Module<'_>, optimise: bool, only: Option<&str>) -> Result<String, Vec<Diagnostic>> {
     let ctx = Context::create();
-    let lowered = ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options())?;
+    let lowered = match only {
+        Some(k) => ptx_llvm::lower_kernel(&ctx, m, Flavour::Host, options(), k)?,
+        None => ptx_llvm::lower_with(&ctx, m, Flavour::Host, "ptx-jit", options())?,
+    };
     lowered
         .module
         .verify()

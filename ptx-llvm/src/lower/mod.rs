@@ -151,13 +151,37 @@ pub fn lower_with<'ctx>(
     name: &str,
     options: Options,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+    lower_only(ctx, m, flavour, name, options, None)
+}
+
+/// [`lower_with`] for one kernel: the module's declarations and variables, every device function and
+/// the kernel `kernel` (no other kernel's body), so a module's kernels can be lowered one at a time and
+/// the memory held is the largest kernel's, not the module's.
+pub fn lower_kernel<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    options: Options,
+    kernel: &str,
+) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
+    lower_only(ctx, m, flavour, kernel, options, Some(kernel))
+}
+
+fn lower_only<'ctx>(
+    ctx: &'ctx Context,
+    m: &ast::Module<'_>,
+    flavour: Flavour,
+    name: &str,
+    options: Options,
+    only: Option<&str>,
+) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
     // The nvvm flavour lowers again, with inline PTX for what the first pass could not lower natively.
-    let asm_at = match lower_pass(ctx, m, flavour, name, options, Default::default()) {
+    let asm_at = match lower_pass(ctx, m, flavour, name, options, only, Default::default()) {
         Ok(Pass::Done(l)) => return Ok(l),
         Ok(Pass::Again(at)) => at,
         Err(d) => return Err(d),
     };
-    match lower_pass(ctx, m, flavour, name, options, asm_at)? {
+    match lower_pass(ctx, m, flavour, name, options, only, asm_at)? {
         Pass::Done(l) => Ok(l),
         Pass::Again(_) => Err(vec![Diagnostic::error(
             Code::P0401,
@@ -179,6 +203,7 @@ fn lower_pass<'ctx>(
     flavour: Flavour,
     name: &str,
     options: Options,
+    only: Option<&str>,
     asm_at: std::collections::HashSet<u32>,
 ) -> Result<Pass<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
@@ -238,7 +263,8 @@ fn lower_pass<'ctx>(
     if l.diags.is_empty() {
         for item in &m.items {
             if let Item::Function(f) = item {
-                if f.body.is_some() {
+                let other_kernel = f.kind == FnKind::Entry && only.is_some_and(|k| k != f.name.text);
+                if f.body.is_some() && !other_kernel {
                     match l.function(f, &scope) {
                         Ok(Some(k)) => kernels.push(k),
                         Ok(None) => {}

@@ -788,6 +788,7 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let mut cases = vec![];
         let mut lane_regions = 0;
+        let mut lane_budget = super::lanes::LaneBudget::of(thread_fn.as_value_ref());
         for &s in &plan.states {
             let sv = i32t.const_int(s as u64, false);
             let case = self.ctx.append_basic_block(block_fn, &format!("state{s:x}"));
@@ -798,7 +799,7 @@ impl<'ctx> Lowerer<'ctx> {
             let inlined = s & WARP == 0;
             let env_here = if inlined { env } else { env2 };
             let lanes = if inlined && self.options.lanes {
-                super::lanes::lane_region(self.module.as_mut_ptr(), thread_fn.as_value_ref(), s)
+                super::lanes::lane_region(self.module.as_mut_ptr(), thread_fn.as_value_ref(), s, &mut lane_budget)
             } else {
                 None
             };

@@ -196,11 +196,56 @@ fn reverse_post_order(
     Some((post, loops))
 }
 
+/// What one kernel's lane regions may still cost, so that lowering stays linear in the kernel. Regions
+/// reach the code up to their stops, so in a kernel whose barriers sit inside loops every region can
+/// reach most of the body, and a region's lane code is about ten times its scalar code (gathers and
+/// scatters take a few instructions per lane): without a bound, lane code grew with regions × body × 10
+/// (cuBLAS's `libcublas.so.107.sm_120.ptx` passed 19 GB). Kernels whose regions are disjoint (every
+/// test and benchmark kernel) stay inside; past the bound, regions run thread by thread.
+pub(super) struct LaneBudget {
+    /// Scalar instructions the regions may still cover: twice the body, so overlapping regions stop.
+    scalar: u64,
+    /// Lane instructions they may still add: sixteen per instruction of the body.
+    lanes: u64,
+}
+
+/// The largest region (in scalar instructions) worth vectorising: lane code is about ten times larger,
+/// and LLVM's time on it grows faster than that, while a region this large spends its time in its own
+/// work, not in loop overhead (the regions of the tests' and benchmarks' kernels are far smaller).
+const MAX_REGION: u64 = 1024;
+
+impl LaneBudget {
+    pub(super) fn of(thread_fn: LLVMValueRef) -> LaneBudget {
+        let body = instruction_count(thread_fn);
+        LaneBudget {
+            scalar: 2 * body,
+            lanes: 16 * body,
+        }
+    }
+}
+
+/// The instructions of a function.
+pub(super) fn instruction_count(f: LLVMValueRef) -> u64 {
+    let mut n = 0;
+    let mut b = unsafe { LLVMGetFirstBasicBlock(f) };
+    while !b.is_null() {
+        n += unsafe { instructions(b) }.len() as u64;
+        b = unsafe { LLVMGetNextBasicBlock(b) };
+    }
+    n
+}
+
 /// Builds `<LANES x i32> (ptr env)`: region `state` of the thread body `tf` (`i32 (ptr env, i32 state)`)
 /// for the threads `tid.x .. tid.x + LANES` of `env` (same `tid.y`, `tid.z`), returning each thread's
-/// stop. None (and nothing added) when the region has no loop of its own or holds something this
-/// vectoriser does not handle.
-pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -> Option<LLVMValueRef> {
+/// stop. None (and nothing added) when the region has no loop of its own, holds something this
+/// vectoriser does not handle, or is larger than what is left of the kernel's `budget` (which it
+/// takes its size from).
+pub(super) fn lane_region(
+    module: LLVMModuleRef,
+    tf: LLVMValueRef,
+    state: u32,
+    budget: &mut LaneBudget,
+) -> Option<LLVMValueRef> {
     let entry = unsafe { LLVMGetEntryBasicBlock(tf) };
     let state_param = unsafe { LLVMGetParam(tf, 1) };
     let entry_switch = unsafe { LLVMGetBasicBlockTerminator(entry) };
@@ -224,6 +269,11 @@ pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -
         Some(successors(t))
     };
     let (mut order, loops) = reverse_post_order(entry, &succs)?;
+    let size: u64 = order.iter().map(|&b| unsafe { instructions(b) }.len() as u64).sum();
+    if size > budget.scalar || size > MAX_REGION {
+        return None;
+    }
+    budget.scalar -= size;
     // The entry block (first) runs before the others, once.
     order.remove(0);
     let mut v = Lanes::new(module, tf, state)?;
@@ -242,13 +292,21 @@ pub(super) fn lane_region(module: LLVMModuleRef, tf: LLVMValueRef, state: u32) -
         return None;
     }
     let f = v.f;
-    match v.build(&order) {
-        Some(()) => Some(f),
-        None => {
-            unsafe { LLVMDeleteFunction(f) };
-            None
-        }
+    if v.build(&order).is_none() {
+        unsafe { LLVMDeleteFunction(f) };
+        return None;
     }
+    let n = instruction_count(f);
+    if n > budget.lanes {
+        // Over the bound: this and the kernel's later regions run thread by thread, so at most one
+        // region's lane code is built in vain.
+        unsafe { LLVMDeleteFunction(f) };
+        budget.lanes = 0;
+        budget.scalar = 0;
+        return None;
+    }
+    budget.lanes -= n;
+    Some(f)
 }
 
 struct Lanes {
