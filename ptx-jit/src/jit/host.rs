@@ -244,13 +244,12 @@ struct Source {
     kernels: Vec<String>,
     /// Lane-vectorised regions (`ptx_llvm`'s `lanes`) are part of the optimised tier only: building
     /// them takes most of a module's lowering time, which the quick tier, there to make a module's
-    /// first launch quick, should not pay. The first optimised compile of a kernel cut into regions
-    /// lowers the module's text again with them (`lanes_master`, each kernel's count of lane regions);
-    /// the lowering is deterministic, so both masters name and lay out everything alike.
+    /// first launch quick, should not pay. The optimised compile of a kernel cut into regions lowers
+    /// that kernel alone again from the text, with them (`ptx_llvm::lower_kernel`: the cost is the
+    /// kernel's, not the module's); the lowering is deterministic, so both name and lay out alike.
     text: std::sync::Arc<str>,
     options: ptx_llvm::Options,
     prefix: String,
-    lanes_master: std::sync::OnceLock<Result<(LLVMModuleRef, Vec<u32>), String>>,
 }
 
 // SAFETY: every use of the LLVM objects is under the CODEGEN lock.
@@ -270,18 +269,14 @@ impl Source {
             )
         };
         unsafe {
-            let (master, lanes) = if regions && self.options.lanes && !quick {
-                let (m, counts) = self
-                    .lanes_master
-                    .get_or_init(|| self.lower_with_lanes())
-                    .as_ref()
-                    .map_err(|e| what(e.clone()))?;
-                let k = self.kernels.iter().position(|k| k == symbol);
-                (*m, k.and_then(|k| counts.get(k).copied()).unwrap_or(0))
+            let (part, lanes) = if regions && self.options.lanes && !quick {
+                let (m, lanes) = self.lower_with_lanes(symbol).map_err(what)?;
+                let part = kernel_module(m, symbol, &self.kernels);
+                LLVMDisposeModule(m);
+                (part, lanes)
             } else {
-                (self.master, 0)
+                (kernel_module(self.master, symbol, &self.kernels), 0)
             };
-            let part = kernel_module(master, symbol, &self.kernels);
             let mut name = symbol.to_string();
             if quick {
                 name.push_str(TIER0_SUFFIX);
@@ -307,9 +302,10 @@ impl Source {
         }
     }
 
-    /// The module lowered again, in the same context, with lane-vectorised regions; and the count of
-    /// lane regions of each kernel.
-    fn lower_with_lanes(&self) -> Result<(LLVMModuleRef, Vec<u32>), String> {
+    /// Kernel `symbol` lowered again, alone (with the module's declarations and device functions), in
+    /// the same context, with lane-vectorised regions; and its count of lane regions.
+    fn lower_with_lanes(&self, symbol: &str) -> Result<(LLVMModuleRef, u32), String> {
+        let kernel = symbol.strip_prefix(&self.prefix).unwrap_or(symbol);
         let (m, _) = crate::front(&self.text).map_err(|_| "the module no longer parses".to_string())?;
         // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
         let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
@@ -317,7 +313,7 @@ impl Source {
             lanes: true,
             ..self.options
         };
-        let lowered = lower_prepared(&ctx, &m, options, &self.prefix).map_err(|d| {
+        let lowered = lower_prepared(&ctx, &m, options, Some(kernel), &self.prefix).map_err(|d| {
             d.first()
                 .map_or_else(|| "lowering failed".to_string(), |d| d.message.clone())
         })?;
@@ -328,7 +324,7 @@ impl Source {
                 ptx_llvm::Exec::Regions { lanes, .. } => lanes,
                 _ => 0,
             })
-            .collect();
+            .sum();
         let raw_module = lowered.module.as_mut_ptr();
         std::mem::forget(lowered.module);
         Ok((raw_module, lanes))
@@ -342,9 +338,6 @@ impl Drop for Source {
             let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
             LLVMOrcReleaseResourceTracker(self.tracker);
             LLVMDisposeModule(self.master);
-            if let Some(Ok((m, _))) = self.lanes_master.get() {
-                LLVMDisposeModule(*m);
-            }
             LLVMOrcDisposeThreadSafeContext(self.tsc);
         }
     }
@@ -647,18 +640,23 @@ fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModule
     }
 }
 
-/// Lowers `m` for the host and readies it for the JIT: verified, with the JIT's triple and data layout,
-/// and every name it defines behind `prefix` (two modules may both define `vecadd`).
+/// Lowers `m` (or only its kernel `only`) for the host and readies it for the JIT: verified, with the
+/// JIT's triple and data layout, and every name it defines behind `prefix` (two modules may both define
+/// `vecadd`).
 fn lower_prepared<'ctx>(
     ctx: &'ctx Context,
     m: &Module<'_>,
     options: ptx_llvm::Options,
+    only: Option<&str>,
     prefix: &str,
 ) -> Result<ptx_llvm::Lowered<'ctx>, Vec<Diagnostic>> {
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
-    let lowered = ptx_llvm::lower_with(ctx, m, Flavour::Host, "ptx-jit", options)?;
+    let lowered = match only {
+        Some(k) => ptx_llvm::lower_kernel(ctx, m, Flavour::Host, options, k)?,
+        None => ptx_llvm::lower_with(ctx, m, Flavour::Host, "ptx-jit", options)?,
+    };
     let module = &lowered.module;
     module
         .verify()
@@ -720,7 +718,7 @@ pub fn compile_with(
         lanes: options.lanes && !later,
         ..options
     };
-    let lowered = match lower_prepared(&ctx, m, first, &prefix) {
+    let lowered = match lower_prepared(&ctx, m, first, None, &prefix) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
@@ -758,7 +756,6 @@ pub fn compile_with(
                 ..options
             },
             prefix: prefix.clone(),
-            lanes_master: std::sync::OnceLock::new(),
         });
         (source, added)
     };

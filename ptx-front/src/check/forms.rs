@@ -1,0 +1,552 @@
+//! Rules between an instruction's modifiers and operands that the ISA table's groups cannot express,
+//! and `cvt`'s rounding rules.
+
+use super::*;
+
+impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
+    /// Rules between an instruction's modifiers and operands that the table's groups cannot express.
+    pub(super) fn form_rules(&mut self, i: &Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) {
+        let name = d.spec.name;
+        // (Not in fragments: the manual's own examples write `mad.u32` without a mode once.)
+        if matches!(name, "mul" | "mad") && d.is_primary() && !self.fragment {
+            if let Some(t) = d.ty().filter(|t| !t.is_float()) {
+                if d.get(G::Mode).is_none() {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0103,
+                            i.opcode.span,
+                            format!("integer `{name}{}` needs `.lo`, `.hi` or `.wide`", t.name()),
+                        )
+                        .label("which half of the product?")
+                        .help(format!("write `{name}.lo{}` for the low half", t.name())),
+                    );
+                }
+            }
+        }
+        let modifier = |text: &str| i.mods.iter().find(|m| m.text == text).map(|m| m.span);
+        let bad = |diags: &mut Vec<Diagnostic>, span: Span, msg: String, help: &str| {
+            diags.push(
+                Diagnostic::error(Code::P0102, span, msg)
+                    .label("not allowed here")
+                    .help(help.to_string()),
+            );
+        };
+        let ty = d.ty();
+        // Arithmetic: rounding, flushing and approximation are for floats; high/low/wide halves and
+        // carries for integers; integers saturate only in add/sub.s32 and mad.hi.s32.
+        if name == "div"
+            && d.is_primary()
+            && d.ty().is_some_and(Type::is_float)
+            && d.get(G::Round).is_none()
+            && d.get(G::Approx).is_none()
+        {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0103,
+                    i.opcode.span,
+                    "floating-point `div` needs `.approx`, `.full` or a rounding modifier",
+                )
+                .label("how should it divide?")
+                .help("write `div.rn` for an IEEE division (or `div.approx` / `div.full` for `.f32`)"),
+            );
+        }
+        // `setp`/`set` take a fourth operand exactly when a boolean operation combines it (ptxas:
+        // "Arguments mismatch").
+        if matches!(name, "setp" | "set") {
+            let ops = i.operands.len();
+            match (d.get(G::BoolOp), ops) {
+                (None, 4) => self.diags.push(
+                    Diagnostic::error(
+                        Code::P0104,
+                        i.operands[3].span(),
+                        format!("`{name}` has no boolean operation to combine this predicate with"),
+                    )
+                    .label("extra operand")
+                    .help("add `.and`, `.or` or `.xor` after the comparison, or drop the operand".to_string()),
+                ),
+                (Some(op), 3) => self.diags.push(
+                    Diagnostic::error(
+                        Code::P0104,
+                        i.span,
+                        format!("`{op}` needs a predicate operand to combine with"),
+                    )
+                    .label("missing operand")
+                    .help("add the predicate as the last operand, e.g. `, %p1`"),
+                ),
+                _ => {}
+            }
+        }
+        // Which comparisons a type has: bit types compare for equality only, the unsigned-only names
+        // (`.lo` …) and the unordered ones (`.equ` …) belong to unsigned and float types.
+        if matches!(name, "setp" | "set") && d.is_primary() {
+            if let (Some(cmp), Some(t)) = (d.get(G::Cmp), d.types().last()) {
+                let ok = match t.kind() {
+                    crate::types::Kind::Bits => matches!(cmp, ".eq" | ".ne"),
+                    crate::types::Kind::Signed => matches!(cmp, ".eq" | ".ne" | ".lt" | ".le" | ".gt" | ".ge"),
+                    crate::types::Kind::Unsigned => !matches!(
+                        cmp,
+                        ".equ" | ".neu" | ".ltu" | ".leu" | ".gtu" | ".geu" | ".num" | ".nan"
+                    ),
+                    _ => !matches!(cmp, ".lo" | ".ls" | ".hi" | ".hs"),
+                };
+                if !ok {
+                    bad(
+                        self.diags,
+                        modifier(cmp).expect("written"),
+                        format!("`{cmp}` is not a comparison of `{}` values", t.name()),
+                        "bit types compare with .eq/.ne; use a signed, unsigned or float type to order",
+                    );
+                }
+            }
+        }
+        // The types each atomic operation takes.
+        if matches!(name, "atom" | "red") && d.is_primary() {
+            if let (Some(op), Some(t)) = (d.get(G::Op), d.ty()) {
+                use Type::*;
+                let ok = match op {
+                    ".add" => matches!(t, U32 | S32 | U64 | F32 | F64),
+                    ".inc" | ".dec" => t == U32,
+                    ".min" | ".max" => matches!(t, U32 | S32 | U64 | S64),
+                    ".and" | ".or" | ".xor" => matches!(t, B32 | B64),
+                    ".exch" | ".cas" => matches!(t, B32 | B64),
+                    _ => true,
+                };
+                if !ok {
+                    bad(
+                        self.diags,
+                        modifier(t.name()).unwrap_or(i.opcode.span),
+                        format!("`{name}{op}` does not take `{}`", t.name()),
+                        "add: .u32 .s32 .u64 .f32 .f64; inc/dec: .u32; min/max: .u32 .s32 .u64 .s64; and/or/xor/exch/cas: .b32 .b64",
+                    );
+                }
+            }
+        }
+        if matches!(name, "ld" | "st")
+            && d.get(G::Sem) == Some(".volatile")
+            && matches!(d.get(G::Space), Some(s) if s.starts_with(".param"))
+        {
+            bad(
+                self.diags,
+                modifier(".volatile").expect("written"),
+                "`.volatile` does not apply to `.param`".into(),
+                "remove `.volatile`",
+            );
+        }
+        // Bit positions and lengths, and truth tables, are 8-bit immediates.
+        let byte_operands: &[usize] = match name {
+            "bfe" => &[2, 3],
+            "bfi" => &[3, 4],
+            "lop3" => &[4],
+            _ => &[],
+        };
+        for &k in byte_operands {
+            if let Some(Operand::Imm(Imm::Int(v), span)) = i.operands.get(k) {
+                if !(0..=255).contains(v) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0105,
+                            *span,
+                            format!("`{v}` is out of range for this operand of `{name}`"),
+                        )
+                        .label("expected 0 to 255"),
+                    );
+                }
+            }
+        }
+        // The deprecated non-`.sync` warp shuffles and votes: NVIDIA's tools refuse them for sm_70 and
+        // later from PTX 6.4 on. ptx-jit still runs them with their pre-Volta meaning, so this warns.
+        if matches!(name, "shfl" | "vote") && !d.has(".sync") && self.target.sm >= 70 && self.target.version >= (6, 4) {
+            self.diags.push(
+                Diagnostic::warning(
+                    Code::P0507,
+                    i.opcode.span,
+                    format!("`{name}` without `.sync` is refused by ptxas for sm_70 and later (PTX 6.4 and later); {} sm_{}", self.against, self.target.sm),
+                )
+                .label("deprecated form")
+                .note("ptx-jit runs it on the CPU as if the whole warp were converged")
+                .help(format!("write `{name}.sync` and add a member mask operand such as `0xffffffff`")),
+            );
+        }
+        // A direct call passes as many arguments, and takes as many results, as the callee declares.
+        if name == "call" {
+            let (rets, callee, args) = match i.operands.as_slice() {
+                [Operand::List(r, _), Operand::Sym { name: f, .. }, rest @ ..] => (Some(r), f, rest.first()),
+                [Operand::Sym { name: f, .. }, rest @ ..] => (None, f, rest.first()),
+                _ => {
+                    let span = i.operands.first().map_or(i.opcode.span, Operand::span);
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0105,
+                            span,
+                            "`call` needs the function (or a register holding its address) here",
+                        )
+                        .label("expected a callee")
+                        .help("write `call (results), f, (arguments);`"),
+                    );
+                    return;
+                }
+            };
+            let nargs = match args {
+                Some(Operand::List(a, _)) => a.len(),
+                _ => 0,
+            };
+            let nrets = rets.map_or(0, |r| r.len());
+            // An indirect call through a register names its prototype last.
+            if let (Some(Entry::Reg { .. }), Some(Operand::Sym { name: proto, .. })) =
+                (scope.lookup(callee.text), i.operands.last())
+            {
+                if let Some(&(want_rets, want_args)) = self.prototypes.get(proto.text) {
+                    if (nrets, nargs) != (want_rets, want_args) {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0104,
+                                callee.span,
+                                format!("prototype `{}` has {want_rets} result(s) and {want_args} argument(s); this call has {nrets} and {nargs}", proto.text),
+                            )
+                            .label("indirect call")
+                            .secondary(proto.span, "prototype"),
+                        );
+                    }
+                }
+            }
+            if let Some(Entry::Func(f)) = scope.lookup(callee.text) {
+                for (what, got, want, span) in [
+                    (
+                        "arguments",
+                        nargs,
+                        f.params.len(),
+                        args.map_or(callee.span, |a| a.span()),
+                    ),
+                    ("results", nrets, f.returns.len(), i.operands[0].span()),
+                ] {
+                    if got != want {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0104,
+                                span,
+                                format!(
+                                    "`{}` takes {want} {}, but this call passes {got}",
+                                    callee.text,
+                                    if want == 1 { &what[..what.len() - 1] } else { what }
+                                ),
+                            )
+                            .label(format!("{got} {what}"))
+                            .secondary(f.name.span, "declared here"),
+                        );
+                    }
+                }
+            }
+        }
+        if name == "atom" && d.is_primary() && i.operands.len() == 4 && d.get(G::Op) != Some(".cas") {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0104,
+                    i.operands[3].span(),
+                    "only `atom.cas` takes a fourth operand",
+                )
+                .label("extra operand"),
+            );
+        }
+        if matches!(name, "setp" | "set" | "cvt") && d.is_primary() {
+            let any_f32 = d.types().any(|t| t == Type::F32);
+            if let Some(ftz) = modifier(".ftz").filter(|_| !any_f32) {
+                bad(
+                    self.diags,
+                    ftz,
+                    format!("`.ftz` does not apply to `{name}` without `.f32`"),
+                    "remove it: it flushes `.f32` subnormals",
+                );
+            }
+        }
+        if matches!(
+            name,
+            "add" | "sub" | "mul" | "mad" | "div" | "min" | "max" | "neg" | "abs"
+        ) && d.is_primary()
+        {
+            if let Some(t) = ty {
+                let float = t.is_float();
+                for m in &i.mods {
+                    let wrong = match m.text {
+                        ".rn" | ".rz" | ".rm" | ".rp" | ".ftz" | ".approx" | ".full" => !float,
+                        ".hi" | ".lo" | ".wide" | ".cc" => float,
+                        ".sat" => {
+                            // Floats saturate; of the integers only s32 add/sub and mad.hi do.
+                            let int_sat = t == Type::S32
+                                && (matches!(name, "add" | "sub") || name == "mad" && d.get(G::Mode) == Some(".hi"));
+                            !(float || int_sat)
+                        }
+                        _ => false,
+                    };
+                    if wrong {
+                        bad(
+                            self.diags,
+                            m.span,
+                            format!("`{}` does not apply to `{name}{}`", m.text, t.name()),
+                            if float {
+                                "remove it: it applies to integer types"
+                            } else {
+                                "remove it: it applies to floating-point types"
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        if matches!(name, "ld" | "st") {
+            let sem = d.get(G::Sem);
+            let scope_mod = d.get(G::Scope);
+            match (sem, scope_mod) {
+                (Some(".relaxed" | ".acquire" | ".release"), None) => bad(
+                    self.diags,
+                    modifier(sem.expect("sem")).expect("written"),
+                    format!("`{}` needs a scope", sem.expect("sem")),
+                    "add `.cta`, `.cluster`, `.gpu` or `.sys`",
+                ),
+                (None | Some(".weak" | ".volatile"), Some(sc)) => bad(
+                    self.diags,
+                    modifier(sc).expect("written"),
+                    format!(
+                        "the scope `{sc}` needs a memory order{}",
+                        sem.map_or(String::new(), |s| format!(", not `{s}`"))
+                    ),
+                    "add `.relaxed` (or `.acquire` for `ld`, `.release` for `st`)",
+                ),
+                _ => {}
+            }
+            // (A store into a `.const` variable by name is reported with the variable.)
+            let to_const_var = matches!(i.operands.first(), Some(Operand::Addr(Address { base: Some(b), .. }))
+                if matches!(scope.lookup(b.text), Some(Entry::Var(v)) if v.space == Space::Const));
+            if name == "st" && d.get(G::Space) == Some(".param::entry") {
+                bad(
+                    self.diags,
+                    modifier(".param::entry").expect("written"),
+                    "kernel parameters are read-only".into(),
+                    "store to `.param` (a call's argument) or to memory instead",
+                );
+            }
+            if name == "st" && d.get(G::Space) == Some(".const") && !to_const_var {
+                bad(
+                    self.diags,
+                    modifier(".const").expect("written"),
+                    "`.const` memory is read-only".into(),
+                    "store to `.global` memory instead",
+                );
+            }
+            if let Some(nc) = modifier(".nc").filter(|_| d.get(G::Space) != Some(".global")) {
+                bad(
+                    self.diags,
+                    nc,
+                    "`.nc` loads only from `.global`".into(),
+                    "write `ld.global.nc`",
+                );
+            }
+        }
+        if matches!(name, "ld" | "st" | "mov") {
+            let data = i.operands.get(if name == "st" { 1 } else { 0 });
+            // A whole vector register (`.reg .v2 .u32 v`) is a vector operand too.
+            let vector_reg = |op: &Operand<'a>| match op {
+                Operand::Sym {
+                    name: n,
+                    component: None,
+                } => {
+                    matches!(scope.lookup(n.text), Some(Entry::Reg { vector: Some(_), .. }))
+                }
+                _ => false,
+            };
+            if let (Some(v), Some(op)) = (d.get(G::Vec), data) {
+                if !matches!(op, Operand::Vector(..)) && !vector_reg(op) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0105,
+                            op.span(),
+                            format!("`{name}{v}` moves a vector, but this is one value"),
+                        )
+                        .label("expected `{a, b, …}`")
+                        .help(format!("list the registers in braces, or remove `{v}`")),
+                    );
+                }
+            }
+        }
+        if matches!(name, "ld" | "st" | "atom" | "red") {
+            // Immediate addresses exist only in `.local`; generic addresses of `.const` and `.param`
+            // variables do not exist.
+            if let Some(Operand::Addr(a)) = isa::address_operand(name).and_then(|k| i.operands.get(k)) {
+                let space = d.get(G::Space);
+                match &a.base {
+                    None if space != Some(".local") => self.diags.push(
+                        Diagnostic::error(Code::P0205, a.span, "an immediate address is only valid in `.local`")
+                            .label("immediate address")
+                            .help("address the variable by name, or put the address in a register"),
+                    ),
+                    Some(b) if space.is_none() => {
+                        if let Some(Entry::Var(v)) = scope.lookup(b.text) {
+                            if matches!(v.space, Space::Const | Space::Param) {
+                                self.diags.push(
+                                    Diagnostic::error(
+                                        Code::P0205,
+                                        b.span,
+                                        format!(
+                                            "`{}` is in `{}`, which has no generic address",
+                                            b.text,
+                                            v.space.name()
+                                        ),
+                                    )
+                                    .label("generic access")
+                                    .secondary(v.span, "declared here")
+                                    .help(format!("use `{name}{}`", v.space.name())),
+                                );
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if name == "cvt" && d.is_primary() && i.operands.len() == 3 && !matches!(ty, Some(Type::F16x2 | Type::Bf16x2)) {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0104,
+                    i.operands[2].span(),
+                    "`cvt` takes two sources only when it packs into `.f16x2` or `.bf16x2`",
+                )
+                .label("extra operand"),
+            );
+        }
+        // wmma fragments: A and B hold the multiplicands' types, C the accumulator's.
+        if name == "wmma" && d.has(".load") {
+            let (frag, ty) = (if d.has(".c") { "c" } else { "ab" }, d.ty());
+            let ok = ty.is_none_or(|t| match frag {
+                "c" => matches!(t, Type::F16 | Type::F32 | Type::S32 | Type::F64),
+                _ => {
+                    !matches!(t, Type::F32 | Type::S32 | Type::U32 | Type::F64) || (t == Type::F64 && d.has(".m8n8k4"))
+                }
+            });
+            if !ok {
+                let t = ty.expect("typed");
+                bad(
+                    self.diags,
+                    modifier(t.name()).unwrap_or(i.opcode.span),
+                    format!(
+                        "a wmma `{}` fragment does not hold `{}`",
+                        if frag == "c" { "c" } else { "a`/`b" },
+                        t.name()
+                    ),
+                    "a and b hold .f16 .bf16 .tf32 .s8 .u8 .s4 .u4 .b1 (or .f64); c holds .f16 .f32 .s32 (or .f64)",
+                );
+            }
+        }
+        // `mov` packs or unpacks a vector (only with a bit-size type) whose parts add up to the type.
+        if name == "mov" && d.is_primary() && d.get(G::Vec).is_none() {
+            if let (Some(t), Some(Operand::Vector(v, span))) =
+                (ty, i.operands.iter().find(|o| matches!(o, Operand::Vector(..))))
+            {
+                if t.kind() != crate::types::Kind::Bits {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0105,
+                            *span,
+                            format!("`mov{}` does not pack or unpack vectors", t.name()),
+                        )
+                        .label("vector operand")
+                        .help(format!("use the bit-size type `mov.b{}`", t.bits())),
+                    );
+                } else {
+                    let part_bits: Option<u32> = v
+                        .iter()
+                        .map(|x| match x {
+                            Operand::Sym { name: n, .. } => match scope.lookup(n.text) {
+                                Some(Entry::Reg { ty, vector: None, .. }) => Some(ty.bits()),
+                                _ => None,
+                            },
+                            _ => None,
+                        })
+                        .sum();
+                    if part_bits.is_some_and(|b| b != t.bits()) || !matches!(v.len(), 2 | 4) {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0105,
+                                *span,
+                                format!("the parts of this vector do not make up a `{}` value", t.name()),
+                            )
+                            .label(format!("{} part(s)", v.len()))
+                            .help("give two or four registers whose sizes add up to the instruction type"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `cvt` must say how to round when the value can change: to a narrower float, from an integer to a
+    /// float (`.rn` …), and from a float to an integer (`.rni` …).
+    pub(super) fn cvt_rounding(&mut self, i: &Instruction<'a>, d: &Decoded) {
+        let types: Vec<Type> = d.types().collect();
+        let [dst, src] = types[..] else { return };
+        let round = d.get(G::Round);
+        let float_round = matches!(round, Some(".rn" | ".rz" | ".rm" | ".rp"));
+        let int_round = matches!(round, Some(".rni" | ".rzi" | ".rmi" | ".rpi"));
+        // Between two float formats of the same size (`.f16` and `.bf16`) the value can change too.
+        let narrowing = dst.bits() < src.bits() || (dst.bits() == src.bits() && dst != src);
+        let need = match (dst.is_float(), src.is_float()) {
+            (true, true) if narrowing && !float_round => Some(".rn, .rz, .rm or .rp"),
+            (true, false) if !float_round => Some(".rn, .rz, .rm or .rp"),
+            (false, true) if !int_round => Some(".rni, .rzi, .rmi or .rpi"),
+            _ => None,
+        };
+        // Packed and tf32/fp8 conversions have their own rounding rules (`.rna`, `.satfinite`).
+        if matches!(dst, Type::F16x2 | Type::Bf16x2 | Type::Tf32) || d.has(".rna") || d.has(".relu") {
+            return;
+        }
+        // A rounding modifier where the conversion cannot use it: between integers, when widening a
+        // float, or of the wrong kind (float rounding to an integer, integer rounding across floats of
+        // different sizes).
+        let illegal = round.is_some()
+            && match (dst.is_float(), src.is_float()) {
+                (false, false) => true,
+                (true, true) if dst.bits() > src.bits() => true,
+                (true, true) if dst == src => float_round,
+                (true, true) => int_round,
+                (false, true) => float_round,
+                (true, false) => int_round,
+            };
+        if illegal && need.is_none() {
+            let m = i.mods.iter().find(|m| Some(m.text) == round).expect("written");
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0102,
+                    m.span,
+                    format!(
+                        "`{}` is not a rounding that `cvt{}{}` can use",
+                        m.text,
+                        dst.name(),
+                        src.name()
+                    ),
+                )
+                .label("invalid rounding for this conversion")
+                .help(match (dst.is_float(), src.is_float()) {
+                    (false, false) => "remove it: integer conversions do not round",
+                    (true, true) if dst.bits() > src.bits() => "remove it: widening a float is exact",
+                    (true, true) => "use `.rni`, `.rzi`, `.rmi` or `.rpi` to round to an integral value",
+                    (false, true) => "use `.rni`, `.rzi`, `.rmi` or `.rpi`",
+                    _ => "use `.rn`, `.rz`, `.rm` or `.rp`",
+                }),
+            );
+            return;
+        }
+        if let Some(options) = need {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::P0103,
+                    i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
+                    format!("`cvt{}{}` needs a rounding modifier", dst.name(), src.name()),
+                )
+                .label(if round.is_some() {
+                    "this rounding does not apply to the conversion"
+                } else {
+                    "rounding modifier missing"
+                })
+                .help(format!("add one of {options}")),
+            );
+        }
+    }
+}
