@@ -25,6 +25,9 @@ contains "1 of 3 file(s) could not be read" "lint counts the unreadable files"
 expect 2 "usage error exits 2" -- "$bin" lint
 expect 0 "run prints outputs" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --grid 2 --block 4 --arg 'f32[1,2,3,4,5,6,7,8]' --arg 'f32*8=10' --arg 'f32*8' --arg u32:8
 contains "arg2 F32[8] = [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0]" "run computes vecadd"
+expect 0 "PTXJIT_DUMP_IR=after-all prints the IR around every pass" -- env PTXJIT_DUMP_IR=after-all "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --grid 2 --block 4 --arg 'f32[1,2,3,4,5,6,7,8]' --arg 'f32*8=10' --arg 'f32*8' --arg u32:8
+for pass in lowered ssa addressing guards nan optimise; do contains "after $pass ----" "the IR after $pass is printed"; done
+contains "define void @" "the dumps hold the kernel's IR"
 expect 2 "run with a wrong argument count exits 2" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --arg u32:1
 expect 2 "run with an oversized block exits 2" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --block 2048 --arg 'f32*1' --arg 'f32*1' --arg 'f32*1' --arg u32:1
 contains "block dimension x is 2048 (max 1024)" "run explains the bad launch"

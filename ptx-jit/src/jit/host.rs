@@ -9,7 +9,6 @@ use inkwell::llvm_sys::orc2::lljit::*;
 use inkwell::llvm_sys::orc2::*;
 use inkwell::llvm_sys::prelude::{LLVMModuleRef, LLVMValueRef};
 use inkwell::module::Linkage;
-use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::OptimizationLevel;
 use once_cell::sync::Lazy;
@@ -152,7 +151,7 @@ static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 pub use ptx_llvm::abi::BlockFn;
 
 /// Kernels compile in two tiers. A kernel's first launch, if it is small, runs code optimised for
-/// compile time (`QUICK_PASSES`: a tenth of O3's time, no vectorisation), so a module is quick from
+/// compile time (`pipeline::QUICK_PASSES`: a tenth of O3's time, no vectorisation), so a module is quick from
 /// `cuModuleLoadData` to its first result; every other launch runs the fully optimised code (O3 for
 /// this CPU), compiled when first needed. Modules of the quick tier are named with this suffix.
 const TIER0_SUFFIX: &str = ".tier0";
@@ -400,29 +399,9 @@ fn host_tm(triple: &str) -> Result<TargetMachine, String> {
         .ok_or_else(|| "cannot create the host target machine".to_string())
 }
 
-/// The quick tier's passes: the inlining the lowering asks for (`alwaysinline`) and local clean-up;
-/// a quarter of O1's time.
-const QUICK_PASSES: &str = "always-inline,function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)";
-
-/// Registers to SSA first, so address arithmetic is visible to `split_address_sums`; then O3 (the
-/// quick passes for the quick tier).
+/// The IR passes of a tier, in the order `crate::jit::pipeline` lists them.
 fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, quick: bool) -> Result<(), String> {
-    module
-        .run_passes("function(mem2reg,dce)", tm, PassBuilderOptions::create())
-        .map_err(|e| e.to_string())?;
-    crate::jit::addressing::split_address_sums(module);
-    // Guard versioning only pays through O3's loop unswitching.
-    if !quick {
-        crate::jit::guards::version_thread_guards(module);
-    }
-    crate::jit::nan::drop_inner_canonicalisations(module);
-    module
-        .run_passes(
-            if quick { QUICK_PASSES } else { "default<O3>" },
-            tm,
-            PassBuilderOptions::create(),
-        )
-        .map_err(|e| e.to_string())
+    crate::jit::pipeline::run(module, tm, quick)
 }
 
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).

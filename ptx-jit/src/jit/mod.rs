@@ -1,7 +1,8 @@
 //! PTX to host code: the loader and its two tiers on LLVM's ORC JIT (`host`), and the IR passes it runs
-//! on the lowered module (`addressing`, `guards`, `nan`).
+//! on each kernel's lowered module, in the order `pipeline` lists them.
 
 mod addressing;
 mod guards;
 pub mod host;
 mod nan;
+pub mod pipeline;
