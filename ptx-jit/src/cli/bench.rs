@@ -17,6 +17,51 @@ pub struct FileTimes {
     pub phases: Phases,
     /// ptxas on the source file for the same target (`None` when it rejects the file).
     pub ptxas: Option<Duration>,
+    /// Peak resident memory while compiling the file (this process's, reset before it), and
+    /// ptxas's, in KiB.
+    pub peak_kib: u64,
+    pub ptxas_peak_kib: Option<u64>,
+}
+
+/// Starts a new peak-memory measurement for this process (Linux resets `VmHWM` to the current
+/// resident size on writing 5 to `clear_refs`).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// This process's peak resident memory since the last [`reset_peak`], in KiB.
+fn peak_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `c` to its end: whether it succeeded, and its peak resident memory in KiB. The peak is read
+/// from the child's own `VmHWM` while it runs (its memory after `exec` is its own; the rusage of a
+/// spawned child would count this process's pages from before the `exec`), every 2 ms.
+fn run_measured(c: &mut Command) -> Option<(bool, u64)> {
+    let mut child = c
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Some(status) = child.try_wait().ok()? {
+            return Some((status.success(), peak));
+        }
+        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+        peak = peak.max(hwm.unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 impl FileTimes {
@@ -53,6 +98,7 @@ pub fn compile_latency(
         };
         let mut best: Option<FileTimes> = None;
         for _ in 0..iters.max(1) {
+            reset_peak();
             let t0 = Instant::now();
             let (m, _) = ptx_front::parse(&src);
             let parse = t0.elapsed();
@@ -72,6 +118,7 @@ pub fn compile_latency(
                 eprintln!("skipped {}: {}", f.display(), crate::one_line(&d[..1], "", &src));
                 break;
             }
+            drop(m);
             let t = FileTimes {
                 file: f.clone(),
                 arch: target.clone(),
@@ -79,6 +126,8 @@ pub fn compile_latency(
                 check,
                 phases,
                 ptxas: None,
+                peak_kib: peak_kib(),
+                ptxas_peak_kib: None,
             };
             if best.as_ref().is_none_or(|b| t.ours() < b.ours()) {
                 best = Some(t);
@@ -95,13 +144,15 @@ pub fn compile_latency(
                 if reloc {
                     c.arg("-c");
                 }
-                let ok = c.output().is_ok_and(|o| o.status.success());
+                let run = run_measured(&mut c);
                 let dt = t0.elapsed();
-                if !ok {
+                let Some((true, kib)) = run else {
                     t.ptxas = None;
+                    t.ptxas_peak_kib = None;
                     break;
-                }
+                };
                 t.ptxas = Some(t.ptxas.map_or(dt, |b| b.min(dt)));
+                t.ptxas_peak_kib = Some(t.ptxas_peak_kib.map_or(kib, |b| b.min(kib)));
             }
         }
         out.push(t);
@@ -197,6 +248,10 @@ fn compile(
         "  total     {:8.3} ms (ptx-jit compile, PTX to PTX)",
         med(&|r| ms(r.ours()))
     );
+    println!(
+        "  peak RSS  {:8.1} MB (this process while compiling a file)",
+        med(&|r| r.peak_kib as f64 / 1024.0)
+    );
     let with: Vec<_> = rows.iter().filter(|r| r.ptxas.is_some()).collect();
     if !with.is_empty() {
         let p = |r: &&FileTimes| ms(r.ptxas.unwrap_or_default());
@@ -210,6 +265,17 @@ fn compile(
             median(theirs),
             median(ratio)
         );
+        let mb = |k: u64| k as f64 / 1024.0;
+        let rss_ratio: Vec<f64> = with
+            .iter()
+            .filter_map(|r| Some(r.peak_kib as f64 / r.ptxas_peak_kib?.max(1) as f64))
+            .collect();
+        println!(
+            "peak RSS: ptx-jit {:.1} MB, ptxas {:.1} MB (medians); per-file ratio ptx-jit/ptxas median {:.3}",
+            median(with.iter().map(|r| mb(r.peak_kib)).collect()),
+            median(with.iter().filter_map(|r| r.ptxas_peak_kib.map(mb)).collect()),
+            median(rss_ratio)
+        );
     }
     if let Some(j) = json {
         let v: Vec<serde_json::Value> = rows
@@ -221,6 +287,7 @@ fn compile(
                     "lower_ms": ms(r.phases.lower), "optimise_ms": ms(r.phases.optimise),
                     "codegen_ms": ms(r.phases.codegen), "recheck_ms": ms(r.phases.recheck),
                     "total_ms": ms(r.ours()), "ptxas_ms": r.ptxas.map(ms),
+                    "peak_rss_kib": r.peak_kib, "ptxas_peak_rss_kib": r.ptxas_peak_kib,
                 })
             })
             .collect();
