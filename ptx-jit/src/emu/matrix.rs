@@ -6,9 +6,44 @@ use ptx_llvm::collective::{LDMATRIX, MMA};
 use std::collections::HashMap;
 use std::ffi::CStr;
 
+/// A parsed descriptor (None: a form `mma_lane` does not handle), shared by the calls of one site.
+type Desc = std::rc::Rc<Option<crate::emu::mma::MmaDesc>>;
+
+/// A site's modifier text and its descriptor.
+type Seen = (Box<[u8]>, Desc);
+
 thread_local! {
-    /// Parsed descriptors by their text (modules come and go, so not by address).
-    static DESCS: std::cell::RefCell<HashMap<String, Option<crate::emu::mma::MmaDesc>>> = std::cell::RefCell::new(HashMap::new());
+    /// Parsed descriptors by the address of their text, a constant the lowering emits once per `mma`
+    /// site, with the text itself: modules come and go, so an address may come back with other text.
+    /// A call then costs a comparison of its modifiers, not a parse or a copy of the element table.
+    static DESCS: std::cell::RefCell<HashMap<usize, Seen>> = std::cell::RefCell::new(HashMap::new());
+}
+
+/// The descriptor of the `mma` whose modifiers are the NUL-terminated text at `text` (`.sync.aligned…`).
+///
+/// # Safety
+/// `text` points at a NUL-terminated string.
+unsafe fn descriptor(text: *const std::ffi::c_char) -> Desc {
+    let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
+    DESCS.with(|d| {
+        let mut d = d.borrow_mut();
+        match d.get(&(text as usize)) {
+            Some((seen, desc)) if **seen == *bytes => desc.clone(),
+            _ => {
+                let text_str = String::from_utf8_lossy(bytes);
+                let mods: Vec<String> = text_str
+                    .split('.')
+                    .filter(|m| !m.is_empty())
+                    .map(|m| format!(".{m}"))
+                    .collect();
+                let desc: Desc = std::rc::Rc::new(crate::emu::mma::MmaDesc::parse(
+                    &mods.iter().map(String::as_str).collect::<Vec<_>>(),
+                ));
+                d.insert(text as usize, (bytes.into(), desc.clone()));
+                desc
+            }
+        }
+    })
 }
 
 /// Words of header before a lane's operands: a 64-bit pointer or address.
@@ -21,28 +56,13 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
     let buf = |l: usize| unsafe { *bufs.add(l) as *mut u32 };
     let head = |l: usize| unsafe { (buf(l) as *const u64).read_unaligned() };
     if kind == MMA {
-        let text = unsafe { CStr::from_ptr(head(lane) as *const std::ffi::c_char) }
-            .to_string_lossy()
-            .into_owned();
-        let desc = DESCS.with(|d| {
-            d.borrow_mut()
-                .entry(text)
-                .or_insert_with_key(|text| {
-                    let mods: Vec<String> = text
-                        .split('.')
-                        .filter(|m| !m.is_empty())
-                        .map(|m| format!(".{m}"))
-                        .collect();
-                    crate::emu::mma::MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
-                })
-                .clone()
-        });
-        let Some(desc) = desc else { return 1 };
+        let desc = unsafe { descriptor(head(lane) as *const std::ffi::c_char) };
+        let Some(desc) = desc.as_ref() else { return 1 };
         let (wa, wb, wc, _) = desc.words();
         let n = wa + wb + wc;
         let slices: [&[u32]; 32] =
             std::array::from_fn(|l| unsafe { std::slice::from_raw_parts(buf(l).add(HEADER), n) });
-        let d = crate::emu::mma::mma_lane(&desc, &slices, lane);
+        let d = crate::emu::mma::mma_lane(desc, &slices, lane);
         unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), buf(lane).add(HEADER + n), d.len()) };
         return 0;
     }
