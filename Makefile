@@ -61,6 +61,10 @@ build/faults: tests/faults/faults.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
+build/launch_limits: tests/gpu/probes_c/launch_limits.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
 build/sanitize_client: tests/faults/sanitize.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
@@ -130,7 +134,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: lint-rust build venv build/client build/faults build/launch_limits build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -147,6 +151,9 @@ test: lint-rust build venv build/client build/faults build/sanitize_client build
 	@echo; echo "== faulting, trapping and runaway kernels end their launch, never the process (default mode)"
 	LD_LIBRARY_PATH=$(REL) ./build/faults tests/faults/faults.ptx | tee build/faults.out
 	grep -q "ALL VERIFIED" build/faults.out
+	@echo; echo "== launch limits (.maxntid, .reqntid) and profiler calls: the H100's answers, line for line"
+	LD_LIBRARY_PATH=$(REL) ./build/launch_limits > build/launch_limits.out
+	diff tests/gpu/probes_c/launch_limits.expected build/launch_limits.out
 	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
 	grep -q "ALL VERIFIED" build/nvcc_faults.out

@@ -174,11 +174,15 @@ unsafe fn max_potential_block_size(
     } else {
         Some(std::mem::transmute::<*mut c_void, B2DSize>(b2d))
     };
-    let static_shared = kernel(&fo).info.static_shared;
+    let info = &kernel(&fo).info;
+    let static_shared = info.static_shared;
+    let kernel_max = info.max_threads.map_or(dev::MAX_THREADS_PER_BLOCK as u64, |m| {
+        m.min(dev::MAX_THREADS_PER_BLOCK as u64)
+    });
     let max = if limit == 0 {
-        dev::MAX_THREADS_PER_BLOCK as c_int
+        kernel_max as c_int
     } else {
-        limit.min(dev::MAX_THREADS_PER_BLOCK as c_int)
+        limit.min(kernel_max as c_int)
     };
     // The block size (a multiple of the warp size, largest first) with the most resident threads.
     let (mut best_threads, mut best_blocks, mut best_size) = (0u64, 0u64, 0 as c_int);
@@ -254,7 +258,7 @@ api! {
         let k = &kernel(&fo).info;
         let a = attrs(h, k);
         out(v, match attr {
-            0 => dev::MAX_THREADS_PER_BLOCK as c_int,            // MAX_THREADS_PER_BLOCK
+            0 => k.max_threads.map_or(dev::MAX_THREADS_PER_BLOCK as u64, |m| m.min(dev::MAX_THREADS_PER_BLOCK as u64)) as c_int, // MAX_THREADS_PER_BLOCK: `.maxntid`'s, as on a GPU
             1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
             2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`

@@ -129,6 +129,20 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
             "{threads} threads per block (max {MAX_THREADS_PER_BLOCK})"
         )));
     }
+    // As an H100 answers (tests/gpu/probes_c/launch_limits.c): `.maxntid` bounds the block's threads,
+    // `.reqntid` fixes its shape exactly.
+    if let Some(max) = k.info.max_threads.filter(|&m| threads > m) {
+        return Err(LaunchError::InvalidConfig(format!(
+            "{threads} threads per block, but `{}` declares `.maxntid` for {max}",
+            k.info.name
+        )));
+    }
+    if let Some(req) = k.info.required_block.filter(|&r| r != l.block) {
+        return Err(LaunchError::InvalidConfig(format!(
+            "a block of {}x{}x{}, but `{}` declares `.reqntid {}, {}, {}`",
+            l.block[0], l.block[1], l.block[2], k.info.name, req[0], req[1], req[2]
+        )));
+    }
     if k.info.static_shared + l.dynamic_shared > MAX_SHARED_PER_BLOCK_OPTIN {
         return Err(LaunchError::OutOfResources(format!(
             "{} bytes of shared memory per block (max {MAX_SHARED_PER_BLOCK_OPTIN})",

@@ -64,6 +64,10 @@ pub struct KernelInfo {
     pub local_bytes: u64,
     /// Host flavour: how the runtime runs the kernel's CTAs.
     pub exec: Exec,
+    /// The most threads a block may have: the product of `.maxntid`'s dimensions (None without one).
+    pub max_threads: Option<u64>,
+    /// The block shape `.reqntid` requires (missing dimensions are 1).
+    pub required_block: Option<[u32; 3]>,
 }
 
 /// How a host kernel runs a CTA.
@@ -699,6 +703,13 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             });
         }
+        let directive = |want: &str| {
+            f.perf.iter().find_map(|d| match d {
+                ast::PerfDirective::Value { name, values } if name.text == want => Some(values.clone()),
+                _ => None,
+            })
+        };
+        let dims = |v: Vec<u64>| -> [u32; 3] { std::array::from_fn(|k| v.get(k).map_or(1, |&x| x as u32)) };
         KernelInfo {
             name: f.name.text.to_string(),
             params,
@@ -706,6 +717,8 @@ impl<'ctx> Lowerer<'ctx> {
             static_shared: self.shared_size,
             local_bytes,
             exec: Exec::Loop,
+            max_threads: directive(".maxntid").map(|v| v.iter().product()),
+            required_block: directive(".reqntid").map(dims),
         }
     }
 
