@@ -15,10 +15,10 @@ use crate::errors::*;
 
 pub const WRAPPER_MAGIC: u32 = 0x466243b1;
 pub const FATBIN_MAGIC: u32 = 0xba55ed50;
-const KIND_PTX: u16 = 1;
-const KIND_ELF: u16 = 2;
-const FLAG_LZ4: u64 = 0x2000;
-const FLAG_ZSTD: u64 = 0x8000;
+pub const KIND_PTX: u16 = 1;
+pub const KIND_ELF: u16 = 2;
+pub const FLAG_LZ4: u64 = 0x2000;
+pub const FLAG_ZSTD: u64 = 0x8000;
 /// Bounds on what we accept from a pointer whose extent nobody told us: a corrupt size field must be an
 /// error, not a read across the address space.
 const MAX_FATBIN: u64 = 1 << 30;
@@ -239,46 +239,47 @@ pub unsafe fn ptx_for_device(p: *const u8) -> Result<String, FatbinError> {
     }))
 }
 
+/// A fatbin with the given entries, laid out as the header above says: (kind, sm, flags, stored
+/// payload, uncompressed size). The reader's inverse, for its tests and the fuzz harness's seeds.
+pub fn image(entries: &[(u16, u32, u64, &[u8], u64)]) -> Vec<u8> {
+    let mut body = vec![];
+    for &(kind, sm, flags, data, unc) in entries {
+        let padded = data.len().div_ceil(8) * 8;
+        body.extend(kind.to_le_bytes());
+        body.extend(0x101u16.to_le_bytes());
+        body.extend(64u32.to_le_bytes());
+        body.extend((padded as u64).to_le_bytes());
+        let comp = if flags & (FLAG_LZ4 | FLAG_ZSTD) != 0 {
+            data.len() as u32
+        } else {
+            0
+        };
+        body.extend(comp.to_le_bytes());
+        body.extend(0u32.to_le_bytes());
+        body.extend(((8u32 << 16) | 5).to_le_bytes());
+        body.extend(sm.to_le_bytes());
+        body.extend([0u8; 8]);
+        body.extend(flags.to_le_bytes());
+        body.extend(0u64.to_le_bytes());
+        body.extend(unc.to_le_bytes());
+        body.extend(data);
+        body.resize(body.len() + padded - data.len(), 0);
+    }
+    let mut out = FATBIN_MAGIC.to_le_bytes().to_vec();
+    out.extend(1u16.to_le_bytes());
+    out.extend(16u16.to_le_bytes());
+    out.extend((body.len() as u64).to_le_bytes());
+    out.extend(body);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A fatbin with the given entries: (kind, sm, flags, stored payload, uncompressed size).
-    fn build(entries: &[(u16, u32, u64, &[u8], u64)]) -> Vec<u8> {
-        let mut body = vec![];
-        for (kind, sm, flags, data, unc) in entries {
-            let padded = data.len().div_ceil(8) * 8;
-            body.extend(kind.to_le_bytes());
-            body.extend(0x101u16.to_le_bytes());
-            body.extend(64u32.to_le_bytes());
-            body.extend((padded as u64).to_le_bytes());
-            let comp = if flags & (FLAG_LZ4 | FLAG_ZSTD) != 0 {
-                data.len() as u32
-            } else {
-                0
-            };
-            body.extend(comp.to_le_bytes());
-            body.extend(0u32.to_le_bytes());
-            body.extend(((9u32 << 16) | 5).to_le_bytes());
-            body.extend(sm.to_le_bytes());
-            body.extend([0u8; 8]);
-            body.extend(flags.to_le_bytes());
-            body.extend(0u64.to_le_bytes());
-            body.extend(unc.to_le_bytes());
-            body.extend(*data);
-            body.resize(body.len() + padded - data.len(), 0);
-        }
-        let mut out = FATBIN_MAGIC.to_le_bytes().to_vec();
-        out.extend(1u16.to_le_bytes());
-        out.extend(16u16.to_le_bytes());
-        out.extend((body.len() as u64).to_le_bytes());
-        out.extend(body);
-        out
-    }
-
     #[test]
     fn picks_the_highest_ptx_not_above_the_device() {
-        let fb = build(&[
+        let fb = image(&[
             (KIND_PTX, 75, 0x11, b"// sm_75\0", 0),
             (KIND_ELF, 80, 0x11, b"\x7fELF....", 0),
             (KIND_PTX, 80, 0x11, b"// sm_80\0", 0),
@@ -300,11 +301,11 @@ mod tests {
     fn decompresses_lz4_entries() {
         let text = b"// some PTX, some PTX, some PTX, some PTX\n";
         let packed = lz4_flex::block::compress(text);
-        let fb = build(&[(KIND_PTX, 75, 0x11 | FLAG_LZ4, &packed, text.len() as u64)]);
+        let fb = image(&[(KIND_PTX, 75, 0x11 | FLAG_LZ4, &packed, text.len() as u64)]);
         assert_eq!(best_ptx(&fb, 80).unwrap().as_bytes(), text);
         let mut broken = packed.clone();
         broken.truncate(packed.len() / 2);
-        let fb = build(&[(KIND_PTX, 75, 0x11 | FLAG_LZ4, &broken, text.len() as u64)]);
+        let fb = image(&[(KIND_PTX, 75, 0x11 | FLAG_LZ4, &broken, text.len() as u64)]);
         assert!(matches!(best_ptx(&fb, 80), Err(FatbinError::Decompress(_))));
     }
 
@@ -312,9 +313,9 @@ mod tests {
     fn decompresses_zstd_entries() {
         let text = b"// PTX text, PTX text, PTX text, PTX text, PTX text\n";
         let packed = ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest);
-        let fb = build(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed, text.len() as u64)]);
+        let fb = image(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed, text.len() as u64)]);
         assert_eq!(best_ptx(&fb, 80).unwrap().as_bytes(), text);
-        let fb = build(&[(
+        let fb = image(&[(
             KIND_PTX,
             80,
             0x11 | FLAG_ZSTD,
@@ -326,11 +327,11 @@ mod tests {
 
     #[test]
     fn rejects_bad_headers_and_sizes() {
-        let mut fb = build(&[(KIND_PTX, 75, 0x11, b"// x\0", 0)]);
+        let mut fb = image(&[(KIND_PTX, 75, 0x11, b"// x\0", 0)]);
         assert!(matches!(entries(&fb[..20]), Err(FatbinError::Malformed(_))));
         fb[8] = 0xff; // entries size beyond the data
         assert!(matches!(entries(&fb), Err(FatbinError::Malformed(_))));
-        let mut fb = build(&[(KIND_PTX, 75, 0x11, b"// x\0", 0)]);
+        let mut fb = image(&[(KIND_PTX, 75, 0x11, b"// x\0", 0)]);
         fb[16 + 8] = 0xff; // entry payload beyond the fatbin
         assert!(matches!(entries(&fb), Err(FatbinError::Malformed(_))));
         assert!(matches!(

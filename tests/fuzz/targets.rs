@@ -2,7 +2,7 @@
 //! caught by the caller).
 
 use cuda::errors::*;
-use cuda::fatbin;
+use cuda::fatbin::{self, image, FLAG_LZ4, FLAG_ZSTD, KIND_ELF, KIND_PTX};
 use ptx_front::printer::shape;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -95,45 +95,6 @@ pub fn lower(data: &[u8]) -> Result<bool, String> {
 }
 
 // ---- fat binaries --------------------------------------------------------------------------------
-
-const KIND_PTX: u16 = 1;
-const KIND_ELF: u16 = 2;
-const FLAG_LZ4: u64 = 0x2000;
-const FLAG_ZSTD: u64 = 0x8000;
-
-/// A fatbin image as `cuda-shim/src/fatbin.rs` documents the layout: entries of (kind, sm, flags,
-/// stored payload, uncompressed size).
-fn image(entries: &[(u16, u32, u64, &[u8], u64)]) -> Vec<u8> {
-    let mut body = vec![];
-    for &(kind, sm, flags, data, unc) in entries {
-        let padded = data.len().div_ceil(8) * 8;
-        body.extend(kind.to_le_bytes());
-        body.extend(0x101u16.to_le_bytes());
-        body.extend(64u32.to_le_bytes());
-        body.extend((padded as u64).to_le_bytes());
-        let comp = if flags & (FLAG_LZ4 | FLAG_ZSTD) != 0 {
-            data.len() as u32
-        } else {
-            0
-        };
-        body.extend(comp.to_le_bytes());
-        body.extend(0u32.to_le_bytes());
-        body.extend(((8u32 << 16) | 5).to_le_bytes());
-        body.extend(sm.to_le_bytes());
-        body.extend([0u8; 8]);
-        body.extend(flags.to_le_bytes());
-        body.extend(0u64.to_le_bytes());
-        body.extend(unc.to_le_bytes());
-        body.extend(data);
-        body.resize(body.len() + padded - data.len(), 0);
-    }
-    let mut out = fatbin::FATBIN_MAGIC.to_le_bytes().to_vec();
-    out.extend(1u16.to_le_bytes());
-    out.extend(16u16.to_le_bytes());
-    out.extend((body.len() as u64).to_le_bytes());
-    out.extend(body);
-    out
-}
 
 /// Seed images from small PTX files: plain, LZ4 and zstd entries, several sms, cubins beside PTX.
 pub fn fatbin_seeds(ptx: &[Vec<u8>]) -> Vec<Vec<u8>> {
