@@ -30,15 +30,7 @@ unsafe fn descriptor(text: *const std::ffi::c_char) -> Desc {
         match d.get(&(text as usize)) {
             Some((seen, desc)) if **seen == *bytes => desc.clone(),
             _ => {
-                let text_str = String::from_utf8_lossy(bytes);
-                let mods: Vec<String> = text_str
-                    .split('.')
-                    .filter(|m| !m.is_empty())
-                    .map(|m| format!(".{m}"))
-                    .collect();
-                let desc: Desc = std::rc::Rc::new(crate::emu::mma::MmaDesc::parse(
-                    &mods.iter().map(String::as_str).collect::<Vec<_>>(),
-                ));
+                let desc: Desc = std::rc::Rc::new(crate::emu::mma::MmaDesc::from_text(&String::from_utf8_lossy(bytes)));
                 d.insert(text as usize, (bytes.into(), desc.clone()));
                 desc
             }

@@ -133,6 +133,17 @@ pub struct MmaDesc {
 }
 
 impl MmaDesc {
+    /// [`MmaDesc::parse`] of modifiers written as one text, `.sync.aligned.m16n8k16…` (as the lowering
+    /// passes them to the runtime; the leading dot may be left out).
+    pub fn from_text(text: &str) -> Option<MmaDesc> {
+        let mods: Vec<String> = text
+            .split('.')
+            .filter(|m| !m.is_empty())
+            .map(|m| format!(".{m}"))
+            .collect();
+        MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
     /// Parses the modifiers of `mma` in written order (`.sync`, `.aligned`, the shape, the layouts,
     /// `.satfinite`, the d/a/b/c types, a rounding mode for f64, `.xor`/`.and` and `.popc` for b1).
     /// None for malformed or unsupported forms (sparse `mma.sp` is not handled here).
@@ -1130,14 +1141,9 @@ mod tests {
         }
     }
 
-    fn parse(mods: &str) -> Option<MmaDesc> {
-        let toks: Vec<String> = mods.split('.').map(|t| format!(".{t}")).collect();
-        MmaDesc::parse(&toks.iter().map(|s| s.as_str()).collect::<Vec<_>>())
-    }
-
     /// Every lane gets the same words, so the layout does not matter and the sums are easy to state.
     fn uniform(mods: &str, a: u32, b: u32, c: u32) -> Vec<u32> {
-        let desc = parse(mods).unwrap();
+        let desc = MmaDesc::from_text(mods).unwrap();
         let (wa, wb, wc, _) = desc.words();
         let buf: Vec<u32> = [(a, wa), (b, wb), (c, wc)]
             .iter()
@@ -1286,7 +1292,7 @@ mod tests {
         let tiny = 2f64.powi(-60).to_bits();
         let w = |x: u64| [x as u32, (x >> 32) as u32];
         let run = |rnd: &str, b: f64| {
-            let desc = parse(&format!("sync.aligned.m8n8k4.row.col.f64.f64.f64.f64{rnd}")).unwrap();
+            let desc = MmaDesc::from_text(&format!("sync.aligned.m8n8k4.row.col.f64.f64.f64.f64{rnd}")).unwrap();
             let buf: Vec<u32> = [w(one), w(b.to_bits()), w(one), w(one)].concat();
             let d = mma_lane(&desc, &[buf.as_slice(); 32], 0);
             f64::from_bits(d[0] as u64 | (d[1] as u64) << 32)
@@ -1324,10 +1330,10 @@ mod tests {
             "sync.aligned.m8n8k4.row.col.f32.tf32.tf32.f32",
             "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.bogus",
         ] {
-            assert!(parse(bad).is_none(), "{bad} parsed");
+            assert!(MmaDesc::from_text(bad).is_none(), "{bad} parsed");
         }
-        assert!(parse("sync.aligned.m8n8k4.col.row.f16.f16.f16.f16").is_some());
-        assert!(parse("sync.aligned.m16n8k8.row.col.f64.f64.f64.f64.rm").is_some());
+        assert!(MmaDesc::from_text("sync.aligned.m8n8k4.col.row.f16.f16.f16.f16").is_some());
+        assert!(MmaDesc::from_text("sync.aligned.m16n8k8.row.col.f64.f64.f64.f64.rm").is_some());
     }
 
     #[test]
