@@ -29,15 +29,16 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// The peak resident memory (`VmHWM`, KiB) a `/proc/…/status` file reports.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(status).ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// This process's peak resident memory since the last [`reset_peak`], in KiB.
 fn peak_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0)
+    vm_hwm_kib("/proc/self/status").unwrap_or(0)
 }
 
 /// Runs `c` to its end: whether it succeeded, and its peak resident memory in KiB. The peak is read
@@ -55,11 +56,7 @@ fn run_measured(c: &mut Command) -> Option<(bool, u64)> {
         if let Some(status) = child.try_wait().ok()? {
             return Some((status.success(), peak));
         }
-        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        });
-        peak = peak.max(hwm.unwrap_or(0));
+        peak = peak.max(vm_hwm_kib(&status_file).unwrap_or(0));
         std::thread::sleep(Duration::from_millis(2));
     }
 }
