@@ -155,6 +155,13 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
     }
 }
 
+/// The most threads a block of the kernel may have: the device's limit, or `.maxntid`'s if lower (as a
+/// GPU reports it).
+fn max_threads(k: &ptx_jit::KernelInfo) -> u64 {
+    let device = dev::MAX_THREADS_PER_BLOCK as u64;
+    k.max_threads.map_or(device, |m| m.min(device))
+}
+
 type B2DSize = unsafe extern "C" fn(c_int) -> usize;
 
 unsafe fn max_potential_block_size(
@@ -176,9 +183,7 @@ unsafe fn max_potential_block_size(
     };
     let info = &kernel(&fo).info;
     let static_shared = info.static_shared;
-    let kernel_max = info.max_threads.map_or(dev::MAX_THREADS_PER_BLOCK as u64, |m| {
-        m.min(dev::MAX_THREADS_PER_BLOCK as u64)
-    });
+    let kernel_max = max_threads(info);
     let max = if limit == 0 {
         kernel_max as c_int
     } else {
@@ -258,7 +263,7 @@ api! {
         let k = &kernel(&fo).info;
         let a = attrs(h, k);
         out(v, match attr {
-            0 => k.max_threads.map_or(dev::MAX_THREADS_PER_BLOCK as u64, |m| m.min(dev::MAX_THREADS_PER_BLOCK as u64)) as c_int, // MAX_THREADS_PER_BLOCK: `.maxntid`'s, as on a GPU
+            0 => max_threads(k) as c_int,                       // MAX_THREADS_PER_BLOCK
             1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
             2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
