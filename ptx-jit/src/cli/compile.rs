@@ -84,17 +84,18 @@ fn host(src: &str, name: &str, opt: u8, out: Option<PathBuf>) -> Result<ExitCode
         })?)),
         None => Box::new(std::io::stdout().lock()),
     };
+    // A write error stops the lowering (no diagnostics come with it: it is reported below).
     let mut failed = None;
     let r = crate::front(src).and_then(|(m, _)| {
         crate::jit::host::host_ir_each(&m, opt > 0, &mut |text| {
-            if let Err(e) = sink.write_all(text.as_bytes()) {
-                failed.get_or_insert(e);
-            }
-            Ok(())
+            sink.write_all(text.as_bytes()).map_err(|e| {
+                failed = Some(e);
+                vec![]
+            })
         })
     });
-    if let Err(d) = r {
-        print_diags(&d, name, src);
+    if let (Err(d), None) = (&r, &failed) {
+        print_diags(d, name, src);
         return Err(ExitCode::from(1));
     }
     if let Some(e) = failed.or_else(|| sink.flush().err()) {
