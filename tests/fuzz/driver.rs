@@ -115,6 +115,20 @@ struct Pool {
 }
 
 impl Pool {
+    /// After a call that creates a handle: a success made `h` (the out-slot's value) live.
+    fn created(&mut self, r: CUresult, h: u64) {
+        if r == CUDA_SUCCESS {
+            self.live.push(h);
+        }
+    }
+
+    /// After a call that destroys `h`: a success made it dead.
+    fn destroyed(&mut self, r: CUresult, h: u64) {
+        if r == CUDA_SUCCESS {
+            self.kill(h);
+        }
+    }
+
     fn kill(&mut self, h: u64) {
         if let Some(i) = self.live.iter().position(|&x| x == h) {
             self.live.swap_remove(i);
@@ -385,17 +399,13 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             let flags = inp.pick(&[0, 1, 4, 8, 0x20, 0xffff_ffff]);
             let dev = inp.pick(&[0, 0, 0, 1, -1]);
             let r = cuCtxCreate_v2(p, flags, dev);
-            if r == CUDA_SUCCESS {
-                s.ctx.live.push(read(&slot));
-            }
+            s.ctx.created(r, read(&slot));
             ("cuCtxCreate_v2", r)
         }
         1 => {
             let h = s.handle(inp, 0);
             let r = cuCtxDestroy_v2(h);
-            if r == CUDA_SUCCESS {
-                s.ctx.kill(h as u64);
-            }
+            s.ctx.destroyed(r, h as u64);
             ("cuCtxDestroy_v2", r)
         }
         2 => ("cuCtxSetCurrent", cuCtxSetCurrent(s.handle(inp, 0))),
@@ -731,17 +741,13 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
                     cuStreamCreateWithPriority(p, flags, enum_value(inp)),
                 )
             };
-            if r.1 == CUDA_SUCCESS {
-                s.stream.live.push(read(&slot));
-            }
+            s.stream.created(r.1, read(&slot));
             r
         }
         27 => {
             let h = s.handle(inp, 3);
             let r = cuStreamDestroy_v2(h);
-            if r == CUDA_SUCCESS {
-                s.stream.kill(h as u64);
-            }
+            s.stream.destroyed(r, h as u64);
             ("cuStreamDestroy_v2", r)
         }
         28 | 29 => {
@@ -782,17 +788,13 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
         30 => {
             let p = out(inp, &mut slot);
             let r = cuEventCreate(p, inp.pick(&[0, 1, 2, 4, 0xff]));
-            if r == CUDA_SUCCESS {
-                s.event.live.push(read(&slot));
-            }
+            s.event.created(r, read(&slot));
             ("cuEventCreate", r)
         }
         31 => {
             let h = s.handle(inp, 4);
             let r = cuEventDestroy_v2(h);
-            if r == CUDA_SUCCESS {
-                s.event.kill(h as u64);
-            }
+            s.event.destroyed(r, h as u64);
             ("cuEventDestroy_v2", r)
         }
         32 | 33 => {
@@ -821,17 +823,13 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             s.loads += text.is_some() as u32;
             let ptr = text.as_ref().map_or(null(), |t| t.as_ptr() as *const c_void);
             let r = cuModuleLoadData(p, ptr);
-            if r == CUDA_SUCCESS {
-                s.module.live.push(read(&slot));
-            }
+            s.module.created(r, read(&slot));
             ("cuModuleLoadData", r)
         }
         36 => {
             let h = s.handle(inp, 1);
             let r = cuModuleUnload(h);
-            if r == CUDA_SUCCESS {
-                s.module.kill(h as u64);
-            }
+            s.module.destroyed(r, h as u64);
             ("cuModuleUnload", r)
         }
         37 | 38 => {
@@ -846,9 +844,7 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             } else {
                 let p = out(inp, &mut slot);
                 let r = cuModuleGetFunction(p, m, np);
-                if r == CUDA_SUCCESS {
-                    s.func.live.push(read(&slot));
-                }
+                s.func.created(r, read(&slot));
                 ("cuModuleGetFunction", r)
             }
         }
@@ -916,17 +912,13 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             s.loads += text.is_some() as u32;
             let ptr = text.as_ref().map_or(null(), |t| t.as_ptr() as *const c_void);
             let r = cuLibraryLoadData(p, ptr, null_mut(), null_mut(), 0, null_mut(), null_mut(), 0);
-            if r == CUDA_SUCCESS {
-                s.lib.live.push(read(&slot));
-            }
+            s.lib.created(r, read(&slot));
             ("cuLibraryLoadData", r)
         }
         45 => {
             let h = s.handle(inp, 5);
             let r = cuLibraryUnload(h);
-            if r == CUDA_SUCCESS {
-                s.lib.kill(h as u64);
-            }
+            s.lib.destroyed(r, h as u64);
             ("cuLibraryUnload", r)
         }
         46 => {
@@ -936,9 +928,7 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
                     let name = CString::new(inp.pick(NAMES)).unwrap();
                     let p = out(inp, &mut slot);
                     let r = cuLibraryGetKernel(p, l, name.as_ptr());
-                    if r == CUDA_SUCCESS {
-                        s.kernel.live.push(read(&slot));
-                    }
+                    s.kernel.created(r, read(&slot));
                     ("cuLibraryGetKernel", r)
                 }
                 1 => ("cuLibraryGetModule", cuLibraryGetModule(out(inp, &mut slot), l)),
@@ -967,9 +957,7 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
                 0 => {
                     let p = out(inp, &mut slot);
                     let r = cuKernelGetFunction(p, k);
-                    if r == CUDA_SUCCESS {
-                        s.func.live.push(read(&slot));
-                    }
+                    s.func.created(r, read(&slot));
                     ("cuKernelGetFunction", r)
                 }
                 1 => ("cuKernelGetName", cuKernelGetName(out(inp, &mut slot), k)),
@@ -983,9 +971,7 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
         48 => {
             let p = out(inp, &mut slot);
             let r = cuLinkCreate_v2(0, null_mut(), null_mut(), p);
-            if r == CUDA_SUCCESS {
-                s.link.live.push(read(&slot));
-            }
+            s.link.created(r, read(&slot));
             ("cuLinkCreate_v2", r)
         }
         49 => {
@@ -1096,9 +1082,7 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             };
             let ptr = text.as_ref().map_or(null(), |t| t.as_ptr() as *const c_void);
             let r = cuModuleLoadDataEx(p, ptr, n, op, vp);
-            if r == CUDA_SUCCESS {
-                s.module.live.push(read(&slot));
-            }
+            s.module.created(r, read(&slot));
             ("cuModuleLoadDataEx", r)
         }
         _ => return Ok(false),
