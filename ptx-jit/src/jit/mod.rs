@@ -3,6 +3,7 @@
 
 mod addressing;
 mod guards;
+pub mod large;
 pub mod host;
 mod nan;
 pub mod pipeline;

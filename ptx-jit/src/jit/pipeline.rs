@@ -9,7 +9,11 @@
 //!    ([`super::guards`]; optimised tier only: it pays through O3's loop unswitching);
 //! 4. `nan`: NaN canonicalisations between float operations dropped where only the last one shows
 //!    ([`super::nan`]);
-//! 5. `optimise`: LLVM's O3 for this CPU, or for the quick tier [`QUICK_PASSES`].
+//! 5. `large`: loops of modules too large for the loop vectoriser's quadratic planning marked not
+//!    to be vectorised ([`super::large`]; optimised tier only);
+//! 6. `optimise`: LLVM's O3 for this CPU, or for the quick tier [`QUICK_PASSES`];
+//! 7. `blocks`: blocks too long for code generation's per-block passes cut into a chain
+//!    ([`super::large`]).
 //!
 //! `PTXJIT_DUMP_IR=after-all` prints each kernel module's IR to stderr before the pipeline (as
 //! `lowered`) and after every pass; `PTXJIT_DUMP_IR=NAME[,NAME…]` only after those named.
@@ -25,7 +29,7 @@ pub(super) const QUICK_PASSES: &str = "always-inline,function(sroa,instcombine<n
 type PassFn = fn(&Module<'_>, &TargetMachine, bool) -> Result<(), String>;
 
 /// The passes, in order: name, whether the quick tier runs it, and the pass.
-const PASSES: [(&str, bool, PassFn); 5] = [
+const PASSES: [(&str, bool, PassFn); 7] = [
     ("ssa", true, |m, tm, _| llvm_passes(m, tm, "function(mem2reg,dce)")),
     ("addressing", true, |m, _, _| {
         super::addressing::split_address_sums(m);
@@ -39,8 +43,16 @@ const PASSES: [(&str, bool, PassFn); 5] = [
         super::nan::drop_inner_canonicalisations(m);
         Ok(())
     }),
+    ("large", false, |m, _, _| {
+        super::large::bound_vectorisation(m);
+        Ok(())
+    }),
     ("optimise", true, |m, tm, quick| {
         llvm_passes(m, tm, if quick { QUICK_PASSES } else { "default<O3>" })
+    }),
+    ("blocks", true, |m, _, _| {
+        super::large::split_long_blocks(m);
+        Ok(())
     }),
 ];
 
