@@ -403,6 +403,36 @@ impl BinOp {
     }
 }
 
+impl<'a> Init<'a> {
+    /// Calls `f` with every symbol the initializer names (variables and functions whose address it holds).
+    pub fn names(&self, f: &mut impl FnMut(&Name<'a>)) {
+        match self {
+            Init::Scalar(e) | Init::Field(_, e) => e.names(f),
+            Init::List(l) => l.iter().for_each(|i| i.names(f)),
+        }
+    }
+}
+
+impl<'a> Expr<'a> {
+    /// Calls `f` with every symbol the expression names.
+    pub fn names(&self, f: &mut impl FnMut(&Name<'a>)) {
+        match self {
+            Expr::Sym(n) | Expr::Generic(n, _) => f(n),
+            Expr::Imm(..) => {}
+            Expr::Unary(_, e, _) | Expr::Cast(_, e, _) | Expr::Mask(_, e, _) => e.names(f),
+            Expr::Binary(_, a, b, _) => {
+                a.names(f);
+                b.names(f);
+            }
+            Expr::Cond(c, a, b, _) => {
+                c.names(f);
+                a.names(f);
+                b.names(f);
+            }
+        }
+    }
+}
+
 impl Expr<'_> {
     pub fn span(&self) -> Span {
         match self {

@@ -193,7 +193,7 @@ impl HostKernel {
 
     /// The module's PTX text, when it was loaded from text (to name lines in reports).
     pub fn text(&self) -> Option<&str> {
-        Some(&*self.source.text).filter(|t| !t.is_empty())
+        Some(&*self.source.text).filter(|_| self.source.original)
     }
 
     /// How the kernel runs; for a kernel cut into regions, the count of lane-vectorised ones is known
@@ -231,22 +231,24 @@ impl HostKernel {
     }
 }
 
-/// What a module's kernels compile from, on demand: the lowered module (unoptimised; each tier of each
-/// kernel is a copy of the part it needs), the context it lives in, and the resource tracker that owns
-/// the module's code. Used only under `CODEGEN`.
+/// What a module's kernels compile from, on demand: the module's PTX text, parsed and lowered again
+/// for one kernel at each compile (a tier of a kernel costs that kernel and what it reaches, and a
+/// loaded module holds its text, not its syntax tree or IR), the context its IR lives in, and the
+/// resource tracker that owns the module's code. Used only under `CODEGEN`. Lowering is
+/// deterministic, so every lowering of a kernel names and lays out its code alike.
 struct Source {
-    master: LLVMModuleRef,
     tsc: LLVMOrcThreadSafeContextRef,
-    /// `tsc`'s context, which the master modules live in.
+    /// `tsc`'s context, which the kernels' modules are lowered in.
     ctx: inkwell::llvm_sys::prelude::LLVMContextRef,
     tracker: LLVMOrcResourceTrackerRef,
     kernels: Vec<String>,
-    /// Lane-vectorised regions (`ptx_llvm`'s `lanes`) are part of the optimised tier only: building
-    /// them takes most of a module's lowering time, which the quick tier, there to make a module's
-    /// first launch quick, should not pay. The optimised compile of a kernel cut into regions lowers
-    /// that kernel alone again from the text, with them (`ptx_llvm::lower_kernel`: the cost is the
-    /// kernel's, not the module's); the lowering is deterministic, so both name and lay out alike.
     text: std::sync::Arc<str>,
+    /// Whether `text` is what the module was loaded from (else it is the printed syntax tree, whose
+    /// lines name nothing the user wrote).
+    original: bool,
+    /// Lane-vectorised regions (`ptx_llvm`'s `lanes`) are part of the optimised tier only: building
+    /// them takes most of a kernel's lowering time, which the quick tier, there to make a module's
+    /// first launch quick, should not pay.
     options: ptx_llvm::Options,
     prefix: String,
 }
@@ -268,14 +270,9 @@ impl Source {
             )
         };
         unsafe {
-            let (part, lanes) = if regions && self.options.lanes && !quick {
-                let (m, lanes) = self.lower_with_lanes(symbol).map_err(what)?;
-                let part = kernel_module(m, symbol, &self.kernels);
-                LLVMDisposeModule(m);
-                (part, lanes)
-            } else {
-                (kernel_module(self.master, symbol, &self.kernels), 0)
-            };
+            let (part, lanes) = self
+                .lower(symbol, regions && self.options.lanes && !quick)
+                .map_err(what)?;
             let mut name = symbol.to_string();
             if quick {
                 name.push_str(TIER0_SUFFIX);
@@ -301,17 +298,15 @@ impl Source {
         }
     }
 
-    /// Kernel `symbol` lowered again, alone (with the module's declarations and device functions), in
-    /// the same context, with lane-vectorised regions; and its count of lane regions.
-    fn lower_with_lanes(&self, symbol: &str) -> Result<(LLVMModuleRef, u32), String> {
+    /// Kernel `symbol`'s part of the module, lowered from the text (with lane-vectorised regions if
+    /// `lanes`), and how many of its regions run lane-vectorised.
+    fn lower(&self, symbol: &str, lanes: bool) -> Result<(LLVMModuleRef, u32), String> {
         let kernel = symbol.strip_prefix(&self.prefix).unwrap_or(symbol);
-        let (m, _) = crate::front(&self.text).map_err(|_| "the module no longer parses".to_string())?;
+        // The text passed the checker at load: parsing is all the lowering needs.
+        let (m, _) = ptx_front::parse(&self.text);
         // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
         let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
-        let options = ptx_llvm::Options {
-            lanes: true,
-            ..self.options
-        };
+        let options = ptx_llvm::Options { lanes, ..self.options };
         let lowered = lower_prepared(&ctx, &m, options, Some(kernel), &self.prefix).map_err(|d| {
             d.first()
                 .map_or_else(|| "lowering failed".to_string(), |d| d.message.clone())
@@ -326,6 +321,7 @@ impl Source {
             .sum();
         let raw_module = lowered.module.as_mut_ptr();
         std::mem::forget(lowered.module);
+        kernel_part(raw_module, symbol, &self.kernels);
         Ok((raw_module, lanes))
     }
 }
@@ -336,7 +332,6 @@ impl Drop for Source {
         unsafe {
             let _ = take_error(LLVMOrcResourceTrackerRemove(self.tracker));
             LLVMOrcReleaseResourceTracker(self.tracker);
-            LLVMDisposeModule(self.master);
             LLVMOrcDisposeThreadSafeContext(self.tsc);
         }
     }
@@ -587,11 +582,11 @@ fn delete_unused(m: LLVMModuleRef, removable: impl Fn(LLVMValueRef) -> bool) {
     }
 }
 
-/// The part of `m` that kernel `keep` needs: its block entry and every function it calls (made
-/// internal, so each kernel's module has its own copy), with module variables as declarations.
-fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModuleRef {
+/// Cuts `k` down to the part that kernel `keep` needs: its block entry and every function it calls
+/// (made internal, so each kernel's module has its own copy), with module variables as declarations
+/// (defined once, in the module's variables part).
+fn kernel_part(k: LLVMModuleRef, keep: &str, kernels: &[String]) {
     unsafe {
-        let k = LLVMCloneModule(m);
         let name = |f: LLVMValueRef| {
             let mut len = 0;
             let p = LLVMGetValueName2(f, &mut len);
@@ -615,7 +610,6 @@ fn kernel_module(m: LLVMModuleRef, keep: &str, kernels: &[String]) -> LLVMModule
             }
             g = LLVMGetNextGlobal(g);
         }
-        k
     }
 }
 
@@ -686,36 +680,51 @@ pub fn compile_with(
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
+    let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
+    let prefix = format!("ptxjit.m{id}.");
+    // Each kernel is lowered once now, alone and in a context of its own dropped right after, so a
+    // load reports what the lowering refuses and learns how each kernel runs, while holding one
+    // kernel's IR at a time. Its code is lowered again when a tier of it is compiled (`Source`).
+    let mut infos = vec![];
+    {
+        let scratch = Context::create();
+        let quick = ptx_llvm::Options {
+            lanes: false,
+            ..options
+        };
+        for f in m.items.iter().filter_map(|i| match i {
+            ptx_front::ast::Item::Function(f) if f.kind == ptx_front::ast::FnKind::Entry && f.body.is_some() => Some(f),
+            _ => None,
+        }) {
+            infos.extend(lower_prepared(&scratch, m, quick, Some(f.name.text), &prefix)?.kernels);
+        }
+    }
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
-    let prefix = format!("ptxjit.m{id}.");
-    // Lane regions wait for the optimised tier, which lowers the text again (see `Source`).
-    let later = src.is_some() && options.lanes;
-    let first = ptx_llvm::Options {
-        lanes: options.lanes && !later,
+    // The module variables are defined once, in a module without kernels, placed now.
+    let vars = ptx_llvm::Options {
+        lanes: false,
         ..options
     };
-    let lowered = match lower_prepared(&ctx, m, first, None, &prefix) {
+    let lowered = match lower_prepared(&ctx, m, vars, Some(""), &prefix) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
             return Err(d);
         }
     };
-    let symbols: Vec<String> = lowered.kernels.iter().map(|k| format!("{prefix}{}", k.name)).collect();
-    let master = lowered.module.as_mut_ptr();
+    let symbols: Vec<String> = infos.iter().map(|k| format!("{prefix}{}", k.name)).collect();
+    let globals = lowered.module.as_mut_ptr();
     std::mem::forget(lowered.module);
     let codegen = CODEGEN.lock();
-    // The module variables are defined once, in a copy of the module without its functions, placed now.
     let (source, added) = unsafe {
         let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(raw_ctx);
         let tracker = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit.0));
         let added = if lowered.globals.is_empty() {
+            LLVMDisposeModule(globals);
             Ok(())
         } else {
-            let globals = LLVMCloneModule(master);
             delete_unused(globals, |_| true);
             take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(
                 jit.0,
@@ -723,17 +732,18 @@ pub fn compile_with(
                 LLVMOrcCreateNewThreadSafeModule(globals, tsc),
             ))
         };
+        let text: std::sync::Arc<str> = match src {
+            Some(s) => s.into(),
+            None => ptx_front::print(m).into(),
+        };
         let source = std::sync::Arc::new(Source {
-            master,
             tsc,
             ctx: raw_ctx,
             tracker,
             kernels: symbols.clone(),
-            text: src.unwrap_or_default().into(),
-            options: ptx_llvm::Options {
-                lanes: later,
-                ..options
-            },
+            text,
+            original: src.is_some(),
+            options,
             prefix: prefix.clone(),
         });
         (source, added)
@@ -745,7 +755,7 @@ pub fn compile_with(
     };
     let found = (|| -> Result<(), Vec<Diagnostic>> {
         added.map_err(|e| internal(format!("JIT: {e}")))?;
-        for (info, symbol) in lowered.kernels.into_iter().zip(symbols) {
+        for (info, symbol) in infos.into_iter().zip(symbols) {
             hm.kernels.push(HostKernel {
                 info,
                 symbol,

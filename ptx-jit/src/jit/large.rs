@@ -142,11 +142,7 @@ unsafe fn move_tail(
 
 /// The original block's terminator now ends `last`: phis in its successors that named the original
 /// block as the incoming one are rebuilt to name `last` (the C API cannot set an incoming block).
-unsafe fn retarget_successor_phis(
-    builder: LLVMBuilderRef,
-    old: LLVMBasicBlockRef,
-    last: LLVMBasicBlockRef,
-) {
+unsafe fn retarget_successor_phis(builder: LLVMBuilderRef, old: LLVMBasicBlockRef, last: LLVMBasicBlockRef) {
     unsafe {
         let term = LLVMGetBasicBlockTerminator(last);
         let mut seen = Vec::new();

@@ -3,7 +3,7 @@
 
 mod addressing;
 mod guards;
-pub mod large;
 pub mod host;
+pub mod large;
 mod nan;
 pub mod pipeline;

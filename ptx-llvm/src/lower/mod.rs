@@ -158,9 +158,10 @@ pub fn lower_with<'ctx>(
     lower_only(ctx, m, flavour, name, options, None)
 }
 
-/// [`lower_with`] for one kernel: the module's declarations and variables, every device function and
-/// the kernel `kernel` (no other kernel's body), so a module's kernels can be lowered one at a time and
-/// the memory held is the largest kernel's, not the module's.
+/// [`lower_with`] for one kernel: the module's declarations and variables, and the bodies of the
+/// kernel `kernel` and of the functions it can reach (those it calls or takes the address of,
+/// transitively, and those variables' initializers name), so a module's kernels can be lowered one
+/// at a time, each for the cost of what it uses. An empty `kernel` lowers the variables alone.
 pub fn lower_kernel<'ctx>(
     ctx: &'ctx Context,
     m: &ast::Module<'_>,
@@ -260,6 +261,7 @@ fn lower_pass<'ctx>(
         }),
     };
     let (scope, _) = Scope::module(m);
+    let reached = only.map(|k| reachable(m, k));
     if let Err(e) = l.declare_module(m) {
         l.fail(e);
     }
@@ -267,12 +269,27 @@ fn lower_pass<'ctx>(
     if l.diags.is_empty() {
         for item in &m.items {
             if let Item::Function(f) = item {
-                let other_kernel = f.kind == FnKind::Entry && only.is_some_and(|k| k != f.name.text);
-                if f.body.is_some() && !other_kernel {
+                let unreached = reached.as_ref().is_some_and(|r| !r.contains(f.name.text));
+                if f.body.is_some() && !unreached {
                     match l.function(f, &scope) {
                         Ok(Some(k)) => kernels.push(k),
                         Ok(None) => {}
                         Err(e) => l.fail(e),
+                    }
+                }
+            }
+        }
+    }
+    // Functions out of reach were declared (internal, like every module-local function) but not
+    // lowered: nothing uses them, and a body-less internal function is not valid IR.
+    if let Some(reached) = &reached {
+        for item in &m.items {
+            if let Item::Function(f) = item {
+                if f.body.is_some() && !reached.contains(f.name.text) {
+                    if let Some(decl) = l.funcs.remove(f.name.text) {
+                        if decl.as_global_value().as_pointer_value().get_first_use().is_none() {
+                            unsafe { decl.delete() };
+                        }
                     }
                 }
             }
@@ -381,6 +398,59 @@ fn callees<'a>(body: &[Statement<'a>]) -> Vec<Option<&'a str>> {
         }
     });
     out
+}
+
+/// The functions kernel `kernel` can reach: itself, those it names (calls, addresses taken), and
+/// transitively theirs, plus those module variables' initializers name (their address may be loaded
+/// and called). Other kernels are reached only by name, like any function. With `.alias` anywhere,
+/// every function (an alias names its target only in the directive).
+fn reachable<'a>(m: &ast::Module<'a>, kernel: &str) -> std::collections::HashSet<&'a str> {
+    let bodies: HashMap<&'a str, &[Statement<'a>]> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) => f.body.as_deref().map(|b| (f.name.text, b)),
+            _ => None,
+        })
+        .collect();
+    if m.items
+        .iter()
+        .any(|i| matches!(i, Item::Directive(ast::Directive::Alias { .. })))
+    {
+        return bodies.keys().copied().collect();
+    }
+    let mut todo: Vec<&'a str> = vec![];
+    let mut note = |n: &ast::Name<'a>| {
+        if bodies.contains_key(n.text) {
+            todo.push(n.text);
+        }
+    };
+    for i in &m.items {
+        if let Item::Var(ast::VarDecl { init: Some(init), .. }) = i {
+            init.names(&mut note);
+        }
+    }
+    if let Some((name, _)) = bodies.get_key_value(kernel) {
+        todo.push(name);
+    }
+    let mut reached = std::collections::HashSet::new();
+    while let Some(f) = todo.pop() {
+        if !reached.insert(f) {
+            continue;
+        }
+        ast::visit(bodies[f], &mut |s| {
+            if let Statement::Inst(i) = s {
+                i.operands.iter().for_each(|o| {
+                    o.names(&mut |n| {
+                        if bodies.contains_key(n.text) && !reached.contains(n.text) {
+                            todo.push(n.text);
+                        }
+                    })
+                });
+            }
+        });
+    }
+    reached
 }
 
 /// Names of the functions that synchronise threads, directly or through (possibly indirect) calls.
