@@ -126,8 +126,13 @@ unsafe fn move_tail(
         let mut i = from;
         while !i.is_null() {
             let next = LLVMGetNextInstruction(i);
+            // Leaving the block drops the name from the function's symbol table: keep it, so dumped
+            // IR reads the same.
+            let mut len = 0;
+            let name = std::ffi::CStr::from_ptr(LLVMGetValueName2(i, &mut len)).to_owned();
             LLVMInstructionRemoveFromParent(i);
             LLVMInsertIntoBuilder(builder, i);
+            LLVMSetValueName2(i, name.as_ptr(), len);
             i = next;
         }
         LLVMPositionBuilderAtEnd(builder, block);
@@ -174,5 +179,104 @@ unsafe fn retarget_successor_phis(builder: LLVMBuilderRef, old: LLVMBasicBlockRe
                 phi = next;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inkwell::context::Context;
+    use inkwell::IntPredicate;
+
+    /// `f(x)`: a loop whose body adds 1 to `x` `n` times in one block, then a block with a phi of
+    /// the body's result (the body is its only predecessor besides the entry).
+    fn long_loop<'c>(c: &'c Context, n: usize) -> inkwell::module::Module<'c> {
+        let m = c.create_module("t");
+        let i32t = c.i32_type();
+        let f = m.add_function("f", i32t.fn_type(&[i32t.into()], false), None);
+        let (entry, body, exit) = (
+            c.append_basic_block(f, "entry"),
+            c.append_basic_block(f, "body"),
+            c.append_basic_block(f, "exit"),
+        );
+        let b = c.create_builder();
+        b.position_at_end(entry);
+        b.build_unconditional_branch(body).unwrap();
+        b.position_at_end(body);
+        let x = b.build_phi(i32t, "x").unwrap();
+        let mut v = x.as_basic_value().into_int_value();
+        for _ in 0..n {
+            v = b.build_int_add(v, i32t.const_int(1, false), "v").unwrap();
+        }
+        let done = b
+            .build_int_compare(IntPredicate::UGT, v, i32t.const_int(1 << 20, false), "done")
+            .unwrap();
+        let latch = b.build_conditional_branch(done, exit, body).unwrap();
+        x.add_incoming(&[(&f.get_nth_param(0).unwrap().into_int_value(), entry), (&v, body)]);
+        let loop_id = c.metadata_node(&[c.metadata_string("llvm.loop.mustprogress").into()]);
+        latch.set_metadata(loop_id, c.get_kind_id("llvm.loop")).unwrap();
+        b.position_at_end(exit);
+        let r = b.build_phi(i32t, "r").unwrap();
+        r.add_incoming(&[(&v, body)]);
+        b.build_return(Some(&r.as_basic_value())).unwrap();
+        m
+    }
+
+    #[test]
+    fn long_blocks_are_cut_and_successor_phis_follow() {
+        let c = Context::create();
+        let m = long_loop(&c, 5_000);
+        let last = m
+            .get_function("f")
+            .unwrap()
+            .get_last_basic_block()
+            .unwrap()
+            .get_first_instruction()
+            .unwrap();
+        let v = last
+            .get_operand(0)
+            .unwrap()
+            .value()
+            .unwrap()
+            .into_int_value()
+            .get_name()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(split_long_blocks(&m), 2);
+        m.verify().unwrap();
+        let f = m.get_function("f").unwrap();
+        let names: Vec<String> = f
+            .get_basic_block_iter()
+            .map(|b| b.get_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 5, "{names:?}");
+        assert!(names[2].starts_with("cut") && names[3].starts_with("cut"), "{names:?}");
+        let cut = &names[3];
+        // The loop's back edge and the exit's phi now come from the last piece.
+        let ir = m.print_to_string().to_string();
+        assert!(
+            ir.contains(&format!("%x = phi i32 [ %0, %entry ], [ %{v}, %{cut} ]")),
+            "{ir}"
+        );
+        assert!(ir.contains(&format!("%r = phi i32 [ %{v}, %{cut} ]")), "{ir}");
+        // A block at the limit stays whole.
+        let m = long_loop(&c, BLOCK_MAX_INSTRUCTIONS - 3);
+        assert_eq!(split_long_blocks(&m), 0);
+    }
+
+    #[test]
+    fn only_large_modules_lose_loop_vectorisation() {
+        let c = Context::create();
+        let small = long_loop(&c, 1_000);
+        assert!(!bound_vectorisation(&small));
+        assert!(!small
+            .print_to_string()
+            .to_string()
+            .contains("llvm.loop.vectorize.enable"));
+        let large = long_loop(&c, VECTORISE_MAX_INSTRUCTIONS);
+        assert!(bound_vectorisation(&large));
+        large.verify().unwrap();
+        let ir = large.print_to_string().to_string();
+        assert!(ir.contains(r#"!{!"llvm.loop.vectorize.enable", i1 false}"#), "{ir}");
     }
 }
