@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static char *ptx;
@@ -249,6 +250,49 @@ int main(int argc, char **argv) {
         size_t psize;
         expect("cuFuncGetParamInfo with a NULL offset", cuFuncGetParamInfo(f, 0, NULL, &psize), CUDA_ERROR_INVALID_VALUE);
         CHECK(cuCtxDestroy(c.ctx));
+    }
+
+    if (wanted("map_count")) {
+        /* Every mapping the process may have is taken (vm.max_map_count): the driver's calls that need
+         * one fail with an error, never abort, and work again once the mappings are returned. */
+        Ctx c = open_ctx();
+        CUdeviceptr buf;
+        CHECK(cuMemAlloc(&buf, 4096));
+        enum { MAX_MAPS = 1 << 21 };
+        static void *maps[MAX_MAPS];
+        int n = 0;
+        while (n < MAX_MAPS) {
+            /* Alternate protections so that neighbouring pages stay separate mappings. */
+            void *p = mmap(NULL, 4096, n % 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) break;
+            maps[n++] = p;
+        }
+        printf("  ...%d mappings taken\n", n);
+        CUstream s;
+        CUresult r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+        printf("  cuStreamCreate with no mapping left: %s\n", name_of(r));
+        if (r == CUDA_SUCCESS) CHECK(cuStreamDestroy(s));
+        else expect("cuStreamCreate with no mapping left", r, CUDA_ERROR_OUT_OF_MEMORY);
+        CUdeviceptr d;
+        r = cuMemAlloc(&d, 64 << 20);
+        printf("  cuMemAlloc(64 MiB) with no mapping left: %s\n", name_of(r));
+        if (r == CUDA_SUCCESS) CHECK(cuMemFree(d));
+        else expect("cuMemAlloc(64 MiB) with no mapping left", r, CUDA_ERROR_OUT_OF_MEMORY);
+        CUdeviceptr small;
+        r = cuMemAlloc(&small, 64);
+        printf("  cuMemAlloc(64) with no mapping left: %s\n", name_of(r));
+        if (r == CUDA_SUCCESS) CHECK(cuMemFree(small));
+        else expect("cuMemAlloc(64) with no mapping left", r, CUDA_ERROR_OUT_OF_MEMORY);
+        /* A launch may succeed or fail; it may not crash. */
+        unsigned long long off = 0;
+        void *args[] = {&buf, &off};
+        printf("  a launch with no mapping left: %s\n", name_of(run(&c, "store", 64, 256, args)));
+        printf("  a launch of a kernel with barriers: %s\n", name_of(run(&c, "store_after_barrier", 4, 64, args)));
+        while (n > 0) munmap(maps[--n], 4096);
+        CHECK(cuCtxDestroy(c.ctx));
+        Ctx again = open_ctx();
+        expect("vecadd once the mappings are returned, verified", vecadd(&again, 1 << 20), CUDA_SUCCESS);
+        CHECK(cuCtxDestroy(again.ctx));
     }
 
     if (wanted("fresh")) {
