@@ -258,16 +258,21 @@ int main(int argc, char **argv) {
         Ctx c = open_ctx();
         CUdeviceptr buf;
         CHECK(cuMemAlloc(&buf, 4096));
-        enum { MAX_MAPS = 1 << 21 };
-        static void *maps[MAX_MAPS];
-        int n = 0;
-        while (n < MAX_MAPS) {
+        long max_maps = 1 << 16;
+        FILE *mc = fopen("/proc/sys/vm/max_map_count", "r");
+        if (mc) {
+            if (fscanf(mc, "%ld", &max_maps) != 1) max_maps = 1 << 16;
+            fclose(mc);
+        }
+        void **maps = malloc((max_maps + 16) * sizeof *maps);
+        long n = 0;
+        while (n < max_maps + 16) {
             /* Alternate protections so that neighbouring pages stay separate mappings. */
             void *p = mmap(NULL, 4096, n % 2 ? PROT_READ : PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (p == MAP_FAILED) break;
             maps[n++] = p;
         }
-        printf("  ...%d mappings taken\n", n);
+        printf("  ...%ld mappings taken (vm.max_map_count %ld)\n", n, max_maps);
         CUstream s;
         CUresult r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
         printf("  cuStreamCreate with no mapping left: %s\n", name_of(r));
@@ -289,6 +294,7 @@ int main(int argc, char **argv) {
         printf("  a launch with no mapping left: %s\n", name_of(run(&c, "store", 64, 256, args)));
         printf("  a launch of a kernel with barriers: %s\n", name_of(run(&c, "store_after_barrier", 4, 64, args)));
         while (n > 0) munmap(maps[--n], 4096);
+        free(maps);
         CHECK(cuCtxDestroy(c.ctx));
         Ctx again = open_ctx();
         expect("vecadd once the mappings are returned, verified", vecadd(&again, 1 << 20), CUDA_SUCCESS);
