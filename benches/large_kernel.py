@@ -2,7 +2,7 @@
 """One very large kernel, cost linear in its size: straight-line kernels of growing size (a dependent
 chain of `fma`, `add` and `xor`, as unrolled code gives) generated here, each run once with
 `ptx-jit run` (load, compile of the optimised tier, launch of one warp) and assembled by `ptxas` for
-sm_70, side by side, each in its own process under /usr/bin/time: wall time and peak resident memory,
+sm_75, side by side, each in its own process under /usr/bin/time: wall time and peak resident memory,
 per MB of PTX. Linear cost shows as flat per-MB columns.
 
 Usage: benches/large_kernel.py PTX_JIT PTXAS [MB …]   (default sizes 1 4 16)"""
@@ -14,7 +14,7 @@ import tempfile
 ptx_jit, ptxas = sys.argv[1], sys.argv[2]
 sizes = [float(s) for s in sys.argv[3:]] or [1, 4, 16]
 HEAD = """.version 7.0
-.target sm_70
+.target sm_75
 .address_size 64
 .visible .entry big(.param .u64 p)
 {
@@ -59,7 +59,7 @@ with tempfile.TemporaryDirectory() as d:
     for mb in sizes:
         f = os.path.join(d, f"big{mb}.ptx")
         generate(f, mb)
-        base = measure([ptxas, "-arch", "sm_70", f, "-o", os.devnull])
+        base = measure([ptxas, "-arch", "sm_75", f, "-o", os.devnull])
         ours = measure([ptx_jit, "run", f, "--kernel", "big", "--block", "32", "--arg", "f32*32=1.5"])
         for name, r in [("ptxas", base), ("ptx-jit", ours)]:
             if r is None:

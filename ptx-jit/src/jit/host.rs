@@ -261,6 +261,24 @@ impl Source {
     /// Compiles kernel `symbol`'s block entry (its quick tier if `quick`; with lane-vectorised
     /// regions if the kernel is cut into `regions` and the tier is the optimised one).
     fn compile(&self, symbol: &str, quick: bool, regions: bool) -> Result<Full, String> {
+        // LLVM's analyses recurse along chains of dependent values (a loop-invariance query follows
+        // operands one call per link), so a kernel of long straight-line chains needs a stack in
+        // proportion to its size: a 16 MB kernel overflowed the main thread's 8 MiB, and a driver's
+        // stream threads have less. The compile runs on a thread of its own whose stack grows with
+        // the text; untouched stack costs address space, not memory.
+        let stack = (256 << 20) + 16 * self.text.len();
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("ptx-jit-compile".into())
+                .stack_size(stack)
+                .spawn_scoped(scope, || self.compile_here(symbol, quick, regions))
+                .map_err(|e| format!("cannot start a compile thread: {e}"))?
+                .join()
+                .map_err(|_| "the compile thread panicked".to_string())?
+        })
+    }
+
+    fn compile_here(&self, symbol: &str, quick: bool, regions: bool) -> Result<Full, String> {
         let jit = JIT.as_ref().map_err(|e| e.clone())?;
         let _codegen = CODEGEN.lock();
         let what = |e: String| {
