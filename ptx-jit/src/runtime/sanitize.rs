@@ -280,6 +280,8 @@ struct Cta {
 
 thread_local! {
     static CTA: RefCell<Option<Cta>> = const { RefCell::new(None) };
+    /// The shadow table of the CTA this thread ran last, emptied but with its capacity.
+    static SPARE_SHADOW: RefCell<HashMap<u64, [Shadow; 4]>> = RefCell::new(HashMap::default());
 }
 
 fn linear(tid: [u32; 3], ntid: [u32; 3]) -> u32 {
@@ -297,9 +299,12 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
         let fresh =
             !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell));
         if fresh {
-            if let Some(mut old) = c.take() {
-                settle(&mut old);
+            // The shadow table keeps its capacity from the CTA this thread ran before: a grid's CTAs
+            // touch alike, and growing a table from empty for each one was a third of racecheck's time.
+            if let Some(old) = c.take() {
+                close(old);
             }
+            let shadow = SPARE_SHADOW.with(|s| std::mem::take(&mut *s.borrow_mut()));
             let threads = env.ntid.iter().product::<u32>() as usize;
             *c = Some(Cta {
                 gridid: env.gridid,
@@ -308,7 +313,7 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
                 tools: cell.tools,
                 epoch: 0,
                 warp_sync: vec![0; threads.div_ceil(32)],
-                shadow: HashMap::default(),
+                shadow,
                 pending: vec![],
                 shared_written: vec![0; (cell.shared_bytes as usize).div_ceil(64)],
                 cell,
@@ -334,9 +339,16 @@ fn settle(cta: &mut Cta) {
 
 /// The CTA this thread ran is finished: settles what waits for the end of its epoch.
 pub fn cta_done() {
-    if let Some(mut cta) = CTA.with(|c| c.borrow_mut().take()) {
-        settle(&mut cta);
+    if let Some(cta) = CTA.with(|c| c.borrow_mut().take()) {
+        close(cta);
     }
+}
+
+/// Settles a finished CTA and keeps its emptied shadow table for the next.
+fn close(mut cta: Cta) {
+    settle(&mut cta);
+    cta.shadow.clear();
+    SPARE_SHADOW.with(|s| *s.borrow_mut() = std::mem::take(&mut cta.shadow));
 }
 
 /// A barrier completed in the running CTA (fibers), or an `mbarrier` phase (whose arrivals are
