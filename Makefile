@@ -65,6 +65,10 @@ build/launch_limits: tests/gpu/probes_c/launch_limits.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
+build/device_attributes: tests/gpu/probes_c/device_attributes.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
 build/sanitize_client: tests/faults/sanitize.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
@@ -134,7 +138,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -154,6 +158,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/s
 	@echo; echo "== launch limits (.maxntid, .reqntid) and profiler calls: the H100's answers, line for line"
 	LD_LIBRARY_PATH=$(REL) ./build/launch_limits > build/launch_limits.out
 	diff tests/gpu/probes_c/launch_limits.expected build/launch_limits.out
+	PTXJIT_DEVICE=h100 LD_LIBRARY_PATH=$(REL) ./build/device_attributes > build/device_attributes.h100.out
+	python3 tests/gpu/probes_c/check_profile.py build/device_attributes.h100.out
+	! PTXJIT_DEVICE=no-such-card LD_LIBRARY_PATH=$(REL) ./build/device_attributes
 	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
 	grep -q "ALL VERIFIED" build/nvcc_faults.out

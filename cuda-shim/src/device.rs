@@ -5,22 +5,46 @@ use crate::{device_check, init_check, out, CUdevice};
 use ptx_jit::device as rt;
 use std::ffi::{c_char, c_int};
 
-pub const NAME: &str = "ptx-jit CPU device";
-/// Compute capability presented to clients (what NVRTC and numba compile for).
-pub const CC: (i32, i32) = (8, 0);
+/// The presented device (`PTXJIT_DEVICE`, see `ptx_jit::device::PROFILES`).
+fn p() -> &'static rt::Profile {
+    rt::profile()
+}
 
-/// Residency limits of one multiprocessor (one host core), for occupancy and the attributes.
-pub const MAX_THREADS_PER_SM: u64 = 2048;
-pub const MAX_BLOCKS_PER_SM: u64 = 32;
-pub const MAX_SHARED_PER_SM: u64 = rt::MAX_SHARED_PER_BLOCK_OPTIN + 1024;
+/// Compute capability presented to clients (what NVRTC and numba compile for, and which PTX of a
+/// fatbin is chosen), as `major * 10 + minor`.
+pub fn sm() -> u32 {
+    p().cc.0 * 10 + p().cc.1
+}
 
-/// Multiprocessors: the runtime's (one per worker core, as `%nsmid` says).
+pub fn cc() -> (i32, i32) {
+    (p().cc.0 as i32, p().cc.1 as i32)
+}
+
+/// Residency limits of one multiprocessor, for occupancy and the attributes.
+pub fn max_threads_per_sm() -> u64 {
+    p().max_threads_per_sm as u64
+}
+pub fn max_blocks_per_sm() -> u64 {
+    p().max_blocks_per_sm as u64
+}
+pub fn max_shared_per_sm() -> u64 {
+    p().shared_per_sm
+}
+pub fn max_shared_per_block_optin() -> u64 {
+    p().shared_per_block_optin
+}
+
+/// Multiprocessors: the card's, or one per worker core (as `%nsmid` says).
 pub fn sm_count() -> i32 {
-    rt::sm_count() as i32
+    p().sms() as i32
 }
 
 pub fn total_mem() -> u64 {
-    rt::device_memory()
+    p().memory()
+}
+
+pub fn name() -> String {
+    p().device_name()
 }
 
 /// `cuDeviceGetAttribute` values (attribute numbers from `CUdevice_attribute` in cuda.h).
@@ -34,7 +58,7 @@ pub fn attribute(attr: i32) -> Result<i32, CUresult> {
         10 => 32,                                               // WARP_SIZE
         11 => i32::MAX,                                         // MAX_PITCH
         12 => 65536,                                            // MAX_REGISTERS_PER_BLOCK
-        13 => 1_000_000,                                        // CLOCK_RATE (kHz)
+        13 => p().clock_khz as i32,                             // CLOCK_RATE (kHz)
         14 => 512,                                              // TEXTURE_ALIGNMENT
         15 => 1,                                                // GPU_OVERLAP: copies run on stream workers
         16 => sm_count(),                                       // MULTIPROCESSOR_COUNT
@@ -45,32 +69,32 @@ pub fn attribute(attr: i32) -> Result<i32, CUresult> {
         31 => 1,                                                // CONCURRENT_KERNELS: streams overlap
         32 => 0,                                                // ECC_ENABLED
         33 | 34 | 50 => 0,                                      // PCI bus/device/domain
-        36 => 1_000_000,                                        // MEMORY_CLOCK_RATE
-        37 => 64,                                               // GLOBAL_MEMORY_BUS_WIDTH
-        38 => 4 << 20,                                          // L2_CACHE_SIZE
-        39 => MAX_THREADS_PER_SM as i32,                        // MAX_THREADS_PER_MULTIPROCESSOR
+        36 => p().memory_clock_khz as i32,                      // MEMORY_CLOCK_RATE
+        37 => p().bus_bits as i32,                              // GLOBAL_MEMORY_BUS_WIDTH
+        38 => p().l2_bytes as i32,                              // L2_CACHE_SIZE
+        39 => max_threads_per_sm() as i32,                      // MAX_THREADS_PER_MULTIPROCESSOR
         40 => 1,                                                // ASYNC_ENGINE_COUNT
         41 => 1,                                                // UNIFIED_ADDRESSING
-        75 => CC.0,                                             // COMPUTE_CAPABILITY_MAJOR
-        76 => CC.1,                                             // COMPUTE_CAPABILITY_MINOR
-        81 => MAX_SHARED_PER_SM as i32,                         // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+        75 => cc().0,                                           // COMPUTE_CAPABILITY_MAJOR
+        76 => cc().1,                                           // COMPUTE_CAPABILITY_MINOR
+        81 => max_shared_per_sm() as i32,                       // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
         82 => 65536,                                            // MAX_REGISTERS_PER_MULTIPROCESSOR
         83 => 1,                                                // MANAGED_MEMORY
         88 => 1,                                                // PAGEABLE_MEMORY_ACCESS: kernels run on the host
         89 => 1,                                                // CONCURRENT_MANAGED_ACCESS
         78 => 1,                                                // STREAM_PRIORITIES_SUPPORTED (kept, not scheduled by)
         79 | 80 => 1,                                           // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
-        86 => 1,                                     // HOST_NATIVE_ATOMIC_SUPPORTED: one memory, host atomics
-        87 => 2,                                     // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO (SIMD lanes halve)
-        91 => 1,                                     // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-        95 => 1,                                     // COOPERATIVE_LAUNCH
-        99 => 1,                                     // HOST_REGISTER_SUPPORTED
-        100 => 1,                                    // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-        101 => 1,                                    // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-        84 => 0,                                     // MULTI_GPU_BOARD
-        97 => rt::MAX_SHARED_PER_BLOCK_OPTIN as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        106 => MAX_BLOCKS_PER_SM as i32,             // MAX_BLOCKS_PER_MULTIPROCESSOR
-        a if (1..=161).contains(&a) => 0,            // known, but a feature this device lacks
+        86 => 1,                                   // HOST_NATIVE_ATOMIC_SUPPORTED: one memory, host atomics
+        87 => 2,                                   // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO (SIMD lanes halve)
+        91 => 1,                                   // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+        95 => 1,                                   // COOPERATIVE_LAUNCH
+        99 => 1,                                   // HOST_REGISTER_SUPPORTED
+        100 => 1,                                  // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+        101 => 1,                                  // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+        84 => 0,                                   // MULTI_GPU_BOARD
+        97 => max_shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        106 => max_blocks_per_sm() as i32,         // MAX_BLOCKS_PER_MULTIPROCESSOR
+        a if (1..=161).contains(&a) => 0,          // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
 }

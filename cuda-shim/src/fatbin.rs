@@ -63,7 +63,7 @@ impl std::fmt::Display for FatbinError {
             FatbinError::Decompress(m) => write!(f, "fat binary entry does not decompress: {m}"),
             FatbinError::NoPtx { cubins, ptx } => {
                 write!(f, "no PTX in the fat binary for compute capability ")?;
-                write!(f, "{}.{}", crate::device::CC.0, crate::device::CC.1)?;
+                write!(f, "{}.{}", crate::device::cc().0, crate::device::cc().1)?;
                 write!(
                     f,
                     " (cubins for sm {cubins:?}, PTX for sm {ptx:?}); the CPU backend needs PTX"
@@ -225,7 +225,7 @@ unsafe fn header_slice<'a>(p: *const u8) -> Result<&'a [u8], FatbinError> {
 
 /// The PTX text for the presented device out of whatever fatbin(s) `p` points at.
 pub unsafe fn ptx_for_device(p: *const u8) -> Result<String, FatbinError> {
-    let sm = (crate::device::CC.0 * 10 + crate::device::CC.1) as u32;
+    let sm = crate::device::sm();
     let mut last = None;
     for fb in from_pointer(p)? {
         match best_ptx(fb, sm) {

@@ -60,9 +60,9 @@ fn blocks_per_sm(threads: u64, shared: u64) -> u64 {
     }
     // Threads are scheduled in whole warps.
     let warps = threads.div_ceil(32) * 32;
-    let by_threads = device::MAX_THREADS_PER_SM / warps;
-    let by_shared = device::MAX_SHARED_PER_SM.checked_div(shared).unwrap_or(u64::MAX);
-    by_threads.min(by_shared).min(device::MAX_BLOCKS_PER_SM)
+    let by_threads = device::max_threads_per_sm() / warps;
+    let by_shared = device::max_shared_per_sm().checked_div(shared).unwrap_or(u64::MAX);
+    by_threads.min(by_shared).min(device::max_blocks_per_sm())
 }
 
 /// `CUlaunchAttribute` (cuda.h): an id, padding, and a 64-byte value.
@@ -268,7 +268,7 @@ api! {
             2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
             4 => 0,                                             // NUM_REGS: no register file on the CPU
-            5 | 6 => device::CC.0 * 10 + device::CC.1,          // PTX_VERSION, BINARY_VERSION: the target it runs as
+            5 | 6 => device::sm() as i32,          // PTX_VERSION, BINARY_VERSION: the target it runs as
             7 => 0,                                             // CACHE_MODE_CA
             8 => a.max_dynamic_shared as c_int,                 // MAX_DYNAMIC_SHARED_SIZE_BYTES
             9 => a.carveout,                                    // PREFERRED_SHARED_MEMORY_CARVEOUT
@@ -287,7 +287,7 @@ api! {
         let mut a = attrs(h, k);
         match attr {
             8 => {
-                if v < 0 || k.static_shared + v as u64 > dev::MAX_SHARED_PER_BLOCK_OPTIN {
+                if v < 0 || k.static_shared + v as u64 > device::max_shared_per_block_optin() {
                     return Err(CUDA_ERROR_INVALID_VALUE);
                 }
                 a.max_dynamic_shared = v as u64;
@@ -383,7 +383,7 @@ api! {
         if blocks <= 0 || block <= 0 || blocks_per_sm(block as u64, 0) < blocks as u64 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let per_block = (device::MAX_SHARED_PER_SM / blocks as u64).min(dev::MAX_SHARED_PER_BLOCK_OPTIN);
+        let per_block = (device::max_shared_per_sm() / blocks as u64).min(device::max_shared_per_block_optin());
         out(size, per_block.saturating_sub(kernel(&fo).info.static_shared) as usize)
     }
 }

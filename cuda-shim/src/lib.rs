@@ -102,6 +102,13 @@ api! {
             // The real driver was not found (otherwise this call would have been forwarded).
             return Err(passthrough::unavailable());
         }
+        // A device the backend cannot present is no device, said on stderr (a misspelt name would
+        // otherwise pass as the default device).
+        if let Err(e) = ptx_jit::device::profile_named() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("ptx-jit: {e}"));
+            return Err(CUDA_ERROR_NO_DEVICE);
+        }
         INITIALIZED.store(true, Ordering::Release);
         // Checked kernels (PTXJIT_CHECKED=1) accept exactly the memory this driver has handed out.
         ptx_jit::memory_map::set_global_memory(memory::checked_range);
@@ -129,7 +136,8 @@ api! {
         if name.is_null() || len <= 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let b = device::NAME.as_bytes();
+        let name_text = device::name();
+        let b = name_text.as_bytes();
         let n = b.len().min(len as usize - 1);
         std::ptr::copy_nonoverlapping(b.as_ptr(), name as *mut u8, n);
         *name.add(n) = 0;
@@ -145,8 +153,8 @@ api! {
     }
     fn cuDeviceComputeCapability(major: *mut c_int, minor: *mut c_int, dev: CUdevice) {
         device_check(dev)?;
-        out(major, device::CC.0)?;
-        out(minor, device::CC.1)
+        out(major, device::cc().0)?;
+        out(minor, device::cc().1)
     }
 
 

@@ -145,7 +145,7 @@ unsafe fn add_input(state: Handle, kind: c_int, data: &[u8], name: &str) -> Resu
                 Err(_) => return fail("PTX input is not text".into(), CUDA_ERROR_INVALID_PTX),
             }
         }
-        INPUT_FATBINARY => match fatbin::best_ptx(data, (crate::device::CC.0 * 10 + crate::device::CC.1) as u32) {
+        INPUT_FATBINARY => match fatbin::best_ptx(data, crate::device::sm()) {
             Ok(t) => t,
             Err(e) => return fail(e.to_string(), e.code()),
         },

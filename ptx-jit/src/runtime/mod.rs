@@ -10,7 +10,7 @@ pub mod sanitize;
 pub mod trap;
 pub(crate) mod watchdog;
 
-use crate::device::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_SHARED_PER_BLOCK_OPTIN, MAX_THREADS_PER_BLOCK};
+use crate::device::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK};
 use crate::jit::host::HostKernel;
 use ptx_llvm::Exec;
 use rayon::prelude::*;
@@ -143,9 +143,10 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
             l.block[0], l.block[1], l.block[2], k.info.name, req[0], req[1], req[2]
         )));
     }
-    if k.info.static_shared + l.dynamic_shared > MAX_SHARED_PER_BLOCK_OPTIN {
+    let max_shared = crate::device::profile().shared_per_block_optin;
+    if k.info.static_shared + l.dynamic_shared > max_shared {
         return Err(LaunchError::OutOfResources(format!(
-            "{} bytes of shared memory per block (max {MAX_SHARED_PER_BLOCK_OPTIN})",
+            "{} bytes of shared memory per block (max {max_shared})",
             k.info.static_shared + l.dynamic_shared
         )));
     }
