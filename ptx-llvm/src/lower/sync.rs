@@ -462,6 +462,7 @@ impl<'ctx> Lowerer<'ctx> {
             Some(Operand::Addr(a)) => {
                 let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
                 let p = self.address(st, a, space, scope)?;
+                self.check_matrix_row(st, i, d, p, space)?;
                 self.b.build_ptr_to_int(p, i64t, "row")?
             }
             Some(o) => return Err(unsupported(o.span(), "expected an address")),
@@ -488,6 +489,54 @@ impl<'ctx> Lowerer<'ctx> {
         let c = i32t.const_int(num | (d.has(".trans") as u64) << 8, false);
         self.collective(st, kind, [Some(lo), Some(hi), Some(c), full])?;
         self.load_fragment(st, buf, if kind == MMA { 2 + words_in } else { 2 }, &outputs, scope)
+    }
+
+    /// Checked mode: the row of eight 16-bit elements (16 bytes) that this lane's address names for
+    /// `ldmatrix` (read) or `stmatrix` (written), as any access (bounds and the sanitizers). Only
+    /// lanes `0..8 × num` give a row address (`.x1`: 8, `.x2`: 16, `.x4`: all); the others' is not
+    /// used and not checked. Each row counts as an access of the lane that names it.
+    fn check_matrix_row(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        i: &Instruction<'_>,
+        d: &Decoded,
+        row: inkwell::values::PointerValue<'ctx>,
+        space: Space,
+    ) -> R<()> {
+        if !self.checked {
+            return Ok(());
+        }
+        let access = if d.spec.name == "ldmatrix" {
+            0
+        } else {
+            crate::builtin::ACCESS_WRITE
+        };
+        let lanes = 8 * match d.get(G::Num) {
+            Some(".x2") => 2,
+            Some(".x4") => 4,
+            _ => 1,
+        };
+        if lanes == 32 {
+            return self.check_access(st, row, 16, space, access, i.span);
+        }
+        let lane = self.special_scalar(
+            st,
+            &Name {
+                text: "%laneid",
+                span: i.span,
+            },
+        )?;
+        let gives =
+            self.b
+                .build_int_compare(IntPredicate::ULT, lane, self.i32().const_int(lanes, false), "gives.row")?;
+        let check = self.ctx.append_basic_block(st.func, "row.check");
+        let done = self.ctx.append_basic_block(st.func, "row.checked");
+        self.b.build_conditional_branch(gives, check, done)?;
+        self.b.position_at_end(check);
+        self.check_access(st, row, 16, space, access, i.span)?;
+        self.b.build_unconditional_branch(done)?;
+        self.b.position_at_end(done);
+        Ok(())
     }
 
     /// `wmma.load`, `wmma.store` and `wmma.mma` on the host (layouts in ptx-jit's `wmma` module):
