@@ -12,7 +12,7 @@
 //! hang on a GPU; the launch fails instead.
 
 use crate::jit::host::HostKernel;
-use crate::runtime::{shared_words, Env, Launch, LaunchError};
+use crate::runtime::{Env, Launch, LaunchError, SharedWindow};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use ptx_llvm::collective::*;
@@ -600,17 +600,16 @@ pub fn launch(
     entry: ptx_llvm::abi::BlockFn,
     fault: *const c_void,
 ) -> Result<(), LaunchError> {
-    let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let fault = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
-        || vec![0u64; words],
+        || SharedWindow::for_launch(k, l),
         |shared, cta| {
             run_cta(
                 l,
                 entry,
                 cta,
-                shared,
+                shared.words(),
                 fault as *const c_void,
                 k.info.local_bytes as usize,
             )

@@ -42,9 +42,31 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
     }
 }
 
-/// Shared memory per CTA (static, then dynamic), in 8-byte words so the window is 8-aligned.
-pub fn shared_words(k: &HostKernel, l: &Launch<'_>) -> usize {
-    ((k.info.static_shared + l.dynamic_shared).max(16) as usize).div_ceil(8)
+/// How a CTA's shared window is aligned: the most any `.align` of a shared variable gets in absolute
+/// addresses (offsets in the window honour every `.align`). Code that swizzles by address bits, as
+/// TMA's 128-byte swizzle does over 1,024-byte tiles, sees the bits a GPU gives.
+pub const SHARED_ALIGN: usize = 1024;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(1024))]
+struct SharedLine([u64; SHARED_ALIGN / 8]);
+
+/// A CTA's shared window (static, then dynamic shared memory), zeroed and aligned to [`SHARED_ALIGN`].
+pub struct SharedWindow(Vec<SharedLine>);
+
+impl SharedWindow {
+    /// The window kernel `k` needs for launch `l`.
+    pub fn for_launch(k: &HostKernel, l: &Launch<'_>) -> SharedWindow {
+        let bytes = (k.info.static_shared + l.dynamic_shared).max(16) as usize;
+        SharedWindow(vec![SharedLine([0; SHARED_ALIGN / 8]); bytes.div_ceil(SHARED_ALIGN)])
+    }
+
+    /// The window as 8-byte words.
+    pub fn words(&mut self) -> &mut [u64] {
+        let n = self.0.len() * (SHARED_ALIGN / 8);
+        // SAFETY: `SharedLine` is `repr(C)` over `u64`s with no padding (its size is its alignment).
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr() as *mut u64, n) }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -348,10 +370,10 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: ptx_llvm::abi::BlockFn, fault: *co
     let gx = l.grid[0] as u64;
     let runs_per_row = gx.div_ceil(CTA_RUN);
     let rows = l.grid[1] as u64 * l.grid[2] as u64;
-    let run = |shared: &mut Vec<u64>, item: u64| {
+    let run = |shared: &mut SharedWindow, item: u64| {
         let (row, r) = (item / runs_per_row, item % runs_per_row);
         let x0 = r * CTA_RUN;
-        let mut env = crate::runtime::env_for_cta(l, row * gx + x0, shared, no_collective);
+        let mut env = crate::runtime::env_for_cta(l, row * gx + x0, shared.words(), no_collective);
         env.ctas = (gx - x0).min(CTA_RUN) as u32;
         env.fault = fault_addr as *const c_void;
         // SAFETY: `fault` is the launch's record, alive until the launch returns.
@@ -371,12 +393,13 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: ptx_llvm::abi::BlockFn, fault: *co
             crate::runtime::sanitize::cta_done();
         }
     };
-    let words = shared_words(k, l);
     let items = rows * runs_per_row;
     if items == 1 {
-        run(&mut vec![0u64; words], 0);
+        run(&mut SharedWindow::for_launch(k, l), 0);
     } else {
-        (0..items).into_par_iter().for_each_init(|| vec![0u64; words], run);
+        (0..items)
+            .into_par_iter()
+            .for_each_init(|| SharedWindow::for_launch(k, l), run);
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 
 use crate::jit::host::HostKernel;
 use crate::runtime::fibers::{shfl_source, vote_result};
-use crate::runtime::{shared_words, Launch, LaunchError};
+use crate::runtime::{Launch, LaunchError, SharedWindow};
 use ptx_llvm::collective::{SHFL, VOTE};
 use ptx_llvm::regions::{DONE, WAIT, WARP};
 use rayon::prelude::*;
@@ -68,11 +68,11 @@ struct Buffers {
     /// 64-byte lines, so frame slots keep the alignment the JIT'd code assumes.
     frames: Vec<[u64; 8]>,
     exchange: Exchange,
-    shared: Vec<u64>,
+    shared: SharedWindow,
 }
 
 impl Buffers {
-    fn new(n: usize, frame_bytes: u64, shared_words: usize) -> Buffers {
+    fn new(n: usize, frame_bytes: u64, shared: SharedWindow) -> Buffers {
         let warps = n.div_ceil(32);
         Buffers {
             states: vec![0; n],
@@ -83,7 +83,7 @@ impl Buffers {
                 parity: vec![0; warps],
                 live: vec![0; warps],
             },
-            shared: vec![0; shared_words],
+            shared,
         }
     }
 }
@@ -122,7 +122,7 @@ fn run_cta(
         },
         exchange: &mut buf.exchange,
     };
-    let mut env = crate::runtime::env_for_cta(l, cta, &mut buf.shared, collective);
+    let mut env = crate::runtime::env_for_cta(l, cta, buf.shared.words(), collective);
     env.sync = &mut steps as *mut Steps as *mut c_void;
     env.fault = fault;
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
@@ -216,11 +216,10 @@ pub fn launch(
             "{n} threads with {frame_bytes} bytes of registers and local memory each"
         )));
     }
-    let words = shared_words(k, l);
     let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
     let fault_addr = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
-        || Buffers::new(n, frame_bytes, words),
+        || Buffers::new(n, frame_bytes, SharedWindow::for_launch(k, l)),
         |buf, cta| {
             // SAFETY: `fault` is the launch's fault record, alive until the launch returns.
             let cell = unsafe { &*(fault_addr as *const crate::runtime::checked::FaultCell) };

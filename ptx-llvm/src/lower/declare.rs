@@ -42,7 +42,9 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
-        self.shared_size = align_up(self.shared_size, 16);
+        // Dynamic shared memory starts 16-aligned, or as its declarations' `.align` asks.
+        let dynamic_align = dynamic.iter().map(|v| v.alignment()).max().unwrap_or(1).max(16);
+        self.shared_size = align_up(self.shared_size, dynamic_align);
         for v in dynamic {
             match self.flavour {
                 Flavour::Host => {

@@ -58,7 +58,8 @@ pub struct KernelInfo {
     pub params: Vec<ParamInfo>,
     /// Size of the argument buffer, laid out with natural alignment as the CUDA driver does.
     pub param_bytes: u64,
-    /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset, aligned to 16.
+    /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset (aligned to 16, or
+    /// to the largest `.align` of its declarations).
     pub static_shared: u64,
     /// Bytes of the kernel's own `.local` variables, per thread (its callees' come on top).
     pub local_bytes: u64,
