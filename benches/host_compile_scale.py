@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 
+from peak import measure
+
 ptx_jit, ptxas = sys.argv[1], sys.argv[2]
 files = sys.argv[3:]
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,14 +21,6 @@ if not files:
                         "nvidia-cublas==13.4.1.3", "libcublas.so.13", os.path.join(root, ".venv")],
                        capture_output=True, text=True, check=True).stdout.strip()
     files = [os.path.join(d, "ptx", "libcublas.so.107.sm_120.ptx")]
-
-
-def measure(cmd):
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return None
-    secs, kb = p.stderr.strip().splitlines()[-1].split()
-    return float(secs), int(kb) / 1024
 
 
 print(f"{'file':<34} {'run':<14} {'time s':>8} {'peak MB':>8} {'× ptxas time':>13} {'× ptxas memory':>15}")

@@ -7,9 +7,10 @@ per MB of PTX. Linear cost shows as flat per-MB columns.
 
 Usage: benches/large_kernel.py PTX_JIT PTXAS [MB …]   (default sizes 1 4 16)"""
 import os
-import subprocess
 import sys
 import tempfile
+
+from peak import measure
 
 ptx_jit, ptxas = sys.argv[1], sys.argv[2]
 sizes = [float(s) for s in sys.argv[3:]] or [1, 4, 16]
@@ -44,14 +45,6 @@ def generate(path, mb):
             size += len(line)
             i += 1
         f.write(TAIL)
-
-
-def measure(cmd):
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %M"] + cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return None
-    secs, kb = p.stderr.strip().splitlines()[-1].split()
-    return float(secs), int(kb) / 1024
 
 
 print(f"{'MB':>5} {'run':<8} {'time s':>8} {'peak MB':>8} {'s per MB':>9} {'MB per MB':>10} {'× ptxas time':>13}")

@@ -232,13 +232,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let Operand::Pair(dl, dp, _) = &ops[0] else {
                     return Err(unsupported(ops[0].span(), "`elect.sync` writes `d|p`"));
                 };
-                let lane = self.special_scalar(
-                    st,
-                    &Name {
-                        text: "%laneid",
-                        span: i.span,
-                    },
-                )?;
+                let lane = self.lane_id(st, i.span)?;
                 let me = self.b.build_int_compare(IntPredicate::EQ, lane, leader, "elected")?;
                 self.write(st, dl, leader.into(), false, scope)?;
                 self.write(st, dp, me.into(), false, scope)
@@ -491,6 +485,11 @@ impl<'ctx> Lowerer<'ctx> {
         self.load_fragment(st, buf, if kind == MMA { 2 + words_in } else { 2 }, &outputs, scope)
     }
 
+    /// `%laneid` of the running thread.
+    fn lane_id(&mut self, st: &Fn<'ctx, '_, '_>, span: Span) -> R<IntValue<'ctx>> {
+        self.special_scalar(st, &Name { text: "%laneid", span })
+    }
+
     /// Checked mode: the row of eight 16-bit elements (16 bytes) that this lane's address names for
     /// `ldmatrix` (read) or `stmatrix` (written), as any access (bounds and the sanitizers). Only
     /// lanes `0..8 × num` give a row address (`.x1`: 8, `.x2`: 16, `.x4`: all); the others' is not
@@ -519,13 +518,7 @@ impl<'ctx> Lowerer<'ctx> {
         if lanes == 32 {
             return self.check_access(st, row, 16, space, access, i.span);
         }
-        let lane = self.special_scalar(
-            st,
-            &Name {
-                text: "%laneid",
-                span: i.span,
-            },
-        )?;
+        let lane = self.lane_id(st, i.span)?;
         let gives =
             self.b
                 .build_int_compare(IntPredicate::ULT, lane, self.i32().const_int(lanes, false), "gives.row")?;
