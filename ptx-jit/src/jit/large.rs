@@ -9,7 +9,7 @@
 //! in LLVM 22; the loop hint stops it before it starts.)
 
 use inkwell::llvm_sys::core::*;
-use inkwell::llvm_sys::debuginfo::{LLVMDisposeTemporaryMDNode, LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
 use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMBuilderRef, LLVMContextRef, LLVMValueRef};
 use inkwell::module::Module;
 use inkwell::values::AsValueRef;
@@ -45,7 +45,6 @@ pub fn bound_vectorisation(module: &Module<'_>) -> bool {
                 let mut ops = [tmp, hint];
                 let id = LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 2);
                 LLVMMetadataReplaceAllUsesWith(tmp, id);
-                let _ = LLVMDisposeTemporaryMDNode;
                 LLVMSetMetadata(latch, kind, LLVMMetadataAsValue(ctx, id));
             }
         }
