@@ -65,6 +65,14 @@ build/launch_limits: tests/gpu/probes_c/launch_limits.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
+build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
+build/no_ptx.fatbin: tests/gpu/probes_c/no_ptx.cu venv
+	mkdir -p build
+	$(CU13)/bin/nvcc -fatbin -gencode arch=compute_90,code=sm_90 $< -o $@
+
 build/device_attributes: tests/gpu/probes_c/device_attributes.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
@@ -138,7 +146,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -161,6 +169,8 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	PTXJIT_DEVICE=h100 LD_LIBRARY_PATH=$(REL) ./build/device_attributes > build/device_attributes.h100.out
 	python3 tests/gpu/probes_c/check_profile.py build/device_attributes.h100.out
 	! PTXJIT_DEVICE=no-such-card LD_LIBRARY_PATH=$(REL) ./build/device_attributes
+	LD_LIBRARY_PATH=$(REL) ./build/lazy_no_binary build/no_ptx.fatbin _Z1kv > build/lazy_no_binary.out
+	diff tests/gpu/probes_c/lazy_no_binary.expected build/lazy_no_binary.out
 	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
 	grep -q "ALL VERIFIED" build/nvcc_faults.out

@@ -9,18 +9,25 @@ use crate::state::*;
 use crate::*;
 
 pub struct Library {
-    pub module: usize,
+    /// The library's module, or why it has none: a library whose image holds no code this device can
+    /// run loads, and every lookup in it fails with `CUDA_ERROR_NO_BINARY_FOR_GPU`, as NVIDIA's driver
+    /// does (`cuModuleLoadData` of the same image fails at once; tests/gpu/README.md).
+    module: Result<usize, CUresult>,
     /// Kernel handles handed out, by name: asking twice gives the same `CUkernel`, as with the driver.
     kernels: parking_lot::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl Library {
+    pub fn module(&self) -> Result<usize, CUresult> {
+        self.module
+    }
+
     fn kernel(&self, name: &str) -> Result<usize, CUresult> {
         let mut k = self.kernels.lock();
         if let Some(&h) = k.get(name) {
             return Ok(h);
         }
-        let h = function_handle(self.module, name)?;
+        let h = function_handle(self.module()?, name)?;
         k.insert(name.to_string(), h);
         Ok(h)
     }
@@ -61,7 +68,10 @@ unsafe fn library_load(
     let mut log = JitLog::from_options(n_jit, jit_opts, jit_vals)?;
     let r = image_ptx(image, &mut log).and_then(|text| load_ptx(0, &text, &mut log));
     log.finish(r.is_ok());
-    let module = r?;
+    let module = match r {
+        Err(CUDA_ERROR_NO_BINARY_FOR_GPU) => Err(CUDA_ERROR_NO_BINARY_FOR_GPU),
+        r => Ok(r?),
+    };
     *lib = LIBRARIES.insert(Library {
         module,
         kernels: Default::default(),
@@ -113,12 +123,15 @@ api! {
     fn cuLibraryUnload(lib: Handle) {
         init_check()?;
         let l = LIBRARIES.remove(lib as usize)?;
-        status(crate::cuModuleUnload(l.module as Handle))
+        match l.module {
+            Ok(m) => status(crate::cuModuleUnload(m as Handle)),
+            Err(_) => Ok(()),
+        }
     }
     fn cuLibraryGetModule(module: *mut Handle, lib: Handle) {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
-        out(module, l.module as Handle)
+        out(module, l.module()? as Handle)
     }
     fn cuLibraryGetKernel(kernel: *mut Handle, lib: Handle, name: *const c_char) {
         init_check()?;
@@ -132,12 +145,12 @@ api! {
     fn cuLibraryGetKernelCount(count: *mut c_uint, lib: Handle) {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
-        out(count, MODULES.get(l.module)?.host.kernels.len() as c_uint)
+        out(count, MODULES.get(l.module()?)?.host.kernels.len() as c_uint)
     }
     fn cuLibraryEnumerateKernels(kernels: *mut Handle, n: c_uint, lib: Handle) {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
-        let m = MODULES.get(l.module)?;
+        let m = MODULES.get(l.module()?)?;
         if kernels.is_null() || (n as usize) < m.host.kernels.len() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -149,7 +162,7 @@ api! {
     fn cuLibraryGetGlobal(dptr: *mut CUdeviceptr, bytes: *mut usize, lib: Handle, name: *const c_char) {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
-        status(crate::cuModuleGetGlobal_v2(dptr, bytes, l.module as Handle, name))
+        status(crate::cuModuleGetGlobal_v2(dptr, bytes, l.module()? as Handle, name))
     }
     fn cuKernelGetFunction(func: *mut Handle, kernel: Handle) {
         init_check()?;
@@ -170,7 +183,7 @@ api! {
         let f = FUNCTIONS.get(kernel as usize)?;
         let mut found = None;
         LIBRARIES.retain(|h, l| {
-            if l.module == f.module {
+            if l.module == Ok(f.module) {
                 found = Some(*h);
             }
             true

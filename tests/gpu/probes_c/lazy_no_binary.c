@@ -1,0 +1,45 @@
+/* A fat binary with machine code for another GPU only (no PTX): what cuModuleLoadData,
+ * cuModuleGetFunction (a kernel it has, a name it lacks) and a launch answer, and whether
+ * CUDA_MODULE_LOADING (LAZY, the default since CUDA 12.2, or EAGER) changes that; then the same
+ * through the library API (cuLibraryLoadData, cuLibraryGetKernel).
+ * Usage: lazy_no_binary FILE.fatbin KERNEL */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) return 2;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *image = malloc(n);
+    if (fread(image, 1, n, f) != (size_t)n) return 2;
+    fclose(f);
+    CUdevice d;
+    CUcontext c;
+    CUmodule m;
+    CUfunction k;
+    cuInit(0);
+    cuDeviceGet(&d, 0);
+    cuCtxCreate(&c, NULL, 0, d);
+    CUlibrary lib;
+    CUkernel kern;
+    CUresult lr = cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+    printf("cuLibraryLoadData %d\n", (int)lr);
+    if (lr == CUDA_SUCCESS) {
+        printf("cuLibraryGetKernel(%s) %d\n", argv[2], (int)cuLibraryGetKernel(&kern, lib, argv[2]));
+        printf("cuLibraryGetKernel(nope) %d\n", (int)cuLibraryGetKernel(&kern, lib, "nope"));
+    }
+    CUresult r = cuModuleLoadData(&m, image);
+    printf("cuModuleLoadData %d\n", (int)r);
+    if (r != CUDA_SUCCESS) return 0;
+    printf("cuModuleGetFunction(%s) %d\n", argv[2], (int)(r = cuModuleGetFunction(&k, m, argv[2])));
+    CUfunction other;
+    printf("cuModuleGetFunction(nope) %d\n", (int)cuModuleGetFunction(&other, m, "nope"));
+    if (r == CUDA_SUCCESS) {
+        printf("cuLaunchKernel %d\n", (int)cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+        printf("cuCtxSynchronize %d\n", (int)cuCtxSynchronize());
+    }
+    return 0;
+}
