@@ -70,10 +70,23 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
 pub fn warm_up() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
+        // SAFETY: `atexit` takes a plain function; registering it twice is not possible here (once).
+        unsafe { libc::atexit(quiesce_llvm_at_exit) };
         std::thread::spawn(|| {
             Lazy::force(&JIT);
         });
     });
+}
+
+/// LLVM's global objects are destroyed at process exit (C++ static destructors) while another thread
+/// may still use them: the warm-up thread building the JIT after `cuInit`, or a compile on a stream's
+/// worker. A program that returned from `main` right after `cuInit` died about one time in ten with
+/// "pure virtual method called". This exit handler, registered after LLVM's destructors were (so it
+/// runs before them), waits for the JIT to be built and for the compile in progress, and keeps any
+/// other from starting.
+extern "C" fn quiesce_llvm_at_exit() {
+    Lazy::force(&JIT);
+    std::mem::forget(CODEGEN.lock());
 }
 
 /// LLVM options the JIT always sets. `-disable-post-ra` leaves out the post-register-allocation list
