@@ -82,11 +82,12 @@ pub fn warm_up() {
 /// may still use them: the warm-up thread building the JIT after `cuInit`, or a compile on a stream's
 /// worker. A program that returned from `main` right after `cuInit` died about one time in ten with
 /// "pure virtual method called". This exit handler, registered after LLVM's destructors were (so it
-/// runs before them), waits for the JIT to be built and for the compile in progress, and keeps any
-/// other from starting.
+/// runs before them), waits for the JIT to be built and for the compile in progress. It does not keep
+/// the lock: the CUDA runtime's own exit handler, which runs after it, unloads modules (and so takes
+/// the lock) before LLVM is torn down.
 extern "C" fn quiesce_llvm_at_exit() {
     Lazy::force(&JIT);
-    std::mem::forget(CODEGEN.lock());
+    drop(CODEGEN.lock());
 }
 
 /// LLVM options the JIT always sets. `-disable-post-ra` leaves out the post-register-allocation list
