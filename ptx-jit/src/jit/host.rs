@@ -479,16 +479,7 @@ pub fn host_ir_each(
     if !bad.is_empty() {
         return Err(bad);
     }
-    let kernels: Vec<&str> = m
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            ptx_front::ast::Item::Function(f) if f.kind == ptx_front::ast::FnKind::Entry && f.body.is_some() => {
-                Some(f.name.text)
-            }
-            _ => None,
-        })
-        .collect();
+    let kernels = kernel_names(m);
     if kernels.is_empty() {
         return each(host_module_ir(m, optimise, None)?);
     }
@@ -496,6 +487,19 @@ pub fn host_ir_each(
         each(host_module_ir(m, optimise, Some(k))?)?;
     }
     Ok(())
+}
+
+/// The names of the module's kernels (entries with a body), in order.
+fn kernel_names<'a>(m: &Module<'a>) -> Vec<&'a str> {
+    m.items
+        .iter()
+        .filter_map(|i| match i {
+            ptx_front::ast::Item::Function(f) if f.kind == ptx_front::ast::FnKind::Entry && f.body.is_some() => {
+                Some(f.name.text)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The IR of the whole module, or of its kernel `only` (with the module's declarations).
@@ -744,29 +748,23 @@ pub fn compile_with(
     // Each kernel is lowered once now, alone and in a context of its own dropped right after, so a
     // load reports what the lowering refuses and learns how each kernel runs, while holding one
     // kernel's IR at a time. Its code is lowered again when a tier of it is compiled (`Source`).
+    // Lane regions belong to the optimised tier's compile alone.
+    let no_lanes = ptx_llvm::Options {
+        lanes: false,
+        ..options
+    };
     let mut infos = vec![];
     {
         let scratch = Context::create();
-        let quick = ptx_llvm::Options {
-            lanes: false,
-            ..options
-        };
-        for f in m.items.iter().filter_map(|i| match i {
-            ptx_front::ast::Item::Function(f) if f.kind == ptx_front::ast::FnKind::Entry && f.body.is_some() => Some(f),
-            _ => None,
-        }) {
-            infos.extend(lower_prepared(&scratch, m, quick, Some(f.name.text), &prefix)?.kernels);
+        for k in kernel_names(m) {
+            infos.extend(lower_prepared(&scratch, m, no_lanes, Some(k), &prefix)?.kernels);
         }
     }
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
     // The module variables are defined once, in a module without kernels, placed now.
-    let vars = ptx_llvm::Options {
-        lanes: false,
-        ..options
-    };
-    let lowered = match lower_prepared(&ctx, m, vars, Some(""), &prefix) {
+    let lowered = match lower_prepared(&ctx, m, no_lanes, Some(""), &prefix) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };

@@ -446,6 +446,12 @@ impl<'ctx> Lowerer<'ctx> {
         let words_out: u32 = outputs.iter().map(|(_, w)| w).sum();
         let buf_ty = i32t.array_type(2 + words_in + words_out);
         let buf = st.alloca_at.build_alloca(buf_ty, "lane.buf")?;
+        // ldmatrix/stmatrix: how many 8x8 matrices (`.x1`, `.x2`, `.x4`).
+        let num = match d.get(G::Num) {
+            Some(".x2") => 2,
+            Some(".x4") => 4,
+            _ => 1,
+        };
         // Header: the descriptor text (mma) or this lane's row address (ldmatrix/stmatrix).
         let head: IntValue<'ctx> = match addr_op {
             None => {
@@ -456,7 +462,7 @@ impl<'ctx> Lowerer<'ctx> {
             Some(Operand::Addr(a)) => {
                 let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
                 let p = self.address(st, a, space, scope)?;
-                self.check_matrix_row(st, i, d, p, space)?;
+                self.check_matrix_row(st, i, d, num, p, space)?;
                 self.b.build_ptr_to_int(p, i64t, "row")?
             }
             Some(o) => return Err(unsupported(o.span(), "expected an address")),
@@ -474,11 +480,6 @@ impl<'ctx> Lowerer<'ctx> {
             "mma" => MMA,
             "ldmatrix" => LDMATRIX,
             _ => STMATRIX,
-        };
-        let num = match d.get(G::Num) {
-            Some(".x2") => 2,
-            Some(".x4") => 4,
-            _ => 1,
         };
         let c = i32t.const_int(num | (d.has(".trans") as u64) << 8, false);
         self.collective(st, kind, [Some(lo), Some(hi), Some(c), full])?;
@@ -499,6 +500,7 @@ impl<'ctx> Lowerer<'ctx> {
         st: &Fn<'ctx, '_, '_>,
         i: &Instruction<'_>,
         d: &Decoded,
+        num: u64,
         row: inkwell::values::PointerValue<'ctx>,
         space: Space,
     ) -> R<()> {
@@ -510,11 +512,7 @@ impl<'ctx> Lowerer<'ctx> {
         } else {
             crate::builtin::ACCESS_WRITE
         };
-        let lanes = 8 * match d.get(G::Num) {
-            Some(".x2") => 2,
-            Some(".x4") => 4,
-            _ => 1,
-        };
+        let lanes = 8 * num;
         if lanes == 32 {
             return self.check_access(st, row, 16, space, access, i.span);
         }
