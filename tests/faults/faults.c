@@ -265,6 +265,10 @@ int main(int argc, char **argv) {
             fclose(mc);
         }
         void **maps = malloc((max_maps + 16) * sizeof *maps);
+        if (!maps) {
+            fprintf(stderr, "  no memory for %ld mapping addresses\n", max_maps);
+            exit(1);
+        }
         long n = 0;
         while (n < max_maps + 16) {
             /* Alternate protections so that neighbouring pages stay separate mappings. */

@@ -3,19 +3,11 @@
  * CUDA_MODULE_LOADING (LAZY, the default since CUDA 12.2, or EAGER) changes that; then the same
  * through the library API (cuLibraryLoadData, cuLibraryGetKernel).
  * Usage: lazy_no_binary FILE.fatbin KERNEL */
-#include <cuda.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "../../demo/driver_util.h"
 
 int main(int argc, char **argv) {
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) return 2;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *image = malloc(n);
-    if (fread(image, 1, n, f) != (size_t)n) return 2;
-    fclose(f);
+    if (argc < 3) return 2;
+    char *image = read_file(argv[1]);
     CUdevice d;
     CUcontext c;
     CUmodule m;

@@ -2,14 +2,11 @@
  * memory) on the real driver and prints its four words: shared variables' absolute alignment and where
  * the dynamic array starts. An H200 (driver 580.159.04) printed `0 0 0 1280`, the file test's `out:`.
  * Usage: shared_align_probe FILE.ptx */
-#include <cuda.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "../../demo/driver_util.h"
+
 int main(int argc, char **argv) {
-    FILE *f = fopen(argv[1], "rb"); fseek(f, 0, SEEK_END); long n = ftell(f); rewind(f);
-    char *src = calloc(n + 1, 1);
-    if (fread(src, 1, n, f) != (size_t)n) return 1;
-    fclose(f);
+    if (argc < 2) return 2;
+    char *src = read_file(argv[1]);
     CUdevice d; CUcontext c; CUmodule m; CUfunction k; CUdeviceptr out; unsigned h[4];
     cuInit(0); cuDeviceGet(&d, 0); cuCtxCreate(&c, NULL, 0, d);
     CUresult r = cuModuleLoadData(&m, src); if (r) { printf("load %d\n", r); return 1; }
