@@ -2,44 +2,50 @@
 //! and labels, unreachable code, reads of registers no path has written, CTA barriers under
 //! thread-dependent control flow, and warp collectives whose member mask differs between threads.
 
-use crate::ast::*;
+use crate::ast::{self, *};
 use crate::diag::{Code, Diagnostic};
-use crate::isa::{self, Decoded, G};
-use crate::scope::split_indexed;
+use crate::ir;
+use crate::isa::{Decoded, G};
 use crate::span::Span;
 use rustc_hash::FxHashMap;
 
-pub fn lint(m: &Module<'_>) -> Vec<Diagnostic> {
-    // Labels named by debug sections (`.b64 $L__tmp3`) count as used.
-    let mut section_refs = rustc_hash::FxHashSet::default();
-    for item in &m.items {
-        if let Item::Directive(Directive::Section { entries, .. }) = item {
-            for e in entries {
-                if let SectionEntry::Data { values, .. } = e {
-                    values.iter().for_each(|v| expr_names(v, &mut section_refs));
+/// What the lints need from the whole module: labels that debug sections name, and whether the module
+/// has debug information. Each function is then linted from its checked IR ([`Module::function`]).
+pub struct Module<'a> {
+    section_refs: rustc_hash::FxHashSet<&'a str>,
+    debug: bool,
+}
+
+impl<'a> Module<'a> {
+    pub fn new(m: &ast::Module<'a>) -> Self {
+        // Labels named by debug sections (`.b64 $L__tmp3`) count as used.
+        let mut section_refs = rustc_hash::FxHashSet::default();
+        for item in &m.items {
+            if let Item::Directive(Directive::Section { entries, .. }) = item {
+                for e in entries {
+                    if let SectionEntry::Data { values, .. } = e {
+                        values.iter().for_each(|v| expr_names(v, &mut section_refs));
+                    }
                 }
             }
         }
+        // With debug information, labels are anchors for the debugger (`$L__tmp0`, Open64's `$LDWbegin`)
+        // whether or not anything in the text refers to them.
+        let debug = m.items.iter().any(|i| match i {
+            Item::Directive(Directive::Section { .. } | Directive::Loc { .. } | Directive::File { .. }) => true,
+            Item::Function(f) => f.body.as_ref().is_some_and(|b| {
+                b.iter()
+                    .any(|s| matches!(s, Statement::Directive(Directive::Loc { .. })))
+            }),
+            _ => false,
+        });
+        Module { section_refs, debug }
     }
-    // With debug information, labels are anchors for the debugger (`$L__tmp0`, Open64's `$LDWbegin`)
-    // whether or not anything in the text refers to them.
-    let debug = m.items.iter().any(|i| match i {
-        Item::Directive(Directive::Section { .. } | Directive::Loc { .. } | Directive::File { .. }) => true,
-        Item::Function(f) => f.body.as_ref().is_some_and(|b| {
-            b.iter()
-                .any(|s| matches!(s, Statement::Directive(Directive::Loc { .. })))
-        }),
-        _ => false,
-    });
-    let mut out = vec![];
-    for item in &m.items {
-        if let Item::Function(f) = item {
-            if let Some(body) = &f.body {
-                Func::build(f, body).run(&section_refs, debug, &mut out);
-            }
-        }
+
+    /// The warnings of one checked function.
+    pub fn function(&self, f: &ir::Function<'_, 'a>, out: &mut Vec<Diagnostic>) {
+        Func::build(f).run(&self.section_refs, self.debug, out);
     }
-    out
 }
 
 fn expr_names<'a>(e: &Expr<'a>, out: &mut rustc_hash::FxHashSet<&'a str>) {
@@ -62,55 +68,16 @@ fn expr_names<'a>(e: &Expr<'a>, out: &mut rustc_hash::FxHashSet<&'a str>) {
 }
 
 /// Registers a function may have for the flow analyses (their bit sets grow with registers × blocks).
-const MAX_REGS: u32 = 1 << 22;
-
-/// Registers of one function, numbered densely; `%r<N>` takes N numbers.
-#[derive(Default)]
-struct Regs<'a> {
-    names: FxHashMap<&'a str, u32>,
-    ranges: FxHashMap<&'a str, (u32, u32)>,
-    /// Per declaration: its span, first number, count, and whether it is a parameter.
-    decls: Vec<(Name<'a>, Span, u32, u32, bool)>,
-    count: u32,
-}
-
-impl<'a> Regs<'a> {
-    fn declare(&mut self, v: &VarDecl<'a>, param: bool) {
-        let n = v.range.unwrap_or(1);
-        let first = self.count;
-        // Past the limit, registers are not tracked (see `Func::run`).
-        let Some(next) = self.count.checked_add(n).filter(|&c| c <= MAX_REGS) else {
-            self.count = MAX_REGS + 1;
-            return;
-        };
-        self.count = next;
-        if v.range.is_some() {
-            self.ranges.insert(v.name.text, (first, n));
-        } else {
-            self.names.insert(v.name.text, first);
-        }
-        self.decls.push((v.name, v.span, first, n, param));
-    }
-    fn get(&self, name: &str) -> Option<u32> {
-        // Compiler output names nearly every register from a `%r<N>` range, so try that first.
-        if let Some((prefix, i)) = split_indexed(name) {
-            if let Some(&(first, n)) = self.ranges.get(prefix) {
-                if i < n {
-                    return Some(first + i);
-                }
-            }
-        }
-        self.names.get(name).copied()
-    }
-}
+const MAX_REGS: u64 = 1 << 22;
 
 /// Where a thread-dependent value comes from, for the warnings' secondary labels.
 #[derive(Clone, Copy)]
 struct Origin(Span);
 
-struct Inst<'m, 'a> {
-    i: &'m Instruction<'a>,
-    d: Option<Decoded>,
+/// An instruction as the flow analyses see it.
+struct Inst<'f, 'a> {
+    i: &'f Instruction<'a>,
+    d: Option<&'f Decoded>,
     /// Registers read, with the name as written (for messages).
     reads: smallvec::SmallVec<[(u32, Name<'a>); 4]>,
     writes: smallvec::SmallVec<[u32; 2]>,
@@ -122,18 +89,16 @@ struct Inst<'m, 'a> {
     atomic: bool,
 }
 
-struct Func<'m, 'a> {
-    regs: Regs<'a>,
-    insts: Vec<Inst<'m, 'a>>,
+struct Func<'f, 'm, 'a> {
+    ir: &'f ir::Function<'m, 'a>,
+    reg_count: u32,
+    insts: Vec<Inst<'f, 'a>>,
     /// Label name → index of the first instruction after it.
     labels: FxHashMap<&'a str, usize>,
-    label_list: Vec<(Name<'a>, usize)>,
     /// `.branchtargets` lists by their label.
-    targets: FxHashMap<&'a str, Vec<&'a str>>,
-    /// Names used as operands (labels, functions, prototypes).
+    targets: FxHashMap<&'a str, &'f [Name<'a>]>,
+    /// Names used as operands other than registers (labels, functions, prototypes).
     referenced: rustc_hash::FxHashSet<&'a str>,
-    /// Start offsets of declarations inside nested blocks.
-    nested: rustc_hash::FxHashSet<u32>,
 }
 
 fn is_cta_barrier(d: &Decoded) -> bool {
@@ -152,142 +117,49 @@ fn mask_operand(d: &Decoded, n: usize) -> Option<usize> {
     }
 }
 
-impl<'m, 'a> Func<'m, 'a> {
-    fn build(f: &'m Function<'a>, body: &'m [Statement<'a>]) -> Self {
-        let mut regs = Regs::default();
-        for p in f.params.iter().chain(&f.returns) {
-            if p.space == crate::types::Space::Reg {
-                regs.declare(p, true);
-            }
-        }
-        let mut fun = Func {
-            regs,
-            insts: vec![],
-            labels: FxHashMap::default(),
-            label_list: vec![],
-            targets: FxHashMap::default(),
-            referenced: Default::default(),
-            nested: Default::default(),
-        };
-        // Registers declared in nested blocks are left out of the unused check: nvcc's call sequences
-        // declare `temp_param_reg` there whether or not they use it.
-        for s in body {
-            if let Statement::Block(b, _) = s {
-                visit(b, &mut |s| {
-                    if let Statement::Var(v) = s {
-                        fun.nested.insert(v.span.start);
+impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
+    fn build(f: &'f ir::Function<'m, 'a>) -> Self {
+        let mut referenced: rustc_hash::FxHashSet<&'a str> = f.listed.iter().copied().collect();
+        let insts = f
+            .insts
+            .iter()
+            .map(|x| {
+                let i = x.ast;
+                let mut thread_special = None;
+                for u in &x.uses {
+                    match u.sym {
+                        ir::Sym::Reg(_) => {}
+                        ir::Sym::Special(_)
+                            if matches!(u.name.text, "%tid" | "%laneid") || u.name.text.starts_with("%lanemask_") =>
+                        {
+                            thread_special.get_or_insert(u.name.span);
+                        }
+                        _ => {
+                            referenced.insert(u.name.text);
+                        }
                     }
-                });
-            }
-        }
-        let mut pending_label: Option<&'a str> = None;
-        visit(body, &mut |s| match s {
-            Statement::Var(v) if v.space == crate::types::Space::Reg => fun.regs.declare(v, false),
-            Statement::Label(n) => {
-                fun.labels.insert(n.text, fun.insts.len());
-                fun.label_list.push((*n, fun.insts.len()));
-                pending_label = Some(n.text);
-            }
-            Statement::Directive(Directive::Targets { kind, targets, .. }) => {
-                if let (Some(l), ".branchtargets") = (pending_label, kind.text) {
-                    fun.targets.insert(l, targets.iter().map(|t| t.text).collect());
                 }
-                fun.referenced.extend(targets.iter().map(|t| t.text));
-            }
-            Statement::Inst(i) => {
-                pending_label = None;
-                fun.insts.push(Inst {
+                Inst {
                     i,
-                    d: None,
-                    reads: Default::default(),
-                    writes: Default::default(),
-                    thread_special: None,
+                    d: x.decoded.as_ref(),
+                    reads: x.reads().collect(),
+                    writes: x.writes().collect(),
+                    thread_special,
                     uniform: matches!(
                         i.opcode.text,
                         "vote" | "redux" | "activemask" | "bar" | "barrier" | "elect"
                     ),
                     atomic: i.opcode.text == "atom",
-                });
-            }
-            _ => {}
-        });
-        for k in 0..fun.insts.len() {
-            fun.resolve(k);
-        }
-        fun
-    }
-
-    fn resolve(&mut self, k: usize) {
-        let i = self.insts[k].i;
-        let mods: smallvec::SmallVec<[&str; 8]> = i.mods.iter().map(|m| m.text).collect();
-        let d = isa::decode(i.opcode.text, &mods).ok();
-        let (mut reads, mut writes, mut special) = (smallvec::SmallVec::new(), smallvec::SmallVec::new(), None);
-        if let Some(g) = &i.guard {
-            if let Some(r) = self.regs.get(g.pred.text) {
-                reads.push((r, g.pred));
-            }
-        }
-        let dest = (d.as_ref().is_some_and(|d| isa::first_operand_is_destination(d.spec)) && i.opcode.text != "call")
-            || matches!(i.opcode.text, "wgmma" | "mma" | "wmma");
-        let call_with_results =
-            i.opcode.text == "call" && i.operands.len() >= 2 && matches!(i.operands[0], Operand::List(..));
-        for (n, op) in i.operands.iter().enumerate() {
-            let written = n == 0 && (dest || call_with_results);
-            self.collect(op, written, &mut reads, &mut writes, &mut special);
-        }
-        let inst = &mut self.insts[k];
-        inst.d = d;
-        inst.reads = reads;
-        inst.writes = writes;
-        inst.thread_special = special;
-    }
-
-    fn collect(
-        &mut self,
-        op: &Operand<'a>,
-        written: bool,
-        reads: &mut smallvec::SmallVec<[(u32, Name<'a>); 4]>,
-        writes: &mut smallvec::SmallVec<[u32; 2]>,
-        special: &mut Option<Span>,
-    ) {
-        match op {
-            Operand::Sym { name, .. } => {
-                if let Some(r) = self.regs.get(name.text) {
-                    if written {
-                        writes.push(r);
-                    } else {
-                        reads.push((r, *name));
-                    }
-                } else if matches!(name.text, "%tid" | "%laneid") || name.text.starts_with("%lanemask_") {
-                    special.get_or_insert(name.span);
-                } else {
-                    self.referenced.insert(name.text);
                 }
-            }
-            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => {
-                for x in v {
-                    self.collect(x, written, reads, writes, special);
-                }
-            }
-            Operand::Pair(a, b, _) => {
-                self.collect(a, written, reads, writes, special);
-                self.collect(b, written, reads, writes, special);
-            }
-            Operand::Not(x, _) | Operand::Neg(x, _) => self.collect(x, written, reads, writes, special),
-            Operand::Addr(a) => {
-                if let Some(b) = &a.base {
-                    match self.regs.get(b.text) {
-                        Some(r) => reads.push((r, *b)),
-                        None => {
-                            self.referenced.insert(b.text);
-                        }
-                    }
-                }
-            }
-            Operand::Offset(n, ..) | Operand::Element(n, ..) => {
-                self.referenced.insert(n.text);
-            }
-            Operand::Imm(..) | Operand::Sink(_) => {}
+            })
+            .collect();
+        Func {
+            ir: f,
+            reg_count: f.reg_count.min(MAX_REGS + 1) as u32,
+            insts,
+            labels: f.labels.iter().map(|&(n, at)| (n.text, at)).collect(),
+            targets: f.branch_targets.iter().copied().collect(),
+            referenced,
         }
     }
 
@@ -299,7 +171,7 @@ impl<'m, 'a> Func<'m, 'a> {
         let n = self.insts.len();
         let mut starts = vec![false; n + 1];
         starts[0] = true;
-        for &(_, at) in &self.label_list {
+        for &(_, at) in &self.ir.labels {
             starts[at] = true;
         }
         for (k, inst) in self.insts.iter().enumerate() {
@@ -341,8 +213,8 @@ impl<'m, 'a> Func<'m, 'a> {
                 }
                 "brx" => {
                     if let Some(Operand::Sym { name, .. }) = last.i.operands.get(1) {
-                        for t in self.targets.get(name.text).into_iter().flatten() {
-                            succ[b].push(target_block(t));
+                        for t in self.targets.get(name.text).copied().into_iter().flatten() {
+                            succ[b].push(target_block(t.text));
                         }
                     }
                     if guarded {
@@ -372,8 +244,8 @@ impl<'m, 'a> Func<'m, 'a> {
         self.unreachable(&blocks, &reachable, out);
         // The flow analyses need decoded instructions (after errors they would only add noise) and
         // bit sets of registers × blocks that fit in memory.
-        let words = (self.regs.count as u64).div_ceil(64);
-        if self.regs.count > MAX_REGS
+        let words = (self.reg_count as u64).div_ceil(64);
+        if self.ir.reg_count > MAX_REGS
             || words * blocks.len() as u64 > 1 << 24
             || self.insts.iter().any(|i| i.d.is_none())
         {
@@ -384,8 +256,14 @@ impl<'m, 'a> Func<'m, 'a> {
     }
 
     fn unused(&self, section_refs: &rustc_hash::FxHashSet<&'a str>, debug: bool, out: &mut Vec<Diagnostic>) {
-        let mut used = vec![false; self.regs.count as usize];
-        for inst in &self.insts {
+        // Past the limit, registers are not tracked (see `run`); labels still are.
+        let regs = if self.ir.reg_count > MAX_REGS {
+            &[][..]
+        } else {
+            &self.ir.regs[..]
+        };
+        let mut used = vec![false; if regs.is_empty() { 0 } else { self.reg_count as usize }];
+        for inst in self.insts.iter().filter(|_| !regs.is_empty()) {
             for &(r, _) in &inst.reads {
                 used[r as usize] = true;
             }
@@ -393,8 +271,15 @@ impl<'m, 'a> Func<'m, 'a> {
                 used[r as usize] = true;
             }
         }
-        for &(name, span, first, n, param) in &self.regs.decls {
-            let nested = self.nested.contains(&span.start);
+        for &ir::RegDecl {
+            name,
+            first,
+            count: n,
+            param,
+            nested,
+            ..
+        } in regs
+        {
             // nvcc and LLVM declare the frame's stack pointers as a pair wherever a function has a
             // local depot, whether or not the code uses both: nothing a user could remove.
             let frame_pointer = matches!(name.text, "%SP" | "%SPL");
@@ -414,7 +299,7 @@ impl<'m, 'a> Func<'m, 'a> {
                 );
             }
         }
-        for &(label, _) in self.label_list.iter().filter(|_| !debug) {
+        for &(label, _) in self.ir.labels.iter().filter(|_| !debug) {
             if !self.referenced.contains(label.text) && !section_refs.contains(label.text) {
                 out.push(
                     Diagnostic::warning(Code::P0502, label.span, format!("label `{}` is never used", label.text))
@@ -451,14 +336,14 @@ impl<'m, 'a> Func<'m, 'a> {
         reachable: &[bool],
         out: &mut Vec<Diagnostic>,
     ) {
-        let words = (self.regs.count as usize).div_ceil(64);
+        let words = (self.reg_count as usize).div_ceil(64);
         if words == 0 {
             return;
         }
         let mut entry = vec![0u64; words];
-        for &(_, _, first, n, param) in &self.regs.decls {
-            if param {
-                for r in first..first + n {
+        for d in &self.ir.regs {
+            if d.param {
+                for r in d.first..d.first + d.count {
                     set(&mut entry, r);
                 }
             }
@@ -470,7 +355,7 @@ impl<'m, 'a> Func<'m, 'a> {
                 }
             }
         });
-        let mut reported = vec![false; self.regs.count as usize];
+        let mut reported = vec![false; self.reg_count as usize];
         for (b, &(s, e)) in blocks.iter().enumerate() {
             if !reachable[b] {
                 continue;
@@ -480,7 +365,12 @@ impl<'m, 'a> Func<'m, 'a> {
                 for &(r, name) in &inst.reads {
                     if !get(&live, r) && !reported[r as usize] {
                         reported[r as usize] = true;
-                        let decl = self.regs.decls.iter().find(|d| d.2 <= r && r < d.2 + d.3).map(|d| d.1);
+                        let decl = self
+                            .ir
+                            .regs
+                            .iter()
+                            .find(|d| d.first <= r && r - d.first < d.count)
+                            .map(|d| d.span);
                         let mut d = Diagnostic::warning(
                             Code::P0504,
                             name.span,
@@ -505,8 +395,8 @@ impl<'m, 'a> Func<'m, 'a> {
     /// dependences; a branch on one makes the code up to its join point divergent.
     fn divergence(&self, blocks: &[(usize, usize)], succ: &[Vec<usize>], out: &mut Vec<Diagnostic>) {
         // Where each register's thread dependence comes from (first found), for the labels.
-        let mut origin: Vec<Option<Origin>> = vec![None; self.regs.count as usize];
-        let words = (self.regs.count as usize).div_ceil(64);
+        let mut origin: Vec<Option<Origin>> = vec![None; self.reg_count as usize];
+        let words = (self.reg_count as usize).div_ceil(64);
         // Flow-sensitive: a register is thread-dependent after an instruction that computes it from a
         // thread-dependent source, and uniform again after one that does not.
         let step = |inst: &Inst<'_, '_>, bits: &mut Vec<u64>, origin: &mut Vec<Option<Origin>>| {
@@ -547,17 +437,24 @@ impl<'m, 'a> Func<'m, 'a> {
         for (b, &(s, e)) in blocks.iter().enumerate() {
             let mut bits = inn[b].clone();
             for (k, inst) in self.insts[s..e].iter().enumerate().map(|(j, x)| (s + j, x)) {
-                let dependent = |name: &Name<'_>| {
-                    let r = self.regs.get(name.text)?;
+                let dependent = |r: u32, name: &Name<'_>| {
                     get(&bits, r)
                         .then(|| origin[r as usize])
                         .flatten()
                         .map(|o| (name.span, o))
                 };
-                guard_dep[k] = inst.i.guard.as_ref().and_then(|g| dependent(&g.pred));
-                let mask = inst.d.as_ref().and_then(|d| mask_operand(d, inst.i.operands.len()));
-                if let Some(Operand::Sym { name, .. }) = mask.and_then(|m| inst.i.operands.get(m)) {
-                    mask_dep[k] = dependent(name);
+                let x = &self.ir.insts[k];
+                guard_dep[k] = x
+                    .guard
+                    .zip(inst.i.guard.as_ref())
+                    .and_then(|(r, g)| dependent(r, &g.pred));
+                let mask = inst.d.and_then(|d| mask_operand(d, inst.i.operands.len()));
+                if let (Some(m), Some(Operand::Sym { .. })) = (mask, mask.and_then(|m| inst.i.operands.get(m))) {
+                    let reg = x.uses.iter().find_map(|u| match u.sym {
+                        ir::Sym::Reg(r) if usize::from(u.operand) == m => Some((r, u.name)),
+                        _ => None,
+                    });
+                    mask_dep[k] = reg.and_then(|(r, name)| dependent(r, &name));
                 }
                 step(inst, &mut bits, &mut origin);
             }
@@ -570,11 +467,7 @@ impl<'m, 'a> Func<'m, 'a> {
         // it and meet another barrier later do.
         let mut barrier_ahead: Vec<bool> = blocks
             .iter()
-            .map(|&(s, e)| {
-                self.insts[s..e]
-                    .iter()
-                    .any(|i| i.d.as_ref().is_some_and(is_cta_barrier))
-            })
+            .map(|&(s, e)| self.insts[s..e].iter().any(|i| i.d.is_some_and(is_cta_barrier)))
             .collect();
         let mut grew = true;
         while grew {

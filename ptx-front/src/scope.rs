@@ -28,6 +28,8 @@ struct Level<'m, 'a> {
 pub struct Scope<'m, 'a> {
     levels: Vec<Level<'m, 'a>>,
     next_id: u32,
+    /// The numbers module-level registers take (fragments only): each function's start after them.
+    module_ids: u32,
 }
 
 /// Splits `%rd12` into (`%rd`, 12).
@@ -137,6 +139,7 @@ impl<'m, 'a> Scope<'m, 'a> {
         let mut s = Scope {
             levels: vec![Level::default()],
             next_id: 0,
+            module_ids: 0,
         };
         let mut dups = vec![];
         for item in &m.items {
@@ -175,6 +178,7 @@ impl<'m, 'a> Scope<'m, 'a> {
                 dups.push((name, p));
             }
         }
+        s.module_ids = s.next_id;
         (s, dups)
     }
 
@@ -186,12 +190,20 @@ impl<'m, 'a> Scope<'m, 'a> {
                 names: l.names.clone(),
                 ranges: l.ranges.clone(),
             }],
-            next_id: 0,
+            next_id: m.module_ids,
+            module_ids: m.module_ids,
         }
     }
 
     pub fn push(&mut self) {
         self.levels.push(Level::default());
+    }
+
+    /// Enters a function body: a new level, and register numbers that start again (they are numbered
+    /// per function, densely).
+    pub fn push_function(&mut self) {
+        self.push();
+        self.next_id = self.module_ids;
     }
     pub fn pop(&mut self) {
         self.levels.pop();

@@ -193,7 +193,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             let nrets = rets.map_or(0, |r| r.len());
             // An indirect call through a register names its prototype last.
             if let (Some(Entry::Reg { .. }), Some(Operand::Sym { name: proto, .. })) =
-                (scope.lookup(callee.text), i.operands.last())
+                (self.lookup(callee, scope), i.operands.last())
             {
                 if let Some(&(want_rets, want_args)) = self.prototypes.get(proto.text) {
                     if (nrets, nargs) != (want_rets, want_args) {
@@ -209,7 +209,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     }
                 }
             }
-            if let Some(Entry::Func(f)) = scope.lookup(callee.text) {
+            if let Some(Entry::Func(f)) = self.lookup(callee, scope) {
                 for (what, got, want, span) in [
                     (
                         "arguments",
@@ -315,7 +315,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             }
             // (A store into a `.const` variable by name is reported with the variable.)
             let to_const_var = matches!(i.operands.first(), Some(Operand::Addr(Address { base: Some(b), .. }))
-                if matches!(scope.lookup(b.text), Some(Entry::Var(v)) if v.space == Space::Const));
+                if matches!(self.lookup(b, scope), Some(Entry::Var(v)) if v.space == Space::Const));
             if name == "st" && d.get(G::Space) == Some(".param::entry") {
                 bad(
                     self.diags,
@@ -349,7 +349,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     name: n,
                     component: None,
                 } => {
-                    matches!(scope.lookup(n.text), Some(Entry::Reg { vector: Some(_), .. }))
+                    matches!(self.lookup(n, scope), Some(Entry::Reg { vector: Some(_), .. }))
                 }
                 _ => false,
             };
@@ -379,7 +379,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                             .help("address the variable by name, or put the address in a register"),
                     ),
                     Some(b) if space.is_none() => {
-                        if let Some(Entry::Var(v)) = scope.lookup(b.text) {
+                        if let Some(Entry::Var(v)) = self.lookup(b, scope) {
                             if matches!(v.space, Space::Const | Space::Param) {
                                 self.diags.push(
                                     Diagnostic::error(
@@ -454,7 +454,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     let part_bits: Option<u32> = v
                         .iter()
                         .map(|x| match x {
-                            Operand::Sym { name: n, .. } => match scope.lookup(n.text) {
+                            Operand::Sym { name: n, .. } => match self.lookup(n, scope) {
                                 Some(Entry::Reg { ty, vector: None, .. }) => Some(ty.bits()),
                                 _ => None,
                             },

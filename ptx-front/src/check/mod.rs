@@ -3,6 +3,7 @@
 
 use crate::ast::*;
 use crate::diag::{nearest, Code, Diagnostic};
+use crate::ir;
 use crate::isa::{self, DecodeError, Decoded, G};
 use crate::scope::{labels, special_register, Entry, Scope};
 use crate::span::Span;
@@ -119,6 +120,10 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
             against,
             reported: Default::default(),
             prototypes: HashMap::default(),
+            ir: None,
+            depth: 0,
+            pending_label: None,
+            names: Default::default(),
         };
         scope.push();
         for item in &m.items {
@@ -128,6 +133,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         }
         scope.pop();
     }
+    let lints = (!fragment && !opts.no_lints).then(|| crate::lints::Module::new(m));
     for item in &m.items {
         if let Item::Function(f) = item {
             if let Some(body) = &f.body {
@@ -140,6 +146,10 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
                     against,
                     reported: Default::default(),
                     prototypes: HashMap::default(),
+                    ir: lints.as_ref().map(|_| ir::Function::new(f)),
+                    depth: 0,
+                    pending_label: None,
+                    names: Default::default(),
                 };
                 let mut label_dups = vec![];
                 labels(body, &mut c.labels, &mut label_dups);
@@ -173,19 +183,24 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
                             .secondary(prev.span, "first defined here"),
                     );
                 }
-                scope.push();
+                if let Some(f) = &mut c.ir {
+                    // Nearly every statement of a body is an instruction.
+                    f.insts.reserve(body.len());
+                }
+                scope.push_function();
                 for p in f.params.iter().chain(&f.returns) {
-                    if let Err(prev) = scope.declare(p) {
-                        c.diags.push(duplicate(&p.name, prev));
+                    match scope.declare(p) {
+                        Ok(e) => c.declared(p, e, true),
+                        Err(prev) => c.diags.push(duplicate(&p.name, prev)),
                     }
                 }
                 c.block(body, &mut scope);
                 scope.pop();
+                if let (Some(l), Some(func)) = (&lints, c.ir.take()) {
+                    l.function(&func, &mut diags);
+                }
             }
         }
-    }
-    if !fragment && !opts.no_lints {
-        diags.extend(crate::lints::lint(m));
     }
     diags
 }
@@ -366,4 +381,12 @@ struct FnChecker<'c, 'm, 'a> {
     reported: rustc_hash::FxHashSet<&'a str>,
     /// `.callprototype` labels: (results, arguments).
     prototypes: HashMap<&'a str, (usize, usize)>,
+    /// The checked IR of the function being checked (none for fragments).
+    ir: Option<ir::Function<'m, 'a>>,
+    /// How deep in nested `{ }` blocks the walk is.
+    depth: u32,
+    /// The label right before the statement being walked, which names a `.branchtargets` list.
+    pending_label: Option<&'a str>,
+    /// The names of the instruction being checked (by their offset in the text), resolved once.
+    names: smallvec::SmallVec<[(u32, Option<Entry<'m, 'a>>); 8]>,
 }

@@ -6,34 +6,89 @@ use super::*;
 impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
     pub(super) fn block(&mut self, body: &'m [Statement<'a>], scope: &mut Scope<'m, 'a>) {
         for s in body {
+            let label = self.pending_label.take();
             match s {
-                Statement::Var(v) => {
-                    if let Err(prev) = scope.declare(v) {
-                        if !self.fragment {
-                            self.diags.push(duplicate(&v.name, prev));
-                        }
-                    }
-                }
+                Statement::Var(v) => match scope.declare(v) {
+                    Ok(e) => self.declared(v, e, false),
+                    Err(prev) if !self.fragment => self.diags.push(duplicate(&v.name, prev)),
+                    Err(_) => {}
+                },
                 Statement::Block(b, _) => {
                     scope.push();
+                    self.depth += 1;
                     self.block(b, scope);
+                    self.depth -= 1;
                     scope.pop();
                 }
-                Statement::Inst(i) => self.instruction(i, scope),
-                Statement::Label(_) | Statement::Directive(_) => {}
+                Statement::Inst(i) => {
+                    self.names.clear();
+                    let mut names = std::mem::take(&mut self.names);
+                    let mut add = |n: &Name<'a>| names.push((n.span.start, scope.lookup(n.text)));
+                    i.guard.iter().for_each(|g| add(&g.pred));
+                    i.operands.iter().for_each(|op| op.names(&mut add));
+                    self.names = names;
+                    let decoded = self.instruction(i, scope);
+                    let inst = self
+                        .ir
+                        .is_some()
+                        .then(|| resolve(i, decoded, |n| self.lookup(n, scope), &self.labels));
+                    if let (Some(f), Some(inst)) = (&mut self.ir, inst) {
+                        f.insts.push(inst);
+                    }
+                }
+                Statement::Label(n) => {
+                    if let Some(f) = &mut self.ir {
+                        f.labels.push((*n, f.insts.len()));
+                    }
+                    self.pending_label = Some(n.text);
+                }
+                Statement::Directive(Directive::Targets { kind, targets, .. }) => {
+                    if let Some(f) = &mut self.ir {
+                        if let (Some(l), ".branchtargets") = (label, kind.text) {
+                            f.branch_targets.push((l, targets));
+                        }
+                        f.listed.extend(targets.iter().map(|t| t.text));
+                    }
+                }
+                Statement::Directive(_) => {}
             }
         }
     }
 
-    pub(super) fn instruction(&mut self, i: &'m Instruction<'a>, scope: &Scope<'m, 'a>) {
+    /// What a name of the instruction being checked stands for: resolved once per instruction.
+    pub(super) fn lookup(&self, n: &Name<'_>, scope: &Scope<'m, 'a>) -> Option<Entry<'m, 'a>> {
+        match self.names.iter().find(|(at, _)| *at == n.span.start) {
+            Some(&(_, e)) => e,
+            None => scope.lookup(n.text),
+        }
+    }
+
+    /// Records a declaration the scope accepted in the function's IR.
+    pub(super) fn declared(&mut self, v: &VarDecl<'a>, e: Entry<'m, 'a>, param: bool) {
+        if let (Some(f), Entry::Reg { id, .. }) = (&mut self.ir, e) {
+            f.declare_reg(v, id, param, self.depth > 0);
+        }
+    }
+
+    /// Checks one instruction; returns its decoded form when its opcode and modifiers are valid.
+    pub(super) fn instruction(&mut self, i: &'m Instruction<'a>, scope: &Scope<'m, 'a>) -> Option<Decoded> {
         if let Some(g) = &i.guard {
             self.expect_reg(&g.pred, None, Some(Type::Pred), scope);
         }
         let mods: smallvec::SmallVec<[&str; 8]> = i.mods.iter().map(|m| m.text).collect();
         let d = match isa::decode(i.opcode.text, &mods) {
             Ok(d) => d,
-            Err(e) => return self.decode_error(i, e),
+            Err(e) => {
+                self.decode_error(i, e);
+                return None;
+            }
         };
+        self.decoded(i, &d, scope);
+        Some(d)
+    }
+
+    /// The checks of an instruction whose opcode and modifiers decoded.
+    fn decoded(&mut self, i: &'m Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) {
         let spec = d.spec;
         let n = i.operands.len();
         if n < spec.operands.0 as usize || n > spec.operands.1 as usize {
@@ -68,25 +123,26 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         let known = self.target.version != (0, 0);
         let (ptx, sm) = d.requires();
         let sm_low = self.target.sm != 0 && self.target.sm < sm;
-        let targets = if self.target.sm == 0 {
-            "no target".to_string()
-        } else {
-            format!("sm_{}", self.target.sm)
-        };
-        let form = if spec.sub.is_empty() {
-            spec.name.to_string()
-        } else {
-            spec.form()
-        };
+        let form = || spec.form();
         if known && (self.target.version < ptx || sm_low) {
+            let targets = if self.target.sm == 0 {
+                "no target".to_string()
+            } else {
+                format!("sm_{}", self.target.sm)
+            };
             let (v, to) = (self.target.version.max(ptx), self.target.sm.max(sm));
             self.diags.push(
                 Diagnostic::error(
                     Code::P0301,
                     i.opcode.span,
                     format!(
-                        "`{form}` requires sm_{sm} and PTX {}.{}; {} {targets} / PTX {}.{}",
-                        ptx.0, ptx.1, self.against, self.target.version.0, self.target.version.1
+                        "`{}` requires sm_{sm} and PTX {}.{}; {} {targets} / PTX {}.{}",
+                        form(),
+                        ptx.0,
+                        ptx.1,
+                        self.against,
+                        self.target.version.0,
+                        self.target.version.1
                     ),
                 )
                 .label("not available for this target")
@@ -103,8 +159,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Code::P0301,
                     i.opcode.span,
                     format!(
-                        "`{form}` needs an architecture-specific target such as `sm_{}a`; {} sm_{}",
-                        self.target.sm, self.against, self.target.sm
+                        "`{}` needs an architecture-specific target such as `sm_{}a`; {} sm_{}",
+                        form(),
+                        self.target.sm,
+                        self.against,
+                        self.target.sm
                     ),
                 )
                 .label("only on `sm_XXa` targets")
@@ -112,13 +171,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             );
         }
         if spec.name == "cvt" && d.is_primary() {
-            self.cvt_rounding(i, &d);
+            self.cvt_rounding(i, d);
         }
-        self.form_rules(i, &d, scope);
-        let expect = operand_types(&d);
+        self.form_rules(i, d, scope);
+        let expect = operand_types(d);
         for (k, op) in i.operands.iter().enumerate() {
             let want = expect.get(k).copied().flatten();
-            self.operand(i, &d, k, op, want, scope);
+            self.operand(i, d, k, op, want, scope);
         }
     }
 
@@ -273,7 +332,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     );
                     return;
                 }
-                match scope.lookup(n.text) {
+                match self.lookup(n, scope) {
                     Some(Entry::Reg {
                         vector: Some(len),
                         ty,
@@ -384,7 +443,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     return;
                 }
                 let Some(base) = &a.base else { return };
-                match scope.lookup(base.text) {
+                match self.lookup(base, scope) {
                     Some(Entry::Reg { ty, decl, .. }) => {
                         if !(matches!(
                             ty,
@@ -560,7 +619,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
             Operand::Sink(_) => {}
-            Operand::Offset(n, _, s) | Operand::Element(n, _, s) => match scope.lookup(n.text) {
+            Operand::Offset(n, _, s) | Operand::Element(n, _, s) => match self.lookup(n, scope) {
                 Some(Entry::Var(_)) => {}
                 // `r + 4` as a source value: the register's value plus the offset (ptxas takes it).
                 Some(Entry::Reg { ty, .. })
@@ -586,7 +645,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
     pub(super) fn resolve_names(&mut self, op: &Operand<'a>, scope: &Scope<'m, 'a>) {
         match op {
             Operand::Sym { name: n, .. }
-                if special_register(n.text).is_none() && n.text != "WARP_SZ" && scope.lookup(n.text).is_none() =>
+                if special_register(n.text).is_none() && n.text != "WARP_SZ" && self.lookup(n, scope).is_none() =>
             {
                 self.undefined(n, scope);
             }
@@ -638,7 +697,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     None => d,
                 });
             }
-        } else if !matches!(scope.lookup(n.text), Some(Entry::Func(_)) | Some(Entry::Reg { .. })) {
+        } else if !matches!(self.lookup(n, scope), Some(Entry::Func(_)) | Some(Entry::Reg { .. })) {
             self.undefined(n, scope);
         }
     }
@@ -683,7 +742,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         want: Option<Type>,
         scope: &Scope<'m, 'a>,
     ) {
-        match scope.lookup(n.text) {
+        match self.lookup(n, scope) {
             Some(Entry::Reg { ty, decl, .. }) => {
                 if let Some(w) = want {
                     // ld, st and cvt may use registers wider than the instruction type (PTX ISA, Operand Size).
@@ -712,16 +771,19 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
     }
 }
 
+/// The types [`operand_types`] gives, inline (every instruction asks).
+pub type OperandTypes = smallvec::SmallVec<[Option<Type>; 5]>;
+
 /// The type each operand must be compatible with, from the instruction's decoded modifiers.
 /// `None` means the operand is not type-checked (addresses, labels, or forms with free sizes).
-pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
+pub fn operand_types(d: &Decoded) -> OperandTypes {
     let t = d.ty();
     // Extension entries share their primary's operand shape only where they take one type (half
     // precision `add.f16`, `fma.bf16x2`); others (`cvt.pack`, `ld` with cache hints) are typed by
     // their own rules, which the table does not describe yet, so they are left unchecked. (`ld`/`st` with
     // cache hints keep the plain shape.)
     if !d.is_primary() && (d.spec.types.1 != 1 || matches!(d.spec.name, "atom" | "red" | "mov")) {
-        return vec![];
+        return OperandTypes::new();
     }
     let wide = |t: Option<Type>| {
         t.map(|t| match t {
@@ -734,41 +796,82 @@ pub fn operand_types(d: &Decoded) -> Vec<Option<Type>> {
     };
     match d.spec.name {
         "add" | "sub" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "copysign" | "addc" | "subc" => {
-            vec![t, t, t]
+            smallvec::smallvec![t, t, t]
         }
-        "madc" => vec![t, t, t, t],
-        "mul" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t],
-        "mad" if d.get(G::Mode) == Some(".wide") => vec![wide(t), t, t, wide(t)],
-        "mul" => vec![t, t, t],
-        "mad" | "fma" => vec![t, t, t, t],
-        "neg" | "abs" | "not" | "mov" | "brev" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" => vec![t, t],
-        "popc" | "clz" => vec![Some(Type::U32), t],
-        "shl" | "shr" => vec![t, t, Some(Type::U32)],
-        "setp" => vec![Some(Type::Pred), t, t, Some(Type::Pred)],
+        "madc" => smallvec::smallvec![t, t, t, t],
+        "mul" if d.get(G::Mode) == Some(".wide") => smallvec::smallvec![wide(t), t, t],
+        "mad" if d.get(G::Mode) == Some(".wide") => smallvec::smallvec![wide(t), t, t, wide(t)],
+        "mul" => smallvec::smallvec![t, t, t],
+        "mad" | "fma" => smallvec::smallvec![t, t, t, t],
+        "neg" | "abs" | "not" | "mov" | "brev" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" => {
+            smallvec::smallvec![t, t]
+        }
+        "popc" | "clz" => smallvec::smallvec![Some(Type::U32), t],
+        "shl" | "shr" => smallvec::smallvec![t, t, Some(Type::U32)],
+        "setp" => smallvec::smallvec![Some(Type::Pred), t, t, Some(Type::Pred)],
         "set" => {
             let mut ts = d.types();
             let (dt, st) = (ts.next(), ts.next());
-            vec![dt, st, st, Some(Type::Pred)]
+            smallvec::smallvec![dt, st, st, Some(Type::Pred)]
         }
-        "prmt" => vec![t, t, t, t],
-        "selp" => vec![t, t, t, Some(Type::Pred)],
+        "prmt" => smallvec::smallvec![t, t, t, t],
+        "selp" => smallvec::smallvec![t, t, t, Some(Type::Pred)],
         "cvt" => {
             // The packed form `cvt.rn.f16x2.f32 d, a, b` takes two sources.
             let mut ts = d.types();
             let (dt, st) = (ts.next(), ts.next());
-            vec![dt, st, st]
+            smallvec::smallvec![dt, st, st]
         }
-        "cvta" => vec![t, t],
-        "ld" => vec![t, None],
-        "st" => vec![None, t],
-        "atom" => vec![t, None, t, t],
-        "shf" => vec![t, t, t, Some(Type::U32)],
-        "shfl" => vec![t, t, Some(Type::B32), Some(Type::B32), Some(Type::B32)],
-        "vote" => vec![t, Some(Type::Pred), Some(Type::B32)],
-        "lop3" => vec![t, t, t, t, Some(Type::B32)],
-        "bfe" => vec![t, t, Some(Type::U32), Some(Type::U32)],
-        "bfi" => vec![t, t, t, Some(Type::U32), Some(Type::U32)],
-        "red" => vec![None, t],
-        _ => vec![],
+        "cvta" => smallvec::smallvec![t, t],
+        "ld" => smallvec::smallvec![t, None],
+        "st" => smallvec::smallvec![None, t],
+        "atom" => smallvec::smallvec![t, None, t, t],
+        "shf" => smallvec::smallvec![t, t, t, Some(Type::U32)],
+        "shfl" => smallvec::smallvec![t, t, Some(Type::B32), Some(Type::B32), Some(Type::B32)],
+        "vote" => smallvec::smallvec![t, Some(Type::Pred), Some(Type::B32)],
+        "lop3" => smallvec::smallvec![t, t, t, t, Some(Type::B32)],
+        "bfe" => smallvec::smallvec![t, t, Some(Type::U32), Some(Type::U32)],
+        "bfi" => smallvec::smallvec![t, t, t, Some(Type::U32), Some(Type::U32)],
+        "red" => smallvec::smallvec![None, t],
+        _ => smallvec::smallvec![],
+    }
+}
+
+/// An instruction's entry in the checked IR: what its guard and each name of its operands stand for.
+fn resolve<'m, 'a>(
+    i: &'m Instruction<'a>,
+    decoded: Option<Decoded>,
+    lookup: impl Fn(&Name<'a>) -> Option<Entry<'m, 'a>>,
+    labels: &HashMap<&'a str, &'m Name<'a>>,
+) -> ir::Inst<'m, 'a> {
+    let sym = |n: &Name<'a>| match lookup(n) {
+        Some(Entry::Reg { id, .. }) => ir::Sym::Reg(id),
+        Some(Entry::Var(v)) => ir::Sym::Var(v),
+        Some(Entry::Func(f)) => ir::Sym::Func(f),
+        None => match special_register(n.text) {
+            Some(s) => ir::Sym::Special(s),
+            None if labels.contains_key(n.text) => ir::Sym::Label,
+            None => ir::Sym::Unresolved,
+        },
+    };
+    let guard = i.guard.as_ref().and_then(|g| match sym(&g.pred) {
+        ir::Sym::Reg(r) => Some(r),
+        _ => None,
+    });
+    let mut uses = smallvec::SmallVec::new();
+    for (k, op) in i.operands.iter().enumerate() {
+        op.names(&mut |n| {
+            uses.push(ir::Use {
+                name: *n,
+                operand: k.min(u8::MAX as usize) as u8,
+                sym: sym(n),
+            })
+        });
+    }
+    ir::Inst {
+        ast: i,
+        decoded,
+        guard,
+        uses,
     }
 }

@@ -149,19 +149,36 @@ pub fn lookup_all(opcode: &str) -> impl Iterator<Item = &'static OpSpec> + '_ {
 }
 
 /// An instruction's modifiers, each placed in its group.
+///
+/// A modifier is kept as two indices into its entry: the group and the value within the group (the
+/// `sub` prefix counts as group [`SUB`]). Decoding allocates nothing, and a decoded instruction is small
+/// enough for the checked IR to keep one per instruction.
 #[derive(Clone, Debug)]
 pub struct Decoded {
     pub spec: &'static OpSpec,
-    /// Inline for the usual handful of modifiers: decoding every instruction must not allocate.
-    pub mods: smallvec::SmallVec<[(G, &'static str); 8]>,
+    slots: smallvec::SmallVec<[(u8, u8); 8]>,
 }
 
+/// The group index of a `sub` prefix modifier in [`Decoded`]'s slots.
+const SUB: u8 = u8::MAX;
+
 impl Decoded {
+    /// Each modifier with its group, in the order written (the `sub` prefix first).
+    pub fn mods(&self) -> impl Iterator<Item = (G, &'static str)> + '_ {
+        let spec = self.spec;
+        self.slots.iter().map(move |&(g, v)| match g {
+            SUB => (G::Sub, spec.sub[v as usize]),
+            g => {
+                let g = &spec.groups[g as usize];
+                (g.kind, g.values[v as usize])
+            }
+        })
+    }
     pub fn get(&self, g: G) -> Option<&'static str> {
-        self.mods.iter().find(|(k, _)| *k == g).map(|&(_, v)| v)
+        self.mods().find(|&(k, _)| k == g).map(|(_, v)| v)
     }
     pub fn has(&self, m: &str) -> bool {
-        self.mods.iter().any(|&(_, v)| v == m)
+        self.mods().any(|(_, v)| v == m)
     }
     /// The state space of the instruction's `k`-th address operand (counting address operands only):
     /// `cp.async.ca.shared.global [d], [s]` names the destination's space, then the source's; an
@@ -171,19 +188,17 @@ impl Decoded {
     }
     /// The state spaces the instruction names, in the order written (destination, then source).
     pub fn spaces(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.mods
-            .iter()
+        self.mods()
             .filter(|(g, _)| matches!(g, G::Space | G::SrcSpace))
-            .map(|&(_, v)| v)
+            .map(|(_, v)| v)
     }
     /// Types in the order written: for `cvt.f32.s32` that is destination, source. Packed types that have
     /// no [`Type`] of their own stand for the bit-size type of their register (`.e4m3x2` is `.b16`,
     /// `.u16x2` is `.b32`); other such names (`.e4m3`, `.s4`, `.b1` of matrix instructions) are skipped.
     pub fn types(&self) -> impl Iterator<Item = Type> + '_ {
-        self.mods
-            .iter()
+        self.mods()
             .filter(|(k, _)| *k == G::Type || *k == G::Size)
-            .filter_map(|&(_, v)| {
+            .filter_map(|(_, v)| {
                 Type::from_dot(v).or(match v {
                     ".e4m3x2" | ".e5m2x2" => Some(Type::B16),
                     ".u16x2" | ".s16x2" => Some(Type::B32),
@@ -362,25 +377,27 @@ fn groups_of(spec: &'static OpSpec, m: &str) -> &'static [u8] {
 }
 
 fn decode_with<'m>(spec: &'static OpSpec, mods: &[&'m str]) -> Result<Decoded, DecodeError<'m>> {
-    let mut out: smallvec::SmallVec<[(G, &'static str); 8]> = smallvec::SmallVec::new();
-    out.extend(spec.sub.iter().map(|&v| (G::Sub, v)));
+    let mut out: smallvec::SmallVec<[(u8, u8); 8]> = smallvec::SmallVec::new();
+    out.extend((0..spec.sub.len()).map(|j| (SUB, j as u8)));
     let (mut filled, mut types) = (0u64, 0u8);
     for (index, &m) in mods.iter().enumerate().skip(spec.sub.len()) {
         let mut seen = false;
         let mut placed = None;
         for &k in groups_of(spec, m) {
-            let (k, g) = (k as usize, &spec.groups[k as usize]);
-            let v = *g.values.iter().find(|&&v| v == m).expect("indexed value");
+            let g = &spec.groups[k as usize];
+            let Some(v) = g.values.iter().position(|&v| v == m) else {
+                continue;
+            };
             seen = true;
             if g.kind == G::Type {
                 if types < spec.types.1 {
                     types += 1;
-                    placed = Some((G::Type, v));
+                    placed = Some((k, v as u8));
                     break;
                 }
             } else if filled & (1 << k) == 0 {
                 filled |= 1 << k;
-                placed = Some((g.kind, v));
+                placed = Some((k, v as u8));
                 break;
             }
         }
@@ -410,5 +427,5 @@ fn decode_with<'m>(spec: &'static OpSpec, mods: &[&'m str]) -> Result<Decoded, D
             });
         }
     }
-    Ok(Decoded { spec, mods: out })
+    Ok(Decoded { spec, slots: out })
 }

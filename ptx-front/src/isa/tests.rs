@@ -88,7 +88,7 @@ fn integer_and_half_families() {
     let d = ok("add.rn.ftz.f16x2");
     assert_eq!(d.spec.section, "9.7.4.1");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![(G::Round, ".rn"), (G::Ftz, ".ftz"), (G::Type, ".f16x2")]
     );
     assert_eq!(d.requires(), ((4, 2), 53));
@@ -96,7 +96,7 @@ fn integer_and_half_families() {
     let d = ok("fma.rn.oob.relu.bf16x2");
     assert_eq!((d.spec.section, d.requires()), ("9.7.4.4", ((8, 1), 90)));
     assert_eq!(
-        ok("mul24.hi.s32").mods.to_vec(),
+        ok("mul24.hi.s32").mods().collect::<Vec<_>>(),
         vec![(G::Mode, ".hi"), (G::Type, ".s32")]
     );
     assert_eq!(
@@ -123,7 +123,7 @@ fn data_movement_family() {
     let d = ok("ld.global.nc.L1::no_allocate.L2::256B.v4.f32");
     assert_eq!(d.spec.section, "9.7.10.9");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Space, ".global"),
             (G::Nc, ".nc"),
@@ -144,7 +144,7 @@ fn data_movement_family() {
     assert_eq!(ok("ld.mmio.relaxed.sys.global.u32").get(G::Mmio), Some(".mmio"));
     let d = ok("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.s32");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sub, ".async"),
             (G::Space, ".shared::cluster"),
@@ -166,7 +166,7 @@ fn data_movement_family() {
     assert_eq!(ok("prefetch.const.tensormap").requires(), ((8, 0), 90));
     let d = ok("createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sub, ".fractional"),
             (G::Evict, ".L2::evict_last"),
@@ -196,7 +196,7 @@ fn async_copy_family() {
     let d = ok("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
     assert_eq!(d.spec.section, "9.7.10.24.9");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sub, ".async"),
             (G::Sub, ".bulk"),
@@ -216,7 +216,7 @@ fn async_copy_family() {
     let d = ok("cp.async.ca.shared.global.L2::128B");
     assert_eq!(d.spec.section, "9.7.10.24.3");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sub, ".async"),
             (G::Cache, ".ca"),
@@ -255,7 +255,7 @@ fn async_copy_family() {
 fn synchronisation_family() {
     let d = ok("mbarrier.try_wait.parity.shared::cta.b64");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sub, ".try_wait"),
             (G::Parity, ".parity"),
@@ -274,7 +274,7 @@ fn synchronisation_family() {
     assert_eq!(ok("barrier.cta.red.or.aligned.pred").spec.section, "9.7.14.1");
     let d = ok("fence.proxy.async.shared::cta");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![(G::Sub, ".proxy"), (G::Proxy, ".async"), (G::Space, ".shared::cta")]
     );
     assert_eq!(
@@ -299,8 +299,8 @@ fn synchronisation_family() {
     assert_eq!(ok("activemask.b32").spec.sm, 30);
     assert!(
         ok("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned")
-            .mods
-            .len()
+            .mods()
+            .count()
             == 8
     );
 }
@@ -310,7 +310,7 @@ fn matrix_family() {
     let d = ok("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
     assert_eq!(d.spec.section, "9.7.15.4.14");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sync, ".sync"),
             (G::Aligned, ".aligned"),
@@ -351,7 +351,7 @@ fn matrix_family() {
     assert_eq!((d.spec.section, d.requires()), ("9.7.15.5.3", ((8, 5), 80)));
     let d = ok("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Sub, ".mma_async"),
             (G::Sync, ".sync"),
@@ -401,7 +401,7 @@ fn matrix_family() {
 fn texture_surface_video_misc_families() {
     let d = ok("tex.2d.v4.f32.f32");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![(G::Geom, ".2d"), (G::Vec, ".v4"), (G::Type, ".f32"), (G::Type, ".f32")]
     );
     assert_eq!(ok("tex.grad.acube.v4.s32.f32").requires(), ((3, 1), 20));
@@ -410,7 +410,7 @@ fn texture_surface_video_misc_families() {
     assert_eq!(ok("istypep.samplerref").get(G::Type), Some(".samplerref"));
     let d = ok("suld.b.2d.v2.b32.trap");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Class, ".b"),
             (G::Geom, ".2d"),
@@ -424,7 +424,7 @@ fn texture_surface_video_misc_families() {
     assert_eq!(ok("suq.memory_layout.b32").requires(), ((4, 2), 10));
     let d = ok("vadd4.u32.u32.u32.sat");
     assert_eq!(
-        d.mods.to_vec(),
+        d.mods().collect::<Vec<_>>(),
         vec![
             (G::Type, ".u32"),
             (G::Type, ".u32"),

@@ -63,10 +63,10 @@ impl<'ctx> Lowerer<'ctx> {
             }
             [".async", ".bulk"] => {
                 // cp.async.bulk.dst.src.completion [dst], [src], size{, [mbar]}{, ctaMask}{, policy}
-                let (ds, ss) = if d.has(".global") && d.mods.iter().any(|(_, m)| m.starts_with(".shared")) {
+                let (ds, ss) = if d.has(".global") && d.mods().any(|(_, m)| m.starts_with(".shared")) {
                     // The first space named is the destination.
-                    let first_global = d.mods.iter().position(|(_, m)| *m == ".global");
-                    let first_shared = d.mods.iter().position(|(_, m)| m.starts_with(".shared"));
+                    let first_global = d.mods().position(|(_, m)| m == ".global");
+                    let first_shared = d.mods().position(|(_, m)| m.starts_with(".shared"));
                     if first_global < first_shared {
                         (Space::Global, Space::Shared)
                     } else {

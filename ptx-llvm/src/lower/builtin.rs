@@ -35,8 +35,7 @@ pub(super) fn code_of(m: &str) -> Option<u32> {
 
 /// Type codes of the instruction's type modifiers, in the order written.
 fn type_codes(d: &Decoded) -> Vec<u32> {
-    d.mods
-        .iter()
+    d.mods()
         .filter(|(g, _)| matches!(g, G::Type | G::Size))
         .filter_map(|(_, m)| code_of(m))
         .collect()

@@ -455,7 +455,7 @@ impl<'ctx> Lowerer<'ctx> {
         // Header: the descriptor text (mma) or this lane's row address (ldmatrix/stmatrix).
         let head: IntValue<'ctx> = match addr_op {
             None => {
-                let text: String = d.mods.iter().map(|(_, m)| *m).collect();
+                let text: String = d.mods().map(|(_, m)| m).collect();
                 let g = self.b.build_global_string_ptr(&text, "mma.desc")?;
                 self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "desc")?
             }
@@ -544,13 +544,7 @@ impl<'ctx> Lowerer<'ctx> {
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         let sub = d.spec.sub.first().copied().unwrap_or("");
-        let text: String = d
-            .spec
-            .sub
-            .iter()
-            .copied()
-            .chain(d.mods.iter().map(|(_, m)| *m))
-            .collect();
+        let text: String = d.spec.sub.iter().copied().chain(d.mods().map(|(_, m)| m)).collect();
         let desc = self.b.build_global_string_ptr(&text, "wmma.desc")?;
         let desc = self.b.build_ptr_to_int(desc.as_pointer_value(), i64t, "desc")?;
         let words = |list: &[(&'m Operand<'a>, u32)]| list.iter().map(|(_, w)| w).sum::<u32>();

@@ -1,0 +1,153 @@
+//! The checked IR of one function: what the checker learned about each instruction, kept so that no
+//! later stage decodes a modifier or resolves a name again.
+//!
+//! The checker builds one [`Function`] per function body while it checks that body, hands it to its
+//! consumers (the lints today) and drops it before the next function: a module's checked IR is never
+//! whole in memory, so checking costs memory in proportion to the largest function, not to the module.
+//!
+//! Registers are numbered densely per function, one number per register (`%r<100>` takes 100), as the
+//! checker's scope numbers them: a register declared again in a nested block gets its own numbers.
+
+use crate::ast::{self, Instruction, Name, VarDecl};
+use crate::isa::{self, Decoded};
+use crate::scope::Sreg;
+use crate::span::Span;
+
+/// A register's number within its function.
+pub type RegId = u32;
+
+/// What a name in an operand stands for.
+#[derive(Clone, Copy, Debug)]
+pub enum Sym<'m, 'a> {
+    /// The register with this number (an element of a `%r<N>` range has its own number).
+    Reg(RegId),
+    Var(&'m VarDecl<'a>),
+    Func(&'m ast::Function<'a>),
+    /// A label of the function (branch targets, `.branchtargets` and `.callprototype` labels).
+    Label,
+    Special(Sreg),
+    /// A name the checker reported as undefined, or a constant such as `WARP_SZ`.
+    Unresolved,
+}
+
+/// One name an operand mentions, resolved.
+#[derive(Clone, Copy, Debug)]
+pub struct Use<'m, 'a> {
+    pub name: Name<'a>,
+    /// The operand it appears in.
+    pub operand: u8,
+    pub sym: Sym<'m, 'a>,
+}
+
+/// One instruction: its syntax, its decoded form and what each name it mentions stands for.
+#[derive(Debug)]
+pub struct Inst<'m, 'a> {
+    pub ast: &'m Instruction<'a>,
+    /// `None` when the opcode or a modifier is wrong (the checker reported it).
+    pub decoded: Option<Decoded>,
+    /// The guard predicate's register, when it is one.
+    pub guard: Option<RegId>,
+    /// Every name of every operand, in the order written.
+    pub uses: smallvec::SmallVec<[Use<'m, 'a>; 4]>,
+}
+
+impl<'a> Inst<'_, 'a> {
+    /// Whether the first operand is written: the ISA table's rule, plus the result list of a `call`, and
+    /// the accumulators of matrix instructions, which are read and written.
+    pub fn writes_first_operand(&self) -> bool {
+        let i = self.ast;
+        match i.opcode.text {
+            "call" => i.operands.len() >= 2 && matches!(i.operands[0], ast::Operand::List(..)),
+            "wgmma" | "mma" | "wmma" => true,
+            _ => self
+                .decoded
+                .as_ref()
+                .is_some_and(|d| isa::first_operand_is_destination(d.spec)),
+        }
+    }
+
+    /// Registers read: the guard and every register outside the written operand, with the name as
+    /// written.
+    pub fn reads(&self) -> impl Iterator<Item = (RegId, Name<'a>)> + '_ {
+        let written = self.writes_first_operand();
+        let guard = self.guard.zip(self.ast.guard.as_ref()).map(|(r, g)| (r, g.pred));
+        guard
+            .into_iter()
+            .chain(self.uses.iter().filter_map(move |u| match u.sym {
+                Sym::Reg(r) if !(written && u.operand == 0) => Some((r, u.name)),
+                _ => None,
+            }))
+    }
+
+    /// Registers written.
+    pub fn writes(&self) -> impl Iterator<Item = RegId> + '_ {
+        let written = self.writes_first_operand();
+        self.uses.iter().filter_map(move |u| match u.sym {
+            Sym::Reg(r) if written && u.operand == 0 => Some(r),
+            _ => None,
+        })
+    }
+}
+
+/// A `.reg` declaration of the function (parameters included).
+#[derive(Clone, Copy, Debug)]
+pub struct RegDecl<'a> {
+    pub name: Name<'a>,
+    /// The whole declaration.
+    pub span: Span,
+    /// Its first number and how many it declares.
+    pub first: RegId,
+    pub count: u32,
+    pub param: bool,
+    /// Declared inside a nested `{ }` block.
+    pub nested: bool,
+}
+
+/// One function body, checked.
+#[derive(Debug)]
+pub struct Function<'m, 'a> {
+    pub ast: &'m ast::Function<'a>,
+    pub regs: Vec<RegDecl<'a>>,
+    /// One past the highest register number (saturating: a declaration of 2^32 registers says so).
+    pub reg_count: u64,
+    pub insts: Vec<Inst<'m, 'a>>,
+    /// Each label, with the index of the first instruction after it, in source order.
+    pub labels: Vec<(Name<'a>, usize)>,
+    /// `.branchtargets` lists, by the label that names them.
+    pub branch_targets: Vec<(&'a str, &'m [Name<'a>])>,
+    /// Names listed by `.branchtargets` and `.calltargets` (they count as uses of those labels and
+    /// functions).
+    pub listed: Vec<&'a str>,
+}
+
+impl<'m, 'a> Function<'m, 'a> {
+    pub fn new(ast: &'m ast::Function<'a>) -> Self {
+        Function {
+            ast,
+            regs: vec![],
+            reg_count: 0,
+            insts: vec![],
+            labels: vec![],
+            branch_targets: vec![],
+            listed: vec![],
+        }
+    }
+
+    pub(crate) fn declare_reg(&mut self, v: &VarDecl<'a>, first: RegId, param: bool, nested: bool) {
+        let count = v.range.unwrap_or(1);
+        self.reg_count = self.reg_count.max(first as u64 + count as u64);
+        self.regs.push(RegDecl {
+            name: v.name,
+            span: v.span,
+            first,
+            count,
+            param,
+            nested,
+        });
+    }
+
+    /// The index of the first instruction after a label.
+    pub fn label_at(&self, label: &str) -> Option<usize> {
+        self.labels.iter().find(|(n, _)| n.text == label).map(|&(_, at)| at)
+    }
+}
