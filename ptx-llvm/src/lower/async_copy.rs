@@ -59,7 +59,7 @@ impl<'ctx> Lowerer<'ctx> {
                     }
                     _ => size,
                 };
-                self.copy(st, dst, src, size, from_src)
+                self.copy(st, (dst, Space::Shared), (src, Space::Global), size, from_src, i.span)
             }
             [".async", ".bulk"] => {
                 // cp.async.bulk.dst.src.completion [dst], [src], size{, [mbar]}{, ctaMask}{, policy}
@@ -78,7 +78,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let dst = self.mem_address(st, &ops[0], ds, scope)?;
                 let src = self.mem_address(st, &ops[1], ss, scope)?;
                 let size = self.read(st, &ops[2], Type::U32, scope)?.into_int_value();
-                self.copy(st, dst, src, size, size)?;
+                self.copy(st, (dst, ds), (src, ss), size, size, i.span)?;
                 if let Some(m @ Operand::Addr(_)) = ops.get(3) {
                     let mbar = self.mem_address(st, m, Space::Shared, scope)?;
                     let n = self.b.build_int_z_extend(size, i64t, "n")?;
@@ -104,17 +104,33 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// Copies `size` bytes to `dst`, the first `from_src` of them from `src` and the rest zeros. Checked
+    /// mode and the sanitizers see it as a read of the source and a write of the destination, at the
+    /// copy's line, before it happens.
     fn copy(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
-        dst: IntValue<'ctx>,
-        src: IntValue<'ctx>,
+        (dst, dst_space): (IntValue<'ctx>, Space),
+        (src, src_space): (IntValue<'ctx>, Space),
         size: IntValue<'ctx>,
         from_src: IntValue<'ctx>,
+        span: Span,
     ) -> R<()> {
         let i64t = self.i64();
         let size = self.b.build_int_z_extend(size, i64t, "size")?;
         let from = self.b.build_int_z_extend(from_src, i64t, "from")?;
+        if self.checked {
+            let read = self.b.build_select(
+                self.b.build_int_compare(IntPredicate::ULT, from, size, "partial")?,
+                from,
+                size,
+                "read",
+            )?;
+            let p = self.b.build_int_to_ptr(src, self.ptr(0), "src")?;
+            self.check_range(st, p, read.into_int_value(), src_space, 0, span)?;
+            let p = self.b.build_int_to_ptr(dst, self.ptr(0), "dst")?;
+            self.check_range(st, p, size, dst_space, crate::builtin::ACCESS_WRITE, span)?;
+        }
         let packed = self.b.build_or(
             size,
             self.b.build_left_shift(from, i64t.const_int(32, false), "f")?,

@@ -197,10 +197,24 @@ impl<'ctx> Lowerer<'ctx> {
         access: u32,
         span: Span,
     ) -> R<()> {
+        let bytes = self.i64().const_int(bytes, false);
+        self.check_range(st, p, bytes, space, access, span)
+    }
+
+    /// [`Self::check_access`] for a size known only when the code runs (`cp.async` copies).
+    pub(super) fn check_range(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        p: PointerValue<'ctx>,
+        bytes: IntValue<'ctx>,
+        space: Space,
+        access: u32,
+        span: Span,
+    ) -> R<()> {
         if !self.checked || matches!(space, Space::Param) {
             return Ok(());
         }
-        let r = self.call_check(st, p, bytes, span.start as u64, space_code(space) | access)?;
+        let r = self.call_check_sized(st, p, bytes, span.start as u64, space_code(space) | access)?;
         self.stop_if_faulted(st, Some(r))
     }
 
@@ -239,6 +253,18 @@ impl<'ctx> Lowerer<'ctx> {
         site: u64,
         space: u32,
     ) -> R<IntValue<'ctx>> {
+        let bytes = self.i64().const_int(bytes, false);
+        self.call_check_sized(st, p, bytes, site, space)
+    }
+
+    fn call_check_sized(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        p: PointerValue<'ctx>,
+        bytes: IntValue<'ctx>,
+        site: u64,
+        space: u32,
+    ) -> R<IntValue<'ctx>> {
         use crate::builtin as bi;
         let (i32t, i64t, pt) = (self.i32(), self.i64(), self.ptr(0));
         let f = self.module.get_function(bi::CHECK).unwrap_or_else(|| {
@@ -252,7 +278,7 @@ impl<'ctx> Lowerer<'ctx> {
                 &[
                     st.env.expect("env").into(),
                     p.into(),
-                    i64t.const_int(bytes, false).into(),
+                    bytes.into(),
                     i32t.const_int(site, false).into(),
                     i32t.const_int(space as u64, false).into(),
                 ],
