@@ -77,11 +77,19 @@ build/device_attributes: tests/gpu/probes_c/device_attributes.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
+build/devices: tests/demo/devices.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
 build/sanitize_client: tests/faults/sanitize.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
 build/nvcc_program: tests/nvcc/program.cu venv
+	mkdir -p build
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
+
+build/nvcc_devices: tests/nvcc/devices.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
 
@@ -146,7 +154,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -174,6 +182,12 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	for i in $$(seq 30); do LD_LIBRARY_PATH=$(REL) ./build/device_attributes > /dev/null || exit 1; done
 	LD_LIBRARY_PATH=$(REL) ./build/lazy_no_binary build/no_ptx.fatbin _Z1kv > build/lazy_no_binary.out
 	diff tests/gpu/probes_c/lazy_no_binary.expected build/lazy_no_binary.out
+	@echo; echo "== several presented devices (PTXJIT_DEVICE_COUNT): the driver API on two, the CUDA runtime on three"
+	PTXJIT_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(REL) ./build/devices | tee build/devices.out
+	grep -q "DEVICES VERIFIED" build/devices.out
+	PTXJIT_DEVICE_COUNT=3 LD_LIBRARY_PATH=$(REL) ./build/nvcc_devices | tee build/nvcc_devices.out
+	grep -q "DEVICES VERIFIED" build/nvcc_devices.out
+	! PTXJIT_DEVICE_COUNT=0 LD_LIBRARY_PATH=$(REL) ./build/devices
 	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
 	grep -q "ALL VERIFIED" build/nvcc_faults.out

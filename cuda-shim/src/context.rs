@@ -277,17 +277,31 @@ api! {
         Ok(()) // the persisting L2 limit is 0: no line is ever persisting
     }
     fn cuCtxEnablePeerAccess(peer: Handle, flags: c_uint) {
-        current()?;
-        CONTEXTS.get(peer as usize)?;
+        let c = current()?;
+        let p = CONTEXTS.get(peer as usize)?;
         if flags != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        Err(CUDA_ERROR_INVALID_DEVICE) // one device: there is no peer
+        if p.device == c.device {
+            return Err(CUDA_ERROR_INVALID_DEVICE); // a device is not its own peer
+        }
+        let mut peers = c.peers.lock();
+        if peers.contains(&(peer as usize)) {
+            return Err(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+        }
+        peers.push(peer as usize);
+        Ok(())
     }
     fn cuCtxDisablePeerAccess(peer: Handle) {
-        current()?;
+        let c = current()?;
         CONTEXTS.get(peer as usize)?;
-        Err(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+        let mut peers = c.peers.lock();
+        let at = peers
+            .iter()
+            .position(|&p| p == peer as usize)
+            .ok_or(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)?;
+        peers.swap_remove(at);
+        Ok(())
     }
 
     // ---- primary contexts ----
@@ -296,14 +310,15 @@ api! {
         if pctx.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let mut p = PRIMARY.lock();
+        let mut all = PRIMARY.lock();
+        let p = &mut all[dev as usize];
         let h = match *p {
             Some((h, n)) => {
                 *p = Some((h, n + 1));
                 h
             }
             None => {
-                let flags = PRIMARY_FLAGS.load(Ordering::Relaxed);
+                let flags = PRIMARY_FLAGS[dev as usize].load(Ordering::Relaxed);
                 let h = CONTEXTS.insert(Context::new(dev, true, flags)?);
                 *p = Some((h, 1));
                 h
@@ -314,11 +329,12 @@ api! {
     }
     fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) {
         device_check(dev)?;
-        let mut p = PRIMARY.lock();
+        let mut all = PRIMARY.lock();
+        let p = &mut all[dev as usize];
         match *p {
             Some((h, 1)) => {
                 *p = None;
-                drop(p);
+                drop(all);
                 destroy_ctx(h, false)
             }
             Some((h, n)) => {
@@ -333,10 +349,10 @@ api! {
     }
     fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut c_uint, active: *mut c_int) {
         device_check(dev)?;
-        let p = *PRIMARY.lock();
+        let p = PRIMARY.lock()[dev as usize];
         let f = match p {
             Some((h, _)) => CONTEXTS.get(h)?.flags.load(Ordering::Relaxed),
-            None => PRIMARY_FLAGS.load(Ordering::Relaxed),
+            None => PRIMARY_FLAGS[dev as usize].load(Ordering::Relaxed),
         };
         out(flags, f)?;
         out(active, p.is_some() as c_int)
@@ -346,8 +362,8 @@ api! {
         if flags & !CTX_FLAGS != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        PRIMARY_FLAGS.store(flags, Ordering::Relaxed);
-        if let Some((h, _)) = *PRIMARY.lock() {
+        PRIMARY_FLAGS[dev as usize].store(flags, Ordering::Relaxed);
+        if let Some((h, _)) = PRIMARY.lock()[dev as usize] {
             CONTEXTS.get(h)?.flags.store(flags, Ordering::Relaxed);
         }
         Ok(())
@@ -357,8 +373,8 @@ api! {
     }
     fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) {
         device_check(dev)?;
-        let p = *PRIMARY.lock();
-        PRIMARY_FLAGS.store(0, Ordering::Relaxed);
+        let p = PRIMARY.lock()[dev as usize];
+        PRIMARY_FLAGS[dev as usize].store(0, Ordering::Relaxed);
         match p {
             // Everything the context owns goes; the retained handle stays usable.
             Some((h, _)) => destroy_ctx(h, true),
@@ -370,5 +386,6 @@ api! {
     }
 }
 
-/// Flags for the primary context (`cuDevicePrimaryCtxSetFlags`), kept while it is inactive.
-static PRIMARY_FLAGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// Flags for each device's primary context (`cuDevicePrimaryCtxSetFlags`), kept while it is inactive.
+static PRIMARY_FLAGS: [std::sync::atomic::AtomicU32; ptx_jit::device::MAX_DEVICES as usize] =
+    [const { std::sync::atomic::AtomicU32::new(0) }; ptx_jit::device::MAX_DEVICES as usize];

@@ -47,8 +47,16 @@ pub fn name() -> String {
     p().device_name()
 }
 
-/// `cuDeviceGetAttribute` values (attribute numbers from `CUdevice_attribute` in cuda.h).
-pub fn attribute(attr: i32) -> Result<i32, CUresult> {
+/// How many identical devices are presented (`PTXJIT_DEVICE_COUNT`; `cuInit` refuses a bad one). They
+/// share the host's memory: each reports the profile's total, and allocations on any of them count
+/// against that one total.
+pub fn count() -> i32 {
+    rt::device_count().unwrap_or(1) as i32
+}
+
+/// `cuDeviceGetAttribute` values of device `dev` (attribute numbers from `CUdevice_attribute` in
+/// cuda.h).
+pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
     Ok(match attr {
         1 => rt::MAX_THREADS_PER_BLOCK as i32,                  // MAX_THREADS_PER_BLOCK
         2..=4 => rt::MAX_BLOCK_DIM[(attr - 2) as usize] as i32, // MAX_BLOCK_DIM_X/Y/Z
@@ -68,7 +76,8 @@ pub fn attribute(attr: i32) -> Result<i32, CUresult> {
         20 => 0,                                                // COMPUTE_MODE default
         31 => 1,                                                // CONCURRENT_KERNELS: streams overlap
         32 => 0,                                                // ECC_ENABLED
-        33 | 34 | 50 => 0,                                      // PCI bus/device/domain
+        33 => dev,                                              // PCI_BUS_ID: one bus per device
+        34 | 50 => 0,                                           // PCI device and domain
         36 => p().memory_clock_khz as i32,                      // MEMORY_CLOCK_RATE
         37 => p().bus_bits as i32,                              // GLOBAL_MEMORY_BUS_WIDTH
         38 => p().l2_bytes as i32,                              // L2_CACHE_SIZE
@@ -114,28 +123,37 @@ pub struct DevProp {
     texture_align: c_int,
 }
 
-/// The device's UUID: fixed bytes that name this backend (there is one device per process).
-const UUID: [u8; 16] = *b"ptx-jit CPU dev0";
-const PCI_BUS_ID: &str = "0000:00:00.0";
+/// A device's UUID: fixed bytes that name this backend, the last one the device's ordinal in hex.
+fn uuid(dev: CUdevice) -> [u8; 16] {
+    let mut u = *b"ptx-jit CPU dev0";
+    u[15] = b"0123456789abcdef"[dev as usize % 16];
+    u
+}
+
+/// A device's PCI bus id: device `n` sits alone on bus `n`.
+fn pci_bus_id(dev: CUdevice) -> String {
+    format!("0000:{dev:02x}:00.0")
+}
 
 api! {
     exports = device_exports;
 
-    fn cuDeviceGetUuid(uuid: *mut [u8; 16], dev: CUdevice) {
+    fn cuDeviceGetUuid(u: *mut [u8; 16], dev: CUdevice) {
         device_check(dev)?;
-        out(uuid, UUID)
+        out(u, uuid(dev))
     }
-    fn cuDeviceGetUuid_v2(uuid: *mut [u8; 16], dev: CUdevice) {
+    fn cuDeviceGetUuid_v2(u: *mut [u8; 16], dev: CUdevice) {
         device_check(dev)?;
-        out(uuid, UUID)
+        out(u, uuid(dev))
     }
     fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, dev: CUdevice) {
         device_check(dev)?;
-        if id.is_null() || len <= PCI_BUS_ID.len() as c_int {
+        let bus = pci_bus_id(dev);
+        if id.is_null() || len <= bus.len() as c_int {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        std::ptr::copy_nonoverlapping(PCI_BUS_ID.as_ptr(), id as *mut u8, PCI_BUS_ID.len());
-        *id.add(PCI_BUS_ID.len()) = 0;
+        std::ptr::copy_nonoverlapping(bus.as_ptr(), id as *mut u8, bus.len());
+        *id.add(bus.len()) = 0;
         Ok(())
     }
     fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, id: *const c_char) {
@@ -144,21 +162,23 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let s = std::ffi::CStr::from_ptr(id).to_string_lossy().to_ascii_lowercase();
-        // "0000:00:00.0" or the short "00:00.0" form.
-        if s == PCI_BUS_ID || s == PCI_BUS_ID[5..] {
-            out(dev, 0)
-        } else {
-            Err(CUDA_ERROR_INVALID_DEVICE)
-        }
+        // "0000:01:00.0" or the short "01:00.0" form.
+        let found = (0..count()).find(|&d| {
+            let bus = pci_bus_id(d);
+            s == bus || s == bus[5..]
+        });
+        out(dev, found.ok_or(CUDA_ERROR_INVALID_DEVICE)?)
     }
     fn cuDeviceCanAccessPeer(can: *mut c_int, dev: CUdevice, peer: CUdevice) {
         device_check(dev)?;
         device_check(peer)?;
-        out(can, 0) // a device is not its own peer
+        // The devices share the host's memory, so each reaches every other; a device is not its own
+        // peer.
+        out(can, (dev != peer) as c_int)
     }
     fn cuDeviceGetProperties(p: *mut DevProp, dev: CUdevice) {
         device_check(dev)?;
-        let a = |n| attribute(n).unwrap_or(0);
+        let a = |n| attribute(n, dev).unwrap_or(0);
         out(p, DevProp {
             max_threads_per_block: a(1),
             max_threads_dim: [a(2), a(3), a(4)],

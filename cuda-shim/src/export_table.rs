@@ -310,15 +310,17 @@ unsafe fn integrity_hash(version: u32, unix_seconds: u64) -> [u64; 2] {
     let mut h = Hash([0; 66]);
     h.bytes(&KEY, 0x36);
     h.bytes(&input, 0);
-    // One device: its UUID, then PCI domain, bus and device (all 0 for the CPU device).
-    let mut dev = Vec::with_capacity(28);
-    let mut uuid = [0u8; 16];
-    let _ = crate::device::cuDeviceGetUuid_v2(&mut uuid, 0);
-    dev.extend(uuid);
-    for attr in [50, 33, 34] {
-        dev.extend(crate::device::attribute(attr).unwrap_or(0).to_le_bytes());
+    // Each device in order: its UUID, then PCI domain, bus and device.
+    for d in 0..crate::device::count() {
+        let mut dev = Vec::with_capacity(28);
+        let mut uuid = [0u8; 16];
+        let _ = crate::device::cuDeviceGetUuid_v2(&mut uuid, d);
+        dev.extend(uuid);
+        for attr in [50, 33, 34] {
+            dev.extend(crate::device::attribute(attr, d).unwrap_or(0).to_le_bytes());
+        }
+        h.bytes(&dev, 0);
     }
-    h.bytes(&dev, 0);
     let inner = h.finish();
     h.0[..16].fill(0);
     h.0[48..].fill(0);

@@ -62,7 +62,7 @@ pub(crate) fn init_check() -> Result<(), CUresult> {
 
 pub(crate) fn device_check(dev: CUdevice) -> Result<(), CUresult> {
     init_check()?;
-    if dev == 0 {
+    if (0..device::count()).contains(&dev) {
         Ok(())
     } else {
         Err(CUDA_ERROR_INVALID_DEVICE)
@@ -104,7 +104,7 @@ api! {
         }
         // A device the backend cannot present is no device, said on stderr (a misspelt name would
         // otherwise pass as the default device).
-        if let Err(e) = ptx_jit::device::profile_named() {
+        if let Err(e) = ptx_jit::device::profile_named().and(ptx_jit::device::device_count()) {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| eprintln!("ptx-jit: {e}"));
             return Err(CUDA_ERROR_NO_DEVICE);
@@ -121,15 +121,12 @@ api! {
 
     // ---- devices ----
     fn cuDeviceGet(dev: *mut CUdevice, ordinal: c_int) {
-        init_check()?;
-        if ordinal != 0 {
-            return Err(CUDA_ERROR_INVALID_DEVICE);
-        }
-        out(dev, 0)
+        device_check(ordinal)?;
+        out(dev, ordinal)
     }
     fn cuDeviceGetCount(n: *mut c_int) {
         init_check()?;
-        out(n, 1)
+        out(n, device::count())
     }
     fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) {
         device_check(dev)?;
@@ -145,7 +142,7 @@ api! {
     }
     fn cuDeviceGetAttribute(v: *mut c_int, attr: c_int, dev: CUdevice) {
         device_check(dev)?;
-        out(v, device::attribute(attr)?)
+        out(v, device::attribute(attr, dev)?)
     }
     fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) {
         device_check(dev)?;

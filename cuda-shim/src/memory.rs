@@ -748,26 +748,26 @@ unsafe fn attribute(
         return Ok(());
     };
     match attr {
-        1 => *(data as *mut usize) = i.ctx,                // CONTEXT
-        2 => *(data as *mut c_uint) = i.memtype as c_uint, // MEMORY_TYPE
-        3 => *(data as *mut u64) = ptr,                    // DEVICE_POINTER
-        4 if i.host => *(data as *mut u64) = ptr,          // HOST_POINTER
-        4 => return Err(CUDA_ERROR_INVALID_VALUE),         // device-only memory
-        6 => *(data as *mut c_uint) = 1,                   // SYNC_MEMOPS: synchronous calls always synchronise
-        7 => *(data as *mut u64) = i.id,                   // BUFFER_ID
+        1 => *(data as *mut usize) = i.ctx,                                       // CONTEXT
+        2 => *(data as *mut c_uint) = i.memtype as c_uint,                        // MEMORY_TYPE
+        3 => *(data as *mut u64) = ptr,                                           // DEVICE_POINTER
+        4 if i.host => *(data as *mut u64) = ptr,                                 // HOST_POINTER
+        4 => return Err(CUDA_ERROR_INVALID_VALUE),                                // device-only memory
+        6 => *(data as *mut c_uint) = 1, // SYNC_MEMOPS: synchronous calls always synchronise
+        7 => *(data as *mut u64) = i.id, // BUFFER_ID
         8 => *(data as *mut c_uint) = i.managed as c_uint, // IS_MANAGED
-        9 => *(data as *mut c_int) = 0,                    // DEVICE_ORDINAL
-        10 => *(data as *mut c_uint) = 0,                  // IS_LEGACY_CUDA_IPC_CAPABLE
-        11 | 19 => *(data as *mut u64) = *start,           // RANGE_START_ADDR, MAPPING_BASE_ADDR
+        9 => *(data as *mut c_int) = CONTEXTS.get(i.ctx).map_or(0, |c| c.device), // DEVICE_ORDINAL
+        10 => *(data as *mut c_uint) = 0, // IS_LEGACY_CUDA_IPC_CAPABLE
+        11 | 19 => *(data as *mut u64) = *start, // RANGE_START_ADDR, MAPPING_BASE_ADDR
         12 | 18 => *(data as *mut usize) = *size as usize, // RANGE_SIZE, MAPPING_SIZE
-        13 => *(data as *mut c_uint) = 1,                  // MAPPED
-        14 => *(data as *mut u64) = 0,                     // ALLOWED_HANDLE_TYPES: none exportable
-        15 => *(data as *mut c_uint) = 0,                  // IS_GPU_DIRECT_RDMA_CAPABLE
-        16 => *(data as *mut c_uint) = 3,                  // ACCESS_FLAGS: read-write
-        17 => *(data as *mut usize) = 0,                   // MEMPOOL_HANDLE: no pools
-        20 => *(data as *mut u64) = i.id,                  // MEMORY_BLOCK_ID
-        21 => *(data as *mut c_uint) = 0,                  // IS_HW_DECOMPRESS_CAPABLE
-        22 => *(data as *mut c_int) = -1,                  // LOCALITY_DOMAIN_ORDINAL
+        13 => *(data as *mut c_uint) = 1, // MAPPED
+        14 => *(data as *mut u64) = 0,   // ALLOWED_HANDLE_TYPES: none exportable
+        15 => *(data as *mut c_uint) = 0, // IS_GPU_DIRECT_RDMA_CAPABLE
+        16 => *(data as *mut c_uint) = 3, // ACCESS_FLAGS: read-write
+        17 => *(data as *mut usize) = 0, // MEMPOOL_HANDLE: no pools
+        20 => *(data as *mut u64) = i.id, // MEMORY_BLOCK_ID
+        21 => *(data as *mut c_uint) = 0, // IS_HW_DECOMPRESS_CAPABLE
+        22 => *(data as *mut c_int) = -1, // LOCALITY_DOMAIN_ORDINAL
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     }
     let _ = i.flags;
@@ -942,8 +942,8 @@ api! {
     fn cuMemPrefetchAsync[cuMemPrefetchAsync_ptsz](dptr: CUdeviceptr, n: usize, dev: c_int, s: Handle) {
         init_check()?;
         crate::stream::resolve(s)?;
-        if dev != 0 && dev != -1 {
-            return Err(CUDA_ERROR_INVALID_DEVICE); // the device or CU_DEVICE_CPU
+        if dev != -1 && !(0..crate::device::count()).contains(&dev) {
+            return Err(CUDA_ERROR_INVALID_DEVICE); // a device or CU_DEVICE_CPU
         }
         managed_range(dptr, n)
     }
@@ -957,7 +957,7 @@ api! {
     }
     fn cuMemAdvise(dptr: CUdeviceptr, n: usize, advice: c_int, dev: c_int) {
         init_check()?;
-        if !(1..=6).contains(&advice) || (dev != 0 && dev != -1) {
+        if !(1..=6).contains(&advice) || (dev != -1 && !(0..crate::device::count()).contains(&dev)) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         managed_range(dptr, n)

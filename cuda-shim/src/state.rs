@@ -73,6 +73,9 @@ pub struct Context {
     pub config: Mutex<crate::context::Config>,
     /// Set when the context is destroyed: ends its launches still running after a grace period.
     pub cancel: Arc<ptx_jit::Cancel>,
+    /// Contexts (of other devices) whose memory this one has been given access to
+    /// (`cuCtxEnablePeerAccess`).
+    pub peers: Mutex<Vec<usize>>,
 }
 
 impl Context {
@@ -86,6 +89,7 @@ impl Context {
             streams: crate::stream::CtxStreams::new()?,
             config: Mutex::new(crate::context::Config::default()),
             cancel: Arc::default(),
+            peers: Mutex::default(),
         })
     }
 }
@@ -113,8 +117,9 @@ pub static EVENTS: once_cell::sync::Lazy<Table<crate::event::Event>> =
     once_cell::sync::Lazy::new(|| Table::new(Tag::Event));
 pub static STREAMS: once_cell::sync::Lazy<Table<Stream>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Stream));
 
-/// Primary context per device: (handle, reference count).
-pub static PRIMARY: Mutex<Option<(usize, u32)>> = Mutex::new(None);
+/// Primary context per device (indexed by ordinal): (handle, reference count).
+pub static PRIMARY: Mutex<[Option<(usize, u32)>; ptx_jit::device::MAX_DEVICES as usize]> =
+    Mutex::new([None; ptx_jit::device::MAX_DEVICES as usize]);
 
 thread_local! {
     /// The calling thread's context stack; the top is current.

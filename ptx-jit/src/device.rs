@@ -234,6 +234,27 @@ pub fn profile() -> &'static Profile {
     profile_named().unwrap_or(&PROFILES[0])
 }
 
+/// The most devices `PTXJIT_DEVICE_COUNT` may ask for.
+pub const MAX_DEVICES: u32 = 16;
+
+/// How many identical devices to present: `PTXJIT_DEVICE_COUNT` (1 to [`MAX_DEVICES`]), else 1. Other
+/// values are an error the driver reports at `cuInit`.
+pub fn device_count() -> Result<u32, String> {
+    static COUNT: std::sync::OnceLock<Result<u32, String>> = std::sync::OnceLock::new();
+    COUNT
+        .get_or_init(|| match std::env::var("PTXJIT_DEVICE_COUNT") {
+            Err(_) => Ok(1),
+            Ok(v) if v.trim().is_empty() => Ok(1),
+            Ok(v) => v
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=MAX_DEVICES).contains(n))
+                .ok_or_else(|| format!("PTXJIT_DEVICE_COUNT={v} is not a count of devices from 1 to {MAX_DEVICES}")),
+        })
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

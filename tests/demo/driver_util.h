@@ -19,7 +19,7 @@
         }                                                                            \
     } while (0)
 
-static char *read_file(const char *path) {
+static inline char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) { perror(path); exit(1); }
     fseek(f, 0, SEEK_END);
