@@ -81,6 +81,10 @@ build/devices: tests/demo/devices.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
 
+build/peer_probe: tests/gpu/probes_c/peer_probe.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+
 build/sanitize_client: tests/faults/sanitize.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
@@ -154,7 +158,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -188,6 +192,8 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	PTXJIT_DEVICE_COUNT=3 LD_LIBRARY_PATH=$(REL) ./build/nvcc_devices | tee build/nvcc_devices.out
 	grep -q "DEVICES VERIFIED" build/nvcc_devices.out
 	! PTXJIT_DEVICE_COUNT=0 LD_LIBRARY_PATH=$(REL) ./build/devices
+	LD_LIBRARY_PATH=$(REL) ./build/peer_probe > build/peer_probe.out
+	diff tests/gpu/probes_c/peer_probe.expected build/peer_probe.out
 	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
 	grep -q "ALL VERIFIED" build/nvcc_faults.out

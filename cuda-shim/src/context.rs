@@ -283,7 +283,8 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         if p.device == c.device {
-            return Err(CUDA_ERROR_INVALID_DEVICE); // a device is not its own peer
+            // A device is not its own peer; an H200 answers this (tests/gpu/probes_c/peer_probe.c).
+            return Err(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
         }
         let mut peers = c.peers.lock();
         if peers.contains(&(peer as usize)) {

@@ -95,7 +95,7 @@ int main(void) {
     CHECK(cuMemAlloc(&b0, sizeof host));
     CHECK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b0));
     ASSERT(ordinal == 0);
-    EXPECT(cuCtxEnablePeerAccess(c0, 0), CUDA_ERROR_INVALID_DEVICE);
+    EXPECT(cuCtxEnablePeerAccess(c0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
     CHECK(cuCtxEnablePeerAccess(c1, 0));
     EXPECT(cuCtxEnablePeerAccess(c1, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
     CHECK(cuMemcpyPeer(b0, c0, b1, c1, sizeof host));
