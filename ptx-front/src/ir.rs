@@ -146,6 +146,13 @@ impl<'m, 'a> Function<'m, 'a> {
         });
     }
 
+    /// The checked form of the instruction that starts at byte `at` of the text (instructions are kept
+    /// in source order).
+    pub fn inst_at(&self, at: u32) -> Option<&Inst<'m, 'a>> {
+        let k = self.insts.partition_point(|i| i.ast.span.start < at);
+        self.insts.get(k).filter(|i| i.ast.span.start == at)
+    }
+
     /// The index of the first instruction after a label.
     pub fn label_at(&self, label: &str) -> Option<usize> {
         self.labels.iter().find(|(n, _)| n.text == label).map(|&(_, at)| at)

@@ -47,9 +47,8 @@ pub fn check_fragment(m: &Module<'_>) -> Vec<Diagnostic> {
     )
 }
 
-pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
-    let fragment = opts.fragment;
-    let mut diags = vec![];
+/// The target to check against (the module's, or what the options name), and how messages call it.
+fn target_of(m: &Module<'_>, opts: &Options) -> (Target, &'static str) {
     let mut target = Target::of(m);
     if let Some((sm, suffix)) = opts.sm {
         target.sm = sm;
@@ -63,6 +62,13 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
     } else {
         "this module targets"
     };
+    (target, against)
+}
+
+pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
+    let fragment = opts.fragment;
+    let mut diags = vec![];
+    let (target, against) = target_of(m, opts);
     if !fragment {
         header(m, &target, &mut diags);
         version_fits_target(m, &mut diags);
@@ -134,75 +140,117 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         scope.pop();
     }
     let lints = (!fragment && !opts.no_lints).then(|| crate::lints::Module::new(m));
+    let mut checker = Checker {
+        target,
+        against,
+        fragment,
+        scope,
+    };
     for item in &m.items {
         if let Item::Function(f) = item {
-            if let Some(body) = &f.body {
-                let mut c = FnChecker {
-                    target: &target,
-                    diags: &mut diags,
-                    labels: HashMap::default(),
-                    function: f.name.text,
-                    fragment,
-                    against,
-                    reported: Default::default(),
-                    prototypes: HashMap::default(),
-                    ir: lints.as_ref().map(|_| ir::Function::new(f)),
-                    depth: 0,
-                    pending_label: None,
-                    names: Default::default(),
-                };
-                let mut label_dups = vec![];
-                labels(body, &mut c.labels, &mut label_dups);
-                // Prototypes and target lists are named by the label right before them.
-                let mut pending = None;
-                let mut unnamed = vec![];
-                visit(body, &mut |s| match s {
-                    Statement::Label(n) => pending = Some(n.text),
-                    Statement::Directive(d @ (Directive::Prototype { .. } | Directive::Targets { .. })) => {
-                        match (pending.take(), d) {
-                            (Some(l), Directive::Prototype { returns, params, .. }) => {
-                                c.prototypes.insert(l, (returns.len(), params.len()));
-                            }
-                            (Some(_), _) => {}
-                            (None, d) => unnamed.push(d.span()),
-                        }
-                    }
-                    _ => pending = None,
-                });
-                for span in unnamed {
-                    c.diags.push(
-                        Diagnostic::error(Code::P0002, span, "this list has no label, so nothing can refer to it")
-                            .label("unnamed")
-                            .help("put a label before it: `proto: .callprototype …` or `targets: .branchtargets …`"),
-                    );
-                }
-                for (n, prev) in label_dups {
-                    c.diags.push(
-                        Diagnostic::error(Code::P0202, n.span, format!("label `{}` is defined twice", n.text))
-                            .label("second definition")
-                            .secondary(prev.span, "first defined here"),
-                    );
-                }
-                if let Some(f) = &mut c.ir {
-                    // Nearly every statement of a body is an instruction.
-                    f.insts.reserve(body.len());
-                }
-                scope.push_function();
-                for p in f.params.iter().chain(&f.returns) {
-                    match scope.declare(p) {
-                        Ok(e) => c.declared(p, e, true),
-                        Err(prev) => c.diags.push(duplicate(&p.name, prev)),
-                    }
-                }
-                c.block(body, &mut scope);
-                scope.pop();
-                if let (Some(l), Some(func)) = (&lints, c.ir.take()) {
+            if let Some(func) = checker.function(f, &mut diags, lints.is_some()) {
+                if let Some(l) = &lints {
                     l.function(&func, &mut diags);
                 }
             }
         }
     }
     diags
+}
+
+/// Checks function bodies one at a time against the module's symbols and target, and gives each
+/// one's checked IR ([`ir::Function`]): the checker's own walk and the lowering both use it, so an
+/// instruction is decoded and its names resolved by the checker alone.
+pub struct Checker<'m, 'a> {
+    target: Target,
+    against: &'static str,
+    fragment: bool,
+    scope: Scope<'m, 'a>,
+}
+
+impl<'m, 'a> Checker<'m, 'a> {
+    /// A checker of `m`'s functions (module-level rules are [`check_with`]'s).
+    pub fn new(m: &'m Module<'a>, opts: &Options) -> Self {
+        let (target, against) = target_of(m, opts);
+        Checker {
+            target,
+            against,
+            fragment: opts.fragment,
+            scope: Scope::module(m).0,
+        }
+    }
+
+    /// Checks the body of `f` (nothing for a declaration), adding its diagnostics to `diags`; returns
+    /// its checked IR when `want_ir`.
+    pub fn function(
+        &mut self,
+        f: &'m Function<'a>,
+        diags: &mut Vec<Diagnostic>,
+        want_ir: bool,
+    ) -> Option<ir::Function<'m, 'a>> {
+        let body = f.body.as_ref()?;
+        let scope = &mut self.scope;
+        let mut c = FnChecker {
+            target: &self.target,
+            diags,
+            labels: HashMap::default(),
+            function: f.name.text,
+            fragment: self.fragment,
+            against: self.against,
+            reported: Default::default(),
+            prototypes: HashMap::default(),
+            ir: want_ir.then(|| ir::Function::new(f)),
+            depth: 0,
+            pending_label: None,
+            names: Default::default(),
+        };
+        let mut label_dups = vec![];
+        labels(body, &mut c.labels, &mut label_dups);
+        // Prototypes and target lists are named by the label right before them.
+        let mut pending = None;
+        let mut unnamed = vec![];
+        visit(body, &mut |s| match s {
+            Statement::Label(n) => pending = Some(n.text),
+            Statement::Directive(d @ (Directive::Prototype { .. } | Directive::Targets { .. })) => {
+                match (pending.take(), d) {
+                    (Some(l), Directive::Prototype { returns, params, .. }) => {
+                        c.prototypes.insert(l, (returns.len(), params.len()));
+                    }
+                    (Some(_), _) => {}
+                    (None, d) => unnamed.push(d.span()),
+                }
+            }
+            _ => pending = None,
+        });
+        for span in unnamed {
+            c.diags.push(
+                Diagnostic::error(Code::P0002, span, "this list has no label, so nothing can refer to it")
+                    .label("unnamed")
+                    .help("put a label before it: `proto: .callprototype …` or `targets: .branchtargets …`"),
+            );
+        }
+        for (n, prev) in label_dups {
+            c.diags.push(
+                Diagnostic::error(Code::P0202, n.span, format!("label `{}` is defined twice", n.text))
+                    .label("second definition")
+                    .secondary(prev.span, "first defined here"),
+            );
+        }
+        if let Some(f) = &mut c.ir {
+            // Nearly every statement of a body is an instruction.
+            f.insts.reserve(body.len());
+        }
+        scope.push_function();
+        for p in f.params.iter().chain(&f.returns) {
+            match scope.declare(p) {
+                Ok(e) => c.declared(p, e, true),
+                Err(prev) => c.diags.push(duplicate(&p.name, prev)),
+            }
+        }
+        c.block(body, scope);
+        scope.pop();
+        c.ir
+    }
 }
 
 fn decl_span(e: Entry<'_, '_>) -> Span {

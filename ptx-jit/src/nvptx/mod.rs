@@ -90,6 +90,13 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
     let mut base_unmet = vec![];
     let requested = arch.ptx.unwrap_or(u32::MAX);
     diags.extend(unprintable_symbols(m));
+    let mut checker = ptx_front::check::Checker::new(
+        m,
+        &ptx_front::check::Options {
+            no_lints: true,
+            ..Default::default()
+        },
+    );
     for item in &m.items {
         if let ptx_front::ast::Item::Function(f) = item {
             // ptxas: kernel parameters beyond 4352 bytes need PTX 8.1.
@@ -114,42 +121,46 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
                     );
                 }
             }
-            if let Some(b) = &f.body {
-                ptx_front::ast::visit(b, &mut |s| {
-                    if let ptx_front::ast::Statement::Inst(i) = s {
-                        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-                        if let Ok(d) = ptx_front::isa::decode(i.opcode.text, &mods) {
-                            let ((maj, min), _) = d.requires();
-                            need = need.max(maj * 10 + min);
-                            let base = d.spec.ptx.0 * 10 + d.spec.ptx.1;
-                            if arch.sm < d.spec.sm || requested < base || d.spec.arch && arch.suffix != Some('a') {
-                                base_unmet.push(i.opcode.span.start);
-                            }
+            // The checker's IR gives each instruction's decoded form and its special registers.
+            if let Some(checked) = checker.function(f, &mut vec![], true) {
+                for x in &checked.insts {
+                    let i = x.ast;
+                    if let Some(d) = &x.decoded {
+                        let ((maj, min), _) = d.requires();
+                        need = need.max(maj * 10 + min);
+                        let base = d.spec.ptx.0 * 10 + d.spec.ptx.1;
+                        if arch.sm < d.spec.sm || requested < base || d.spec.arch && arch.suffix != Some('a') {
+                            base_unmet.push(i.opcode.span.start);
                         }
-                        for_each_sreg(&i.operands, &mut |n| {
-                            let (maj, min) = ptx_front::scope::special_register_ptx(n.text);
-                            let v = maj * 10 + min;
-                            need = need.max(v);
-                            if requested < v {
-                                diags.push(
-                                    Diagnostic::error(
-                                        ptx_front::Code::P0301,
-                                        n.span,
-                                        format!(
-                                            "special register `{}` needs PTX {maj}.{min}; PTX {}.{} was requested",
-                                            n.text,
-                                            requested / 10,
-                                            requested % 10
-                                        ),
-                                    )
-                                    .label("not available in the requested PTX version"),
-                                );
-                            }
-                        });
-                        let (llvm_ptx, llvm_sm) = nvptx_min(i);
-                        need = need.max(llvm_ptx);
-                        if arch.sm < llvm_sm || requested < llvm_ptx {
+                    }
+                    let sregs = x
+                        .uses
+                        .iter()
+                        .filter(|u| matches!(u.sym, ptx_front::ir::Sym::Special(_)));
+                    for n in sregs.map(|u| &u.name) {
+                        let (maj, min) = ptx_front::scope::special_register_ptx(n.text);
+                        let v = maj * 10 + min;
+                        need = need.max(v);
+                        if requested < v {
                             diags.push(
+                                Diagnostic::error(
+                                    ptx_front::Code::P0301,
+                                    n.span,
+                                    format!(
+                                        "special register `{}` needs PTX {maj}.{min}; PTX {}.{} was requested",
+                                        n.text,
+                                        requested / 10,
+                                        requested % 10
+                                    ),
+                                )
+                                .label("not available in the requested PTX version"),
+                            );
+                        }
+                    }
+                    let (llvm_ptx, llvm_sm) = nvptx_min(i);
+                    need = need.max(llvm_ptx);
+                    if arch.sm < llvm_sm || requested < llvm_ptx {
+                        diags.push(
                                 Diagnostic::error(
                                     ptx_front::Code::P0301,
                                     i.opcode.span,
@@ -163,9 +174,8 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
                                 )
                                 .label("not available for this target"),
                             );
-                        }
                     }
-                });
+                }
             }
         }
     }
@@ -179,23 +189,6 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
             .unwrap_or(last),
     };
     (version, base_unmet, diags)
-}
-
-/// Calls `f` on every special register an operand list reads.
-fn for_each_sreg<'a>(ops: &[ptx_front::ast::Operand<'a>], f: &mut impl FnMut(&ptx_front::ast::Name<'a>)) {
-    use ptx_front::ast::Operand;
-    for op in ops {
-        match op {
-            Operand::Sym { name, .. } if ptx_front::scope::special_register(name.text).is_some() => f(name),
-            Operand::Vector(v, _) | Operand::List(v, _) | Operand::Bracket(v, _) => for_each_sreg(v, f),
-            Operand::Not(x, _) | Operand::Neg(x, _) => for_each_sreg(std::slice::from_ref(x), f),
-            Operand::Pair(a, b, _) => {
-                for_each_sreg(std::slice::from_ref(a), f);
-                for_each_sreg(std::slice::from_ref(b), f);
-            }
-            _ => {}
-        }
-    }
 }
 
 /// The checker's gating (P0301, naming the instruction and the sm and PTX version it needs) for the

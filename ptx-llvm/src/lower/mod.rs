@@ -262,6 +262,14 @@ fn lower_pass<'ctx>(
         }),
     };
     let (scope, _) = Scope::module(m);
+    // Each function's checked IR gives its instructions' decoded forms: the lowering decodes nothing.
+    let mut checker = ptx_front::check::Checker::new(
+        m,
+        &ptx_front::check::Options {
+            no_lints: true,
+            ..Default::default()
+        },
+    );
     let reached = only.map(|k| reachable(m, k));
     if let Err(e) = l.declare_module(m) {
         l.fail(e);
@@ -272,7 +280,7 @@ fn lower_pass<'ctx>(
             if let Item::Function(f) = item {
                 let unreached = reached.as_ref().is_some_and(|r| !r.contains(f.name.text));
                 if f.body.is_some() && !unreached {
-                    match l.function(f, &scope) {
+                    match l.function(f, &scope, &mut checker) {
                         Ok(Some(k)) => kernels.push(k),
                         Ok(None) => {}
                         Err(e) => l.fail(e),
@@ -513,7 +521,8 @@ struct Fn<'ctx, 'm, 'a> {
     /// The condition-code carry flag (CC.CF) of `.cc` arithmetic, made on first use.
     carry: Option<PointerValue<'ctx>>,
     alloca_at: Builder<'ctx>,
-    _m: std::marker::PhantomData<&'m ()>,
+    /// The function's checked IR.
+    checked: Option<ptx_front::ir::Function<'m, 'a>>,
 }
 
 impl<'ctx> Lowerer<'ctx> {
@@ -576,11 +585,18 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
-    fn function<'m, 'a>(&mut self, f: &'m Function<'a>, mscope: &Scope<'m, 'a>) -> R<Option<KernelInfo>> {
+    fn function<'m, 'a>(
+        &mut self,
+        f: &'m Function<'a>,
+        mscope: &Scope<'m, 'a>,
+        checker: &mut ptx_front::check::Checker<'m, 'a>,
+    ) -> R<Option<KernelInfo>> {
         let fv = self.funcs[f.name.text];
         if fv.count_basic_blocks() > 0 {
             return Ok(None); // a second definition was already reported by the checker
         }
+        // The module was checked before it was lowered: the diagnostics are known already.
+        let checked = checker.function(f, &mut vec![], true);
         let is_kernel = f.kind == FnKind::Entry;
         // Host kernels: the thread body is its own function, inlined into the block loop.
         let body = f.body.as_ref().expect("function has a body");
@@ -634,7 +650,7 @@ impl<'ctx> Lowerer<'ctx> {
             targets: HashMap::new(),
             carry: None,
             alloca_at,
-            _m: std::marker::PhantomData,
+            checked,
         };
         // Parameters.
         let mut arg_index = 0;
@@ -855,9 +871,12 @@ impl<'ctx> Lowerer<'ctx> {
         self.ensure_open_block(st);
         self.site = i.span.start;
         self.aligned = false;
-        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-        let d = isa::decode(i.opcode.text, &mods)
-            .map_err(|_| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
+        let d = st
+            .checked
+            .as_ref()
+            .and_then(|c| c.inst_at(i.span.start))
+            .and_then(|x| x.decoded.clone())
+            .ok_or_else(|| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
         let Some(g) = &i.guard else {
             return self.inst_or_asm(st, i, &d, scope);
         };
