@@ -23,6 +23,12 @@ contains "cannot read /tmp/ptx-jit-latin1.ptx: not UTF-8 text (byte 0xE9 at line
 contains "3 error(s), 0 warning(s) in 2 file(s)" "lint checks the files after an unreadable one"
 contains "1 of 3 file(s) could not be read" "lint counts the unreadable files"
 expect 2 "usage error exits 2" -- "$bin" lint
+mkdir -p /tmp/ptx-jit-lintdir/sub
+cp "$dir"/ptx/vecadd.ptx /tmp/ptx-jit-lintdir/
+cp "$dir"/demo/broken.ptx /tmp/ptx-jit-lintdir/sub/
+echo "not PTX, not checked" > /tmp/ptx-jit-lintdir/notes.txt
+expect 1 "lint of a folder checks the .ptx files beneath it" -- "$bin" lint /tmp/ptx-jit-lintdir
+contains "3 error(s), 0 warning(s) in 2 file(s)" "a folder's files at any depth, and only .ptx files"
 expect 0 "run prints outputs" -- "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --grid 2 --block 4 --arg 'f32[1,2,3,4,5,6,7,8]' --arg 'f32*8=10' --arg 'f32*8' --arg u32:8
 contains "arg2 F32[8] = [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0]" "run computes vecadd"
 expect 0 "PTXJIT_DUMP_IR=after-all prints the IR around every pass" -- env PTXJIT_DUMP_IR=after-all "$bin" run "$dir"/ptx/vecadd.ptx --kernel vecadd --grid 2 --block 4 --arg 'f32[1,2,3,4,5,6,7,8]' --arg 'f32*8=10' --arg 'f32*8' --arg u32:8

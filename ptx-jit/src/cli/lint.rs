@@ -5,6 +5,8 @@ use super::*;
 /// The arguments of `ptx-jit lint`.
 #[derive(clap::Args)]
 pub struct Lint {
+    /// Files, or folders whose `.ptx` files (at any depth) are checked. Files are checked in parallel;
+    /// reports come in the order given.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Accept instructions and directives outside any function and skip name resolution, for
@@ -72,18 +74,14 @@ pub fn lint(a: Lint) -> Result<ExitCode, ExitCode> {
             .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
         opts.version = Some(parsed.ok_or_else(|| usage(format!("`{v}` is not a PTX version such as 7.8")))?);
     }
-    let (mut errors, mut warnings, mut unreadable) = (0, 0, 0);
-    let mut all = vec![];
-    for f in &files {
+    let files = expand(&files);
+    let color = std::io::stderr().is_terminal();
+    let check = |f: &PathBuf| -> Checked {
         // An unreadable file is reported where it comes and fails the run (exit 2), but the
         // files after it are still checked.
         let src = match read_text(f) {
             Ok(src) => src,
-            Err(e) => {
-                eprintln!("error: {e}");
-                unreadable += 1;
-                continue;
-            }
+            Err(e) => return Checked::Unreadable(e),
         };
         let (_, diags) = ptx_front::parse_and_check_with(&src, &opts);
         let diags: Vec<Diagnostic> = diags
@@ -97,11 +95,13 @@ pub fn lint(a: Lint) -> Result<ExitCode, ExitCode> {
             })
             .collect();
         let name = f.display().to_string();
+        let (mut out, mut err) = (String::new(), String::new());
         match format.as_str() {
             "json" => {
                 let idx = ptx_front::span::LineIndex::new(&src);
                 for d in &diags {
-                    println!("{}", ptx_front::report::json(d, &name, &idx));
+                    out.push_str(&ptx_front::report::json(d, &name, &idx).to_string());
+                    out.push('\n');
                 }
             }
             "sarif" => {}
@@ -110,20 +110,42 @@ pub fn lint(a: Lint) -> Result<ExitCode, ExitCode> {
                 // window of a long line, but a window per report); the machine formats keep
                 // them all.
                 const SHOWN: usize = 500;
-                print_diags(&diags[..diags.len().min(SHOWN)], &name, &src);
+                Diagnostic::render_each(&diags[..diags.len().min(SHOWN)], &name, &src, color, |r| {
+                    err.push_str(r)
+                });
                 if diags.len() > SHOWN {
-                    eprintln!(
-                        "… {} more diagnostics in {name} not shown; `--format json` lists them all",
+                    err.push_str(&format!(
+                        "… {} more diagnostics in {name} not shown; `--format json` lists them all\n",
                         diags.len() - SHOWN
-                    );
+                    ));
                 }
             }
         }
-        errors += diags.iter().filter(|d| d.is_error()).count();
-        warnings += diags.iter().filter(|d| !d.is_error()).count();
-        // Only SARIF is one document for all files; the other formats are printed already.
-        if format == "sarif" {
-            all.push((name, src, diags));
+        // Only SARIF is one document for all files; the other formats are printed as they come.
+        let sarif = (format == "sarif").then_some((name, src));
+        Checked::Done { diags, out, err, sarif }
+    };
+    let checked: Vec<Checked> = {
+        use rayon::prelude::*;
+        files.par_iter().map(check).collect()
+    };
+    let (mut errors, mut warnings, mut unreadable) = (0, 0, 0);
+    let mut all = vec![];
+    for c in checked {
+        match c {
+            Checked::Unreadable(e) => {
+                eprintln!("error: {e}");
+                unreadable += 1;
+            }
+            Checked::Done { diags, out, err, sarif } => {
+                print!("{out}");
+                eprint!("{err}");
+                errors += diags.iter().filter(|d| d.is_error()).count();
+                warnings += diags.iter().filter(|d| !d.is_error()).count();
+                if let Some((name, src)) = sarif {
+                    all.push((name, src, diags));
+                }
+            }
         }
     }
     if format == "sarif" {
@@ -140,4 +162,45 @@ pub fn lint(a: Lint) -> Result<ExitCode, ExitCode> {
         return Err(ExitCode::from(2));
     }
     Ok(ExitCode::from(u8::from(errors > 0)))
+}
+
+/// One file's result: its diagnostics, rendered for stdout and stderr.
+enum Checked {
+    Unreadable(String),
+    Done {
+        diags: Vec<Diagnostic>,
+        out: String,
+        err: String,
+        /// Name and text, kept for the one SARIF document.
+        sarif: Option<(String, String)>,
+    },
+}
+
+/// The files to check: each path given, with folders replaced by the `.ptx` files beneath them
+/// (sorted, so runs agree). A folder that cannot be read stays, to be reported as unreadable.
+fn expand(paths: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out)?;
+            } else if p.extension().is_some_and(|e| e == "ptx") {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut out = vec![];
+    for p in paths {
+        let mut found = vec![];
+        if p.is_dir() && walk(p, &mut found).is_ok() {
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out
 }
