@@ -5,8 +5,9 @@
 //! predicate register by `setp` (inputs) or back by `selp` (outputs). Variables in address operands
 //! travel as their address, so LLVM keeps the objects and their names.
 //!
-//! Lowering tries the native path first and records the instructions it could not lower; `lower` then
-//! lowers the module again with those instructions going through here, so no half-built native IR stays.
+//! Lowering tries the native path first; when it cannot lower an instruction, what that attempt built
+//! (instructions, blocks, declarations) is removed and the instruction goes through here, in the same
+//! pass.
 
 use super::*;
 use inkwell::types::BasicMetadataTypeEnum;
@@ -44,6 +45,89 @@ fn reads_destination(name: &str) -> bool {
     name == "wgmma"
 }
 
+/// Where lowering stood before a native attempt at an instruction: the block being filled and its last
+/// instruction, the function's last block and the module's last function.
+struct Mark<'ctx> {
+    block: BasicBlock<'ctx>,
+    last: Option<inkwell::values::InstructionValue<'ctx>>,
+    last_block: Option<BasicBlock<'ctx>>,
+    last_function: Option<FunctionValue<'ctx>>,
+}
+
+impl<'ctx> Mark<'ctx> {
+    fn take(l: &Lowerer<'ctx>, st: &Fn<'ctx, '_, '_>) -> Self {
+        let block = l.b.get_insert_block().expect("lowering inside a block");
+        Mark {
+            block,
+            last: block.get_last_instruction(),
+            last_block: st.func.get_last_basic_block(),
+            last_function: l.module.get_last_function(),
+        }
+    }
+
+    /// Removes what was built since the mark and puts the builder back where it was.
+    fn roll_back(self, l: &mut Lowerer<'ctx>, st: &Fn<'ctx, '_, '_>) {
+        // The blocks the attempt appended, and every instruction it built.
+        let mut added = vec![];
+        let mut b = match self.last_block {
+            Some(last) => last.get_next_basic_block(),
+            None => st.func.get_first_basic_block(),
+        };
+        while let Some(x) = b {
+            added.push(x);
+            b = x.get_next_basic_block();
+        }
+        let mut built = vec![];
+        let mut i = match self.last {
+            Some(last) => last.get_next_instruction(),
+            None => self.block.get_first_instruction(),
+        };
+        while let Some(x) = i {
+            built.push(x);
+            i = x.get_next_instruction();
+        }
+        for blk in &added {
+            let mut i = blk.get_first_instruction();
+            while let Some(x) = i {
+                built.push(x);
+                i = x.get_next_instruction();
+            }
+        }
+        // They may use each other in any order: uses become poison first, then each goes.
+        for &x in &built {
+            let v = x.as_value_ref();
+            // SAFETY: `v` is a live instruction; poison of its own type replaces its uses.
+            unsafe {
+                use inkwell::llvm_sys::core::*;
+                let ty = LLVMTypeOf(v);
+                if LLVMGetTypeKind(ty) != inkwell::llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
+                    LLVMReplaceAllUsesWith(v, LLVMGetPoison(ty));
+                }
+            }
+        }
+        for x in built {
+            x.erase_from_basic_block();
+        }
+        for x in added {
+            // SAFETY: emptied above; the branches to it are gone.
+            let _ = unsafe { x.delete() };
+        }
+        // Declarations the attempt added and nothing uses now.
+        let mut f = match self.last_function {
+            Some(last) => last.get_next_function(),
+            None => l.module.get_first_function(),
+        };
+        while let Some(x) = f {
+            f = x.get_next_function();
+            if x.count_basic_blocks() == 0 && x.as_global_value().as_pointer_value().get_first_use().is_none() {
+                // SAFETY: a declaration without uses.
+                unsafe { x.delete() };
+            }
+        }
+        l.b.position_at_end(self.block);
+    }
+}
+
 impl<'ctx> Lowerer<'ctx> {
     /// Lowers natively, or through inline PTX where the native path cannot (nvvm flavour only).
     pub(super) fn inst_or_asm<'m, 'a>(
@@ -57,14 +141,14 @@ impl<'ctx> Lowerer<'ctx> {
             return self.inst(st, i, d, scope);
         }
         // Forms the native lowering was not written for would be misread; they go out as inline PTX.
-        if !self.native(d) || self.asm_at.contains(&i.span.start) {
+        if !self.native(d) {
             return self.inline_asm(st, i, d, scope);
         }
+        let mark = Mark::take(self, st);
         match self.inst(st, i, d, scope) {
             Err(Fail::Diag(e)) if e.code == Code::P0401 => {
-                // This pass's IR is thrown away; the next one sends the instruction through `inline_asm`.
-                self.asm_wanted.push(i.span.start);
-                Ok(())
+                mark.roll_back(self, st);
+                self.inline_asm(st, i, d, scope)
             }
             other => other,
         }

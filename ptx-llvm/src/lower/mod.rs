@@ -181,26 +181,7 @@ fn lower_only<'ctx>(
     options: Options,
     only: Option<&str>,
 ) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
-    // The nvvm flavour lowers again, with inline PTX for what the first pass could not lower natively.
-    let asm_at = match lower_pass(ctx, m, flavour, name, options, only, Default::default()) {
-        Ok(Pass::Done(l)) => return Ok(l),
-        Ok(Pass::Again(at)) => at,
-        Err(d) => return Err(d),
-    };
-    match lower_pass(ctx, m, flavour, name, options, only, asm_at)? {
-        Pass::Done(l) => Ok(l),
-        Pass::Again(_) => Err(vec![Diagnostic::error(
-            Code::P0401,
-            Span::default(),
-            "internal error: inline-assembly fallback requested twice",
-        )]),
-    }
-}
-
-enum Pass<'ctx> {
-    Done(Lowered<'ctx>),
-    /// Instructions (by span start) to lower through inline PTX.
-    Again(std::collections::HashSet<u32>),
+    lower_pass(ctx, m, flavour, name, options, only)
 }
 
 fn lower_pass<'ctx>(
@@ -210,8 +191,7 @@ fn lower_pass<'ctx>(
     name: &str,
     options: Options,
     only: Option<&str>,
-    asm_at: std::collections::HashSet<u32>,
-) -> Result<Pass<'ctx>, Vec<Diagnostic>> {
+) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     if flavour == Flavour::Nvvm {
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
@@ -228,8 +208,6 @@ fn lower_pass<'ctx>(
         shared_size: 0,
         funcs: HashMap::new(),
         diags: vec![],
-        asm_at,
-        asm_wanted: vec![],
         asm_used: vec![],
         symbol_inits: vec![],
         env_ty: None,
@@ -307,19 +285,16 @@ fn lower_pass<'ctx>(
     if !l.diags.is_empty() {
         return Err(l.diags);
     }
-    if !l.asm_wanted.is_empty() {
-        return Ok(Pass::Again(l.asm_wanted.into_iter().chain(l.asm_at).collect()));
-    }
     let globals = module_lifetime_vars(m)
         .filter(|(v, _)| matches!(v.space, Space::Global | Space::Const))
         .map(|(v, _)| (v.name.text.to_string(), v.size_bytes()))
         .collect();
-    Ok(Pass::Done(Lowered {
+    Ok(Lowered {
         module: l.module,
         kernels,
         globals,
         inline_asm: l.asm_used,
-    }))
+    })
 }
 
 struct Lowerer<'ctx> {
@@ -335,8 +310,6 @@ struct Lowerer<'ctx> {
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
     /// Nvvm: instructions (by span start) lowered through inline PTX, and those found in this pass to need it.
-    asm_at: std::collections::HashSet<u32>,
-    asm_wanted: Vec<u32>,
     asm_used: Vec<u32>,
     /// Nvvm: 64-bit module variables whose initializers hold addresses, filled once functions exist.
     symbol_inits: Vec<(String, Vec<asm::InitElem>)>,
