@@ -54,56 +54,35 @@ build/client: tests/demo/client.c venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda -lm
 
-# An ordinary CUDA program built by the venv's nvcc: static CUDA runtime (nvcc's default) and, for the
-# shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
-# and compute_75 PTX; the driver runs the PTX.
-build/faults: tests/faults/faults.c venv
+# The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
+DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
+	build/devices build/peer_probe build/sanitize_client
+build/faults: tests/faults/faults.c
+build/launch_limits: tests/gpu/probes_c/launch_limits.c
+build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
+build/device_attributes: tests/gpu/probes_c/device_attributes.c
+build/devices: tests/demo/devices.c
+build/peer_probe: tests/gpu/probes_c/peer_probe.c
+build/sanitize_client: tests/faults/sanitize.c
+$(DRIVER_PROGRAMS): venv
 	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
-
-build/launch_limits: tests/gpu/probes_c/launch_limits.c venv
-	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
-
-build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c venv
-	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
+	cc -O2 -Wall -I$(CU13)/include $(filter %.c,$^) -o $@ -L$(REL) -lcuda
 
 build/no_ptx.fatbin: tests/gpu/probes_c/no_ptx.cu venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -fatbin -gencode arch=compute_90,code=sm_90 $< -o $@
 
-build/device_attributes: tests/gpu/probes_c/device_attributes.c venv
+# An ordinary CUDA program built by the venv's nvcc: static CUDA runtime (nvcc's default) and, for the
+# shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
+# and compute_75 PTX; the driver runs the PTX.
+NVCC_PROGRAMS := build/nvcc_program build/nvcc_devices build/nvcc_faults build/nvcc_printf
+build/nvcc_program: tests/nvcc/program.cu
+build/nvcc_devices: tests/nvcc/devices.cu
+build/nvcc_faults: tests/nvcc/faults.cu
+build/nvcc_printf: tests/nvcc/printf_assert.cu
+$(NVCC_PROGRAMS): venv
 	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
-
-build/devices: tests/demo/devices.c venv
-	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
-
-build/peer_probe: tests/gpu/probes_c/peer_probe.c venv
-	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
-
-build/sanitize_client: tests/faults/sanitize.c venv
-	mkdir -p build
-	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL) -lcuda
-
-build/nvcc_program: tests/nvcc/program.cu venv
-	mkdir -p build
-	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
-
-build/nvcc_devices: tests/nvcc/devices.cu venv
-	mkdir -p build
-	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
-
-build/nvcc_faults: tests/nvcc/faults.cu venv
-	mkdir -p build
-	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
-
-build/nvcc_printf: tests/nvcc/printf_assert.cu venv
-	mkdir -p build
-	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $< -o $@
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
 
 build/nvcc_program_shared: tests/nvcc/program.cu venv
 	mkdir -p build/cudart

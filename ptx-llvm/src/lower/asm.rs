@@ -11,6 +11,7 @@
 
 use super::*;
 use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::InstructionValue;
 use std::collections::HashMap as Map;
 use std::sync::LazyLock;
 
@@ -49,7 +50,7 @@ fn reads_destination(name: &str) -> bool {
 /// instruction, the function's last block and the module's last function.
 struct Mark<'ctx> {
     block: BasicBlock<'ctx>,
-    last: Option<inkwell::values::InstructionValue<'ctx>>,
+    last: Option<InstructionValue<'ctx>>,
     last_block: Option<BasicBlock<'ctx>>,
     last_function: Option<FunctionValue<'ctx>>,
 }
@@ -68,31 +69,19 @@ impl<'ctx> Mark<'ctx> {
     /// Removes what was built since the mark and puts the builder back where it was.
     fn roll_back(self, l: &mut Lowerer<'ctx>, st: &Fn<'ctx, '_, '_>) {
         // The blocks the attempt appended, and every instruction it built.
-        let mut added = vec![];
-        let mut b = match self.last_block {
+        let first_added = match self.last_block {
             Some(last) => last.get_next_basic_block(),
             None => st.func.get_first_basic_block(),
         };
-        while let Some(x) = b {
-            added.push(x);
-            b = x.get_next_basic_block();
-        }
-        let mut built = vec![];
-        let mut i = match self.last {
+        let added: Vec<BasicBlock<'ctx>> = std::iter::successors(first_added, |b| b.get_next_basic_block()).collect();
+        let tail = match self.last {
             Some(last) => last.get_next_instruction(),
             None => self.block.get_first_instruction(),
         };
-        while let Some(x) = i {
-            built.push(x);
-            i = x.get_next_instruction();
-        }
-        for blk in &added {
-            let mut i = blk.get_first_instruction();
-            while let Some(x) = i {
-                built.push(x);
-                i = x.get_next_instruction();
-            }
-        }
+        let in_block = |first| std::iter::successors(first, |i: &InstructionValue<'ctx>| i.get_next_instruction());
+        let built: Vec<InstructionValue<'ctx>> = in_block(tail)
+            .chain(added.iter().flat_map(|b| in_block(b.get_first_instruction())))
+            .collect();
         // They may use each other in any order: uses become poison first, then each goes.
         for &x in &built {
             let v = x.as_value_ref();

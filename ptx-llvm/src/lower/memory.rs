@@ -214,7 +214,7 @@ impl<'ctx> Lowerer<'ctx> {
         if !self.checked || matches!(space, Space::Param) {
             return Ok(());
         }
-        let r = self.call_check_sized(st, p, bytes, span.start as u64, space_code(space) | access)?;
+        let r = self.call_check(st, p, bytes, span.start as u64, space_code(space) | access)?;
         self.stop_if_faulted(st, Some(r))
     }
 
@@ -228,7 +228,7 @@ impl<'ctx> Lowerer<'ctx> {
             Some(s) => s,
             None => {
                 let null = self.ptr(0).const_null();
-                self.call_check(st, null, 0, 0, 0)?
+                self.call_check(st, null, self.i64().const_zero(), 0, 0)?
             }
         };
         let bad = self
@@ -246,18 +246,6 @@ impl<'ctx> Lowerer<'ctx> {
     /// `ptxjit_check(env, p, bytes, site, space)`; with a null `p` it only reports whether the launch
     /// has faulted.
     pub(super) fn call_check(
-        &mut self,
-        st: &Fn<'ctx, '_, '_>,
-        p: PointerValue<'ctx>,
-        bytes: u64,
-        site: u64,
-        space: u32,
-    ) -> R<IntValue<'ctx>> {
-        let bytes = self.i64().const_int(bytes, false);
-        self.call_check_sized(st, p, bytes, site, space)
-    }
-
-    fn call_check_sized(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
         p: PointerValue<'ctx>,

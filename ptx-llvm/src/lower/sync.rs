@@ -16,7 +16,7 @@ impl<'ctx> Lowerer<'ctx> {
             self.call_check(
                 st,
                 null,
-                self.aligned as u64,
+                self.i64().const_int(self.aligned as u64, false),
                 self.site as u64,
                 crate::builtin::ACCESS_SITE,
             )?;
