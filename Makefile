@@ -56,13 +56,14 @@ build/client: tests/demo/client.c venv
 
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
-	build/devices build/peer_probe build/sanitize_client
+	build/devices build/peer_probe build/pointer_attributes build/sanitize_client
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
 build/device_attributes: tests/gpu/probes_c/device_attributes.c
 build/devices: tests/demo/devices.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
+build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
 $(DRIVER_PROGRAMS): venv
 	mkdir -p build
@@ -137,7 +138,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -173,6 +174,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	! PTXJIT_DEVICE_COUNT=0 LD_LIBRARY_PATH=$(REL) ./build/devices
 	LD_LIBRARY_PATH=$(REL) ./build/peer_probe > build/peer_probe.out
 	diff tests/gpu/probes_c/peer_probe.expected build/peer_probe.out
+	@echo; echo "== pointer attributes as the CUDA runtime asks for them: the H200's answers, line for line"
+	LD_LIBRARY_PATH=$(REL) ./build/pointer_attributes > build/pointer_attributes.out
+	diff tests/gpu/probes_c/pointer_attributes.expected build/pointer_attributes.out
 	@echo; echo "== an nvcc-built program whose kernels fault: sticky errors, cudaDeviceReset, then exact results"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_faults | tee build/nvcc_faults.out
 	grep -q "ALL VERIFIED" build/nvcc_faults.out

@@ -737,10 +737,12 @@ unsafe fn attribute(
         if strict {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        // cuPointerGetAttributes: unknown memory reads as "not CUDA's" (zero / NULL, ordinal -2).
+        // cuPointerGetAttributes: unknown memory reads as "not CUDA's" (zero / NULL, ordinal -2), except
+        // that its host pointer is itself, as an H200 answers (tests/gpu/probes_c/pointer_attributes.c).
         match attr {
             9 => *(data as *mut c_int) = -2,
-            1 | 3 | 4 | 7 | 11 | 12 | 17 | 18 | 19 | 20 => *(data as *mut u64) = 0,
+            4 => *(data as *mut u64) = ptr,
+            1 | 3 | 7 | 11 | 12 | 17 | 18 | 19 | 20 => *(data as *mut u64) = 0,
             2 | 6 | 8 | 10 | 13 | 14 | 15 | 16 | 21 => *(data as *mut c_uint) = 0,
             22 => *(data as *mut c_int) = -1,
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
@@ -748,11 +750,14 @@ unsafe fn attribute(
         return Ok(());
     };
     match attr {
-        1 => *(data as *mut usize) = i.ctx,                                       // CONTEXT
-        2 => *(data as *mut c_uint) = i.memtype as c_uint,                        // MEMORY_TYPE
-        3 => *(data as *mut u64) = ptr,                                           // DEVICE_POINTER
-        4 if i.host => *(data as *mut u64) = ptr,                                 // HOST_POINTER
-        4 => return Err(CUDA_ERROR_INVALID_VALUE),                                // device-only memory
+        1 => *(data as *mut usize) = i.ctx,                // CONTEXT
+        2 => *(data as *mut c_uint) = i.memtype as c_uint, // MEMORY_TYPE
+        3 => *(data as *mut u64) = ptr,                    // DEVICE_POINTER
+        4 if i.host => *(data as *mut u64) = ptr,          // HOST_POINTER
+        // Device-only memory has no host pointer: an error for one attribute, NULL in a list (the
+        // CUDA runtime's cudaPointerGetAttributes asks for it with five others).
+        4 if strict => return Err(CUDA_ERROR_INVALID_VALUE),
+        4 => *(data as *mut u64) = 0,
         6 => *(data as *mut c_uint) = 1, // SYNC_MEMOPS: synchronous calls always synchronise
         7 => *(data as *mut u64) = i.id, // BUFFER_ID
         8 => *(data as *mut c_uint) = i.managed as c_uint, // IS_MANAGED
