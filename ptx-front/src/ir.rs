@@ -2,8 +2,10 @@
 //! later stage decodes a modifier or resolves a name again.
 //!
 //! The checker builds one [`Function`] per function body while it checks that body, hands it to its
-//! consumers (the lints today) and drops it before the next function: a module's checked IR is never
-//! whole in memory, so checking costs memory in proportion to the largest function, not to the module.
+//! consumer (the lints, the lowering, the retargeter's requirements) and drops it before the next
+//! function: a module's checked IR is never whole in memory, so it costs memory in proportion to the
+//! largest function, not to the module. An instruction is 64 bytes; the names of all its operands sit
+//! in one array per function.
 //!
 //! Registers are numbered densely per function, one number per register (`%r<100>` takes 100), as the
 //! checker's scope numbers them: a register declared again in a nested block gets its own numbers.
@@ -47,11 +49,25 @@ pub struct Inst<'m, 'a> {
     pub decoded: Option<Decoded>,
     /// The guard predicate's register, when it is one.
     pub guard: Option<RegId>,
-    /// Every name of every operand, in the order written.
-    pub uses: smallvec::SmallVec<[Use<'m, 'a>; 4]>,
+    /// Where its names are in [`Function::uses`] ([`Function::uses_of`]).
+    uses: (u32, u32),
 }
 
-impl<'a> Inst<'_, 'a> {
+impl<'m, 'a> Inst<'m, 'a> {
+    pub(crate) fn new(
+        ast: &'m Instruction<'a>,
+        decoded: Option<Decoded>,
+        guard: Option<RegId>,
+        uses: (u32, u32),
+    ) -> Self {
+        Inst {
+            ast,
+            decoded,
+            guard,
+            uses,
+        }
+    }
+
     /// Whether the first operand is written: the ISA table's rule, plus the result list of a `call`, and
     /// the accumulators of matrix instructions, which are read and written.
     pub fn writes_first_operand(&self) -> bool {
@@ -64,28 +80,6 @@ impl<'a> Inst<'_, 'a> {
                 .as_ref()
                 .is_some_and(|d| isa::first_operand_is_destination(d.spec)),
         }
-    }
-
-    /// Registers read: the guard and every register outside the written operand, with the name as
-    /// written.
-    pub fn reads(&self) -> impl Iterator<Item = (RegId, Name<'a>)> + '_ {
-        let written = self.writes_first_operand();
-        let guard = self.guard.zip(self.ast.guard.as_ref()).map(|(r, g)| (r, g.pred));
-        guard
-            .into_iter()
-            .chain(self.uses.iter().filter_map(move |u| match u.sym {
-                Sym::Reg(r) if !(written && u.operand == 0) => Some((r, u.name)),
-                _ => None,
-            }))
-    }
-
-    /// Registers written.
-    pub fn writes(&self) -> impl Iterator<Item = RegId> + '_ {
-        let written = self.writes_first_operand();
-        self.uses.iter().filter_map(move |u| match u.sym {
-            Sym::Reg(r) if written && u.operand == 0 => Some(r),
-            _ => None,
-        })
     }
 }
 
@@ -111,6 +105,9 @@ pub struct Function<'m, 'a> {
     /// One past the highest register number (saturating: a declaration of 2^32 registers says so).
     pub reg_count: u64,
     pub insts: Vec<Inst<'m, 'a>>,
+    /// The names of every instruction's operands, in order (empty when the checker was asked for
+    /// decoded forms only, [`crate::check::Detail::Decoded`]).
+    pub uses: Vec<Use<'m, 'a>>,
     /// Each label, with the index of the first instruction after it, in source order.
     pub labels: Vec<(Name<'a>, usize)>,
     /// `.branchtargets` lists, by the label that names them.
@@ -127,6 +124,7 @@ impl<'m, 'a> Function<'m, 'a> {
             regs: vec![],
             reg_count: 0,
             insts: vec![],
+            uses: vec![],
             labels: vec![],
             branch_targets: vec![],
             listed: vec![],
@@ -151,6 +149,33 @@ impl<'m, 'a> Function<'m, 'a> {
     pub fn inst_at(&self, at: u32) -> Option<&Inst<'m, 'a>> {
         let k = self.insts.partition_point(|i| i.ast.span.start < at);
         self.insts.get(k).filter(|i| i.ast.span.start == at)
+    }
+
+    /// The names of an instruction's operands, resolved, in the order written.
+    pub fn uses_of(&self, i: &Inst<'m, 'a>) -> &[Use<'m, 'a>] {
+        &self.uses[i.uses.0 as usize..i.uses.1 as usize]
+    }
+
+    /// Registers an instruction reads: its guard and every register outside the written operand, with
+    /// the name as written.
+    pub fn reads<'s>(&'s self, i: &'s Inst<'m, 'a>) -> impl Iterator<Item = (RegId, Name<'a>)> + 's {
+        let written = i.writes_first_operand();
+        let guard = i.guard.zip(i.ast.guard.as_ref()).map(|(r, g)| (r, g.pred));
+        guard
+            .into_iter()
+            .chain(self.uses_of(i).iter().filter_map(move |u| match u.sym {
+                Sym::Reg(r) if !(written && u.operand == 0) => Some((r, u.name)),
+                _ => None,
+            }))
+    }
+
+    /// Registers an instruction writes.
+    pub fn writes<'s>(&'s self, i: &'s Inst<'m, 'a>) -> impl Iterator<Item = RegId> + 's {
+        let written = i.writes_first_operand();
+        self.uses_of(i).iter().filter_map(move |u| match u.sym {
+            Sym::Reg(r) if written && u.operand == 0 => Some(r),
+            _ => None,
+        })
     }
 
     /// The index of the first instruction after a label.

@@ -126,7 +126,7 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
             .map(|x| {
                 let i = x.ast;
                 let mut thread_special = None;
-                for u in &x.uses {
+                for u in f.uses_of(x) {
                     match u.sym {
                         ir::Sym::Reg(_) => {}
                         ir::Sym::Special(_)
@@ -142,8 +142,8 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
                 Inst {
                     i,
                     d: x.decoded.as_ref(),
-                    reads: x.reads().collect(),
-                    writes: x.writes().collect(),
+                    reads: f.reads(x).collect(),
+                    writes: f.writes(x).collect(),
                     thread_special,
                     uniform: matches!(
                         i.opcode.text,
@@ -450,7 +450,7 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
                     .and_then(|(r, g)| dependent(r, &g.pred));
                 let mask = inst.d.and_then(|d| mask_operand(d, inst.i.operands.len()));
                 if let (Some(m), Some(Operand::Sym { .. })) = (mask, mask.and_then(|m| inst.i.operands.get(m))) {
-                    let reg = x.uses.iter().find_map(|u| match u.sym {
+                    let reg = self.ir.uses_of(x).iter().find_map(|u| match u.sym {
                         ir::Sym::Reg(r) if usize::from(u.operand) == m => Some((r, u.name)),
                         _ => None,
                     });

@@ -130,6 +130,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
             depth: 0,
             pending_label: None,
             names: Default::default(),
+            detail: Detail::Nothing,
         };
         scope.push();
         for item in &m.items {
@@ -148,7 +149,12 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
     };
     for item in &m.items {
         if let Item::Function(f) = item {
-            if let Some(func) = checker.function(f, &mut diags, lints.is_some()) {
+            let detail = if lints.is_some() {
+                Detail::Resolved
+            } else {
+                Detail::Nothing
+            };
+            if let Some(func) = checker.function(f, &mut diags, detail) {
                 if let Some(l) = &lints {
                     l.function(&func, &mut diags);
                 }
@@ -181,12 +187,12 @@ impl<'m, 'a> Checker<'m, 'a> {
     }
 
     /// Checks the body of `f` (nothing for a declaration), adding its diagnostics to `diags`; returns
-    /// its checked IR when `want_ir`.
+    /// its checked IR with the `detail` asked for.
     pub fn function(
         &mut self,
         f: &'m Function<'a>,
         diags: &mut Vec<Diagnostic>,
-        want_ir: bool,
+        detail: Detail,
     ) -> Option<ir::Function<'m, 'a>> {
         let body = f.body.as_ref()?;
         let scope = &mut self.scope;
@@ -199,10 +205,11 @@ impl<'m, 'a> Checker<'m, 'a> {
             against: self.against,
             reported: Default::default(),
             prototypes: HashMap::default(),
-            ir: want_ir.then(|| ir::Function::new(f)),
+            ir: (detail != Detail::Nothing).then(|| ir::Function::new(f)),
             depth: 0,
             pending_label: None,
             names: Default::default(),
+            detail,
         };
         let mut label_dups = vec![];
         labels(body, &mut c.labels, &mut label_dups);
@@ -437,4 +444,17 @@ struct FnChecker<'c, 'm, 'a> {
     pending_label: Option<&'a str>,
     /// The names of the instruction being checked (by their offset in the text), resolved once.
     names: smallvec::SmallVec<[(u32, Option<Entry<'m, 'a>>); 8]>,
+    /// How much of the checked IR to record.
+    detail: Detail,
+}
+
+/// How much of a function's checked IR [`Checker::function`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// None: only the diagnostics.
+    Nothing,
+    /// Each instruction's decoded form and guard register (what the lowering needs).
+    Decoded,
+    /// Also what every name of every operand stands for (the lints, the retargeter).
+    Resolved,
 }

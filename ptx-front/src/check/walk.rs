@@ -28,12 +28,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     i.operands.iter().for_each(|op| op.names(&mut add));
                     self.names = names;
                     let decoded = self.instruction(i, scope);
-                    let inst = self
-                        .ir
-                        .is_some()
-                        .then(|| resolve(i, decoded, |n| self.lookup(n, scope), &self.labels));
-                    if let (Some(f), Some(inst)) = (&mut self.ir, inst) {
+                    if let Some(mut f) = self.ir.take() {
+                        let uses = (self.detail == Detail::Resolved).then_some(&mut f.uses);
+                        let inst = resolve(i, decoded, |n| self.lookup(n, scope), &self.labels, uses);
                         f.insts.push(inst);
+                        self.ir = Some(f);
                     }
                 }
                 Statement::Label(n) => {
@@ -837,12 +836,14 @@ pub fn operand_types(d: &Decoded) -> OperandTypes {
     }
 }
 
-/// An instruction's entry in the checked IR: what its guard and each name of its operands stand for.
+/// An instruction's entry in the checked IR: what its guard and, unless only decoded forms are wanted,
+/// each name of its operands stand for (added to the function's `uses`).
 fn resolve<'m, 'a>(
     i: &'m Instruction<'a>,
     decoded: Option<Decoded>,
     lookup: impl Fn(&Name<'a>) -> Option<Entry<'m, 'a>>,
     labels: &HashMap<&'a str, &'m Name<'a>>,
+    uses: Option<&mut Vec<ir::Use<'m, 'a>>>,
 ) -> ir::Inst<'m, 'a> {
     let sym = |n: &Name<'a>| match lookup(n) {
         Some(Entry::Reg { id, .. }) => ir::Sym::Reg(id),
@@ -858,20 +859,21 @@ fn resolve<'m, 'a>(
         ir::Sym::Reg(r) => Some(r),
         _ => None,
     });
-    let mut uses = smallvec::SmallVec::new();
-    for (k, op) in i.operands.iter().enumerate() {
-        op.names(&mut |n| {
-            uses.push(ir::Use {
-                name: *n,
-                operand: k.min(u8::MAX as usize) as u8,
-                sym: sym(n),
-            })
-        });
-    }
-    ir::Inst {
-        ast: i,
-        decoded,
-        guard,
-        uses,
-    }
+    let range = match uses {
+        Some(uses) => {
+            let start = uses.len() as u32;
+            for (k, op) in i.operands.iter().enumerate() {
+                op.names(&mut |n| {
+                    uses.push(ir::Use {
+                        name: *n,
+                        operand: k.min(u8::MAX as usize) as u8,
+                        sym: sym(n),
+                    })
+                });
+            }
+            (start, uses.len() as u32)
+        }
+        None => (0, 0),
+    };
+    ir::Inst::new(i, decoded, guard, range)
 }

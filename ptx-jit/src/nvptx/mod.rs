@@ -122,7 +122,7 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
                 }
             }
             // The checker's IR gives each instruction's decoded form and its special registers.
-            if let Some(checked) = checker.function(f, &mut vec![], true) {
+            if let Some(checked) = checker.function(f, &mut vec![], ptx_front::check::Detail::Resolved) {
                 for x in &checked.insts {
                     let i = x.ast;
                     if let Some(d) = &x.decoded {
@@ -133,8 +133,8 @@ fn requirements(m: &Module<'_>, arch: &Arch) -> (u32, Vec<u32>, Vec<Diagnostic>)
                             base_unmet.push(i.opcode.span.start);
                         }
                     }
-                    let sregs = x
-                        .uses
+                    let sregs = checked
+                        .uses_of(x)
                         .iter()
                         .filter(|u| matches!(u.sym, ptx_front::ir::Sym::Special(_)));
                     for n in sregs.map(|u| &u.name) {

@@ -569,7 +569,7 @@ impl<'ctx> Lowerer<'ctx> {
             return Ok(None); // a second definition was already reported by the checker
         }
         // The module was checked before it was lowered: the diagnostics are known already.
-        let checked = checker.function(f, &mut vec![], true);
+        let checked = checker.function(f, &mut vec![], ptx_front::check::Detail::Decoded);
         let is_kernel = f.kind == FnKind::Entry;
         // Host kernels: the thread body is its own function, inlined into the block loop.
         let body = f.body.as_ref().expect("function has a body");
