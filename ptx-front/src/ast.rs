@@ -233,7 +233,8 @@ pub struct Guard<'a> {
 pub struct Instruction<'a> {
     pub guard: Option<Guard<'a>>,
     pub opcode: Name<'a>,
-    pub mods: Vec<Name<'a>>,
+    /// Inline for the usual handful of modifiers: one allocation fewer per instruction.
+    pub mods: smallvec::SmallVec<[Name<'a>; 4]>,
     pub operands: Vec<Operand<'a>>,
     pub span: Span,
 }

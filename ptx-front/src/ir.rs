@@ -158,7 +158,7 @@ impl<'m, 'a> Function<'m, 'a> {
 
     /// Registers an instruction reads: its guard and every register outside the written operand, with
     /// the name as written.
-    pub fn reads<'s>(&'s self, i: &'s Inst<'m, 'a>) -> impl Iterator<Item = (RegId, Name<'a>)> + 's {
+    pub fn reads<'s>(&'s self, i: &'s Inst<'m, 'a>) -> impl Iterator<Item = (RegId, Name<'a>)> + use<'s, 'm, 'a> {
         let written = i.writes_first_operand();
         let guard = i.guard.zip(i.ast.guard.as_ref()).map(|(r, g)| (r, g.pred));
         guard
@@ -170,7 +170,7 @@ impl<'m, 'a> Function<'m, 'a> {
     }
 
     /// Registers an instruction writes.
-    pub fn writes<'s>(&'s self, i: &'s Inst<'m, 'a>) -> impl Iterator<Item = RegId> + 's {
+    pub fn writes<'s>(&'s self, i: &'s Inst<'m, 'a>) -> impl Iterator<Item = RegId> + use<'s, 'm, 'a> {
         let written = i.writes_first_operand();
         self.uses_of(i).iter().filter_map(move |u| match u.sym {
             Sym::Reg(r) if written && u.operand == 0 => Some(r),

@@ -978,7 +978,7 @@ impl<'a> Parser<'a> {
             None
         };
         let opcode = self.name("an opcode")?;
-        let mut mods = vec![];
+        let mut mods = smallvec::SmallVec::new();
         while let Tok::Dot(text) = self.peek() {
             mods.push(Name {
                 text,
@@ -1408,7 +1408,7 @@ mod tests {
         m
     }
 
-    fn body<'a>(m: &'a Module<'a>) -> &'a [Statement<'a>] {
+    fn body<'m, 'a>(m: &'m Module<'a>) -> &'m [Statement<'a>] {
         match &m.items[0] {
             Item::Function(f) => f.body.as_deref().unwrap(),
             other => panic!("{other:?}"),

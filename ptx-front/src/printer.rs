@@ -535,6 +535,7 @@ $L1:
         assert!(d.is_empty(), "{printed}: {d:?}");
         assert_eq!(shape(&again), shape(&m), "{printed}");
         assert_eq!(print(&again), printed);
+        drop(again);
         printed
     }
 
