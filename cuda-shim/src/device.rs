@@ -54,6 +54,11 @@ pub fn count() -> i32 {
     rt::device_count().unwrap_or(1) as i32
 }
 
+/// Whether `dev` is the ordinal of a presented device.
+pub fn exists(dev: CUdevice) -> bool {
+    (0..count()).contains(&dev)
+}
+
 /// `cuDeviceGetAttribute` values of device `dev` (attribute numbers from `CUdevice_attribute` in
 /// cuda.h).
 pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {

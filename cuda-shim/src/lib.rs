@@ -62,7 +62,7 @@ pub(crate) fn init_check() -> Result<(), CUresult> {
 
 pub(crate) fn device_check(dev: CUdevice) -> Result<(), CUresult> {
     init_check()?;
-    if (0..device::count()).contains(&dev) {
+    if device::exists(dev) {
         Ok(())
     } else {
         Err(CUDA_ERROR_INVALID_DEVICE)

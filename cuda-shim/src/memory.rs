@@ -947,7 +947,7 @@ api! {
     fn cuMemPrefetchAsync[cuMemPrefetchAsync_ptsz](dptr: CUdeviceptr, n: usize, dev: c_int, s: Handle) {
         init_check()?;
         crate::stream::resolve(s)?;
-        if dev != -1 && !(0..crate::device::count()).contains(&dev) {
+        if dev != -1 && !crate::device::exists(dev) {
             return Err(CUDA_ERROR_INVALID_DEVICE); // a device or CU_DEVICE_CPU
         }
         managed_range(dptr, n)
@@ -962,7 +962,7 @@ api! {
     }
     fn cuMemAdvise(dptr: CUdeviceptr, n: usize, advice: c_int, dev: c_int) {
         init_check()?;
-        if !(1..=6).contains(&advice) || (dev != -1 && !(0..crate::device::count()).contains(&dev)) {
+        if !(1..=6).contains(&advice) || (dev != -1 && !crate::device::exists(dev)) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         managed_range(dptr, n)

@@ -177,9 +177,4 @@ impl<'m, 'a> Function<'m, 'a> {
             _ => None,
         })
     }
-
-    /// The index of the first instruction after a label.
-    pub fn label_at(&self, label: &str) -> Option<usize> {
-        self.labels.iter().find(|(n, _)| n.text == label).map(|&(_, at)| at)
-    }
 }

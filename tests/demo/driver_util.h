@@ -1,5 +1,6 @@
 /* What the repository's C driver-API programs share: CHECK, which ends the program with the failing
- * call's name and result, and read_file, which reads a PTX file whole (NUL-terminated). */
+ * call's name and result, read_file, which reads a PTX file whole (NUL-terminated), and
+ * context_on_device0, which initialises the driver and makes a context on device 0 current. */
 #ifndef PTX_JIT_DRIVER_UTIL_H
 #define PTX_JIT_DRIVER_UTIL_H
 
@@ -30,6 +31,15 @@ static inline char *read_file(const char *path) {
     s[n] = 0;
     fclose(f);
     return s;
+}
+
+static inline CUcontext context_on_device0(void) {
+    CUdevice d;
+    CUcontext c;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&d, 0));
+    CHECK(cuCtxCreate(&c, NULL, 0, d));
+    return c;
 }
 
 #endif

@@ -9,13 +9,9 @@
 
 int main(int argc, char **argv) {
     char *ptx = read_file(argc > 1 ? argv[1] : "sanitize.ptx");
-    CUdevice dev;
-    CUcontext ctx;
     CUmodule mod;
     CUfunction sum, copy;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+    CUcontext ctx = context_on_device0();
     CHECK(cuModuleLoadData(&mod, ptx));
     CHECK(cuModuleGetFunction(&sum, mod, "sum"));
     CHECK(cuModuleGetFunction(&copy, mod, "copy"));

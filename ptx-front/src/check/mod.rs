@@ -117,21 +117,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         }
     }
     if fragment {
-        let mut c = FnChecker {
-            target: &target,
-            diags: &mut diags,
-            labels: HashMap::default(),
-            function: "the fragment",
-            fragment: true,
-            against,
-            reported: Default::default(),
-            prototypes: HashMap::default(),
-            ir: None,
-            depth: 0,
-            pending_label: None,
-            names: Default::default(),
-            detail: Detail::Nothing,
-        };
+        let mut c = FnChecker::new(&target, against, true, &mut diags, "the fragment");
         scope.push();
         for item in &m.items {
             if let Item::Statement(s) = item {
@@ -147,13 +133,13 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         fragment,
         scope,
     };
+    let detail = if lints.is_some() {
+        Detail::Resolved
+    } else {
+        Detail::Nothing
+    };
     for item in &m.items {
         if let Item::Function(f) = item {
-            let detail = if lints.is_some() {
-                Detail::Resolved
-            } else {
-                Detail::Nothing
-            };
             if let Some(func) = checker.function(f, &mut diags, detail) {
                 if let Some(l) = &lints {
                     l.function(&func, &mut diags);
@@ -196,21 +182,9 @@ impl<'m, 'a> Checker<'m, 'a> {
     ) -> Option<ir::Function<'m, 'a>> {
         let body = f.body.as_ref()?;
         let scope = &mut self.scope;
-        let mut c = FnChecker {
-            target: &self.target,
-            diags,
-            labels: HashMap::default(),
-            function: f.name.text,
-            fragment: self.fragment,
-            against: self.against,
-            reported: Default::default(),
-            prototypes: HashMap::default(),
-            ir: (detail != Detail::Nothing).then(|| ir::Function::new(f)),
-            depth: 0,
-            pending_label: None,
-            names: Default::default(),
-            detail,
-        };
+        let mut c = FnChecker::new(&self.target, self.against, self.fragment, diags, f.name.text);
+        c.ir = (detail != Detail::Nothing).then(|| ir::Function::new(f));
+        c.detail = detail;
         let mut label_dups = vec![];
         labels(body, &mut c.labels, &mut label_dups);
         // Prototypes and target lists are named by the label right before them.
@@ -446,6 +420,33 @@ struct FnChecker<'c, 'm, 'a> {
     names: smallvec::SmallVec<[(u32, Option<Entry<'m, 'a>>); 8]>,
     /// How much of the checked IR to record.
     detail: Detail,
+}
+
+impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
+    /// A walk that records no IR (see [`Checker::function`] for one that does).
+    fn new(
+        target: &'c Target,
+        against: &'static str,
+        fragment: bool,
+        diags: &'c mut Vec<Diagnostic>,
+        function: &'a str,
+    ) -> Self {
+        FnChecker {
+            target,
+            diags,
+            labels: HashMap::default(),
+            function,
+            fragment,
+            against,
+            reported: Default::default(),
+            prototypes: HashMap::default(),
+            ir: None,
+            depth: 0,
+            pending_label: None,
+            names: Default::default(),
+            detail: Detail::Nothing,
+        }
+    }
 }
 
 /// How much of a function's checked IR [`Checker::function`] returns.

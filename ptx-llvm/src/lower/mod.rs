@@ -173,18 +173,8 @@ pub fn lower_kernel<'ctx>(
     lower_only(ctx, m, flavour, kernel, options, Some(kernel))
 }
 
+/// Lowers the module, or only what kernel `only` reaches, in one pass.
 fn lower_only<'ctx>(
-    ctx: &'ctx Context,
-    m: &ast::Module<'_>,
-    flavour: Flavour,
-    name: &str,
-    options: Options,
-    only: Option<&str>,
-) -> Result<Lowered<'ctx>, Vec<Diagnostic>> {
-    lower_pass(ctx, m, flavour, name, options, only)
-}
-
-fn lower_pass<'ctx>(
     ctx: &'ctx Context,
     m: &ast::Module<'_>,
     flavour: Flavour,
@@ -309,7 +299,7 @@ struct Lowerer<'ctx> {
     shared_size: u64,
     funcs: HashMap<String, FunctionValue<'ctx>>,
     diags: Vec<Diagnostic>,
-    /// Nvvm: instructions (by span start) lowered through inline PTX, and those found in this pass to need it.
+    /// Nvvm: instructions (by span start) lowered through inline PTX.
     asm_used: Vec<u32>,
     /// Nvvm: 64-bit module variables whose initializers hold addresses, filled once functions exist.
     symbol_inits: Vec<(String, Vec<asm::InitElem>)>,

@@ -1,7 +1,6 @@
 /* What a GPU's driver answers for launches that break a kernel's .maxntid/.reqntid, and for the
  * profiler calls: run on the real driver (tests/gpu/faults_on_device.sh) and on ours. */
-#include <cuda.h>
-#include <stdio.h>
+#include "../../demo/driver_util.h"
 
 static const char *ptx =
     ".version 7.0\n.target sm_70\n.address_size 64\n"
@@ -26,12 +25,8 @@ static void launch(CUmodule m, const char *name, unsigned bx, unsigned by) {
 }
 
 int main(void) {
-    CUdevice d;
-    CUcontext c;
     CUmodule m;
-    cuInit(0);
-    cuDeviceGet(&d, 0);
-    cuCtxCreate(&c, NULL, 0, d);
+    context_on_device0();
     CUresult r = cuModuleLoadData(&m, ptx);
     if (r) { printf("load %d\n", r); return 1; }
     launch(m, "maxntid64", 64, 1);

@@ -8,13 +8,9 @@
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     char *image = read_file(argv[1]);
-    CUdevice d;
-    CUcontext c;
     CUmodule m;
     CUfunction k;
-    cuInit(0);
-    cuDeviceGet(&d, 0);
-    cuCtxCreate(&c, NULL, 0, d);
+    context_on_device0();
     CUlibrary lib;
     CUkernel kern;
     CUresult lr = cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);

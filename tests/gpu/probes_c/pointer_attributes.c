@@ -25,14 +25,10 @@ static void show(const char *what, CUdeviceptr p, CUcontext c) {
 }
 
 int main(void) {
-    CUdevice d;
-    CUcontext c;
     CUdeviceptr dev, managed;
     void *host;
     int local = 0;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&d, 0));
-    CHECK(cuCtxCreate(&c, NULL, 0, d));
+    CUcontext c = context_on_device0();
     CHECK(cuMemAlloc(&dev, 256));
     CHECK(cuMemAllocHost(&host, 256));
     CHECK(cuMemAllocManaged(&managed, 256, CU_MEM_ATTACH_GLOBAL));

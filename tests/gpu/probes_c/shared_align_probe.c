@@ -7,8 +7,8 @@
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     char *src = read_file(argv[1]);
-    CUdevice d; CUcontext c; CUmodule m; CUfunction k; CUdeviceptr out; unsigned h[4];
-    cuInit(0); cuDeviceGet(&d, 0); cuCtxCreate(&c, NULL, 0, d);
+    CUmodule m; CUfunction k; CUdeviceptr out; unsigned h[4];
+    context_on_device0();
     CUresult r = cuModuleLoadData(&m, src); if (r) { printf("load %d\n", r); return 1; }
     cuModuleGetFunction(&k, m, "k"); cuMemAlloc(&out, 16);
     void *args[] = {&out};

@@ -106,11 +106,7 @@ static float *sweep(float x0, float step, unsigned n, float y) {
 }
 
 int main(void) {
-    CUdevice d;
-    CUcontext ctx;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&d, 0));
-    CHECK(cuCtxCreate(&ctx, NULL, 0, d));
+    context_on_device0();
     CHECK(cuModuleLoadData(&mod, PTX));
     setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 
