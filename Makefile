@@ -56,12 +56,13 @@ build/client: tests/demo/client.c venv
 
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
-	build/devices build/peer_probe build/pointer_attributes build/sanitize_client
+	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
 build/device_attributes: tests/gpu/probes_c/device_attributes.c
 build/devices: tests/demo/devices.c
+build/lazy: tests/demo/lazy.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
 build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
@@ -138,7 +139,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -166,6 +167,11 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	for i in $$(seq 30); do LD_LIBRARY_PATH=$(REL) ./build/device_attributes > /dev/null || exit 1; done
 	LD_LIBRARY_PATH=$(REL) ./build/lazy_no_binary build/no_ptx.fatbin _Z1kv > build/lazy_no_binary.out
 	diff tests/gpu/probes_c/lazy_no_binary.expected build/lazy_no_binary.out
+	@echo; echo "== lazy loading (the default) and CUDA_MODULE_LOADING=EAGER"
+	LD_LIBRARY_PATH=$(REL) ./build/lazy | tee build/lazy.out
+	grep -q "LAZY VERIFIED" build/lazy.out
+	CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$(REL) ./build/lazy | tee build/eager.out
+	grep -q "EAGER VERIFIED" build/eager.out
 	@echo; echo "== several presented devices (PTXJIT_DEVICE_COUNT): the driver API on two, the CUDA runtime on three"
 	PTXJIT_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(REL) ./build/devices | tee build/devices.out
 	grep -q "DEVICES VERIFIED" build/devices.out

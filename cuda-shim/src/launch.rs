@@ -49,8 +49,12 @@ fn func(f: Handle) -> Result<(usize, Arc<FuncObj>), CUresult> {
     Ok((h, FUNCTIONS.get(h)?))
 }
 
-fn kernel(f: &FuncObj) -> &ptx_jit::HostKernel {
-    &f.module_obj.host.kernels[f.kernel]
+/// The function's kernel, prepared when its handle was made.
+fn kernel(f: &FuncObj) -> Result<&ptx_jit::HostKernel, CUresult> {
+    f.module_obj
+        .host
+        .prepare(f.kernel)
+        .map_err(|_| CUDA_ERROR_INVALID_HANDLE)
 }
 
 /// Blocks of `threads` threads using `shared` bytes each that fit on one multiprocessor.
@@ -103,7 +107,7 @@ unsafe fn launch(
     if owner != 0 && CONTEXTS.get(owner).is_err() {
         return Err(CUDA_ERROR_CONTEXT_IS_DESTROYED);
     }
-    let k = kernel(&fo);
+    let k = kernel(&fo)?;
     let buf = param_buffer(&k.info, params, extra)?;
     let l = launch_of(grid, block, shared, &buf);
     rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
@@ -119,7 +123,7 @@ unsafe fn launch(
         }
     }
     crate::stream::run_async(stream, move || {
-        let k = kernel(&fo);
+        let k = kernel(&fo)?;
         let l = ptx_jit::Launch {
             cancel: Some(cancel),
             ..launch_of(grid, block, shared, &buf)
@@ -181,7 +185,7 @@ unsafe fn max_potential_block_size(
     } else {
         Some(std::mem::transmute::<*mut c_void, B2DSize>(b2d))
     };
-    let info = &kernel(&fo).info;
+    let info = &kernel(&fo)?.info;
     let static_shared = info.static_shared;
     let kernel_max = max_threads(info);
     let max = if limit == 0 {
@@ -218,7 +222,7 @@ unsafe fn max_active_blocks(n: *mut c_int, f: Handle, block: c_int, dynamic: usi
     }
     out(
         n,
-        blocks_per_sm(block as u64, kernel(&fo).info.static_shared + dynamic as u64) as c_int,
+        blocks_per_sm(block as u64, kernel(&fo)?.info.static_shared + dynamic as u64) as c_int,
     )
 }
 
@@ -260,7 +264,7 @@ api! {
 
     fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: Handle) {
         let (h, fo) = func(f)?;
-        let k = &kernel(&fo).info;
+        let k = &kernel(&fo)?.info;
         let a = attrs(h, k);
         out(v, match attr {
             0 => max_threads(k) as c_int,                       // MAX_THREADS_PER_BLOCK
@@ -283,7 +287,7 @@ api! {
     }
     fn cuFuncSetAttribute(f: Handle, attr: c_int, v: c_int) {
         let (h, fo) = func(f)?;
-        let k = &kernel(&fo).info;
+        let k = &kernel(&fo)?.info;
         let mut a = attrs(h, k);
         match attr {
             8 => {
@@ -309,7 +313,7 @@ api! {
         if !(0..=4).contains(&cfg) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let mut a = attrs(h, &kernel(&fo).info);
+        let mut a = attrs(h, &kernel(&fo)?.info);
         a.cache = cfg;
         ATTRS.lock().insert(h, a);
         Ok(())
@@ -331,7 +335,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let mut map = ATTRS.lock();
-        let k = &kernel(&fo).info;
+        let k = &kernel(&fo)?.info;
         let a = map.entry(h).or_insert_with(|| default_attrs(k));
         // Kept for the handle's life, as the driver promises.
         let s = a.name.get_or_insert_with(|| Arc::new(CString::new(k.name.clone()).unwrap_or_default()));
@@ -340,7 +344,7 @@ api! {
     }
     fn cuFuncGetParamInfo(f: Handle, index: usize, offset: *mut usize, size: *mut usize) {
         let (_, fo) = func(f)?;
-        let p = kernel(&fo).info.params.get(index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let p = kernel(&fo)?.info.params.get(index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         // cuda.h: the offset is required, the size optional.
         out(offset, p.offset as usize)?;
         if !size.is_null() {
@@ -350,7 +354,7 @@ api! {
     }
     fn cuFuncGetParamCount(f: Handle, n: *mut usize) {
         let (_, fo) = func(f)?;
-        out(n, kernel(&fo).info.params.len())
+        out(n, kernel(&fo)?.info.params.len())
     }
     fn cuFuncIsLoaded(state: *mut c_int, f: Handle) {
         func(f)?;
@@ -384,7 +388,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let per_block = (device::max_shared_per_sm() / blocks as u64).min(device::max_shared_per_block_optin());
-        out(size, per_block.saturating_sub(kernel(&fo).info.static_shared) as usize)
+        out(size, per_block.saturating_sub(kernel(&fo)?.info.static_shared) as usize)
     }
 }
 

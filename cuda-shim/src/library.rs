@@ -79,14 +79,11 @@ unsafe fn library_load(
     Ok(())
 }
 
-fn function_handle(module: usize, name: &str) -> Result<usize, CUresult> {
+/// A new function handle for kernel `name` of module `module`, prepared now (see `module::prepare`).
+pub(crate) fn function_handle(module: usize, name: &str) -> Result<usize, CUresult> {
     let m = MODULES.get(module)?;
-    let k = m
-        .host
-        .kernels
-        .iter()
-        .position(|k| k.info.name == name)
-        .ok_or(CUDA_ERROR_NOT_FOUND)?;
+    let k = m.host.find(name).ok_or(CUDA_ERROR_NOT_FOUND)?;
+    crate::module::prepare(&m, k)?;
     Ok(FUNCTIONS.insert(FuncObj {
         module,
         module_obj: m,
@@ -145,17 +142,17 @@ api! {
     fn cuLibraryGetKernelCount(count: *mut c_uint, lib: Handle) {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
-        out(count, MODULES.get(l.module()?)?.host.kernels.len() as c_uint)
+        out(count, MODULES.get(l.module()?)?.host.kernel_names().count() as c_uint)
     }
     fn cuLibraryEnumerateKernels(kernels: *mut Handle, n: c_uint, lib: Handle) {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
         let m = MODULES.get(l.module()?)?;
-        if kernels.is_null() || (n as usize) < m.host.kernels.len() {
+        if kernels.is_null() || (n as usize) < m.host.kernel_names().count() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        for (i, k) in m.host.kernels.iter().enumerate() {
-            *kernels.add(i) = l.kernel(&k.info.name)? as Handle;
+        for (i, name) in m.host.kernel_names().enumerate() {
+            *kernels.add(i) = l.kernel(name)? as Handle;
         }
         Ok(())
     }
@@ -173,7 +170,7 @@ api! {
         init_check()?;
         let f = FUNCTIONS.get(kernel as usize)?;
         // Names live as long as the module; hand out a NUL-terminated copy kept with the handle table.
-        let n = format!("{}\0", f.module_obj.host.kernels[f.kernel].info.name);
+        let n = format!("{}\0", f.module_obj.host.kernel_names().nth(f.kernel).unwrap_or_default());
         let mut names = NAMES.lock();
         let s = names.entry(kernel as usize).or_insert(n);
         out(name, s.as_ptr() as *const c_char)
@@ -192,7 +189,8 @@ api! {
     }
     fn cuModuleGetLoadingMode(mode: *mut c_int) {
         init_check()?;
-        out(mode, 1) // CU_MODULE_EAGER_LOADING: a module is compiled when it is loaded
+        // CU_MODULE_EAGER_LOADING (1) or CU_MODULE_LAZY_LOADING (2), as CUDA_MODULE_LOADING asks.
+        out(mode, if ptx_jit::Loading::from_env() == ptx_jit::Loading::Eager { 1 } else { 2 })
     }
     fn cuModuleLoadFatBinary(module: *mut Handle, image: *const c_void) {
         init_check()?;

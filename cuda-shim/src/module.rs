@@ -30,11 +30,25 @@ api! {
         if f.is_null() || name.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let h = module as usize;
-        let m = MODULES.get(h)?;
         let name = CStr::from_ptr(name).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)?;
-        let k = m.host.kernels.iter().position(|k| k.info.name == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-        *f = FUNCTIONS.insert(FuncObj { module: h, module_obj: m, kernel: k }) as Handle;
+        *f = crate::library::function_handle(module as usize, name)? as Handle;
+        Ok(())
+    }
+    fn cuModuleGetFunctionCount(count: *mut c_uint, module: Handle) {
+        init_check()?;
+        let m = MODULES.get(module as usize)?;
+        out(count, m.host.kernel_names().count() as c_uint)
+    }
+    fn cuModuleEnumerateFunctions(functions: *mut Handle, n: c_uint, module: Handle) {
+        init_check()?;
+        let m = MODULES.get(module as usize)?;
+        if functions.is_null() || (n as usize) < m.host.kernel_names().count() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // Each kernel is prepared (lazily loaded ones now), as a lookup by name would.
+        for (i, name) in m.host.kernel_names().enumerate() {
+            *functions.add(i) = crate::library::function_handle(module as usize, name)? as Handle;
+        }
         Ok(())
     }
     fn cuModuleGetGlobal_v2(dptr: *mut CUdeviceptr, bytes: *mut usize, module: Handle, name: *const c_char) {
@@ -165,10 +179,24 @@ pub(crate) unsafe fn image_ptx(
     Ok(text.into())
 }
 
-/// Compiles PTX into a module owned by context `ctx` (0: by no context, as libraries are).
+/// Loads PTX into a module owned by context `ctx` (0: by no context, as libraries are): lazily unless
+/// `CUDA_MODULE_LOADING=EAGER`, so a kernel is prepared when first looked up ([`prepare`]), but
+/// checked whole when the caller asked for an error log.
 pub(crate) fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
-    match ptx_jit::load_with(text, ptx_jit::checked_from_env()) {
+    let loading = ptx_jit::Loading::from_env();
+    let options = ptx_jit::Options {
+        checked: ptx_jit::checked_from_env(),
+        ..ptx_jit::jit::host::options()
+    };
+    // A caller that passes an error log buffer wants to read there what is wrong with the module
+    // (numba-cuda, for one, shows it): the whole text is checked now, as an eager load would.
+    let loaded = match loading {
+        ptx_jit::Loading::Lazy if log.error.is_some() => ptx_jit::front(text).map(drop),
+        _ => Ok(()),
+    }
+    .and_then(|()| ptx_jit::load_as(text, options, loading));
+    match loaded {
         Ok(host) => {
             let h = MODULES.insert(ModuleObj { ctx, host });
             let m = MODULES.get(h)?;
@@ -183,33 +211,50 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize
                 );
             }
             log.wall_ms = t.elapsed().as_secs_f64() * 1e3;
-            log.info_text = format!(
-                "ptx-jit: compiled {} kernel(s) for the CPU in {:.1} ms",
-                m.host.kernels.len(),
-                log.wall_ms
+            let (n, what) = (
+                m.host.kernel_names().count(),
+                match loading {
+                    ptx_jit::Loading::Lazy => "indexed (each is compiled when first used)",
+                    ptx_jit::Loading::Eager => "checked and lowered",
+                },
             );
+            log.info_text = format!("ptx-jit: {n} kernel(s) {what} in {:.1} ms", log.wall_ms);
             Ok(h)
         }
         Err(diags) => {
             log.error_text = ptx_jit::one_line(&diags, "module.ptx", text);
-            if log_enabled() {
-                ptx_jit::Diagnostic::render_each(&diags, "module.ptx", text, false, |r| eprint!("{r}"));
-            }
-            // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
-            // beyond what the ISA table and the backend know yet (an opcode, modifier or type form),
-            // so it is reported as "not supported" rather than blamed on the module.
-            use ptx_jit::Code::*;
-            let broken = diags
-                .iter()
-                .any(|d| d.is_error() && matches!(d.code, P0001 | P0002 | P0201 | P0202 | P0203 | P0302));
-            let code = |c| diags.iter().any(|d| d.is_error() && d.code == c);
-            Err(if code(P0403) {
-                CUDA_ERROR_OUT_OF_MEMORY
-            } else if broken || code(P0207) {
-                CUDA_ERROR_INVALID_PTX
-            } else {
-                CUDA_ERROR_NOT_SUPPORTED
-            })
+            Err(load_error(&diags, text))
         }
+    }
+}
+
+/// Prepares kernel `k` of module `m` (the first lookup of a lazily loaded kernel checks and lowers
+/// it), failing with the code its load would have failed with.
+pub(crate) fn prepare(m: &ModuleObj, k: usize) -> Result<(), CUresult> {
+    m.host
+        .prepare(k)
+        .map(|_| ())
+        .map_err(|diags| load_error(diags, m.host.text()))
+}
+
+/// The CUDA error for a module or kernel the JIT refuses, its diagnostics logged when asked.
+fn load_error(diags: &[ptx_jit::Diagnostic], text: &str) -> CUresult {
+    if log_enabled() {
+        ptx_jit::Diagnostic::render_each(diags, "module.ptx", text, false, |r| eprint!("{r}"));
+    }
+    // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
+    // beyond what the ISA table and the backend know yet (an opcode, modifier or type form), so it
+    // is reported as "not supported" rather than blamed on the module.
+    use ptx_jit::Code::*;
+    let broken = diags
+        .iter()
+        .any(|d| d.is_error() && matches!(d.code, P0001 | P0002 | P0201 | P0202 | P0203 | P0302));
+    let code = |c| diags.iter().any(|d| d.is_error() && d.code == c);
+    if code(P0403) {
+        CUDA_ERROR_OUT_OF_MEMORY
+    } else if broken || code(P0207) {
+        CUDA_ERROR_INVALID_PTX
+    } else {
+        CUDA_ERROR_NOT_SUPPORTED
     }
 }

@@ -1,4 +1,5 @@
-//! Development timing of the front end's phases over a directory: parse, check, check with lints.
+//! Development timing of the front end's phases over a directory: outline (lazy loading's index),
+//! parse, check, check with lints.
 fn main() {
     let mut srcs = vec![];
     for e in std::fs::read_dir(std::env::args().nth(1).unwrap()).unwrap() {
@@ -18,6 +19,10 @@ fn main() {
         }
         println!("{name:12} {:6.3} s  {:7.1} MB/s", dt, mb / dt);
     };
+    time("outline", &|| {
+        srcs.iter()
+            .for_each(|s| drop(std::hint::black_box(ptx_front::outline::Outline::new(s))))
+    });
     time("parse", &|| {
         srcs.iter()
             .for_each(|s| drop(std::hint::black_box(ptx_front::parse(s))))

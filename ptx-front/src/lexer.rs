@@ -168,13 +168,26 @@ fn block_comment<'a>(lex: &mut logos::Lexer<'a, Tok<'a>>) -> logos::FilterResult
 /// Lexes the whole text, ending with one `Tok::Eof`. Unknown characters become `Tok::Error` so the
 /// parser can report them in place.
 pub fn lex(src: &str) -> Vec<(Tok<'_>, Span)> {
-    let mut out = Vec::with_capacity(src.len() / 4);
-    let mut lx = Tok::lexer(src);
-    while let Some(t) = lx.next() {
-        let r = lx.span();
-        out.push((t.unwrap_or(Tok::Error), Span::new(r.start, r.end)));
+    lex_parts(src, &[Span::new(0, src.len())])
+}
+
+/// Lexes the given parts of the text, in order, as if they were the whole text; spans are those of
+/// the whole text, and `Tok::Eof` sits at the end of the last part.
+pub fn lex_parts<'a>(src: &'a str, parts: &[Span]) -> Vec<(Tok<'a>, Span)> {
+    let len: usize = parts.iter().map(|p| p.range().len()).sum();
+    let mut out = Vec::with_capacity(len / 4);
+    for p in parts {
+        let mut lx = Tok::lexer(&src[p.range()]);
+        while let Some(t) = lx.next() {
+            let r = lx.span();
+            out.push((
+                t.unwrap_or(Tok::Error),
+                Span::new(p.start as usize + r.start, p.start as usize + r.end),
+            ));
+        }
     }
-    out.push((Tok::Eof, Span::new(src.len(), src.len())));
+    let end = parts.last().map_or(0, |p| p.end);
+    out.push((Tok::Eof, Span { start: end, end }));
     out
 }
 

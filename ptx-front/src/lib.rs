@@ -9,6 +9,7 @@ pub mod isa;
 pub mod lexer;
 pub mod limits;
 pub mod lints;
+pub mod outline;
 pub mod parser;
 pub mod printer;
 pub mod report;
@@ -18,7 +19,7 @@ pub mod target;
 pub mod types;
 
 pub use diag::{Code, Diagnostic, Severity};
-pub use parser::{parse, parse_fragment};
+pub use parser::{parse, parse_fragment, parse_parts};
 pub use printer::print;
 use span::Span;
 pub use target::Target;
@@ -41,18 +42,45 @@ pub fn parse_and_check_fragment(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>)
 }
 
 pub fn parse_and_check_with<'a>(src: &'a str, opts: &check::Options) -> (ast::Module<'a>, Vec<Diagnostic>) {
-    let (m, mut diags) = if opts.fragment {
+    let whole = [Span::new(0, src.len())];
+    let (m, diags) = if opts.fragment {
         parser::parse_fragment(src)
     } else {
         parser::parse(src)
     };
+    check_parsed(src, &whole, m, diags, opts)
+}
+
+/// Parses and checks the parts of `src` an [`outline::Outline`] gave (one kernel and what it needs),
+/// with the spans of the whole text.
+pub fn parse_and_check_parts<'a>(
+    src: &'a str,
+    parts: &[Span],
+    opts: &check::Options,
+) -> (ast::Module<'a>, Vec<Diagnostic>) {
+    let (m, diags) = parser::parse_parts(src, parts);
+    check_parsed(src, parts, m, diags, opts)
+}
+
+fn check_parsed<'a>(
+    src: &'a str,
+    parts: &[Span],
+    m: ast::Module<'a>,
+    mut diags: Vec<Diagnostic>,
+    opts: &check::Options,
+) -> (ast::Module<'a>, Vec<Diagnostic>) {
     // When nothing parsed, module-level checks would only pile onto the syntax errors.
     if !(diags.iter().any(Diagnostic::is_error) && m.items.is_empty() && m.directives.is_empty()) {
         diags.extend(check::check_with(&m, opts));
     }
     let flagged: Vec<Span> = diags.iter().map(|d| d.span).collect();
     diags.extend(
-        non_ascii(src)
+        parts
+            .iter()
+            .flat_map(|p| {
+                non_ascii(&src[p.range()])
+                    .map(move |s| Span::new((p.start + s.start) as usize, (p.start + s.end) as usize))
+            })
             .filter(|s| !flagged.iter().any(|f| f.start <= s.start && s.start < f.end))
             .map(|s| {
                 Diagnostic::warning(Code::P0509, s, "non-ASCII text: NVIDIA's driver JIT refuses the module")

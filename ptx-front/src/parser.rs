@@ -5,20 +5,26 @@
 
 use crate::ast::*;
 use crate::diag::{Code, Diagnostic};
-use crate::lexer::{lex, Tok};
+use crate::lexer::{lex, lex_parts, Tok};
 use crate::span::Span;
 use crate::types::{Space, Type};
 
 /// Parses PTX text. The module is returned even when there are errors (with the failed parts left out),
 /// so checks can still run on what parsed.
 pub fn parse(src: &str) -> (Module<'_>, Vec<Diagnostic>) {
-    Parser::new(src, false).module()
+    Parser::new(src, lex(src), false).module()
+}
+
+/// Parses the given parts of the text only, in order, as one module (see `crate::outline`); spans are
+/// those of the whole text.
+pub fn parse_parts<'a>(src: &'a str, parts: &[Span]) -> (Module<'a>, Vec<Diagnostic>) {
+    Parser::new(src, lex_parts(src, parts), false).module()
 }
 
 /// Fragment mode: instructions, labels and blocks may stand outside any function (as `Item::Statement`),
 /// for checking isolated examples.
 pub fn parse_fragment(src: &str) -> (Module<'_>, Vec<Diagnostic>) {
-    Parser::new(src, true).module()
+    Parser::new(src, lex(src), true).module()
 }
 
 /// `123`, `0x1f`, `017`, `0b101`, optionally with a `U` suffix.
@@ -51,6 +57,11 @@ pub fn is_var_space(d: &str) -> bool {
             | ".param::entry"
             | ".param::func"
     )
+}
+
+/// Directives that begin a module-level item (after a prototype that ends with neither a body nor `;`).
+pub(crate) fn starts_item(d: &str) -> bool {
+    linkage_of(d).is_some() || is_var_space(d) || matches!(d, ".entry" | ".func" | ".file" | ".loc")
 }
 
 fn linkage_of(d: &str) -> Option<Linkage> {
@@ -101,8 +112,7 @@ const MAX_OPERATORS: usize = 1000;
 const MAX_RANGE: u32 = 1 << 20;
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str, fragment: bool) -> Self {
-        let toks = lex(src);
+    fn new(src: &'a str, toks: Vec<(Tok<'a>, Span)>, fragment: bool) -> Self {
         let mut diags = Vec::new();
         for &(t, s) in &toks {
             if t == Tok::Error {
@@ -642,14 +652,7 @@ impl<'a> Parser<'a> {
                 None
             }
             // Open64-era nvcc ends prototypes with neither a body nor `;`.
-            Tok::Dot(d)
-                if self.legacy_ptx()
-                    && (linkage_of(d).is_some()
-                        || is_var_space(d)
-                        || matches!(d, ".entry" | ".func" | ".file" | ".loc")) =>
-            {
-                None
-            }
+            Tok::Dot(d) if self.legacy_ptx() && starts_item(d) => None,
             Tok::Eof | Tok::Dwarf(_) if self.legacy_ptx() => None,
             _ => return self.unexpected("a body `{` or `;`"),
         };

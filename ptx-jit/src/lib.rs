@@ -16,7 +16,7 @@ pub mod runtime;
 
 pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
-pub use jit::host::{warm_up, HostKernel, HostModule};
+pub use jit::host::{warm_up, HostKernel, HostModule, Loading};
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
@@ -71,7 +71,7 @@ pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>),
     }
 }
 
-/// PTX text to host code, ready to launch.
+/// PTX text to host code, ready to launch: the whole module checked and every kernel prepared now.
 pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
     load_with(src, false)
 }
@@ -91,28 +91,17 @@ pub fn load_with(src: &str, checked: bool) -> Result<HostModule, Vec<Diagnostic>
 
 /// [`load`] with explicit lowering options (e.g. to run a kernel on fibers rather than as regions).
 pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagnostic>> {
-    let (m, warnings) = front(src)?;
-    let mut module = jit::host::compile_with(&m, Some(src), options)?;
-    // initcheck's registers: the linter's reads before any write, inside each kernel's body.
-    for k in &mut module.kernels {
-        let Some(span) = m.items.iter().find_map(|i| match i {
-            ptx_front::ast::Item::Function(f) if f.name.text == k.info.name => Some(f.span),
-            _ => None,
-        }) else {
-            continue;
-        };
-        k.unwritten_registers = warnings
-            .iter()
-            .filter(|d| d.code == Code::P0504 && span.start <= d.span.start && d.span.end <= span.end)
-            .map(|d| {
-                (
-                    d.span.start,
-                    src[d.span.start as usize..d.span.end as usize].to_string(),
-                )
-            })
-            .collect();
+    load_as(src, options, Loading::Eager)
+}
+
+/// Loads a module lazily or eagerly ([`Loading`]). An eager load checks the whole text first, so it
+/// fails on an error anywhere, also in a function no kernel reaches; a lazy load reports a kernel's
+/// errors when the kernel is first asked for ([`HostModule::prepare`]).
+pub fn load_as(src: &str, options: Options, loading: Loading) -> Result<HostModule, Vec<Diagnostic>> {
+    if loading == Loading::Eager {
+        front(src)?;
     }
-    Ok(module)
+    jit::host::load_text(src.into(), true, options, loading)
 }
 
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`), or `PTXJIT_SANITIZE`

@@ -5,23 +5,6 @@
 #include "driver_util.h"
 #include <string.h>
 
-#define EXPECT(call, want)                                                                     \
-    do {                                                                                       \
-        CUresult r_ = (call);                                                                  \
-        if (r_ != (want)) {                                                                    \
-            fprintf(stderr, "%s:%d: %s gave %d, expected %d\n", __FILE__, __LINE__, #call, \
-                    (int)r_, (int)(want));                                                     \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-#define ASSERT(cond)                                                               \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "%s:%d: %s does not hold\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                               \
-        }                                                                          \
-    } while (0)
-
 static const char *PTX =
     ".version 7.0\n.target sm_75\n.address_size 64\n"
     ".visible .entry add_one(.param .u64 p) {\n"

@@ -1,5 +1,5 @@
 /* What the repository's C driver-API programs share: CHECK, which ends the program with the failing
- * call's name and result, read_file, which reads a PTX file whole (NUL-terminated), and
+ * call's name and result, EXPECT (a call gives a given result) and ASSERT, which end it likewise, read_file, which reads a PTX file whole (NUL-terminated), and
  * context_on_device0, which initialises the driver and makes a context on device 0 current. */
 #ifndef PTX_JIT_DRIVER_UTIL_H
 #define PTX_JIT_DRIVER_UTIL_H
@@ -18,6 +18,23 @@
                     name_, (int)r_);                                                 \
             exit(1);                                                                 \
         }                                                                            \
+    } while (0)
+
+#define EXPECT(call, want)                                                                     \
+    do {                                                                                       \
+        CUresult r_ = (call);                                                                  \
+        if (r_ != (want)) {                                                                    \
+            fprintf(stderr, "%s:%d: %s gave %d, expected %d\n", __FILE__, __LINE__, #call, \
+                    (int)r_, (int)(want));                                                     \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+#define ASSERT(cond)                                                               \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "%s:%d: %s does not hold\n", __FILE__, __LINE__, #cond); \
+            exit(1);                                                               \
+        }                                                                          \
     } while (0)
 
 static inline char *read_file(const char *path) {

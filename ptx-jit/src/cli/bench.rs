@@ -1,5 +1,6 @@
 //! `ptx-jit bench compile`: per-file latency of retargeting (by phase) next to NVIDIA's ptxas on the
-//! same files, single-threaded, as medians over the files.
+//! same files, single-threaded, as medians over the files; `bench parse`: front-end throughput;
+//! `bench load`: lazy against eager module loading.
 
 use super::{ptx_files, read};
 use crate::nvptx::{self, Emit, Phases};
@@ -199,6 +200,16 @@ pub enum BenchCmd {
         #[arg(long, default_value_t = 5)]
         iters: u32,
     },
+    /// Module loading, lazy (the default) against eager (`CUDA_MODULE_LOADING=EAGER`), side by side
+    /// for each file: the load's time and added peak memory, and a kernel's first use (prepared and
+    /// compiled) after a lazy load.
+    Load {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The kernel to use first (default: each module's first).
+        #[arg(long)]
+        kernel: Option<String>,
+    },
 }
 
 /// `ptx-jit bench compile|parse`.
@@ -213,6 +224,7 @@ pub fn run(a: Bench) -> Result<std::process::ExitCode, std::process::ExitCode> {
             json,
         } => compile(&paths, ptxas, arch, iters, opt, json),
         BenchCmd::Parse { paths, iters } => parse(&paths, iters),
+        BenchCmd::Load { paths, kernel } => load(&paths, kernel.as_deref()),
     }
 }
 
@@ -355,5 +367,87 @@ fn parse(paths: &[std::path::PathBuf], iters: u32) -> Result<std::process::ExitC
     println!("parse + check:   {check:7.1} MB/s  {check_med:7.1} MB/s   (errors)");
     println!("lint:            {linted:7.1} MB/s  {lint_med:7.1} MB/s   (errors and warnings, as `ptx-jit lint`)");
     println!("rejected: {syntax} with syntax errors, {any} with any error");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ptx-jit bench load`: lazy against eager loading, per file.
+fn load(paths: &[PathBuf], kernel: Option<&str>) -> Result<ExitCode, ExitCode> {
+    let files = ptx_files(paths)?;
+    let options = crate::jit::host::options();
+    // The JIT's own set-up is not part of any load.
+    crate::load(".version 7.0\n.target sm_75\n.address_size 64\n").map_err(|_| ExitCode::from(1))?;
+    // Time and added peak memory (MB) of `f`, from a trimmed heap.
+    let measure = |f: &mut dyn FnMut()| {
+        #[cfg(target_env = "gnu")]
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        reset_peak();
+        let base = peak_kib();
+        let t = Instant::now();
+        f();
+        (
+            t.elapsed().as_secs_f64() * 1e3,
+            (peak_kib().saturating_sub(base)) as f64 / 1024.0,
+        )
+    };
+    println!("file: size, kernels | lazy load: ms, +MB | first use of one kernel: ms, +MB | eager load: ms, +MB");
+    let (mut lazy_total, mut eager_total) = (0.0, 0.0);
+    for f in &files {
+        let src = read(f)?;
+        let mut lazy = None;
+        let (lazy_ms, lazy_mb) = measure(&mut || lazy = Some(crate::load_as(&src, options, crate::Loading::Lazy)));
+        let module = match lazy {
+            Some(Ok(m)) => m,
+            _ => {
+                eprintln!("{}: does not load", f.display());
+                continue;
+            }
+        };
+        let name = kernel
+            .map(str::to_string)
+            .or_else(|| module.kernel_names().next().map(str::to_string));
+        let mut first = String::new();
+        let (use_ms, use_mb) = measure(&mut || {
+            let Some(k) = name.as_deref().and_then(|n| module.find(n)) else {
+                first = " (no such kernel)".into();
+                return;
+            };
+            match module
+                .prepare(k)
+                .map_err(|d| d.first().map(|d| d.message.clone()).unwrap_or_default())
+            {
+                Ok(k) => {
+                    if let Err(e) = k.entry() {
+                        first = format!(" (fails: {e})");
+                    }
+                }
+                Err(e) => first = format!(" (fails: {e})"),
+            }
+        });
+        let kernels = module.kernel_names().count();
+        drop(module);
+        let mut eager = None;
+        let (eager_ms, eager_mb) = measure(&mut || eager = Some(crate::load_as(&src, options, crate::Loading::Eager)));
+        let eager_note = match &eager {
+            Some(Err(d)) => format!(
+                " (fails: {})",
+                d.first().map(|d| d.message.as_str()).unwrap_or_default()
+            ),
+            _ => String::new(),
+        };
+        drop(eager);
+        lazy_total += lazy_ms;
+        eager_total += eager_ms;
+        println!(
+            "{}: {:.2} MB, {kernels} | {lazy_ms:.1} ms, +{lazy_mb:.0} MB | {use_ms:.1} ms, +{use_mb:.0} MB{first} | {eager_ms:.1} ms, +{eager_mb:.0} MB{eager_note}",
+            f.display(),
+            src.len() as f64 / 1e6,
+        );
+    }
+    println!(
+        "total load time: lazy {lazy_total:.1} ms, eager {eager_total:.1} ms (eager / lazy {:.1}x)",
+        eager_total / lazy_total.max(1e-9)
+    );
     Ok(ExitCode::SUCCESS)
 }

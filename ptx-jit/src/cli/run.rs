@@ -58,18 +58,25 @@ pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
         .map_err(usage)?;
     let t0 = std::time::Instant::now();
     let checked = checked || tools.any() || crate::checked_from_env();
-    let module = crate::load_with(&src, checked).map_err(|d| {
-        print_diags(&d, &file.display().to_string(), &src);
+    let options = crate::Options {
+        checked,
+        ..crate::jit::host::options()
+    };
+    let failed = |d: &[crate::Diagnostic]| {
+        print_diags(d, &file.display().to_string(), &src);
         ExitCode::from(1)
-    })?;
-    let k = module.kernel(&kernel).ok_or_else(|| {
-        let names: Vec<_> = module.kernels.iter().map(|k| k.info.name.as_str()).collect();
+    };
+    // Lazy unless `CUDA_MODULE_LOADING=EAGER`, as a driver loads: a large module costs the kernel run.
+    let module = crate::load_as(&src, options, crate::Loading::from_env()).map_err(|d| failed(&d))?;
+    let k = module.find(&kernel).ok_or_else(|| {
+        let names: Vec<_> = module.kernel_names().collect();
         usage(format!(
             "no kernel `{kernel}` in {} (kernels: {})",
             file.display(),
             names.join(", ")
         ))
     })?;
+    let k = module.prepare(k).map_err(failed)?;
     let mut bufs: Vec<Vec<u8>> = parsed
         .iter()
         .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })

@@ -13,6 +13,8 @@ use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, Targe
 use inkwell::OptimizationLevel;
 use once_cell::sync::Lazy;
 use ptx_front::ast::Module;
+use ptx_front::outline::Outline;
+use ptx_front::span::Span;
 use ptx_front::{Code, Diagnostic};
 use ptx_llvm::{Flavour, KernelInfo};
 use std::ffi::{CStr, CString};
@@ -198,6 +200,8 @@ pub struct HostKernel {
     pub info: KernelInfo,
     /// The block entry's JIT symbol (the quick tier's adds `TIER0_SUFFIX`).
     symbol: String,
+    /// The module text's parts the kernel is parsed from (see `ptx_front::outline`).
+    parts: Vec<Span>,
     quick: std::sync::OnceLock<Result<usize, String>>,
     full: std::sync::OnceLock<Result<Full, String>>,
     source: std::sync::Arc<Source>,
@@ -221,7 +225,7 @@ impl HostKernel {
         let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
         let full = self
             .full
-            .get_or_init(|| self.source.compile(&self.symbol, false, regions));
+            .get_or_init(|| self.source.compile(&self.symbol, &self.parts, false, regions));
         Self::address(&full.as_ref().map(|f| f.address).map_err(|e| e.clone()))
     }
 
@@ -246,9 +250,11 @@ impl HostKernel {
     /// when it is small, else the fully optimised code.
     pub fn entry_for(&self, threads: u64) -> Result<BlockFn, String> {
         if self.full.get().is_none() && self.quick.get().is_none() && threads < TIER0_MAX_THREADS {
-            let quick = self
-                .quick
-                .get_or_init(|| self.source.compile(&self.symbol, true, false).map(|f| f.address));
+            let quick = self.quick.get_or_init(|| {
+                self.source
+                    .compile(&self.symbol, &self.parts, true, false)
+                    .map(|f| f.address)
+            });
             if quick.is_ok() {
                 return Self::address(quick);
             }
@@ -265,11 +271,12 @@ impl HostKernel {
     }
 }
 
-/// What a module's kernels compile from, on demand: the module's PTX text, parsed and lowered again
-/// for one kernel at each compile (a tier of a kernel costs that kernel and what it reaches, and a
-/// loaded module holds its text, not its syntax tree or IR), the context its IR lives in, and the
-/// resource tracker that owns the module's code. Used only under `CODEGEN`. Lowering is
-/// deterministic, so every lowering of a kernel names and lays out its code alike.
+/// What a module's kernels compile from, on demand: the module's PTX text and its outline, from which
+/// a kernel's part (the kernel and what it names) is parsed and lowered again at each compile (a tier
+/// of a kernel costs that kernel and what it reaches, and a loaded module holds its text, not its
+/// syntax tree or IR), the context its IR lives in, and the resource tracker that owns the module's
+/// code. The LLVM objects are used only under `CODEGEN`. Lowering is deterministic, so every lowering
+/// of a kernel names and lays out its code alike.
 struct Source {
     tsc: LLVMOrcThreadSafeContextRef,
     /// `tsc`'s context, which the kernels' modules are lowered in.
@@ -277,9 +284,12 @@ struct Source {
     tracker: LLVMOrcResourceTrackerRef,
     kernels: Vec<String>,
     text: std::sync::Arc<str>,
+    outline: Outline,
     /// Whether `text` is what the module was loaded from (else it is the printed syntax tree, whose
     /// lines name nothing the user wrote).
     original: bool,
+    /// Where the text's lines start, found when a kernel is first prepared.
+    lines: std::sync::OnceLock<std::sync::Arc<[u32]>>,
     /// Lane-vectorised regions (`ptx_llvm`'s `lanes`) are part of the optimised tier only: building
     /// them takes most of a kernel's lowering time, which the quick tier, there to make a module's
     /// first launch quick, should not pay.
@@ -294,7 +304,7 @@ unsafe impl Sync for Source {}
 impl Source {
     /// Compiles kernel `symbol`'s block entry (its quick tier if `quick`; with lane-vectorised
     /// regions if the kernel is cut into `regions` and the tier is the optimised one).
-    fn compile(&self, symbol: &str, quick: bool, regions: bool) -> Result<Full, String> {
+    fn compile(&self, symbol: &str, parts: &[Span], quick: bool, regions: bool) -> Result<Full, String> {
         // LLVM's analyses recurse along chains of dependent values (a loop-invariance query follows
         // operands one call per link), so a kernel of long straight-line chains needs a stack in
         // proportion to its size: a 16 MB kernel overflowed the main thread's 8 MiB, and a driver's
@@ -305,14 +315,14 @@ impl Source {
             std::thread::Builder::new()
                 .name("ptx-jit-compile".into())
                 .stack_size(stack)
-                .spawn_scoped(scope, || self.compile_here(symbol, quick, regions))
+                .spawn_scoped(scope, || self.compile_here(symbol, parts, quick, regions))
                 .map_err(|e| format!("cannot start a compile thread: {e}"))?
                 .join()
                 .map_err(|_| "the compile thread panicked".to_string())?
         })
     }
 
-    fn compile_here(&self, symbol: &str, quick: bool, regions: bool) -> Result<Full, String> {
+    fn compile_here(&self, symbol: &str, parts: &[Span], quick: bool, regions: bool) -> Result<Full, String> {
         // This thread allocates from a malloc arena of its own, which cannot reuse what the loading
         // thread freed (the module's syntax tree, the load's lowering): hand that back to the system
         // first, or a 4 MB kernel's first launch peaks 150 MB higher.
@@ -330,7 +340,7 @@ impl Source {
         };
         unsafe {
             let (part, lanes) = self
-                .lower(symbol, regions && self.options.lanes && !quick)
+                .lower(symbol, parts, regions && self.options.lanes && !quick)
                 .map_err(what)?;
             let mut name = symbol.to_string();
             if quick {
@@ -357,12 +367,12 @@ impl Source {
         }
     }
 
-    /// Kernel `symbol`'s part of the module, lowered from the text (with lane-vectorised regions if
+    /// Kernel `symbol`, lowered from its `parts` of the text (with lane-vectorised regions if
     /// `lanes`), and how many of its regions run lane-vectorised.
-    fn lower(&self, symbol: &str, lanes: bool) -> Result<(LLVMModuleRef, u32), String> {
+    fn lower(&self, symbol: &str, parts: &[Span], lanes: bool) -> Result<(LLVMModuleRef, u32), String> {
         let kernel = symbol.strip_prefix(&self.prefix).unwrap_or(symbol);
-        // The text passed the checker at load: parsing is all the lowering needs.
-        let (m, _) = ptx_front::parse(&self.text);
+        // The parts passed the checker when the kernel was prepared: parsing is all the lowering needs.
+        let (m, _) = ptx_front::parse_parts(&self.text, parts);
         // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
         let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
         let options = ptx_llvm::Options { lanes, ..self.options };
@@ -396,13 +406,21 @@ impl Drop for Source {
     }
 }
 
-/// A module compiled for this CPU. Dropping it frees the code.
+/// A module loaded for this CPU: its variables placed, its kernels prepared (checked and lowered
+/// once, to learn how each runs) when first asked for, or all at load when eager, and compiled at
+/// their first launch. Dropping it frees the code.
 pub struct HostModule {
-    pub kernels: Vec<HostKernel>,
+    kernels: Vec<LazyKernel>,
     /// Module-scope variables: name → (address, size).
     pub globals: Vec<(String, u64, u64)>,
-    /// Keeps the code alive (the variables, for a module without kernels).
-    _source: std::sync::Arc<Source>,
+    source: std::sync::Arc<Source>,
+}
+
+struct LazyKernel {
+    name: String,
+    /// Its item in the module's outline.
+    item: u32,
+    prepared: std::sync::OnceLock<Result<HostKernel, Vec<Diagnostic>>>,
 }
 
 impl Drop for HostModule {
@@ -414,9 +432,89 @@ impl Drop for HostModule {
 }
 
 impl HostModule {
-    pub fn kernel(&self, name: &str) -> Option<&HostKernel> {
-        self.kernels.iter().find(|k| k.info.name == name)
+    /// The kernels' names, in the module's order.
+    pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
+        self.kernels.iter().map(|k| k.name.as_str())
     }
+
+    /// The PTX text the module was loaded from (or its printed syntax tree), which its diagnostics'
+    /// spans index.
+    pub fn text(&self) -> &str {
+        &self.source.text
+    }
+
+    /// The index of kernel `name`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.kernels.iter().position(|k| k.name == name)
+    }
+
+    /// Kernel `k`, prepared on first use: its part of the module parsed and checked (the errors are
+    /// those a check of the whole module reports there) and lowered once to learn how it runs.
+    pub fn prepare(&self, k: usize) -> Result<&HostKernel, &[Diagnostic]> {
+        let lazy = &self.kernels[k];
+        lazy.prepared
+            .get_or_init(|| prepare(&self.source, &lazy.name, lazy.item))
+            .as_ref()
+            .map_err(|d| d.as_slice())
+    }
+
+    /// Kernel `name`, prepared; `None` if there is none or it fails to prepare.
+    pub fn kernel(&self, name: &str) -> Option<&HostKernel> {
+        self.prepare(self.find(name)?).ok()
+    }
+}
+
+/// Prepares kernel `name` (outline item `item`) of `source`: see [`HostModule::prepare`].
+fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<HostKernel, Vec<Diagnostic>> {
+    let text = &*source.text;
+    let parts = source.outline.part(text, [item]);
+    let (m, diags) = ptx_front::parse_and_check_parts(text, &parts, &Default::default());
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    let bad = unsupported_mma(&m);
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    // Lowered once, alone and in a context of its own dropped right after, so that preparing
+    // reports what the lowering refuses and learns how the kernel runs, while holding one kernel's
+    // IR at a time. Its code is lowered again when a tier of it is compiled (`Source::compile`);
+    // lane regions belong to the optimised tier's compile alone.
+    let no_lanes = ptx_llvm::Options {
+        lanes: false,
+        ..source.options
+    };
+    let info = {
+        let scratch = Context::create();
+        let mut lowered = lower_prepared(&scratch, &m, no_lanes, Some(name), &source.prefix)?;
+        lowered
+            .kernels
+            .pop()
+            .ok_or_else(|| internal(format!("kernel `{name}` did not lower")))?
+    };
+    // initcheck's registers: the linter's reads before any write, inside the kernel's body.
+    let span = source.outline.items[item as usize].span;
+    let unwritten_registers = diags
+        .iter()
+        .filter(|d| d.code == Code::P0504 && span.start <= d.span.start && d.span.end <= span.end)
+        .map(|d| (d.span.start, text[d.span.range()].to_string()))
+        .collect();
+    let lines = source.original.then(|| {
+        source
+            .lines
+            .get_or_init(|| ptx_front::span::line_starts(text).into())
+            .clone()
+    });
+    Ok(HostKernel {
+        info,
+        symbol: format!("{}{name}", source.prefix),
+        parts,
+        quick: std::sync::OnceLock::new(),
+        full: std::sync::OnceLock::new(),
+        source: source.clone(),
+        lines,
+        unwritten_registers,
+    })
 }
 
 fn internal(msg: String) -> Vec<Diagnostic> {
@@ -537,10 +635,31 @@ pub fn options() -> ptx_llvm::Options {
     }
 }
 
-/// Lowers a checked module and hands it to the JIT: one JIT module per kernel, optimised and compiled
-/// on the kernel's first launch, and one with the module variables, placed now.
+/// Compiles a checked syntax tree (printed to text, which its kernels compile from), every kernel
+/// prepared now.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
-    compile_with(m, None, options())
+    load_text(ptx_front::print(m).into(), false, options(), Loading::Eager)
+}
+
+/// When a module's kernels are prepared (see [`HostModule::prepare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loading {
+    /// At first use, as NVIDIA's driver does by default since CUDA 12.2: a load indexes the kernels
+    /// and places the variables, and a kernel's errors surface when it is first asked for.
+    Lazy,
+    /// All at load: a load fails on any error in the module.
+    Eager,
+}
+
+impl Loading {
+    /// `CUDA_MODULE_LOADING=EAGER` asks for eager loading, anything else (or nothing) lazy loading,
+    /// as with NVIDIA's driver.
+    pub fn from_env() -> Loading {
+        match std::env::var("CUDA_MODULE_LOADING") {
+            Ok(v) if v.eq_ignore_ascii_case("EAGER") => Loading::Eager,
+            _ => Loading::Lazy,
+        }
+    }
 }
 
 /// `mma` forms the emulation has no layout for, found before lowering (the runtime parses the same
@@ -722,56 +841,62 @@ fn lower_prepared<'ctx>(
     Ok(lowered)
 }
 
-/// [`compile`] with explicit lowering options, given the module's text (so faults name lines). Checked
-/// mode (see `crate::runtime::checked`) runs synchronising kernels on fibers: `.local` arrays of regions live in
-/// heap frames, which the local-memory check does not know.
-pub fn compile_with(
-    m: &Module<'_>,
-    src: Option<&str>,
+/// Loads a module from its PTX `text` (`original`: as the user wrote it, so faults name its lines):
+/// outlines it, checks and places its variables, and prepares its kernels now if `loading` is eager.
+/// Text the outline cannot follow (unbalanced braces, stray characters) is checked whole first, so
+/// its errors are reported at load. Checked mode (see `crate::runtime::checked`) runs synchronising
+/// kernels on fibers: `.local` arrays of regions live in heap frames, which the local-memory check
+/// does not know.
+pub fn load_text(
+    text: std::sync::Arc<str>,
+    original: bool,
     options: ptx_llvm::Options,
+    loading: Loading,
 ) -> Result<HostModule, Vec<Diagnostic>> {
-    let bad = unsupported_mma(m);
-    if !bad.is_empty() {
-        return Err(bad);
+    let outline = Outline::new(&text);
+    if !outline.complete {
+        crate::front(&text)?;
     }
-    module_memory(m)?;
     let options = ptx_llvm::Options {
         regions: options.regions && !options.checked,
         ..options
     };
-    let lines: Option<std::sync::Arc<[u32]>> = src.map(|s| ptx_front::span::line_starts(s).into());
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
     let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
     let prefix = format!("ptxjit.m{id}.");
-    // Each kernel is lowered once now, alone and in a context of its own dropped right after, so a
-    // load reports what the lowering refuses and learns how each kernel runs, while holding one
-    // kernel's IR at a time. Its code is lowered again when a tier of it is compiled (`Source`).
-    // Lane regions belong to the optimised tier's compile alone.
+    // The module variables are defined once, in a module without kernels, placed now.
+    let parts = outline.variables_part(&text);
+    let (m, diags) = ptx_front::parse_and_check_parts(&text, &parts, &Default::default());
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    module_memory(&m)?;
     let no_lanes = ptx_llvm::Options {
         lanes: false,
         ..options
     };
-    let mut infos = vec![];
-    {
-        let scratch = Context::create();
-        for k in kernel_names(m) {
-            infos.extend(lower_prepared(&scratch, m, no_lanes, Some(k), &prefix)?.kernels);
-        }
-    }
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    // The module variables are defined once, in a module without kernels, placed now.
-    let lowered = match lower_prepared(&ctx, m, no_lanes, Some(""), &prefix) {
+    let lowered = match lower_prepared(&ctx, &m, no_lanes, Some(""), &prefix) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
             return Err(d);
         }
     };
-    let symbols: Vec<String> = infos.iter().map(|k| format!("{prefix}{}", k.name)).collect();
+    drop(m);
+    let kernels: Vec<LazyKernel> = outline
+        .kernels(&text)
+        .map(|(item, name)| LazyKernel {
+            name: name.to_string(),
+            item,
+            prepared: std::sync::OnceLock::new(),
+        })
+        .collect();
+    let symbols: Vec<String> = kernels.iter().map(|k| format!("{prefix}{}", k.name)).collect();
     let globals = lowered.module.as_mut_ptr();
     std::mem::forget(lowered.module);
     let codegen = CODEGEN.lock();
@@ -789,40 +914,27 @@ pub fn compile_with(
                 LLVMOrcCreateNewThreadSafeModule(globals, tsc),
             ))
         };
-        let text: std::sync::Arc<str> = match src {
-            Some(s) => s.into(),
-            None => ptx_front::print(m).into(),
-        };
         let source = std::sync::Arc::new(Source {
             tsc,
             ctx: raw_ctx,
             tracker,
-            kernels: symbols.clone(),
+            kernels: symbols,
             text,
-            original: src.is_some(),
+            outline,
+            original,
+            lines: std::sync::OnceLock::new(),
             options,
             prefix: prefix.clone(),
         });
         (source, added)
     };
     let mut hm = HostModule {
-        kernels: vec![],
+        kernels,
         globals: vec![],
-        _source: source.clone(),
+        source,
     };
-    let found = (|| -> Result<(), Vec<Diagnostic>> {
+    let placed = (|| -> Result<(), Vec<Diagnostic>> {
         added.map_err(|e| internal(format!("JIT: {e}")))?;
-        for (info, symbol) in infos.into_iter().zip(symbols) {
-            hm.kernels.push(HostKernel {
-                info,
-                symbol,
-                quick: std::sync::OnceLock::new(),
-                full: std::sync::OnceLock::new(),
-                source: source.clone(),
-                lines: lines.clone(),
-                unwritten_registers: vec![],
-            });
-        }
         for (name, size) in lowered.globals {
             let c = CString::new(format!("{prefix}{name}")).map_err(|_| internal("symbol name with NUL".into()))?;
             let mut addr = 0;
@@ -835,6 +947,11 @@ pub fn compile_with(
     })();
     // Release the lock before `hm` can drop (its source's Drop takes the lock too).
     drop(codegen);
-    drop(source);
-    found.map(|()| hm)
+    placed?;
+    if loading == Loading::Eager {
+        for k in 0..hm.kernels.len() {
+            hm.prepare(k).map_err(|d| d.to_vec())?;
+        }
+    }
+    Ok(hm)
 }
