@@ -605,6 +605,9 @@ impl<'ctx> Lowerer<'ctx> {
         let nvvm = self.flavour == Flavour::Nvvm;
         let ftz = if d.has(".ftz") { "ftz." } else { "" };
         let v: BasicValueEnum = match name {
+            "rcp" | "rsqrt" if !nvvm && t == Type::F64 && d.has(".approx") && !ftz.is_empty() => {
+                return self.write(st, &i.operands[0], self.upper_word_approx(name, a)?, false, scope);
+            }
             "sqrt" => self.call_intrinsic("llvm.sqrt", &[ty], &[a])?,
             "rcp" => self.b.build_float_div(one, a.into_float_value(), "rcp")?.into(),
             "rsqrt" if nvvm => {
@@ -631,6 +634,46 @@ impl<'ctx> Lowerer<'ctx> {
         let v = self.ftz(d, v)?;
         let v = self.canon(v)?;
         self.write(st, &i.operands[0], v, false, scope)
+    }
+
+    /// `rcp.approx.ftz.f64` and `rsqrt.approx.ftz.f64` on the host, as the manual defines them: the
+    /// function of `a`'s upper word alone (sign, exponent and 20 mantissa bits), its result's upper
+    /// word kept and the lower one zero; subnormals flush to signed zero and NaNs give the canonical
+    /// 0x7fffffff00000000. Code that refines such a seed (cuRAND's double-precision normal
+    /// distributions) gets the GPU's bits only from the truncated seed, not from a full-precision one.
+    fn upper_word_approx(&self, name: &str, a: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
+        let (i64t, f64t) = (self.ctx.i64_type(), self.ctx.f64_type());
+        let k = |v: u64| i64t.const_int(v, false);
+        let (upper, sign, exponent) = (k(0xffff_ffff_0000_0000), k(1 << 63), k(0x7ff0_0000_0000_0000));
+        let bits = self.b.build_bit_cast(a, i64t, "bits")?.into_int_value();
+        let subnormal = |v| -> R<_> {
+            let e = self.b.build_and(v, exponent, "exp")?;
+            Ok(self.b.build_int_compare(IntPredicate::EQ, e, k(0), "tiny")?)
+        };
+        let flushed = |v| -> R<_> {
+            let tiny = subnormal(v)?;
+            let zero = self.b.build_and(v, sign, "signed_zero")?;
+            Ok(self.b.build_select(tiny, zero, v, "ftz")?.into_int_value())
+        };
+        let x = flushed(self.b.build_and(bits, upper, "upper")?)?;
+        let x = self.b.build_bit_cast(x, f64t, "x")?.into_float_value();
+        let denominator = match name {
+            "rsqrt" => self
+                .call_intrinsic("llvm.sqrt", &[f64t.into()], &[x.into()])?
+                .into_float_value(),
+            _ => x,
+        };
+        let r = self.b.build_float_div(f64t.const_float(1.0), denominator, name)?;
+        let r_bits = self.b.build_bit_cast(r, i64t, "r_bits")?.into_int_value();
+        let r_bits = flushed(self.b.build_and(r_bits, upper, "r_upper")?)?;
+        let a = a.into_float_value();
+        let nan = self.b.build_or(
+            self.b.build_float_compare(FloatPredicate::UNO, a, a, "nan_in")?,
+            self.b.build_float_compare(FloatPredicate::UNO, r, r, "nan_out")?,
+            "nan",
+        )?;
+        let r_bits = self.b.build_select(nan, k(0x7fff_ffff_0000_0000), r_bits, "canon")?;
+        Ok(self.b.build_bit_cast(r_bits, f64t, name)?)
     }
 
     /// `slct` (a if c >= 0, else b; -0.0 counts as zero, NaN picks b) and `cnot` (1 if a is 0).
