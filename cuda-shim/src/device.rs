@@ -34,6 +34,19 @@ pub fn max_shared_per_block_optin() -> u64 {
     p().shared_per_block_optin
 }
 
+/// The register file of a multiprocessor and of a block (64 K 32-bit registers on every
+/// architecture from 5.0 on).
+pub const REGISTERS_PER_SM: u64 = 65536;
+
+/// What a kernel reports as its registers per thread (`CU_FUNC_ATTRIBUTE_NUM_REGS`). The CPU has no
+/// register file, and 0 makes libraries that size grids by registers divide by zero (cuBLAS's
+/// `cublasSdot` did, killing the process with SIGFPE): the most registers per thread, in the
+/// allocation unit of 8, at which a multiprocessor's full complement of threads still fits the
+/// register file, so occupancy computed from registers is the threads' bound, as the shim's own is.
+pub fn registers_per_thread() -> u64 {
+    (REGISTERS_PER_SM / max_threads_per_sm()) & !7
+}
+
 /// Multiprocessors: the card's, or one per worker core (as `%nsmid` says).
 pub fn sm_count() -> i32 {
     p().sms() as i32
@@ -70,7 +83,7 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         9 => 64 * 1024,                                         // TOTAL_CONSTANT_MEMORY
         10 => 32,                                               // WARP_SIZE
         11 => i32::MAX,                                         // MAX_PITCH
-        12 => 65536,                                            // MAX_REGISTERS_PER_BLOCK
+        12 => REGISTERS_PER_SM as i32,                          // MAX_REGISTERS_PER_BLOCK
         13 => p().clock_khz as i32,                             // CLOCK_RATE (kHz)
         14 => 512,                                              // TEXTURE_ALIGNMENT
         15 => 1,                                                // GPU_OVERLAP: copies run on stream workers
@@ -92,7 +105,7 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         75 => cc().0,                                           // COMPUTE_CAPABILITY_MAJOR
         76 => cc().1,                                           // COMPUTE_CAPABILITY_MINOR
         81 => max_shared_per_sm() as i32,                       // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-        82 => 65536,                                            // MAX_REGISTERS_PER_MULTIPROCESSOR
+        82 => REGISTERS_PER_SM as i32,                          // MAX_REGISTERS_PER_MULTIPROCESSOR
         83 => 1,                                                // MANAGED_MEMORY
         88 => 1,                                                // PAGEABLE_MEMORY_ACCESS: kernels run on the host
         89 => 1,                                                // CONCURRENT_MANAGED_ACCESS

@@ -271,7 +271,7 @@ api! {
             1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
             2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
-            4 => 0,                                             // NUM_REGS: no register file on the CPU
+            4 => device::registers_per_thread() as c_int,       // NUM_REGS (see there)
             5 | 6 => device::sm() as i32,          // PTX_VERSION, BINARY_VERSION: the target it runs as
             7 => 0,                                             // CACHE_MODE_CA
             8 => a.max_dynamic_shared as c_int,                 // MAX_DYNAMIC_SHARED_SIZE_BYTES

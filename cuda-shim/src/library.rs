@@ -35,15 +35,24 @@ impl Library {
 
 pub static LIBRARIES: once_cell::sync::Lazy<Table<Library>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Library));
 
-/// Rejects library options we would have to honour (none of the known ones changes results here).
-unsafe fn library_options(n: c_uint, opts: *mut c_int, vals: *mut *mut c_void) -> Result<(), CUresult> {
-    if n > 0 && (opts.is_null() || vals.is_null()) {
+/// Checks library options (none of the known ones changes results here).
+/// CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE (0) takes a value; CU_LIBRARY_BINARY_IS_PRESERVED
+/// (1) takes none, so the values may be NULL when it is the only one (cuBLASLt passes it so), and it is
+/// refused for a file (cuda.h).
+unsafe fn library_options(
+    n: c_uint,
+    opts: *mut c_int,
+    vals: *mut *mut c_void,
+    from_file: bool,
+) -> Result<(), CUresult> {
+    if n > 0 && opts.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     for i in 0..n as usize {
-        // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE (0), CU_LIBRARY_BINARY_IS_PRESERVED (1)
-        if !(0..=1).contains(&*opts.add(i)) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
+        match *opts.add(i) {
+            0 if !vals.is_null() => {}
+            1 if !from_file => {}
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
     }
     Ok(())
@@ -64,7 +73,7 @@ unsafe fn library_load(
     if lib.is_null() || image.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    library_options(n_lib, lib_opts, lib_vals)?;
+    library_options(n_lib, lib_opts, lib_vals, false)?;
     let mut log = JitLog::from_options(n_jit, jit_opts, jit_vals)?;
     let r = image_ptx(image, &mut log).and_then(|text| load_ptx(0, &text, &mut log));
     log.finish(r.is_ok());
@@ -107,11 +116,17 @@ api! {
             e => Err(e),
         }
     }
+    fn cuKernelSetAttribute(attr: c_int, v: c_int, kernel: Handle, dev: CUdevice) {
+        // The attribute is the kernel's in every context of the device, as its function's is here.
+        crate::device_check(dev)?;
+        status(crate::launch::cuFuncSetAttribute(kernel, attr, v))
+    }
     fn cuLibraryLoadData(lib: *mut Handle, code: *const c_void, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
         library_load(lib, code, n_jit, jit_opts, jit_vals, n_lib, lib_opts, lib_vals)
     }
     fn cuLibraryLoadFromFile(lib: *mut Handle, path: *const c_char, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
         init_check()?;
+        library_options(n_lib, lib_opts, lib_vals, true)?;
         let path = c_name(path)?;
         let mut data = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
         data.push(0); // PTX files carry no NUL of their own

@@ -131,3 +131,38 @@ macro_rules! forwarders {
         }
     };
 }
+
+/// The API's symbols the shim does not implement, exported under their own names as NVIDIA's driver
+/// exports every one: libraries resolve driver functions with `dlsym` (cuBLASLt looks up 80, graph
+/// and stream-memory functions among them, and refuses to start if one is missing), where a call that
+/// fails would not stop them. A typed one is its forwarder (the real driver's function under the
+/// passthrough backend, else `CUDA_ERROR_NOT_SUPPORTED`, traced either way); an untyped one (a
+/// by-value float or struct parameter) returns `CUDA_ERROR_NOT_SUPPORTED`.
+macro_rules! exported_stubs {
+    (typed { $($sym:ident($($a:ident: $t:ty),* $(,)?),)* } untyped { $($u:ident,)* }) => {
+        pub mod exported {
+            #[allow(unused_imports)]
+            use std::ffi::c_void;
+            $(
+                #[allow(non_snake_case)]
+                #[no_mangle]
+                pub unsafe extern "C" fn $sym($($a: $t),*) -> $crate::errors::CUresult {
+                    super::forward::$sym($($a),*)
+                }
+            )*
+            $(
+                #[allow(non_snake_case)]
+                #[no_mangle]
+                pub unsafe extern "C" fn $u() -> $crate::errors::CUresult {
+                    if $crate::trace::enabled() {
+                        $crate::trace::call(stringify!($u), &[], $crate::errors::CUDA_ERROR_NOT_SUPPORTED);
+                    }
+                    $crate::errors::CUDA_ERROR_NOT_SUPPORTED
+                }
+            )*
+            /// Every symbol exported here.
+            #[cfg(test)]
+            pub const ALL: &[&str] = &[$(stringify!($sym),)* $(stringify!($u),)*];
+        }
+    };
+}

@@ -160,6 +160,9 @@ pub(crate) unsafe fn image_ptx(
     }
     if &head == b"\x7fELF" {
         log.error_text = "ptx-jit: this is a cubin (GPU machine code); the CPU backend needs PTX".into();
+        if log_enabled() {
+            eprintln!("{}", log.error_text);
+        }
         return Err(CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
     let magic = u32::from_le_bytes(head);

@@ -32,6 +32,29 @@ unsafe fn load(src: &str) -> (CUresult, Handle, String) {
     (r, m, s)
 }
 
+/// A kernel's registers per thread are never 0 (cuBLAS divides by them: `cublasSdot` died of SIGFPE),
+/// and a multiprocessor full of threads still fits the register file at that count.
+#[test]
+fn kernels_report_registers_that_do_not_limit_occupancy() {
+    unsafe {
+        let ctx = setup();
+        let (r, m, _) = load(PTX);
+        assert_eq!(r, CUDA_SUCCESS);
+        let mut f = null_mut();
+        let name = CString::new("vecadd").unwrap();
+        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let (mut regs, mut per_sm, mut threads) = (0, 0, 0);
+        assert_eq!(cuFuncGetAttribute(&mut regs, 4, f), CUDA_SUCCESS); // NUM_REGS
+        assert_eq!(cuDeviceGetAttribute(&mut per_sm, 82, 0), CUDA_SUCCESS); // registers per SM
+        assert_eq!(cuDeviceGetAttribute(&mut threads, 39, 0), CUDA_SUCCESS); // threads per SM
+        assert!(
+            regs > 0 && regs % 8 == 0 && regs * threads <= per_sm,
+            "{regs} {threads} {per_sm}"
+        );
+        cuCtxDestroy_v2(ctx);
+    }
+}
+
 #[test]
 fn forged_and_stale_handles_are_errors() {
     unsafe {
