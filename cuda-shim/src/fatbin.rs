@@ -162,6 +162,34 @@ pub fn payload(b: &[u8], e: &Entry) -> Result<Vec<u8>, FatbinError> {
 /// The PTX for a device of compute capability `sm` (major*10+minor): the entry with the highest sm not
 /// above the device's, as the driver's JIT picks it.
 pub fn best_ptx(b: &[u8], sm: u32) -> Result<String, FatbinError> {
+    best_ptx_packed(b, sm).map(|p| p.text)
+}
+
+/// The PTX a fat binary holds for the device, and its compressed entry (when it is one), copied out.
+pub struct Ptx {
+    pub text: String,
+    pub packed: Option<PackedPtx>,
+}
+
+/// A compressed PTX entry copied out of its fat binary: a tenth of the text's size or less, and the
+/// text again on demand (`ptx_jit::Retain::Again`).
+pub struct PackedPtx {
+    stored: Vec<u8>,
+    entry: Entry,
+}
+
+impl PackedPtx {
+    pub fn text(&self) -> Result<String, FatbinError> {
+        ptx_text(&self.stored, &self.entry)
+    }
+}
+
+fn ptx_text(b: &[u8], e: &Entry) -> Result<String, FatbinError> {
+    String::from_utf8(payload(b, e)?).map_err(|_| FatbinError::Decompress("PTX entry is not UTF-8 text".into()))
+}
+
+/// [`best_ptx`], with the entry it came from when that is compressed.
+pub fn best_ptx_packed(b: &[u8], sm: u32) -> Result<Ptx, FatbinError> {
     let all = entries(b)?;
     let best = all
         .iter()
@@ -173,7 +201,14 @@ pub fn best_ptx(b: &[u8], sm: u32) -> Result<String, FatbinError> {
             ptx: all.iter().filter(|e| e.kind == KIND_PTX).map(|e| e.sm).collect(),
         });
     };
-    String::from_utf8(payload(b, e)?).map_err(|_| FatbinError::Decompress("PTX entry is not UTF-8 text".into()))
+    let packed = (e.flags & (FLAG_LZ4 | FLAG_ZSTD) != 0).then(|| PackedPtx {
+        stored: b[e.offset..e.offset + e.stored].to_vec(),
+        entry: Entry { offset: 0, ..e.clone() },
+    });
+    Ok(Ptx {
+        text: ptx_text(b, e)?,
+        packed,
+    })
 }
 
 /// The fatbins behind a pointer to a fatbin header or to a wrapper (version 1: one fatbin; version 2: a
@@ -224,11 +259,11 @@ unsafe fn header_slice<'a>(p: *const u8) -> Result<&'a [u8], FatbinError> {
 }
 
 /// The PTX text for the presented device out of whatever fatbin(s) `p` points at.
-pub unsafe fn ptx_for_device(p: *const u8) -> Result<String, FatbinError> {
+pub unsafe fn ptx_for_device(p: *const u8) -> Result<Ptx, FatbinError> {
     let sm = crate::device::sm();
     let mut last = None;
     for fb in from_pointer(p)? {
-        match best_ptx(fb, sm) {
+        match best_ptx_packed(fb, sm) {
             Ok(t) => return Ok(t),
             Err(e) => last = Some(e),
         }

@@ -75,7 +75,7 @@ unsafe fn library_load(
     }
     library_options(n_lib, lib_opts, lib_vals, false)?;
     let mut log = JitLog::from_options(n_jit, jit_opts, jit_vals)?;
-    let r = image_ptx(image, &mut log).and_then(|text| load_ptx(0, &text, &mut log));
+    let r = image_ptx(image, &mut log).and_then(|(text, retain)| load_ptx(0, &text, retain, &mut log));
     log.finish(r.is_ok());
     let module = match r {
         Err(CUDA_ERROR_NO_BINARY_FOR_GPU) => Err(CUDA_ERROR_NO_BINARY_FOR_GPU),
@@ -214,13 +214,14 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let mut log = JitLog::default();
-        let text = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
+        let ptx = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
             if log_enabled() {
                 eprintln!("ptx-jit: cuModuleLoadFatBinary: {e}");
             }
             e.code()
         })?;
-        *module = load_ptx(ctx, &text, &mut log)? as Handle;
+        let (text, retain) = crate::module::retain(ptx);
+        *module = load_ptx(ctx, &text, retain, &mut log)? as Handle;
         Ok(())
     }
 }

@@ -140,16 +140,17 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
     if module.is_null() || image.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let text = image_ptx(image, log)?;
-    *module = load_ptx(ctx, &text, log)? as Handle;
+    let (text, retain) = image_ptx(image, log)?;
+    *module = load_ptx(ctx, &text, retain, log)? as Handle;
     Ok(())
 }
 
-/// The PTX text of a module image: PTX itself, or the best PTX entry of a fat binary.
+/// The PTX text of a module image: PTX itself, or the best PTX entry of a fat binary; and how the
+/// module keeps it ([`retain`]).
 pub(crate) unsafe fn image_ptx(
     image: *const c_void,
     log: &mut JitLog,
-) -> Result<std::borrow::Cow<'static, str>, CUresult> {
+) -> Result<(std::borrow::Cow<'static, str>, ptx_jit::Retain), CUresult> {
     // The first bytes identify the format; never read past a short string's NUL.
     let mut head = [0u8; 4];
     for (i, b) in head.iter_mut().enumerate() {
@@ -167,7 +168,7 @@ pub(crate) unsafe fn image_ptx(
     }
     let magic = u32::from_le_bytes(head);
     if magic == fatbin::FATBIN_MAGIC || magic == fatbin::WRAPPER_MAGIC {
-        return fatbin::ptx_for_device(image as *const u8).map(Into::into).map_err(|e| {
+        return fatbin::ptx_for_device(image as *const u8).map(retain).map_err(|e| {
             log.error_text = format!("ptx-jit: {e}");
             if log_enabled() {
                 eprintln!("{}", log.error_text);
@@ -179,13 +180,23 @@ pub(crate) unsafe fn image_ptx(
         log.error_text = "ptx-jit: the image is neither PTX text nor a known binary format".into();
         CUDA_ERROR_INVALID_IMAGE
     })?;
-    Ok(text.into())
+    Ok((text.into(), ptx_jit::Retain::Copy))
+}
+
+/// A fat binary's PTX, and how its module keeps it: a compressed entry is kept compressed (a module
+/// then costs its entry's size until a kernel of it is used), another one as text.
+pub(crate) fn retain(ptx: fatbin::Ptx) -> (std::borrow::Cow<'static, str>, ptx_jit::Retain) {
+    let retain = match ptx.packed {
+        Some(p) => ptx_jit::Retain::Again(Box::new(move || p.text().map_err(|e| e.to_string()))),
+        None => ptx_jit::Retain::Copy,
+    };
+    (ptx.text.into(), retain)
 }
 
 /// Loads PTX into a module owned by context `ctx` (0: by no context, as libraries are): lazily unless
 /// `CUDA_MODULE_LOADING=EAGER`, so a kernel is prepared when first looked up ([`prepare`]), but
 /// checked whole when the caller asked for an error log.
-pub(crate) fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize, CUresult> {
+pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
     let loading = ptx_jit::Loading::from_env();
     let options = ptx_jit::Options {
@@ -198,7 +209,7 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, log: &mut JitLog) -> Result<usize
         ptx_jit::Loading::Lazy if log.error.is_some() => ptx_jit::front(text).map(drop),
         _ => Ok(()),
     }
-    .and_then(|()| ptx_jit::load_as(text, options, loading));
+    .and_then(|()| ptx_jit::load_retained(text, options, loading, retain));
     match loaded {
         Ok(host) => {
             let h = MODULES.insert(ModuleObj { ctx, host });
@@ -237,7 +248,7 @@ pub(crate) fn prepare(m: &ModuleObj, k: usize) -> Result<(), CUresult> {
     m.host
         .prepare(k)
         .map(|_| ())
-        .map_err(|diags| load_error(diags, m.host.text()))
+        .map_err(|diags| load_error(diags, &m.host.text().unwrap_or_default()))
 }
 
 /// The CUDA error for a module or kernel the JIT refuses, its diagnostics logged when asked.

@@ -16,7 +16,7 @@ pub mod runtime;
 
 pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
-pub use jit::host::{warm_up, HostKernel, HostModule, Loading};
+pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
@@ -98,10 +98,20 @@ pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagn
 /// fails on an error anywhere, also in a function no kernel reaches; a lazy load reports a kernel's
 /// errors when the kernel is first asked for ([`HostModule::prepare`]).
 pub fn load_as(src: &str, options: Options, loading: Loading) -> Result<HostModule, Vec<Diagnostic>> {
+    load_retained(src, options, loading, Retain::Copy)
+}
+
+/// [`load_as`], keeping the text as `retain` says.
+pub fn load_retained(
+    src: &str,
+    options: Options,
+    loading: Loading,
+    retain: Retain,
+) -> Result<HostModule, Vec<Diagnostic>> {
     if loading == Loading::Eager {
         front(src)?;
     }
-    jit::host::load_text(src.into(), true, options, loading)
+    jit::host::load_text(src, retain, true, options, loading)
 }
 
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`), or `PTXJIT_SANITIZE`

@@ -230,8 +230,8 @@ impl HostKernel {
     }
 
     /// The module's PTX text, when it was loaded from text (to name lines in reports).
-    pub fn text(&self) -> Option<&str> {
-        Some(&*self.source.text).filter(|_| self.source.original)
+    pub fn text(&self) -> Option<std::sync::Arc<str>> {
+        self.source.text.get().ok().filter(|_| self.source.original)
     }
 
     /// How the kernel runs; for a kernel cut into regions, the count of lane-vectorised ones is known
@@ -271,6 +271,57 @@ impl HostKernel {
     }
 }
 
+/// How a loaded module keeps its PTX text for the kernels it prepares and compiles later.
+pub enum Retain {
+    /// A copy of the text.
+    Copy,
+    /// Nothing but a way to make the text again (decompressing the fat binary entry it came from,
+    /// which the caller keeps): a module then costs its compressed form until a kernel is used, and
+    /// the text lives only while a kernel of it is prepared or compiled.
+    Again(Box<dyn Fn() -> Result<String, String> + Send + Sync>),
+}
+
+/// A module's text as `Retain` keeps it.
+struct Text {
+    kept: Option<std::sync::Arc<str>>,
+    again: Option<Box<dyn Fn() -> Result<String, String> + Send + Sync>>,
+    /// The text made again, while someone holds it.
+    made: parking_lot::Mutex<Option<std::sync::Weak<str>>>,
+    len: usize,
+}
+
+impl Text {
+    fn new(text: &str, retain: Retain) -> Text {
+        let (kept, again) = match retain {
+            Retain::Copy => (Some(text.into()), None),
+            Retain::Again(f) => (None, Some(f)),
+        };
+        Text {
+            kept,
+            again,
+            made: parking_lot::Mutex::new(None),
+            len: text.len(),
+        }
+    }
+
+    fn get(&self) -> Result<std::sync::Arc<str>, String> {
+        if let Some(t) = &self.kept {
+            return Ok(t.clone());
+        }
+        let mut made = self.made.lock();
+        if let Some(t) = made.as_ref().and_then(std::sync::Weak::upgrade) {
+            return Ok(t);
+        }
+        let again = self.again.as_ref().ok_or("the module's text is gone")?;
+        let t: std::sync::Arc<str> = again()?.into();
+        if t.len() != self.len {
+            return Err("the module's text changed since it was loaded".into());
+        }
+        *made = Some(std::sync::Arc::downgrade(&t));
+        Ok(t)
+    }
+}
+
 /// What a module's kernels compile from, on demand: the module's PTX text and its outline, from which
 /// a kernel's part (the kernel and what it names) is parsed and lowered again at each compile (a tier
 /// of a kernel costs that kernel and what it reaches, and a loaded module holds its text, not its
@@ -283,7 +334,7 @@ struct Source {
     ctx: inkwell::llvm_sys::prelude::LLVMContextRef,
     tracker: LLVMOrcResourceTrackerRef,
     kernels: Vec<String>,
-    text: std::sync::Arc<str>,
+    text: Text,
     outline: Outline,
     /// Whether `text` is what the module was loaded from (else it is the printed syntax tree, whose
     /// lines name nothing the user wrote).
@@ -310,7 +361,7 @@ impl Source {
         // proportion to its size: a 16 MB kernel overflowed the main thread's 8 MiB, and a driver's
         // stream threads have less. The compile runs on a thread of its own whose stack grows with
         // the text; untouched stack costs address space, not memory.
-        let stack = (256 << 20) + 16 * self.text.len();
+        let stack = (256 << 20) + 16 * self.text.len;
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("ptx-jit-compile".into())
@@ -372,7 +423,8 @@ impl Source {
     fn lower(&self, symbol: &str, parts: &[Span], lanes: bool) -> Result<(LLVMModuleRef, u32), String> {
         let kernel = symbol.strip_prefix(&self.prefix).unwrap_or(symbol);
         // The parts passed the checker when the kernel was prepared: parsing is all the lowering needs.
-        let (m, _) = ptx_front::parse_parts(&self.text, parts);
+        let text = self.text.get()?;
+        let (m, _) = ptx_front::parse_parts(&text, parts);
         // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
         let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
         let options = ptx_llvm::Options { lanes, ..self.options };
@@ -439,8 +491,8 @@ impl HostModule {
 
     /// The PTX text the module was loaded from (or its printed syntax tree), which its diagnostics'
     /// spans index.
-    pub fn text(&self) -> &str {
-        &self.source.text
+    pub fn text(&self) -> Result<std::sync::Arc<str>, String> {
+        self.source.text.get()
     }
 
     /// The index of kernel `name`.
@@ -466,7 +518,8 @@ impl HostModule {
 
 /// Prepares kernel `name` (outline item `item`) of `source`: see [`HostModule::prepare`].
 fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<HostKernel, Vec<Diagnostic>> {
-    let text = &*source.text;
+    let text = source.text.get().map_err(internal)?;
+    let text = &*text;
     let parts = source.outline.part(text, [item]);
     let (m, diags) = ptx_front::parse_and_check_parts(text, &parts, &Default::default());
     if diags.iter().any(Diagnostic::is_error) {
@@ -638,7 +691,7 @@ pub fn options() -> ptx_llvm::Options {
 /// Compiles a checked syntax tree (printed to text, which its kernels compile from), every kernel
 /// prepared now.
 pub fn compile(m: &Module<'_>) -> Result<HostModule, Vec<Diagnostic>> {
-    load_text(ptx_front::print(m).into(), false, options(), Loading::Eager)
+    load_text(&ptx_front::print(m), Retain::Copy, false, options(), Loading::Eager)
 }
 
 /// When a module's kernels are prepared (see [`HostModule::prepare`]).
@@ -848,14 +901,15 @@ fn lower_prepared<'ctx>(
 /// kernels on fibers: `.local` arrays of regions live in heap frames, which the local-memory check
 /// does not know.
 pub fn load_text(
-    text: std::sync::Arc<str>,
+    text: &str,
+    retain: Retain,
     original: bool,
     options: ptx_llvm::Options,
     loading: Loading,
 ) -> Result<HostModule, Vec<Diagnostic>> {
-    let outline = Outline::new(&text);
+    let outline = Outline::new(text);
     if !outline.complete {
-        crate::front(&text)?;
+        crate::front(text)?;
     }
     let options = ptx_llvm::Options {
         regions: options.regions && !options.checked,
@@ -867,8 +921,8 @@ pub fn load_text(
     let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
     let prefix = format!("ptxjit.m{id}.");
     // The module variables are defined once, in a module without kernels, placed now.
-    let parts = outline.variables_part(&text);
-    let (m, diags) = ptx_front::parse_and_check_parts(&text, &parts, &Default::default());
+    let parts = outline.variables_part(text);
+    let (m, diags) = ptx_front::parse_and_check_parts(text, &parts, &Default::default());
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
@@ -889,7 +943,7 @@ pub fn load_text(
     };
     drop(m);
     let kernels: Vec<LazyKernel> = outline
-        .kernels(&text)
+        .kernels(text)
         .map(|(item, name)| LazyKernel {
             name: name.to_string(),
             item,
@@ -919,7 +973,7 @@ pub fn load_text(
             ctx: raw_ctx,
             tracker,
             kernels: symbols,
-            text,
+            text: Text::new(text, retain),
             outline,
             original,
             lines: std::sync::OnceLock::new(),

@@ -193,13 +193,16 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// sanitizers' findings are reported (stderr, `PTXJIT_SANITIZE_LOG`).
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let (r, findings) = launch_sanitized(k, l);
-    crate::runtime::sanitize::report(
-        &findings,
-        &crate::runtime::sanitize::Source {
-            kernel: &k.info.name,
-            text: k.text(),
-        },
-    );
+    if !findings.is_empty() {
+        let text = k.text();
+        crate::runtime::sanitize::report(
+            &findings,
+            &crate::runtime::sanitize::Source {
+                kernel: &k.info.name,
+                text: text.as_deref(),
+            },
+        );
+    }
     r
 }
 
