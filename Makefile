@@ -44,7 +44,7 @@ $(STAMP):
 # NVIDIA's libraries whose own PTX the tests run, unmodified (issue 21), at versions known to ship PTX
 # (the fat binaries of nvidia-curand 10.4.5.25 hold sm_120 machine code and no PTX). A failed download skips their
 # tests with a message; it does not fail the build.
-LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3"
+LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12"
 LIBS_STAMP := $(VENV)/.nvidia-libs
 libs: $(LIBS_STAMP)
 $(LIBS_STAMP): $(STAMP)
@@ -189,6 +189,10 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(CU13)/lib $(PY) \
 	  tests/python/cublas_client.py $(CU13)/lib/libcublas.so.13 | tee build/cublas.out; \
 	  grep -q "CUBLAS VERIFIED" build/cublas.out; else echo "skipped: nvidia-cublas is not installed"; fi
+	@echo; echo "== NVIDIA's cuSPARSE, unmodified, from its compute_120 PTX: CSR SpMV and SpMM against numpy"
+	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(CU13)/lib $(PY) \
+	  tests/python/cusparse_client.py $(CU13)/lib/libcusparse.so.12 | tee build/cusparse.out; \
+	  grep -q "CUSPARSE VERIFIED" build/cusparse.out; else echo "skipped: nvidia-cusparse is not installed"; fi
 	@echo; echo "== several presented devices (PTXJIT_DEVICE_COUNT): the driver API on two, the CUDA runtime on three"
 	PTXJIT_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(REL) ./build/devices | tee build/devices.out
 	grep -q "DEVICES VERIFIED" build/devices.out
