@@ -42,13 +42,19 @@ $(STAMP):
 	touch $@
 
 # NVIDIA's libraries whose own PTX the tests run, unmodified (issue 21), at versions known to ship PTX
-# (the fat binaries of nvidia-curand 10.4.5.25 hold sm_120 machine code and no PTX). A failed download skips their
-# tests with a message; it does not fail the build.
+# (the fat binaries of nvidia-curand 10.4.5.25 hold sm_120 machine code and no PTX), in a venv of their
+# own: cuSPARSE brings nvJitLink, and numba-cuda, finding nvJitLink, links its kernels into machine
+# code (LTO) that the CPU cannot run. A failed download skips their tests with a message; it does not
+# fail the build.
 LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12"
-LIBS_STAMP := $(VENV)/.nvidia-libs
+LIBS_VENV  := .venv-nvidia
+LIBS_STAMP := $(LIBS_VENV)/.installed
+LIBS_PY     = $(LIBS_VENV)/bin/python
+LIBS_LIB    = $(firstword $(wildcard $(LIBS_VENV)/lib/python3*/site-packages/nvidia/cu13/lib))
 libs: $(LIBS_STAMP)
 $(LIBS_STAMP): $(STAMP)
-	$(VENV)/bin/pip install -q $(LIB_WHEELS) && touch $@ || echo "skipped: cannot install $(LIB_WHEELS)"
+	(python3 -m venv $(LIBS_VENV) && $(LIBS_VENV)/bin/pip install -q numpy $(LIB_WHEELS) && touch $@) \
+	  || echo "skipped: cannot install $(LIB_WHEELS)"
 
 # ---- build -----------------------------------------------------------------------------------------
 
@@ -182,16 +188,16 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$(REL) ./build/lazy | tee build/eager.out
 	grep -q "EAGER VERIFIED" build/eager.out
 	@echo; echo "== NVIDIA's cuRAND, unmodified, from the compute_121 PTX it ships: device generators against its host generator"
-	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_121 LD_LIBRARY_PATH=$(REL):$(CU13)/lib $(PY) \
-	  tests/python/curand_client.py $(CU13)/lib/libcurand.so.10 | tee build/curand.out; \
+	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_121 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) $(LIBS_PY) \
+	  tests/python/curand_client.py $(LIBS_LIB)/libcurand.so.10 | tee build/curand.out; \
 	  grep -q "CURAND VERIFIED" build/curand.out; else echo "skipped: nvidia-curand is not installed"; fi
 	@echo; echo "== NVIDIA's cuBLAS, unmodified, from the compute_120 PTX it ships: the routines that run, against numpy"
-	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(CU13)/lib $(PY) \
-	  tests/python/cublas_client.py $(CU13)/lib/libcublas.so.13 | tee build/cublas.out; \
+	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) $(LIBS_PY) \
+	  tests/python/cublas_client.py $(LIBS_LIB)/libcublas.so.13 | tee build/cublas.out; \
 	  grep -q "CUBLAS VERIFIED" build/cublas.out; else echo "skipped: nvidia-cublas is not installed"; fi
 	@echo; echo "== NVIDIA's cuSPARSE, unmodified, from its compute_120 PTX: CSR SpMV and SpMM against numpy"
-	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(CU13)/lib $(PY) \
-	  tests/python/cusparse_client.py $(CU13)/lib/libcusparse.so.12 | tee build/cusparse.out; \
+	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) $(LIBS_PY) \
+	  tests/python/cusparse_client.py $(LIBS_LIB)/libcusparse.so.12 | tee build/cusparse.out; \
 	  grep -q "CUSPARSE VERIFIED" build/cusparse.out; else echo "skipped: nvidia-cusparse is not installed"; fi
 	@echo; echo "== several presented devices (PTXJIT_DEVICE_COUNT): the driver API on two, the CUDA runtime on three"
 	PTXJIT_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(REL) ./build/devices | tee build/devices.out
@@ -238,4 +244,4 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 
 clean:
 	cargo clean
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) $(LIBS_VENV)

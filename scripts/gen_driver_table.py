@@ -131,22 +131,24 @@ for sym, want in [("cuMemcpyHtoD_v2", ["u64", "*mut c_void", "usize"]), ("cuMemc
     got = [t for _, t in fw[sym]]
     if got != want:
         sys.exit(f"forwarder {sym}: {got}, expected {want}")
-out += ["// Typed forwarders to the real driver, for tracing the passthrough backend.", "forwarders! {"]
-out += [f"    {sym}({', '.join(f'{a}: {t}' for a, t in args)})," for sym, args in forwarders]
-out += ["}", ""]
 # Every symbol of the API is exported, as NVIDIA's driver exports them: libraries resolve their driver
 # functions with dlsym (cuBLASLt refuses to start when one is missing). The shim's own entry points are
 # the `fn cuX(` (and `[cuX_ptsz]` twins) of its `api!` blocks; each other symbol is exported as its
-# forwarder, or as a plain NOT_SUPPORTED stub when it has none.
+# forwarder (`#[no_mangle]`), or as a plain NOT_SUPPORTED stub when it has none.
 src = "".join(open(f).read() for f in glob.glob(os.path.join(ROOT, "cuda-shim/src/*.rs"))
               if not f.endswith("driver_table.rs"))
 implemented = {n for pair in re.findall(r"^\s*fn (cu\w+)(?:\[(cu\w+)\])?\s*\(", src, re.M) for n in pair if n}
-api_symbols = sorted(({r[3] for r in rows} | set(declared)) - implemented)
-out += ["// The API's symbols the shim does not implement, exported under their own names.", "exported_stubs! {", "    typed {"]
-out += [f"    {sym}({', '.join(f'{a}: {t}' for a, t in fw[sym])})," for sym in api_symbols if sym in fw]
-out += ["    }", "    untyped {"]
-out += [f"    {sym}," for sym in api_symbols if sym not in fw]
-out += ["    }", "}", ""]
+stubs = sorted(({r[3] for r in rows} | set(declared)) - implemented)
+out += ["// Typed forwarders to the real driver, for tracing the passthrough backend; those exported under",
+        "// their own names are the API's symbols the shim does not implement.", "forwarders! {"]
+out += [f"    {'#[no_mangle] ' if sym in stubs else ''}{sym}({', '.join(f'{a}: {t}' for a, t in args)})," for sym, args in forwarders]
+out += ["}", "", "// The API's symbols the shim does not implement and that have no forwarder, exported under their names.",
+        "exported_stubs! {"]
+out += [f"    {sym}," for sym in stubs if sym not in fw]
+out += ["}", "", "/// Every symbol exported as a forwarder or a stub (see `proc`'s test).", "#[cfg(test)]",
+        "pub const STUBS: &[&str] = &["]
+out += [f'    "{sym}",' for sym in stubs]
+out += ["];", ""]
 open(os.path.join(ROOT, "cuda-shim/src/driver_table.rs"), "w").write("\n".join(out))
 print(f"{len(forwarders)} forwarders; no forwarder (a by-value float or struct parameter): {' '.join(skipped)}")
 print(f"{len(rows)} variants of {len(variants)} names; {len(declared)} functions in cuda.h")

@@ -104,12 +104,13 @@ unsafe fn module_from_fatbin(module: *mut Handle, image: *const c_void) -> Resul
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let ctx = current_ctx().unwrap_or(0);
-    let ptx = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
-        eprintln!("ptx-jit: cannot load a module the CUDA runtime registered: {e}");
-        e.code()
-    })?;
-    let (text, retain) = crate::module::retain(ptx);
     let mut log = JitLog::default();
+    let (text, retain) = crate::module::fatbin_ptx(image, &mut log).inspect_err(|_| {
+        eprintln!(
+            "ptx-jit: cannot load a module the CUDA runtime registered: {}",
+            log.error_text
+        )
+    })?;
     let h = load_ptx(ctx, &text, retain, &mut log).inspect_err(|_| eprintln!("ptx-jit: {}", log.error_text))?;
     *module = h as Handle;
     Ok(())

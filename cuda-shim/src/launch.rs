@@ -49,12 +49,9 @@ fn func(f: Handle) -> Result<(usize, Arc<FuncObj>), CUresult> {
     Ok((h, FUNCTIONS.get(h)?))
 }
 
-/// The function's kernel, prepared when its handle was made.
+/// The function's kernel, prepared on first use (a handle from an enumeration is not prepared yet).
 fn kernel(f: &FuncObj) -> Result<&ptx_jit::HostKernel, CUresult> {
-    f.module_obj
-        .host
-        .prepare(f.kernel)
-        .map_err(|_| CUDA_ERROR_INVALID_HANDLE)
+    crate::module::prepare(&f.module_obj, f.kernel)
 }
 
 /// Blocks of `threads` threads using `shared` bytes each that fit on one multiprocessor.
@@ -357,11 +354,13 @@ api! {
         out(n, kernel(&fo)?.info.params.len())
     }
     fn cuFuncIsLoaded(state: *mut c_int, f: Handle) {
-        func(f)?;
-        out(state, 1) // CU_FUNCTION_LOADING_STATE_LOADED: modules compile when loaded
+        let (_, fo) = func(f)?;
+        // CU_FUNCTION_LOADING_STATE_LOADED (1) once prepared, else _UNLOADED (0).
+        out(state, fo.module_obj.host.prepared(fo.kernel) as c_int)
     }
     fn cuFuncLoad(f: Handle) {
-        func(f).map(|_| ())
+        let (_, fo) = func(f)?;
+        kernel(&fo).map(drop)
     }
 
     fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, f: Handle, block: c_int, dynamic: usize) {

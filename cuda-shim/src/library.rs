@@ -22,6 +22,7 @@ impl Library {
         self.module
     }
 
+    /// The `CUkernel` for `name`, the same on every call, not prepared.
     fn kernel(&self, name: &str) -> Result<usize, CUresult> {
         let mut k = self.kernels.lock();
         if let Some(&h) = k.get(name) {
@@ -29,6 +30,15 @@ impl Library {
         }
         let h = function_handle(self.module()?, name)?;
         k.insert(name.to_string(), h);
+        Ok(h)
+    }
+
+    /// [`Library::kernel`], prepared (without holding the library's lock: preparing a large kernel
+    /// takes seconds, and other lookups in the library go on meanwhile).
+    fn prepared_kernel(&self, name: &str) -> Result<usize, CUresult> {
+        let h = self.kernel(name)?;
+        let f = FUNCTIONS.get(h)?;
+        crate::module::prepare(&f.module_obj, f.kernel)?;
         Ok(h)
     }
 }
@@ -58,22 +68,18 @@ unsafe fn library_options(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)] // the arguments of cuLibraryLoadData
+/// Loads a library from its image with the JIT options given (its library options checked).
 unsafe fn library_load(
     lib: *mut Handle,
     image: *const c_void,
     n_jit: c_uint,
     jit_opts: *mut c_int,
     jit_vals: *mut *mut c_void,
-    n_lib: c_uint,
-    lib_opts: *mut c_int,
-    lib_vals: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     init_check()?;
     if lib.is_null() || image.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    library_options(n_lib, lib_opts, lib_vals, false)?;
     let mut log = JitLog::from_options(n_jit, jit_opts, jit_vals)?;
     let r = image_ptx(image, &mut log).and_then(|(text, retain)| load_ptx(0, &text, retain, &mut log));
     log.finish(r.is_ok());
@@ -88,11 +94,11 @@ unsafe fn library_load(
     Ok(())
 }
 
-/// A new function handle for kernel `name` of module `module`, prepared now (see `module::prepare`).
+/// A new function handle for kernel `name` of module `module` (prepared when first used, see
+/// `module::prepare`).
 pub(crate) fn function_handle(module: usize, name: &str) -> Result<usize, CUresult> {
     let m = MODULES.get(module)?;
     let k = m.host.find(name).ok_or(CUDA_ERROR_NOT_FOUND)?;
-    crate::module::prepare(&m, k)?;
     Ok(FUNCTIONS.insert(FuncObj {
         module,
         module_obj: m,
@@ -111,10 +117,7 @@ api! {
     fn cuKernelGetAttribute(v: *mut c_int, attr: c_int, kernel: Handle, dev: CUdevice) {
         // A CUkernel is its CUfunction here (see the module comment).
         crate::device_check(dev)?;
-        match crate::launch::cuFuncGetAttribute(v, attr, kernel) {
-            CUDA_SUCCESS => Ok(()),
-            e => Err(e),
-        }
+        status(crate::launch::cuFuncGetAttribute(v, attr, kernel))
     }
     fn cuKernelSetAttribute(attr: c_int, v: c_int, kernel: Handle, dev: CUdevice) {
         // The attribute is the kernel's in every context of the device, as its function's is here.
@@ -122,7 +125,8 @@ api! {
         status(crate::launch::cuFuncSetAttribute(kernel, attr, v))
     }
     fn cuLibraryLoadData(lib: *mut Handle, code: *const c_void, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
-        library_load(lib, code, n_jit, jit_opts, jit_vals, n_lib, lib_opts, lib_vals)
+        library_options(n_lib, lib_opts, lib_vals, false)?;
+        library_load(lib, code, n_jit, jit_opts, jit_vals)
     }
     fn cuLibraryLoadFromFile(lib: *mut Handle, path: *const c_char, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
         init_check()?;
@@ -130,7 +134,7 @@ api! {
         let path = c_name(path)?;
         let mut data = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
         data.push(0); // PTX files carry no NUL of their own
-        library_load(lib, data.as_ptr() as *const c_void, n_jit, jit_opts, jit_vals, n_lib, lib_opts, lib_vals)
+        library_load(lib, data.as_ptr() as *const c_void, n_jit, jit_opts, jit_vals)
     }
     fn cuLibraryUnload(lib: Handle) {
         init_check()?;
@@ -151,7 +155,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let l = LIBRARIES.get(lib as usize)?;
-        *kernel = l.kernel(c_name(name)?)? as Handle;
+        *kernel = l.prepared_kernel(c_name(name)?)? as Handle;
         Ok(())
     }
     fn cuLibraryGetKernelCount(count: *mut c_uint, lib: Handle) {
@@ -163,13 +167,7 @@ api! {
         init_check()?;
         let l = LIBRARIES.get(lib as usize)?;
         let m = MODULES.get(l.module()?)?;
-        if kernels.is_null() || (n as usize) < m.host.kernel_names().count() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        for (i, name) in m.host.kernel_names().enumerate() {
-            *kernels.add(i) = l.kernel(name)? as Handle;
-        }
-        Ok(())
+        crate::module::enumerate(&m, kernels, n, |name| l.kernel(name))
     }
     fn cuLibraryGetGlobal(dptr: *mut CUdeviceptr, bytes: *mut usize, lib: Handle, name: *const c_char) {
         init_check()?;
@@ -214,13 +212,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let mut log = JitLog::default();
-        let ptx = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
-            if log_enabled() {
-                eprintln!("ptx-jit: cuModuleLoadFatBinary: {e}");
-            }
-            e.code()
-        })?;
-        let (text, retain) = crate::module::retain(ptx);
+        let (text, retain) = crate::module::fatbin_ptx(image, &mut log)?;
         *module = load_ptx(ctx, &text, retain, &mut log)? as Handle;
         Ok(())
     }

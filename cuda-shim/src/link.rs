@@ -243,6 +243,7 @@ api! {
         // Check that the result compiles, so that a bad link fails here, with the log filled in.
         let r = r.and_then(|text| {
             let mut probe = JitLog::default();
+            probe.check_whole = true;
             let m = load_ptx(0, &text, ptx_jit::Retain::Copy, &mut probe).inspect_err(|_| log.error_text = probe.error_text.clone())?;
             let _ = MODULES.remove(m).map(|_| ());
             MEMORY.lock().retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(h) if h == m));

@@ -104,12 +104,13 @@ macro_rules! not_supported {
 /// what the passthrough backend hands out through `cuGetProcAddress` for functions the shim does
 /// not export, when tracing is on.
 macro_rules! forwarders {
-    ($($sym:ident($($a:ident: $t:ty),* $(,)?),)*) => {
+    ($($(#[$attr:meta])* $sym:ident($($a:ident: $t:ty),* $(,)?),)*) => {
         pub mod forward {
             #[allow(unused_imports)]
             use std::ffi::c_void;
             $(
                 #[allow(non_snake_case)]
+                $(#[$attr])*
                 pub unsafe extern "C" fn $sym($($a: $t),*) -> $crate::errors::CUresult {
                     static REAL: once_cell::sync::OnceCell<Option<usize>> = once_cell::sync::OnceCell::new();
                     let r = match *REAL.get_or_init(|| $crate::passthrough::real_symbol(stringify!($sym))) {
@@ -132,24 +133,14 @@ macro_rules! forwarders {
     };
 }
 
-/// The API's symbols the shim does not implement, exported under their own names as NVIDIA's driver
-/// exports every one: libraries resolve driver functions with `dlsym` (cuBLASLt looks up 80, graph
-/// and stream-memory functions among them, and refuses to start if one is missing), where a call that
-/// fails would not stop them. A typed one is its forwarder (the real driver's function under the
-/// passthrough backend, else `CUDA_ERROR_NOT_SUPPORTED`, traced either way); an untyped one (a
-/// by-value float or struct parameter) returns `CUDA_ERROR_NOT_SUPPORTED`.
+/// The API's symbols the shim does not implement and that have no typed forwarder (a by-value float
+/// or struct parameter), exported under their own names: they return `CUDA_ERROR_NOT_SUPPORTED`.
+/// The others are their forwarders, exported (`#[no_mangle]` in the `forwarders!` list). NVIDIA's
+/// driver exports every symbol, and libraries resolve driver functions with `dlsym` (cuBLASLt looks up
+/// 80, graph and stream-memory functions among them, and refuses to start if one is missing).
 macro_rules! exported_stubs {
-    (typed { $($sym:ident($($a:ident: $t:ty),* $(,)?),)* } untyped { $($u:ident,)* }) => {
+    ($($u:ident,)*) => {
         pub mod exported {
-            #[allow(unused_imports)]
-            use std::ffi::c_void;
-            $(
-                #[allow(non_snake_case)]
-                #[no_mangle]
-                pub unsafe extern "C" fn $sym($($a: $t),*) -> $crate::errors::CUresult {
-                    super::forward::$sym($($a),*)
-                }
-            )*
             $(
                 #[allow(non_snake_case)]
                 #[no_mangle]
@@ -160,9 +151,6 @@ macro_rules! exported_stubs {
                     $crate::errors::CUDA_ERROR_NOT_SUPPORTED
                 }
             )*
-            /// Every symbol exported here.
-            #[cfg(test)]
-            pub const ALL: &[&str] = &[$(stringify!($sym),)* $(stringify!($u),)*];
         }
     };
 }

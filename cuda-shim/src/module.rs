@@ -30,26 +30,23 @@ api! {
         if f.is_null() || name.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
+        MODULES.get(module as usize)?;
         let name = CStr::from_ptr(name).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)?;
-        *f = crate::library::function_handle(module as usize, name)? as Handle;
+        // The lookup prepares the kernel, so its errors surface here, as with NVIDIA's lazy loading.
+        let h = crate::library::function_handle(module as usize, name)?;
+        let fo = FUNCTIONS.get(h)?;
+        prepare(&fo.module_obj, fo.kernel)?;
+        *f = h as Handle;
         Ok(())
     }
     fn cuModuleGetFunctionCount(count: *mut c_uint, module: Handle) {
         init_check()?;
-        let m = MODULES.get(module as usize)?;
-        out(count, m.host.kernel_names().count() as c_uint)
+        out(count, MODULES.get(module as usize)?.host.kernel_names().count() as c_uint)
     }
     fn cuModuleEnumerateFunctions(functions: *mut Handle, n: c_uint, module: Handle) {
         init_check()?;
         let m = MODULES.get(module as usize)?;
-        if functions.is_null() || (n as usize) < m.host.kernel_names().count() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        // Each kernel is prepared (lazily loaded ones now), as a lookup by name would.
-        for (i, name) in m.host.kernel_names().enumerate() {
-            *functions.add(i) = crate::library::function_handle(module as usize, name)? as Handle;
-        }
-        Ok(())
+        enumerate(&m, functions, n, |name| crate::library::function_handle(module as usize, name))
     }
     fn cuModuleGetGlobal_v2(dptr: *mut CUdeviceptr, bytes: *mut usize, module: Handle, name: *const c_char) {
         init_check()?;
@@ -76,6 +73,9 @@ pub(crate) struct JitLog {
     error: Option<(*mut u8, usize, *mut *mut c_void)>,
     info: Option<(*mut u8, usize, *mut *mut c_void)>,
     wall: Option<*mut *mut c_void>,
+    /// Check the whole module at a lazy load: the caller wants to read what is wrong with it now
+    /// (it passed an error log buffer, or it is the linker checking its result).
+    pub(crate) check_whole: bool,
     pub(crate) error_text: String,
     pub(crate) info_text: String,
     pub(crate) wall_ms: f64,
@@ -107,6 +107,7 @@ impl JitLog {
         }
         if let (Some(b), Some((s, slot))) = (ebuf, esize) {
             log.error = Some((b, s, slot));
+            log.check_whole = true;
         }
         if let (Some(b), Some((s, slot))) = (ibuf, isize) {
             log.info = Some((b, s, slot));
@@ -168,13 +169,7 @@ pub(crate) unsafe fn image_ptx(
     }
     let magic = u32::from_le_bytes(head);
     if magic == fatbin::FATBIN_MAGIC || magic == fatbin::WRAPPER_MAGIC {
-        return fatbin::ptx_for_device(image as *const u8).map(retain).map_err(|e| {
-            log.error_text = format!("ptx-jit: {e}");
-            if log_enabled() {
-                eprintln!("{}", log.error_text);
-            }
-            e.code()
-        });
+        return fatbin_ptx(image, log);
     }
     let text = CStr::from_ptr(image as *const c_char).to_str().map_err(|_| {
         log.error_text = "ptx-jit: the image is neither PTX text nor a known binary format".into();
@@ -183,14 +178,43 @@ pub(crate) unsafe fn image_ptx(
     Ok((text.into(), ptx_jit::Retain::Copy))
 }
 
-/// A fat binary's PTX, and how its module keeps it: a compressed entry is kept compressed (a module
-/// then costs its entry's size until a kernel of it is used), another one as text.
-pub(crate) fn retain(ptx: fatbin::Ptx) -> (std::borrow::Cow<'static, str>, ptx_jit::Retain) {
+/// The PTX of the fat binary (or wrapper) at `image` for the device, and how its module keeps it: a
+/// compressed entry is kept compressed (a module then costs its entry's size until a kernel of it is
+/// used), another one as text.
+pub(crate) unsafe fn fatbin_ptx(
+    image: *const c_void,
+    log: &mut JitLog,
+) -> Result<(std::borrow::Cow<'static, str>, ptx_jit::Retain), CUresult> {
+    let ptx = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
+        log.error_text = format!("ptx-jit: {e}");
+        if log_enabled() {
+            eprintln!("{}", log.error_text);
+        }
+        e.code()
+    })?;
     let retain = match ptx.packed {
         Some(p) => ptx_jit::Retain::Again(Box::new(move || p.text().map_err(|e| e.to_string()))),
         None => ptx_jit::Retain::Copy,
     };
-    (ptx.text.into(), retain)
+    Ok((ptx.text.into(), retain))
+}
+
+/// Writes handles for the module's kernels, at most `n`, in order (`cuModuleEnumerateFunctions`,
+/// `cuLibraryEnumerateKernels`). The kernels are not prepared: a lazily loaded one is when first
+/// used, as NVIDIA's driver loads it (`cuFuncIsLoaded`).
+pub(crate) unsafe fn enumerate(
+    m: &ModuleObj,
+    handles: *mut Handle,
+    n: c_uint,
+    handle: impl Fn(&str) -> Result<usize, CUresult>,
+) -> Result<(), CUresult> {
+    if handles.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    for (i, name) in m.host.kernel_names().take(n as usize).enumerate() {
+        *handles.add(i) = handle(name)? as Handle;
+    }
+    Ok(())
 }
 
 /// Loads PTX into a module owned by context `ctx` (0: by no context, as libraries are): lazily unless
@@ -206,7 +230,7 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mu
     // A caller that passes an error log buffer wants to read there what is wrong with the module
     // (numba-cuda, for one, shows it): the whole text is checked now, as an eager load would.
     let loaded = match loading {
-        ptx_jit::Loading::Lazy if log.error.is_some() => ptx_jit::front(text).map(drop),
+        ptx_jit::Loading::Lazy if log.check_whole => ptx_jit::front(text).map(drop),
         _ => Ok(()),
     }
     .and_then(|()| ptx_jit::load_retained(text, options, loading, retain));
@@ -237,25 +261,32 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mu
         }
         Err(diags) => {
             log.error_text = ptx_jit::one_line(&diags, "module.ptx", text);
-            Err(load_error(&diags, text))
+            if log_enabled() {
+                render(&diags, text);
+            }
+            Err(load_error(&diags))
         }
     }
 }
 
-/// Prepares kernel `k` of module `m` (the first lookup of a lazily loaded kernel checks and lowers
-/// it), failing with the code its load would have failed with.
-pub(crate) fn prepare(m: &ModuleObj, k: usize) -> Result<(), CUresult> {
-    m.host
-        .prepare(k)
-        .map(|_| ())
-        .map_err(|diags| load_error(diags, &m.host.text().unwrap_or_default()))
+/// Kernel `k` of module `m`, prepared (the first use of a lazily loaded kernel checks and lowers it),
+/// or the code its load would have failed with.
+pub(crate) fn prepare(m: &ModuleObj, k: usize) -> Result<&ptx_jit::HostKernel, CUresult> {
+    m.host.prepare(k).map_err(|diags| {
+        if log_enabled() {
+            render(diags, &m.host.text().unwrap_or_default());
+        }
+        load_error(diags)
+    })
 }
 
-/// The CUDA error for a module or kernel the JIT refuses, its diagnostics logged when asked.
-fn load_error(diags: &[ptx_jit::Diagnostic], text: &str) -> CUresult {
-    if log_enabled() {
-        ptx_jit::Diagnostic::render_each(diags, "module.ptx", text, false, |r| eprint!("{r}"));
-    }
+/// Writes the diagnostics of a module the JIT refuses to stderr.
+fn render(diags: &[ptx_jit::Diagnostic], text: &str) {
+    ptx_jit::Diagnostic::render_each(diags, "module.ptx", text, false, |r| eprint!("{r}"));
+}
+
+/// The CUDA error for a module or kernel the JIT refuses.
+fn load_error(diags: &[ptx_jit::Diagnostic]) -> CUresult {
     // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
     // beyond what the ISA table and the backend know yet (an opcode, modifier or type form), so it
     // is reported as "not supported" rather than blamed on the module.

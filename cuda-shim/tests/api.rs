@@ -2,6 +2,7 @@
 //! cuGetProcAddress, and concurrent use from several threads.
 
 use cuda::errors::*;
+use cuda::link::{cuLinkAddData_v2, cuLinkComplete, cuLinkCreate_v2, cuLinkDestroy};
 use cuda::*;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::null_mut;
@@ -32,17 +33,23 @@ unsafe fn load(src: &str) -> (CUresult, Handle, String) {
     (r, m, s)
 }
 
+/// The vecadd test module, loaded, and its kernel.
+unsafe fn vecadd() -> (Handle, Handle) {
+    let (r, m, _) = load(PTX);
+    assert_eq!(r, CUDA_SUCCESS);
+    let mut f = null_mut();
+    let name = CString::new("vecadd").unwrap();
+    assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+    (m, f)
+}
+
 /// A kernel's registers per thread are never 0 (cuBLAS divides by them: `cublasSdot` died of SIGFPE),
 /// and a multiprocessor full of threads still fits the register file at that count.
 #[test]
 fn kernels_report_registers_that_do_not_limit_occupancy() {
     unsafe {
         let ctx = setup();
-        let (r, m, _) = load(PTX);
-        assert_eq!(r, CUDA_SUCCESS);
-        let mut f = null_mut();
-        let name = CString::new("vecadd").unwrap();
-        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let (_, f) = vecadd();
         let (mut regs, mut per_sm, mut threads) = (0, 0, 0);
         assert_eq!(cuFuncGetAttribute(&mut regs, 4, f), CUDA_SUCCESS); // NUM_REGS
         assert_eq!(cuDeviceGetAttribute(&mut per_sm, 82, 0), CUDA_SUCCESS); // registers per SM
@@ -55,15 +62,47 @@ fn kernels_report_registers_that_do_not_limit_occupancy() {
     }
 }
 
+/// A link whose result has an error in a kernel's body fails at `cuLinkComplete`, with the error in
+/// the log, although modules load lazily (the linker checks its result whole).
+#[test]
+fn a_link_with_a_broken_kernel_fails() {
+    unsafe {
+        let ctx = setup();
+        let mut log = vec![0u8; 4096];
+        let mut opts = [5, 6]; // CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+        let mut vals = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+        let mut state = null_mut();
+        assert_eq!(
+            cuLinkCreate_v2(2, opts.as_mut_ptr(), vals.as_mut_ptr(), &mut state),
+            CUDA_SUCCESS
+        );
+        let broken = PTX.replace("%r<6>", "%r<3>");
+        let name = CString::new("broken.ptx").unwrap();
+        let r = cuLinkAddData_v2(
+            state,
+            1,
+            broken.as_ptr() as *mut c_void,
+            broken.len(),
+            name.as_ptr(),
+            0,
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(r, CUDA_SUCCESS);
+        let (mut image, mut size) = (null_mut(), 0);
+        assert_eq!(cuLinkComplete(state, &mut image, &mut size), CUDA_ERROR_INVALID_PTX);
+        let text = CStr::from_bytes_until_nul(&log).unwrap().to_string_lossy().into_owned();
+        assert!(text.contains("`%r3` is not declared"), "{text}");
+        assert_eq!(cuLinkDestroy(state), CUDA_SUCCESS);
+        cuCtxDestroy_v2(ctx);
+    }
+}
+
 #[test]
 fn forged_and_stale_handles_are_errors() {
     unsafe {
         let ctx = setup();
-        let (r, m, _) = load(PTX);
-        assert_eq!(r, CUDA_SUCCESS);
-        let mut f = null_mut();
-        let name = CString::new("vecadd").unwrap();
-        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let (m, f) = vecadd();
         // A module handle used as a function, a made-up handle, and a function after its module died.
         let mut args: [*mut c_void; 0] = [];
         assert_eq!(

@@ -118,11 +118,14 @@ pub struct Function<'m, 'a> {
 }
 
 impl<'m, 'a> Function<'m, 'a> {
-    pub fn new(ast: &'m ast::Function<'a>) -> Self {
+    /// The IR of `ast`, whose registers are numbered from `first_register` on: registers declared at
+    /// module scope (legacy PTX and code compiled without the ABI may declare them, and fragments do)
+    /// take the numbers below, and a body may name them, so they count towards `reg_count` too.
+    pub fn new(ast: &'m ast::Function<'a>, first_register: u32) -> Self {
         Function {
             ast,
             regs: vec![],
-            reg_count: 0,
+            reg_count: first_register as u64,
             insts: vec![],
             uses: vec![],
             labels: vec![],

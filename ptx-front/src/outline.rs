@@ -11,8 +11,8 @@ use logos::Logos;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// `.version`, `.target`, `.address_size`, `.file`, `.pragma`, and anything not recognised (which
-    /// the parser then reports): part of every part.
+    /// `.version`, `.target`, `.address_size`, `.file`, `.loc`, `.pragma`, and anything else that is
+    /// not a declaration (the parser reports what it cannot parse): part of every part.
     Common,
     /// `.section` and `@@DWARF` debug data: part of none (nothing that runs refers to it).
     Debug,
@@ -56,20 +56,25 @@ struct Open {
     braces: i32,
     parens: i32,
     brackets: i32,
-    /// An initializer started (`=`): names after it are uses, not declarations.
+    /// An initializer started (`=`): names after it are uses, not declarations (until the next
+    /// declarator, after a `,`).
     initializer: bool,
+    /// A function header's `.pragma` (`.entry k .pragma "nounroll"; { … }`): its `;` does not end
+    /// the function.
+    pragma: bool,
     names_from: usize,
 }
 
 impl Open {
     /// Whether the item ended before token `t`, with no `;`: a directive that takes none, or (in
-    /// Open64-era PTX, as the parser accepts it) a function prototype followed by another item.
+    /// Open64-era PTX, as the parser accepts it) a function prototype followed by another item or
+    /// by the end of the text.
     fn ends_before(&self, t: Tok<'_>) -> bool {
         let prototype = matches!(self.kind, Kind::Function { body: None, .. })
             && self.braces == 0
             && self.parens == 0
             && match t {
-                Tok::Dwarf(_) => true,
+                Tok::Dwarf(_) | Tok::Eof => true,
                 Tok::Dot(d) => crate::parser::starts_item(d),
                 _ => false,
             };
@@ -85,8 +90,7 @@ impl Outline {
         };
         let mut lx = Tok::lexer(src);
         let mut open: Option<Open> = None;
-        // The previous token, to tell a declaration inside a body (after `;`, `{` or `}`) from a
-        // modifier (`ld.global`).
+        // The previous token, to tell a declaration inside a body from a modifier (`ld.global`).
         let mut prev = Tok::Semi;
         let mut prev_end = 0u32;
         while let Some(t) = lx.next() {
@@ -97,7 +101,7 @@ impl Outline {
                 out.complete = false;
             }
             if open.as_ref().is_some_and(|o| o.ends_before(t)) {
-                out.close(open.take().expect("open"), prev_end, src);
+                out.close(open.take().expect("open"), prev_end);
             }
             let o = match &mut open {
                 Some(o) => o,
@@ -113,7 +117,7 @@ impl Outline {
                             prev_end = s.end;
                             continue;
                         }
-                        Tok::Dot(".version" | ".target" | ".address_size" | ".file") => (Kind::Common, true),
+                        Tok::Dot(".version" | ".target" | ".address_size" | ".file" | ".loc") => (Kind::Common, true),
                         Tok::Dot(".section") => (Kind::Debug, false),
                         Tok::Dot(".alias") => (Kind::Alias, false),
                         Tok::Dot(d) if crate::parser::is_var_space(d) || d == ".entry" || d == ".func" => {
@@ -130,6 +134,7 @@ impl Outline {
                         parens: 0,
                         brackets: 0,
                         initializer: false,
+                        pragma: false,
                         names_from: out.names.len(),
                     })
                 }
@@ -165,8 +170,13 @@ impl Outline {
                 Tok::RParen => o.parens -= 1,
                 Tok::LBracket => o.brackets += 1,
                 Tok::RBracket => o.brackets -= 1,
-                Tok::Semi if top => ends = true,
+                Tok::Semi if top => {
+                    ends = !o.pragma;
+                    o.pragma = false;
+                }
                 Tok::Eq if top => o.initializer = true,
+                Tok::Comma if top => o.initializer = false,
+                Tok::Dot(".pragma") if top && matches!(o.kind, Kind::Function { .. }) => o.pragma = true,
                 Tok::Dot(".entry" | ".func") if top && o.kind == Kind::Var => {
                     o.kind = Kind::Function {
                         entry: matches!(t, Tok::Dot(".entry")),
@@ -174,9 +184,8 @@ impl Outline {
                         statics: false,
                     };
                 }
-                Tok::Dot(".global" | ".const")
-                    if o.braces > 0 && matches!(prev, Tok::Semi | Tok::LBrace | Tok::RBrace) =>
-                {
+                // A declaration, not a modifier (`ld.global` follows its opcode or another modifier).
+                Tok::Dot(".global" | ".const") if o.braces > 0 && !matches!(prev, Tok::Ident(_) | Tok::Dot(_)) => {
                     if let Kind::Function { statics, .. } = &mut o.kind {
                         *statics = true;
                     }
@@ -192,19 +201,19 @@ impl Outline {
             prev = t;
             prev_end = s.end;
             if ends {
-                out.close(open.take().expect("open"), s.end, src);
+                out.close(open.take().expect("open"), s.end);
             }
         }
         if let Some(o) = open {
-            out.complete &= o.unterminated;
-            out.close(o, prev_end, src);
+            out.complete &= o.unterminated || o.ends_before(Tok::Eof);
+            out.close(o, prev_end);
         }
         out.names
             .sort_unstable_by(|a, b| src[a.0.range()].cmp(&src[b.0.range()]));
         out
     }
 
-    fn close(&mut self, o: Open, end: u32, _src: &str) {
+    fn close(&mut self, o: Open, end: u32) {
         let index = self.items.len() as u32;
         let name = self.names[o.names_from..]
             .first()
@@ -384,11 +393,42 @@ mod tests {
         assert!(!vars.iter().any(|t| t.contains(".entry")), "{vars:?}");
     }
 
+    /// Forms the parser accepts that once cut items in the wrong place (found in review).
+    #[test]
+    fn pragmas_loc_declarators_and_statics() {
+        let src = ".version 8.0\n.target sm_80\n.global .u32 a = 1, b = 2;\n.loc 1 2 3\n\
+                   .entry k .pragma \"nounroll\";\n{\n.loc 1 5 1\n.global .u32 s;\nld.global.u32 %r1, [b];\nret;\n}\n";
+        let o = Outline::new(src);
+        assert!(o.complete);
+        assert_eq!(o.kernels(src).map(|k| k.1).collect::<Vec<_>>(), vec!["k"]);
+        assert_eq!(o.declaring(src, "b").collect::<Vec<_>>(), vec![2]);
+        let k = o.items.iter().find(|i| &src[i.name.range()] == "k").expect("k");
+        assert!(
+            matches!(
+                k.kind,
+                Kind::Function {
+                    statics: true,
+                    body: Some(_),
+                    ..
+                }
+            ),
+            "{k:?}"
+        );
+        let part = texts(src, &o.part(src, [4]));
+        assert!(
+            part.concat().contains("b = 2") && part.concat().contains("ret;"),
+            "{part:?}"
+        );
+    }
+
     #[test]
     fn broken_text_is_incomplete() {
         assert!(!Outline::new(".version 8.0\n.entry k() { ret;").complete);
         assert!(!Outline::new(".version 8.0\n.entry k() { ret; } }").complete);
         assert!(!Outline::new(".version 8.0\n.entry k() { ret; # }").complete);
         assert!(Outline::new(".version 8.0\n.target sm_80").complete);
+        // An Open64-era prototype may end the text (the parser accepts it).
+        assert!(Outline::new(".version 2.1\n.target sm_20\n.visible .func f (.param .u64 p)").complete);
+        assert!(!Outline::new(".version 2.1\n.target sm_20\n.visible .func f (.param .u64 p").complete);
     }
 }

@@ -195,6 +195,11 @@ impl<'m, 'a> Scope<'m, 'a> {
         }
     }
 
+    /// How many register numbers module-scope declarations take (a function's are numbered after).
+    pub fn module_registers(&self) -> u32 {
+        self.module_ids
+    }
+
     pub fn push(&mut self) {
         self.levels.push(Level::default());
     }

@@ -5,19 +5,10 @@
 //! the same rules for the statements that did parse.
 
 use ptx_front::printer::shape;
-use std::path::{Path, PathBuf};
+mod common;
 
-/// Every `.ptx` file under `dir`, recursively, sorted.
-fn ptx_files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .flat_map(|p| if p.is_dir() { ptx_files_under(&p) } else { vec![p] })
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
-    v
-}
+use common::ptx_files_under;
+use std::path::Path;
 
 /// Files up to this size are also checked, twice; the larger ones (a sixth of the corpus's files, most of
 /// its bytes) would make this test minutes long in a debug build.

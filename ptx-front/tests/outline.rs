@@ -1,23 +1,15 @@
 //! Lazy loading's outline as a property over real PTX: for the repository's test files and the shared
-//! corpora (`../shared/corpus`, see its README; skipped with a message when absent), every kernel's
-//! part (`Outline::part`) parses to the same function as the whole text does, and the checker's
-//! errors in a part are errors the whole text has, at the same places. A text the checker accepts
-//! has a complete outline, and each of its kernels' parts is accepted too.
+//! corpora (`../shared/corpus`, see its README; skipped with a message when absent), the outline finds
+//! the module's kernels, every kernel's part (`Outline::part`) parses to the same function as the
+//! whole text does, and the checker's errors in a part (a kernel's, or the variables') are errors the
+//! whole text has, at the same places. A text the checker accepts has a complete outline.
 
-use ptx_front::ast::{Item, Module};
+use ptx_front::ast::{FnKind, Item, Module};
 use ptx_front::outline::Outline;
-use std::path::{Path, PathBuf};
+mod common;
 
-fn ptx_files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .flat_map(|p| if p.is_dir() { ptx_files_under(&p) } else { vec![p] })
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
-    v
-}
+use common::ptx_files_under;
+use std::path::Path;
 
 fn function<'m, 'a>(m: &'m Module<'a>, name: &str) -> Option<&'m ptx_front::ast::Function<'a>> {
     m.items.iter().find_map(|i| match i {
@@ -47,6 +39,22 @@ fn sweep(root: &Path) -> (usize, usize, Vec<String>) {
         }
         if !outline.complete {
             continue;
+        }
+        let entries: Vec<&str> = whole
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Function(f) if f.kind == FnKind::Entry && f.body.is_some() => Some(f.name.text),
+                _ => None,
+            })
+            .collect();
+        if outline.kernels(&src).map(|k| k.1).collect::<Vec<_>>() != entries {
+            failures.push(format!("{name}: the outline's kernels are not the module's"));
+            continue;
+        }
+        let (_, d) = ptx_front::parse_and_check_parts(&src, &outline.variables_part(&src), &opts);
+        if let Some(e) = d.iter().find(|d| d.is_error() && !errors.contains(&(d.code, d.span))) {
+            failures.push(format!("{name}: the variables' part: {}", e.one_line(&name, &src)));
         }
         for (item, kernel) in outline.kernels(&src) {
             kernels += 1;

@@ -57,11 +57,28 @@ static void lazy(void) {
     CHECK(cuModuleGetLoadingMode(&mode));
     ASSERT(mode == CU_MODULE_LAZY_LOADING);
 
+    /* The load compiles nothing: its info log says the kernels were indexed. */
     CUmodule m;
-    CHECK(cuModuleLoadData(&m, MIXED));
+    char info[256] = "";
+    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {info, (void *)(size_t)sizeof info};
+    CHECK(cuModuleLoadDataEx(&m, MIXED, 2, opts, vals));
+    ASSERT(strstr(info, "2 kernel(s) indexed") != NULL);
     unsigned count = 0;
     CHECK(cuModuleGetFunctionCount(&count, m));
     ASSERT(count == 2);
+
+    /* Enumerated handles are not loaded until used; the broken kernel fails to load, alone. */
+    CUfunction all[3] = {0};
+    CHECK(cuModuleEnumerateFunctions(all, 3, m));
+    ASSERT(all[0] && all[1] && !all[2]);
+    int loaded = -1;
+    CHECK(cuFuncIsLoaded((CUfunctionLoadingState *)&loaded, all[1]));
+    ASSERT(loaded == CU_FUNCTION_LOADING_STATE_UNLOADED);
+    EXPECT(cuFuncLoad(all[1]), CUDA_ERROR_INVALID_PTX);
+    CHECK(cuFuncLoad(all[0]));
+    CHECK(cuFuncIsLoaded((CUfunctionLoadingState *)&loaded, all[0]));
+    ASSERT(loaded == CU_FUNCTION_LOADING_STATE_LOADED);
     /* The variables are placed at load. */
     CUdeviceptr base;
     size_t bytes;

@@ -30,7 +30,39 @@ pub fn parse(data: &[u8]) -> Result<bool, String> {
     }
     round_trip(&src, false)?;
     round_trip(&src, true)?;
+    outline(&src, clean)?;
     Ok(clean)
+}
+
+/// Lazy loading's outline: any text outlines; a text the checker accepts has a complete outline that
+/// finds its kernels, and its variables' part and each kernel's part are accepted too.
+fn outline(src: &str, clean: bool) -> Result<(), String> {
+    let o = ptx_front::outline::Outline::new(src);
+    if !clean {
+        return Ok(());
+    }
+    if !o.complete {
+        return Err("the outline of a text the checker accepts is incomplete".into());
+    }
+    let (m, _) = ptx_front::parse(src);
+    let entries = m.items.iter().filter(|i| {
+        matches!(i, ptx_front::ast::Item::Function(f) if f.kind == ptx_front::ast::FnKind::Entry && f.body.is_some())
+    });
+    if entries.count() != o.kernels(src).count() {
+        return Err("the outline's kernels are not the module's".into());
+    }
+    let (_, d) = ptx_front::parse_and_check_parts(src, &o.variables_part(src), &Default::default());
+    if let Some(e) = d.iter().find(|d| d.is_error()) {
+        return Err(format!("the variables' part: {}", e.one_line("fuzz.ptx", src)));
+    }
+    for (item, name) in o.kernels(src) {
+        let parts = o.part(src, [item]);
+        let (_, d) = ptx_front::parse_and_check_parts(src, &parts, &Default::default());
+        if let Some(e) = d.iter().find(|d| d.is_error()) {
+            return Err(format!("kernel `{name}`'s part: {}", e.one_line("fuzz.ptx", src)));
+        }
+    }
+    Ok(())
 }
 
 /// `ptx-jit fmt`: text that parses without a diagnostic prints to text that parses to the same tree

@@ -11,25 +11,13 @@ import time
 
 import numpy as np
 
-cuda = C.CDLL("libcuda.so.1", mode=C.RTLD_GLOBAL)
+from device_arrays import device, host
+
 lib = C.CDLL(sys.argv[1])
 rng = np.random.default_rng(7)
 f32 = C.c_float
 ptr = C.c_void_p
 
-
-def device(a):
-    d = C.c_uint64()
-    assert cuda.cuMemAlloc_v2(C.byref(d), C.c_size_t(a.nbytes)) == 0
-    assert cuda.cuMemcpyHtoD_v2(d, a.ctypes.data_as(ptr), C.c_size_t(a.nbytes)) == 0
-    return ptr(d.value)
-
-
-def host(d, like):
-    out = np.zeros_like(like)
-    assert cuda.cuCtxSynchronize() == 0
-    assert cuda.cuMemcpyDtoH_v2(out.ctypes.data_as(ptr), C.c_uint64(d.value), C.c_size_t(out.nbytes)) == 0
-    return out
 
 
 def close(got, want):

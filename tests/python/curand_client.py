@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-cuda = C.CDLL("libcuda.so.1", mode=C.RTLD_GLOBAL)
+from device_arrays import cuda, device, host, use_primary_context
+
 lib = C.CDLL(sys.argv[1])
 
 PSEUDO = {"XORWOW": 101, "MRG32K3A": 121, "MTGP32": 141, "PHILOX4_32_10": 161}
@@ -58,23 +59,17 @@ def generate(kind, on_host, fn, dtype, extra):
     if on_host:
         status = getattr(lib, fn)(g, out.ctypes.data_as(C.c_void_p), C.c_size_t(N), *extra)
     else:
-        d = C.c_uint64()
-        assert cuda.cuMemAlloc_v2(C.byref(d), C.c_size_t(out.nbytes)) == 0
-        status = getattr(lib, fn)(g, C.c_void_p(d.value), C.c_size_t(N), *extra)
+        d = device(out)
+        status = getattr(lib, fn)(g, d, C.c_size_t(N), *extra)
         if status == 0:
-            assert cuda.cuCtxSynchronize() == 0
-            assert cuda.cuMemcpyDtoH_v2(out.ctypes.data_as(C.c_void_p), d, C.c_size_t(out.nbytes)) == 0
-        cuda.cuMemFree_v2(d)
+            out = host(d, out)
+        cuda.cuMemFree_v2(C.c_uint64(d.value))
     lib.curandDestroyGenerator(g)
     return status, out
 
 
 def main():
-    assert cuda.cuInit(0) == 0
-    ctx, dev = C.c_void_p(), C.c_int()
-    assert cuda.cuDeviceGet(C.byref(dev), 0) == 0
-    assert cuda.cuDevicePrimaryCtxRetain(C.byref(ctx), dev) == 0
-    assert cuda.cuCtxSetCurrent(ctx) == 0
+    use_primary_context()
     failures, compared = [], 0
     for name, kind in {**PSEUDO, **QUASI}.items():
         for fn, dtype, extra, exact in CASES:

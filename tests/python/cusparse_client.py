@@ -9,7 +9,8 @@ import time
 
 import numpy as np
 
-cuda = C.CDLL("libcuda.so.1", mode=C.RTLD_GLOBAL)
+from device_arrays import device, host
+
 lib = C.CDLL(sys.argv[1])
 rng = np.random.default_rng(3)
 ptr, i64 = C.c_void_p, C.c_int64
@@ -17,19 +18,6 @@ INDEX_32I, BASE_ZERO, COL_MAJOR, DEFAULT_ALG = 2, 0, 1, 0
 # cudaDataType, and the scalar type of alpha and beta
 TYPES = {np.float32: (0, C.c_float), np.float64: (1, C.c_double)}
 
-
-def device(a):
-    d = C.c_uint64()
-    assert cuda.cuMemAlloc_v2(C.byref(d), C.c_size_t(max(a.nbytes, 4))) == 0
-    assert cuda.cuMemcpyHtoD_v2(d, a.ctypes.data_as(ptr), C.c_size_t(a.nbytes)) == 0
-    return ptr(d.value)
-
-
-def host(d, like):
-    out = np.zeros_like(like)
-    assert cuda.cuCtxSynchronize() == 0
-    assert cuda.cuMemcpyDtoH_v2(out.ctypes.data_as(ptr), C.c_uint64(d.value), C.c_size_t(out.nbytes)) == 0
-    return out
 
 
 def check(status, call):

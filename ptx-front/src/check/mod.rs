@@ -183,7 +183,8 @@ impl<'m, 'a> Checker<'m, 'a> {
         let body = f.body.as_ref()?;
         let scope = &mut self.scope;
         let mut c = FnChecker::new(&self.target, self.against, self.fragment, diags, f.name.text);
-        c.ir = (detail != Detail::Nothing).then(|| ir::Function::new(f));
+        let first_register = scope.module_registers();
+        c.ir = (detail != Detail::Nothing).then(|| ir::Function::new(f, first_register));
         c.detail = detail;
         let mut label_dups = vec![];
         labels(body, &mut c.labels, &mut label_dups);

@@ -322,10 +322,10 @@ impl Text {
     }
 }
 
-/// What a module's kernels compile from, on demand: the module's PTX text and its outline, from which
-/// a kernel's part (the kernel and what it names) is parsed and lowered again at each compile (a tier
-/// of a kernel costs that kernel and what it reaches, and a loaded module holds its text, not its
-/// syntax tree or IR), the context its IR lives in, and the resource tracker that owns the module's
+/// What a module's kernels compile from, on demand: the module's PTX text (or a way to make it again,
+/// [`Retain`]) and its outline, from which a kernel's part (the kernel and what it names) is parsed
+/// and lowered again at each compile (a tier of a kernel costs that kernel and what it reaches, and a
+/// loaded module holds no syntax tree or IR), the context its IR lives in, and the resource tracker that owns the module's
 /// code. The LLVM objects are used only under `CODEGEN`. Lowering is deterministic, so every lowering
 /// of a kernel names and lays out its code alike.
 struct Source {
@@ -382,16 +382,20 @@ impl Source {
             libc::malloc_trim(0);
         }
         let jit = JIT.as_ref().map_err(|e| e.clone())?;
-        let _codegen = CODEGEN.lock();
         let what = |e: String| {
             format!(
                 "JIT compilation of `{}`: {e}",
                 symbol.rsplit('.').next().unwrap_or(symbol)
             )
         };
+        // The text (made again when the module keeps it packed) and the parse need no lock; other
+        // compiles go on meanwhile. The parts passed the checker when the kernel was prepared.
+        let text = self.text.get().map_err(what)?;
+        let (m, _) = ptx_front::parse_parts(&text, parts);
+        let _codegen = CODEGEN.lock();
         unsafe {
             let (part, lanes) = self
-                .lower(symbol, parts, regions && self.options.lanes && !quick)
+                .lower(&m, symbol, regions && self.options.lanes && !quick)
                 .map_err(what)?;
             let mut name = symbol.to_string();
             if quick {
@@ -418,17 +422,14 @@ impl Source {
         }
     }
 
-    /// Kernel `symbol`, lowered from its `parts` of the text (with lane-vectorised regions if
+    /// Kernel `symbol`, lowered from `m`, its part of the text (with lane-vectorised regions if
     /// `lanes`), and how many of its regions run lane-vectorised.
-    fn lower(&self, symbol: &str, parts: &[Span], lanes: bool) -> Result<(LLVMModuleRef, u32), String> {
+    fn lower(&self, m: &Module<'_>, symbol: &str, lanes: bool) -> Result<(LLVMModuleRef, u32), String> {
         let kernel = symbol.strip_prefix(&self.prefix).unwrap_or(symbol);
-        // The parts passed the checker when the kernel was prepared: parsing is all the lowering needs.
-        let text = self.text.get()?;
-        let (m, _) = ptx_front::parse_parts(&text, parts);
         // The context belongs to `tsc`; ManuallyDrop keeps inkwell from disposing it.
         let ctx = ManuallyDrop::new(unsafe { Context::new(self.ctx) });
         let options = ptx_llvm::Options { lanes, ..self.options };
-        let lowered = lower_prepared(&ctx, &m, options, Some(kernel), &self.prefix).map_err(|d| {
+        let lowered = lower_prepared(&ctx, m, options, Some(kernel), &self.prefix).map_err(|d| {
             d.first()
                 .map_or_else(|| "lowering failed".to_string(), |d| d.message.clone())
         })?;
@@ -508,6 +509,11 @@ impl HostModule {
             .get_or_init(|| prepare(&self.source, &lazy.name, lazy.item))
             .as_ref()
             .map_err(|d| d.as_slice())
+    }
+
+    /// Whether kernel `k` has been prepared (successfully or not).
+    pub fn prepared(&self, k: usize) -> bool {
+        self.kernels[k].prepared.get().is_some()
     }
 
     /// Kernel `name`, prepared; `None` if there is none or it fails to prepare.
@@ -1003,6 +1009,8 @@ pub fn load_text(
     drop(codegen);
     placed?;
     if loading == Loading::Eager {
+        // One text for every kernel (a packed one is made again once, not per kernel).
+        let _text = hm.source.text.get().map_err(internal)?;
         for k in 0..hm.kernels.len() {
             hm.prepare(k).map_err(|d| d.to_vec())?;
         }
