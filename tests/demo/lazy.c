@@ -30,6 +30,15 @@ static const char *MIXED =
     " mov.u32 %r9, 3;\n"
     " ret;\n}\n";
 
+/* A kernel with a variable of its own that lives as long as the module (a function-scope `.global`,
+ * after a `.loc` line as nvcc writes it): the module places it at load, and the kernel uses that one. */
+static const char *STATIC =
+    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p) {\n"
+    " .loc 1 2 3\n .global .u32 counter = 40;\n .reg .u32 %r<3>; .reg .u64 %rd<2>;\n"
+    " ld.param.u64 %rd1, [p]; atom.global.add.u32 %r1, [counter], 2;\n"
+    " ld.global.u32 %r2, [counter]; st.global.u32 [%rd1], %r2; ret;\n}\n";
+
 static double seconds(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -102,6 +111,18 @@ static void lazy(void) {
     unsigned host[32];
     CHECK(cuMemcpyDtoH(host, out, sizeof host));
     for (unsigned i = 0; i < 32; i++) ASSERT(host[i] == 100 + 2 * i);
+    CHECK(cuModuleUnload(m));
+
+    /* A function-scope variable: placed at load, shared with its kernel. */
+    CHECK(cuModuleLoadData(&m, STATIC));
+    CUdeviceptr counter;
+    CHECK(cuModuleGetGlobal(&counter, &bytes, m, "counter"));
+    CUfunction k;
+    CHECK(cuModuleGetFunction(&k, m, "k"));
+    CHECK(cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CHECK(cuMemcpyDtoH(host, out, 4));
+    CHECK(cuMemcpyDtoH(&v, counter, 4));
+    ASSERT(host[0] == 42 && v == 42);
     CHECK(cuModuleUnload(m));
 
     /* Many kernels: the load compiles none of them; one runs. */
