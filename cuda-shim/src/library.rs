@@ -28,7 +28,7 @@ impl Library {
         if let Some(&h) = k.get(name) {
             return Ok(h);
         }
-        let h = function_handle(self.module()?, name)?;
+        let h = function_handle(self.module()?, name, false)?;
         k.insert(name.to_string(), h);
         Ok(h)
     }
@@ -94,11 +94,15 @@ unsafe fn library_load(
     Ok(())
 }
 
-/// A new function handle for kernel `name` of module `module` (prepared when first used, see
-/// `module::prepare`).
-pub(crate) fn function_handle(module: usize, name: &str) -> Result<usize, CUresult> {
+/// A new function handle for kernel `name` of module `module`. With `prepare`, the kernel is
+/// prepared first (see `module::prepare`): its errors fail the lookup, and no handle is made;
+/// without, it is prepared when first used.
+pub(crate) fn function_handle(module: usize, name: &str, prepare: bool) -> Result<usize, CUresult> {
     let m = MODULES.get(module)?;
     let k = m.host.find(name).ok_or(CUDA_ERROR_NOT_FOUND)?;
+    if prepare {
+        crate::module::prepare(&m, k)?;
+    }
     Ok(FUNCTIONS.insert(FuncObj {
         module,
         module_obj: m,

@@ -33,10 +33,7 @@ api! {
         MODULES.get(module as usize)?;
         let name = CStr::from_ptr(name).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)?;
         // The lookup prepares the kernel, so its errors surface here, as with NVIDIA's lazy loading.
-        let h = crate::library::function_handle(module as usize, name)?;
-        let fo = FUNCTIONS.get(h)?;
-        prepare(&fo.module_obj, fo.kernel)?;
-        *f = h as Handle;
+        *f = crate::library::function_handle(module as usize, name, true)? as Handle;
         Ok(())
     }
     fn cuModuleGetFunctionCount(count: *mut c_uint, module: Handle) {
@@ -46,7 +43,7 @@ api! {
     fn cuModuleEnumerateFunctions(functions: *mut Handle, n: c_uint, module: Handle) {
         init_check()?;
         let m = MODULES.get(module as usize)?;
-        enumerate(&m, functions, n, |name| crate::library::function_handle(module as usize, name))
+        enumerate(&m, functions, n, |name| crate::library::function_handle(module as usize, name, false))
     }
     fn cuModuleGetGlobal_v2(dptr: *mut CUdeviceptr, bytes: *mut usize, module: Handle, name: *const c_char) {
         init_check()?;

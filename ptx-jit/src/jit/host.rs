@@ -282,43 +282,51 @@ pub enum Retain {
 }
 
 /// A module's text as `Retain` keeps it.
-struct Text {
-    kept: Option<std::sync::Arc<str>>,
-    again: Option<Box<dyn Fn() -> Result<String, String> + Send + Sync>>,
-    /// The text made again, while someone holds it.
-    made: parking_lot::Mutex<Option<std::sync::Weak<str>>>,
-    len: usize,
+enum Text {
+    Kept(std::sync::Arc<str>),
+    Again {
+        again: Box<dyn Fn() -> Result<String, String> + Send + Sync>,
+        /// The text made again, while someone holds it.
+        made: parking_lot::Mutex<Option<std::sync::Weak<str>>>,
+        len: usize,
+    },
 }
 
 impl Text {
     fn new(text: &str, retain: Retain) -> Text {
-        let (kept, again) = match retain {
-            Retain::Copy => (Some(text.into()), None),
-            Retain::Again(f) => (None, Some(f)),
-        };
-        Text {
-            kept,
-            again,
-            made: parking_lot::Mutex::new(None),
-            len: text.len(),
+        match retain {
+            Retain::Copy => Text::Kept(text.into()),
+            Retain::Again(again) => Text::Again {
+                again,
+                made: parking_lot::Mutex::new(None),
+                len: text.len(),
+            },
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Text::Kept(t) => t.len(),
+            Text::Again { len, .. } => *len,
         }
     }
 
     fn get(&self) -> Result<std::sync::Arc<str>, String> {
-        if let Some(t) = &self.kept {
-            return Ok(t.clone());
+        match self {
+            Text::Kept(t) => Ok(t.clone()),
+            Text::Again { again, made, len } => {
+                let mut made = made.lock();
+                if let Some(t) = made.as_ref().and_then(std::sync::Weak::upgrade) {
+                    return Ok(t);
+                }
+                let t: std::sync::Arc<str> = again()?.into();
+                if t.len() != *len {
+                    return Err("the module's text changed since it was loaded".into());
+                }
+                *made = Some(std::sync::Arc::downgrade(&t));
+                Ok(t)
+            }
         }
-        let mut made = self.made.lock();
-        if let Some(t) = made.as_ref().and_then(std::sync::Weak::upgrade) {
-            return Ok(t);
-        }
-        let again = self.again.as_ref().ok_or("the module's text is gone")?;
-        let t: std::sync::Arc<str> = again()?.into();
-        if t.len() != self.len {
-            return Err("the module's text changed since it was loaded".into());
-        }
-        *made = Some(std::sync::Arc::downgrade(&t));
-        Ok(t)
     }
 }
 
@@ -361,7 +369,7 @@ impl Source {
         // proportion to its size: a 16 MB kernel overflowed the main thread's 8 MiB, and a driver's
         // stream threads have less. The compile runs on a thread of its own whose stack grows with
         // the text; untouched stack costs address space, not memory.
-        let stack = (256 << 20) + 16 * self.text.len;
+        let stack = (256 << 20) + 16 * self.text.len();
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("ptx-jit-compile".into())
@@ -537,15 +545,10 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
     }
     // Lowered once, alone and in a context of its own dropped right after, so that preparing
     // reports what the lowering refuses and learns how the kernel runs, while holding one kernel's
-    // IR at a time. Its code is lowered again when a tier of it is compiled (`Source::compile`);
-    // lane regions belong to the optimised tier's compile alone.
-    let no_lanes = ptx_llvm::Options {
-        lanes: false,
-        ..source.options
-    };
+    // IR at a time. Its code is lowered again when a tier of it is compiled (`Source::compile`).
     let info = {
         let scratch = Context::create();
-        let mut lowered = lower_prepared(&scratch, &m, no_lanes, Some(name), &source.prefix)?;
+        let mut lowered = lower_prepared(&scratch, &m, without_lanes(source.options), Some(name), &source.prefix)?;
         lowered
             .kernels
             .pop()
@@ -574,6 +577,15 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
         lines,
         unwritten_registers,
     })
+}
+
+/// Lowering options for what is not a tier's compile (a kernel's preparation, the module's variables):
+/// lane-vectorised regions belong to the optimised tier's compile alone.
+fn without_lanes(options: ptx_llvm::Options) -> ptx_llvm::Options {
+    ptx_llvm::Options {
+        lanes: false,
+        ..options
+    }
 }
 
 fn internal(msg: String) -> Vec<Diagnostic> {
@@ -933,14 +945,10 @@ pub fn load_text(
         return Err(diags);
     }
     module_memory(&m)?;
-    let no_lanes = ptx_llvm::Options {
-        lanes: false,
-        ..options
-    };
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
-    let lowered = match lower_prepared(&ctx, &m, no_lanes, Some(""), &prefix) {
+    let lowered = match lower_prepared(&ctx, &m, without_lanes(options), Some(""), &prefix) {
         Ok(l) => l,
         Err(d) => {
             unsafe { LLVMContextDispose(raw_ctx) };
