@@ -10,7 +10,7 @@
 //! Registers are numbered densely per function, one number per register (`%r<100>` takes 100), as the
 //! checker's scope numbers them: a register declared again in a nested block gets its own numbers.
 
-use crate::ast::{self, Instruction, Name, VarDecl};
+use crate::ast::{self, Instruction, Name, Operand, VarDecl};
 use crate::isa::{self, Decoded};
 use crate::scope::Sreg;
 use crate::span::Span;
@@ -147,11 +147,87 @@ impl<'m, 'a> Function<'m, 'a> {
         });
     }
 
+    /// Basic blocks as instruction ranges, and each block's successors. Block `n` (one past the last)
+    /// is the exit.
+    pub fn blocks(&self) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+        let n = self.insts.len();
+        let mut starts = vec![false; n + 1];
+        starts[0] = true;
+        for &(_, at) in &self.labels {
+            starts[at] = true;
+        }
+        for (k, inst) in self.insts.iter().enumerate() {
+            if matches!(inst.ast.opcode.text, "bra" | "brx" | "ret" | "exit") {
+                starts[k + 1] = true;
+            }
+        }
+        let mut blocks = vec![];
+        let mut begin = 0;
+        for (k, &start) in starts.iter().enumerate().skip(1) {
+            if start || k == n {
+                if k > begin {
+                    blocks.push((begin, k));
+                }
+                begin = k;
+            }
+        }
+        let block_of = |inst: usize| blocks.partition_point(|&(s, _)| s <= inst).saturating_sub(1);
+        let exit = blocks.len();
+        let labels: rustc_hash::FxHashMap<&str, usize> = self.labels.iter().map(|&(l, at)| (l.text, at)).collect();
+        let targets: rustc_hash::FxHashMap<&str, &[Name<'a>]> = self.branch_targets.iter().copied().collect();
+        let target_block = |label: &str| -> usize {
+            match labels.get(label) {
+                Some(&at) if at < n => block_of(at),
+                _ => exit,
+            }
+        };
+        let mut succ = vec![vec![]; blocks.len()];
+        for (b, &(_, end)) in blocks.iter().enumerate() {
+            let last = self.insts[end - 1].ast;
+            let guarded = last.guard.is_some();
+            let fall = if end < n { block_of(end) } else { exit };
+            match last.opcode.text {
+                "bra" => {
+                    if let Some(Operand::Sym { name, .. }) = last.operands.first() {
+                        succ[b].push(target_block(name.text));
+                    }
+                    if guarded {
+                        succ[b].push(fall);
+                    }
+                }
+                "brx" => {
+                    if let Some(Operand::Sym { name, .. }) = last.operands.get(1) {
+                        for t in targets.get(name.text).copied().into_iter().flatten() {
+                            succ[b].push(target_block(t.text));
+                        }
+                    }
+                    if guarded {
+                        succ[b].push(fall);
+                    }
+                }
+                "ret" | "exit" => {
+                    succ[b].push(exit);
+                    if guarded {
+                        succ[b].push(fall);
+                    }
+                }
+                _ => succ[b].push(fall),
+            }
+            succ[b].dedup();
+        }
+        (blocks, succ)
+    }
+
     /// The checked form of the instruction that starts at byte `at` of the text (instructions are kept
     /// in source order).
     pub fn inst_at(&self, at: u32) -> Option<&Inst<'m, 'a>> {
+        self.index_at(at).map(|k| &self.insts[k])
+    }
+
+    /// The index of the instruction that starts at byte `at` of the text.
+    pub fn index_at(&self, at: u32) -> Option<usize> {
         let k = self.insts.partition_point(|i| i.ast.span.start < at);
-        self.insts.get(k).filter(|i| i.ast.span.start == at)
+        self.insts.get(k).filter(|i| i.ast.span.start == at).map(|_| k)
     }
 
     /// The names of an instruction's operands, resolved, in the order written.

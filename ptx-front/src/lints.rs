@@ -7,7 +7,6 @@ use crate::diag::{Code, Diagnostic};
 use crate::ir;
 use crate::isa::{Decoded, G};
 use crate::span::Span;
-use rustc_hash::FxHashMap;
 
 /// What the lints need from the whole module: labels that debug sections name, and whether the module
 /// has debug information. Each function is then linted from its checked IR ([`Module::function`]).
@@ -93,19 +92,8 @@ struct Func<'f, 'm, 'a> {
     ir: &'f ir::Function<'m, 'a>,
     reg_count: u32,
     insts: Vec<Inst<'f, 'a>>,
-    /// Label name → index of the first instruction after it.
-    labels: FxHashMap<&'a str, usize>,
-    /// `.branchtargets` lists by their label.
-    targets: FxHashMap<&'a str, &'f [Name<'a>]>,
     /// Names used as operands other than registers (labels, functions, prototypes).
     referenced: rustc_hash::FxHashSet<&'a str>,
-}
-
-fn is_cta_barrier(d: &Decoded) -> bool {
-    matches!(d.spec.name, "bar" | "barrier")
-        && matches!(d.get(G::Sync), Some(".sync") | Some(".red"))
-        && d.get(G::Scope) != Some(".warp")
-        && !d.has(".cluster")
 }
 
 /// The member-mask operand of a warp collective.
@@ -157,81 +145,8 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
             ir: f,
             reg_count: f.reg_count.min(MAX_REGS + 1) as u32,
             insts,
-            labels: f.labels.iter().map(|&(n, at)| (n.text, at)).collect(),
-            targets: f.branch_targets.iter().copied().collect(),
             referenced,
         }
-    }
-
-    // ---- control flow ------------------------------------------------------------------------------
-
-    /// Basic blocks as instruction ranges, and each block's successors. Block `n` (one past the last)
-    /// is the exit.
-    fn blocks(&self) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
-        let n = self.insts.len();
-        let mut starts = vec![false; n + 1];
-        starts[0] = true;
-        for &(_, at) in &self.ir.labels {
-            starts[at] = true;
-        }
-        for (k, inst) in self.insts.iter().enumerate() {
-            if matches!(inst.i.opcode.text, "bra" | "brx" | "ret" | "exit") {
-                starts[k + 1] = true;
-            }
-        }
-        let mut blocks = vec![];
-        let mut begin = 0;
-        for (k, &start) in starts.iter().enumerate().skip(1) {
-            if start || k == n {
-                if k > begin {
-                    blocks.push((begin, k));
-                }
-                begin = k;
-            }
-        }
-        let block_of = |inst: usize| blocks.partition_point(|&(s, _)| s <= inst).saturating_sub(1);
-        let exit = blocks.len();
-        let target_block = |label: &str| -> usize {
-            match self.labels.get(label) {
-                Some(&at) if at < n => block_of(at),
-                _ => exit,
-            }
-        };
-        let mut succ = vec![vec![]; blocks.len()];
-        for (b, &(_, end)) in blocks.iter().enumerate() {
-            let last = &self.insts[end - 1];
-            let guarded = last.i.guard.is_some();
-            let fall = if end < n { block_of(end) } else { exit };
-            match last.i.opcode.text {
-                "bra" => {
-                    if let Some(Operand::Sym { name, .. }) = last.i.operands.first() {
-                        succ[b].push(target_block(name.text));
-                    }
-                    if guarded {
-                        succ[b].push(fall);
-                    }
-                }
-                "brx" => {
-                    if let Some(Operand::Sym { name, .. }) = last.i.operands.get(1) {
-                        for t in self.targets.get(name.text).copied().into_iter().flatten() {
-                            succ[b].push(target_block(t.text));
-                        }
-                    }
-                    if guarded {
-                        succ[b].push(fall);
-                    }
-                }
-                "ret" | "exit" => {
-                    succ[b].push(exit);
-                    if guarded {
-                        succ[b].push(fall);
-                    }
-                }
-                _ => succ[b].push(fall),
-            }
-            succ[b].dedup();
-        }
-        (blocks, succ)
     }
 
     fn run(&self, section_refs: &rustc_hash::FxHashSet<&'a str>, debug: bool, out: &mut Vec<Diagnostic>) {
@@ -239,7 +154,7 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
         if self.insts.is_empty() {
             return;
         }
-        let (blocks, succ) = self.blocks();
+        let (blocks, succ) = self.ir.blocks();
         let reachable = reach(&succ, blocks.len());
         self.unreachable(&blocks, &reachable, out);
         // The flow analyses need decoded instructions (after errors they would only add noise) and
@@ -467,7 +382,11 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
         // it and meet another barrier later do.
         let mut barrier_ahead: Vec<bool> = blocks
             .iter()
-            .map(|&(s, e)| self.insts[s..e].iter().any(|i| i.d.is_some_and(is_cta_barrier)))
+            .map(|&(s, e)| {
+                self.insts[s..e]
+                    .iter()
+                    .any(|i| i.d.is_some_and(Decoded::is_cta_barrier))
+            })
             .collect();
         let mut grew = true;
         while grew {
@@ -505,7 +424,7 @@ impl<'f, 'm, 'a> Func<'f, 'm, 'a> {
         for (b, &(s, e)) in blocks.iter().enumerate() {
             for (k, inst) in self.insts[s..e].iter().enumerate().map(|(j, x)| (s + j, x)) {
                 let Some(d) = &inst.d else { continue };
-                if is_cta_barrier(d) {
+                if d.is_cta_barrier() {
                     let cause = guard_dep[k].or(under[b]);
                     if let Some((at, Origin(src))) = cause {
                         out.push(

@@ -84,6 +84,15 @@ pub mod builtin {
     /// Added to a read or write of the memory model (`.volatile`, `.relaxed`, `.acquire`,
     /// `.release`): like atomics, such accesses do not race with each other.
     pub const ACCESS_ORDERED: u32 = 8 << 8;
+    /// Added to a load that no race can involve ([`ptx_front::intervals`]): racecheck need not see it.
+    pub const ACCESS_UNRACED: u32 = 16 << 8;
+    /// `Env::watch`: no sanitizer follows accesses, so an aligned shared-memory access inside the
+    /// window needs no call (generated code decides it).
+    pub const WATCH_NONE: u32 = 0;
+    /// racecheck: every access but the `ACCESS_UNRACED` loads calls the runtime.
+    pub const WATCH_RACING: u32 = 1;
+    /// initcheck: every access calls the runtime.
+    pub const WATCH_ALL: u32 = 2;
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
@@ -404,6 +413,9 @@ pub struct Env {
     pub fault: *const c_void,
     /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
     pub ctas: u32,
+    /// Checked kernels: which accesses the runtime must see although checking their bounds alone
+    /// could be done in generated code (one of `builtin::WATCH_*`, from the launch's sanitizers).
+    pub watch: u32,
 }
 
 /// What an LLVM struct field of the ABI holds.
@@ -433,6 +445,7 @@ pub enum EnvField {
     Gridid,
     Fault,
     Ctas,
+    Watch,
 }
 
 impl EnvField {
@@ -453,11 +466,12 @@ impl EnvField {
             EnvField::Gridid => "gridid",
             EnvField::Fault => "fault",
             EnvField::Ctas => "ctas",
+            EnvField::Watch => "watch",
         }
     }
 
     /// Every field with its type, in order.
-    pub const ALL: [(EnvField, FieldType); 14] = [
+    pub const ALL: [(EnvField, FieldType); 15] = [
         (EnvField::Params, FieldType::Ptr),
         (EnvField::Shared, FieldType::Ptr),
         (EnvField::Tid, FieldType::I32x3),
@@ -472,6 +486,7 @@ impl EnvField {
         (EnvField::Gridid, FieldType::I64),
         (EnvField::Fault, FieldType::Ptr),
         (EnvField::Ctas, FieldType::I32),
+        (EnvField::Watch, FieldType::I32),
     ];
 
     /// The field's index in the LLVM struct.

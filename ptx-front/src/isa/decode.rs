@@ -180,6 +180,14 @@ impl Decoded {
     pub fn has(&self, m: &str) -> bool {
         self.mods().any(|(_, v)| v == m)
     }
+    /// A barrier of the whole CTA (`bar.sync`, `bar.red`, `barrier.sync`, `barrier.red`; not the warp's
+    /// or the cluster's).
+    pub fn is_cta_barrier(&self) -> bool {
+        matches!(self.spec.name, "bar" | "barrier")
+            && matches!(self.get(G::Sync), Some(".sync") | Some(".red"))
+            && self.get(G::Scope) != Some(".warp")
+            && !self.has(".cluster")
+    }
     /// The state space of the instruction's `k`-th address operand (counting address operands only):
     /// `cp.async.ca.shared.global [d], [s]` names the destination's space, then the source's; an
     /// instruction with one space names it for all of them.

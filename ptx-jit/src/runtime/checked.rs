@@ -28,11 +28,17 @@ thread_local! {
     static LAST: Cell<(u64, [(u64, u64); REMEMBERED])> = const { Cell::new((0, [(0, 0); REMEMBERED])) };
 }
 
-fn in_global(gridid: u64, addr: u64, end: u64) -> bool {
+/// Whether `addr..end` lies in a range this thread found valid in launch `gridid`.
+fn remembered(gridid: u64, addr: u64, end: u64) -> bool {
     let (g, ranges) = LAST.with(Cell::get);
-    if g == gridid && ranges.iter().any(|&(s, e)| addr >= s && end <= e) {
+    g == gridid && ranges.iter().any(|&(s, e)| addr >= s && end <= e)
+}
+
+fn in_global(gridid: u64, addr: u64, end: u64) -> bool {
+    if remembered(gridid, addr, end) {
         return true;
     }
+    let (g, ranges) = LAST.with(Cell::get);
     match crate::memory_map::lookup(addr) {
         Some((s, e)) if end <= e => {
             let mut kept = if g == gridid { ranges } else { [(0, 0); REMEMBERED] };
@@ -165,6 +171,10 @@ impl FaultCell {
 
 /// Called by checked JIT code (`ptx_llvm::builtin::CHECK`): 0 lets the access go ahead.
 ///
+/// It runs for every access of a checked kernel, so the common case (an aligned access inside the
+/// shared window, or inside a global range this thread found before, with no sanitizer watching)
+/// is decided here, and everything else in [`check_slow`].
+///
 /// # Safety
 /// `env` is the calling kernel's environment.
 pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, site: u32, space: u32) -> u32 {
@@ -176,6 +186,33 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
     if cell.faulted() {
         return 1;
     }
+    if bytes != 0 && (!matches!(bytes, 2 | 4 | 8 | 16) || addr & (bytes - 1) == 0) {
+        let end = addr.wrapping_add(bytes);
+        let shared = env.shared as u64;
+        let (ok, in_shared) = match space & SPACE_MASK {
+            SPACE_SHARED => (addr >= shared && end <= shared + cell.shared_bytes && end > addr, true),
+            SPACE_GLOBAL => (end > addr && remembered(env.gridid, addr, end), false),
+            _ => (false, false), // generic, local and const accesses, and sites, take the longer way
+        };
+        if ok {
+            if watched(cell, space) {
+                crate::runtime::sanitize::access(env, cell, addr, bytes, site, space, in_shared);
+            }
+            return 0;
+        }
+    }
+    check_slow(env, cell, addr, bytes, site, space)
+}
+
+/// Whether a sanitizer wants to see this access: initcheck every one, racecheck all but the loads
+/// the lowering proved race-free (`ACCESS_UNRACED`).
+fn watched(cell: &FaultCell, space: u32) -> bool {
+    use crate::runtime::sanitize::Tools;
+    cell.tools.has(Tools::INITCHECK) || (cell.tools.has(Tools::RACECHECK) && space & ACCESS_UNRACED == 0)
+}
+
+#[inline(never)]
+fn check_slow(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32) -> u32 {
     if addr == 0 && (bytes == 0 || space == ACCESS_SITE) {
         if space == ACCESS_SITE && cell.tools.any() {
             crate::runtime::fibers::note_site(env.sync, site, bytes == 1);
@@ -212,8 +249,7 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
         _ => in_shared || in_stack || in_global(env.gridid, addr, end),
     };
     if ok {
-        use crate::runtime::sanitize::Tools;
-        if cell.tools.has(Tools::RACECHECK | Tools::INITCHECK) {
+        if watched(cell, access) {
             crate::runtime::sanitize::access(env, cell, addr, bytes, site, access, in_shared);
         }
         return 0;

@@ -67,6 +67,17 @@ impl Tools {
         Ok(Tools(t))
     }
 
+    /// Which checked accesses generated code must hand to the runtime (`Env::watch`).
+    pub fn watch(self) -> u32 {
+        if self.has(Self::INITCHECK) {
+            WATCH_ALL
+        } else if self.has(Self::RACECHECK) {
+            WATCH_RACING
+        } else {
+            WATCH_NONE
+        }
+    }
+
     /// `PTXJIT_SANITIZE`, read once (an unknown tool is reported and ignored).
     pub fn from_env() -> Tools {
         static T: std::sync::OnceLock<Tools> = std::sync::OnceLock::new();
@@ -172,7 +183,7 @@ pub enum How {
 impl How {
     /// How a checked access touches memory, from the `ACCESS_*` bits of its space code.
     pub fn of_access(space: u32) -> How {
-        match space & !SPACE_MASK & !ACCESS_ORDERED {
+        match space & !SPACE_MASK & !ACCESS_ORDERED & !ACCESS_UNRACED {
             ACCESS_WRITE => How::Write,
             ACCESS_ATOMIC => How::Atomic,
             _ => How::Read,
@@ -384,6 +395,7 @@ pub fn warp_synced(w: usize) {
 /// A checked access that stayed in bounds (called by `ptxjit_check`): racecheck and initcheck.
 pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
     let ordered = space & ACCESS_ORDERED != 0;
+    let unraced = space & ACCESS_UNRACED != 0;
     let how = How::of_access(space);
     let tools = cell.tools;
     let shared_base = env.shared as u64;
@@ -407,7 +419,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
-        if tools.has(Tools::RACECHECK) {
+        if tools.has(Tools::RACECHECK) && !unraced {
             // Shared addresses are shown as offsets into the window.
             let shown = if space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared) {
                 addr - shared_base

@@ -197,8 +197,83 @@ impl<'ctx> Lowerer<'ctx> {
         access: u32,
         span: Span,
     ) -> R<()> {
+        if self.checked && space == Space::Shared && access & !crate::builtin::ACCESS_WRITE == 0 {
+            return self.check_shared(st, p, bytes, access, span);
+        }
         let bytes = self.i64().const_int(bytes, false);
         self.check_range(st, p, bytes, space, access, span)
+    }
+
+    /// [`Self::check_access`] for a plain `.shared` load or store: generated code decides an aligned
+    /// access inside the window itself, unless a sanitizer follows it (`Env::watch`), and calls the
+    /// runtime only otherwise. Most accesses of a tiled kernel are of this kind, and the call cost
+    /// more than the rest of checked mode.
+    fn check_shared(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        p: PointerValue<'ctx>,
+        bytes: u64,
+        access: u32,
+        span: Span,
+    ) -> R<()> {
+        use crate::builtin as bi;
+        let (i32t, i64t) = (self.i32(), self.i64());
+        let loads = access & bi::ACCESS_WRITE == 0;
+        let access = if self.unraced && loads {
+            access | bi::ACCESS_UNRACED
+        } else {
+            access
+        };
+        // The most watching this access tolerates: unraced loads are left to generated code under
+        // racecheck too.
+        let tolerated = if access & bi::ACCESS_UNRACED != 0 {
+            bi::WATCH_RACING
+        } else {
+            bi::WATCH_NONE
+        };
+        let watch = self.env_field(st, EnvField::Watch, i32t)?;
+        let quiet = self.b.build_int_compare(
+            IntPredicate::ULE,
+            watch,
+            i32t.const_int(tolerated as u64, false),
+            "quiet",
+        )?;
+        let base = self.env_field(st, EnvField::Shared, i64t)?;
+        let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
+        let window = self.b.build_int_z_extend(dynamic, i64t, "window")?;
+        let window = self
+            .b
+            .build_int_add(window, i64t.const_int(self.shared_size, false), "window")?;
+        let addr = self.b.build_ptr_to_int(p, i64t, "addr")?;
+        let off = self.b.build_int_sub(addr, base, "off")?;
+        // off < window and off + bytes <= window (off + bytes cannot wrap once off < window).
+        let inside = self.b.build_int_compare(IntPredicate::ULT, off, window, "inside")?;
+        let end = self.b.build_int_add(off, i64t.const_int(bytes, false), "end")?;
+        let fits = self.b.build_int_compare(IntPredicate::ULE, end, window, "fits")?;
+        let mut ok = self.b.build_and(inside, fits, "ok")?;
+        if matches!(bytes, 2 | 4 | 8 | 16) {
+            let low = self.b.build_and(addr, i64t.const_int(bytes - 1, false), "low")?;
+            let aligned = self
+                .b
+                .build_int_compare(IntPredicate::EQ, low, i64t.const_zero(), "aligned")?;
+            ok = self.b.build_and(ok, aligned, "ok")?;
+        }
+        ok = self.b.build_and(ok, quiet, "ok")?;
+        let slow = self.ctx.append_basic_block(st.func, "check");
+        let go = self.ctx.append_basic_block(st.func, "checked");
+        self.b.build_conditional_branch(ok, go, slow)?;
+        self.b.position_at_end(slow);
+        let r = self.call_check(
+            st,
+            p,
+            i64t.const_int(bytes, false),
+            span.start as u64,
+            space_code(Space::Shared) | access,
+        )?;
+        self.stop_if_faulted(st, Some(r))?;
+        self.b.build_unconditional_branch(go)?;
+        self.b.position_at_end(go);
+        Ok(())
     }
 
     /// [`Self::check_access`] for a size known only when the code runs (`cp.async` copies).
@@ -214,6 +289,12 @@ impl<'ctx> Lowerer<'ctx> {
         if !self.checked || matches!(space, Space::Param) {
             return Ok(());
         }
+        let loads = access & (crate::builtin::ACCESS_WRITE | crate::builtin::ACCESS_ATOMIC) == 0;
+        let access = if self.unraced && loads {
+            access | crate::builtin::ACCESS_UNRACED
+        } else {
+            access
+        };
         let r = self.call_check(st, p, bytes, span.start as u64, space_code(space) | access)?;
         self.stop_if_faulted(st, Some(r))
     }

@@ -206,6 +206,7 @@ fn lower_only<'ctx>(
         checked: options.checked && flavour == Flavour::Host,
         site: 0,
         aligned: false,
+        unraced: false,
         may_trap: m.items.iter().any(|i| {
             let Item::Function(f) = i else { return false };
             let mut found = false;
@@ -314,6 +315,9 @@ struct Lowerer<'ctx> {
     /// a barrier all threads must reach at the same place.
     site: u32,
     aligned: bool,
+    /// Checked mode: the instruction being lowered is a load no race can involve, which racecheck
+    /// need not see (`builtin::ACCESS_UNRACED`).
+    unraced: bool,
     /// Some function traps (or fails an assertion): callers must stop when a callee did.
     may_trap: bool,
     /// Some function declares `.local` memory or uses `alloca`: thread-private memory that lives in
@@ -486,6 +490,8 @@ struct Fn<'ctx, 'm, 'a> {
     alloca_at: Builder<'ctx>,
     /// The function's checked IR.
     checked: Option<ptx_front::ir::Function<'m, 'a>>,
+    /// Checked mode: by instruction index, the loads no race can involve.
+    unraced: Vec<bool>,
 }
 
 impl<'ctx> Lowerer<'ctx> {
@@ -560,6 +566,10 @@ impl<'ctx> Lowerer<'ctx> {
         }
         // The module was checked before it was lowered: the diagnostics are known already.
         let checked = checker.function(f, &mut vec![], ptx_front::check::Detail::Decoded);
+        let unraced = match &checked {
+            Some(c) if self.checked => ptx_front::intervals::unraced_loads(c),
+            _ => vec![],
+        };
         let is_kernel = f.kind == FnKind::Entry;
         // Host kernels: the thread body is its own function, inlined into the block loop.
         let body = f.body.as_ref().expect("function has a body");
@@ -614,6 +624,7 @@ impl<'ctx> Lowerer<'ctx> {
             carry: None,
             alloca_at,
             checked,
+            unraced,
         };
         // Parameters.
         let mut arg_index = 0;
@@ -834,11 +845,10 @@ impl<'ctx> Lowerer<'ctx> {
         self.ensure_open_block(st);
         self.site = i.span.start;
         self.aligned = false;
-        let d = st
-            .checked
-            .as_ref()
-            .and_then(|c| c.inst_at(i.span.start))
-            .and_then(|x| x.decoded.clone())
+        let at = st.checked.as_ref().and_then(|c| c.index_at(i.span.start));
+        self.unraced = at.is_some_and(|k| st.unraced.get(k) == Some(&true));
+        let d = at
+            .and_then(|k| st.checked.as_ref()?.insts[k].decoded.clone())
             .ok_or_else(|| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
         let Some(g) = &i.guard else {
             return self.inst_or_asm(st, i, &d, scope);
