@@ -86,13 +86,12 @@ pub mod builtin {
     pub const ACCESS_ORDERED: u32 = 8 << 8;
     /// Added to a load that no race can involve ([`ptx_front::intervals`]): racecheck need not see it.
     pub const ACCESS_UNRACED: u32 = 16 << 8;
-    /// `Env::watch`: no sanitizer follows accesses, so an aligned shared-memory access inside the
-    /// window needs no call (generated code decides it).
-    pub const WATCH_NONE: u32 = 0;
-    /// racecheck: every access but the `ACCESS_UNRACED` loads calls the runtime.
-    pub const WATCH_RACING: u32 = 1;
-    /// initcheck: every access calls the runtime.
-    pub const WATCH_ALL: u32 = 2;
+    /// `Env::watch` bits. racecheck: every checked access but the `ACCESS_UNRACED` loads calls the
+    /// runtime. Without either bit, an aligned shared-memory access inside the window needs no call.
+    pub const WATCH_RACE: u32 = 1;
+    /// initcheck: a shared-memory load calls the runtime unless `Env::written` shows its bytes
+    /// written; a store marks them there.
+    pub const WATCH_INIT: u32 = 2;
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
@@ -413,9 +412,12 @@ pub struct Env {
     pub fault: *const c_void,
     /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
     pub ctas: u32,
-    /// Checked kernels: which accesses the runtime must see although checking their bounds alone
-    /// could be done in generated code (one of `builtin::WATCH_*`, from the launch's sanitizers).
+    /// Checked kernels: the sanitizers that follow accesses generated code could otherwise decide
+    /// alone (`builtin::WATCH_*` bits, from the launch's tools).
     pub watch: u32,
+    /// initcheck: the running CTA's shared bytes written, one bit each (null where generated code
+    /// cannot keep them, which then calls the runtime).
+    pub written: *mut u64,
 }
 
 /// What an LLVM struct field of the ABI holds.
@@ -446,6 +448,7 @@ pub enum EnvField {
     Fault,
     Ctas,
     Watch,
+    Written,
 }
 
 impl EnvField {
@@ -467,11 +470,12 @@ impl EnvField {
             EnvField::Fault => "fault",
             EnvField::Ctas => "ctas",
             EnvField::Watch => "watch",
+            EnvField::Written => "written",
         }
     }
 
     /// Every field with its type, in order.
-    pub const ALL: [(EnvField, FieldType); 15] = [
+    pub const ALL: [(EnvField, FieldType); 16] = [
         (EnvField::Params, FieldType::Ptr),
         (EnvField::Shared, FieldType::Ptr),
         (EnvField::Tid, FieldType::I32x3),
@@ -487,6 +491,7 @@ impl EnvField {
         (EnvField::Fault, FieldType::Ptr),
         (EnvField::Ctas, FieldType::I32),
         (EnvField::Watch, FieldType::I32),
+        (EnvField::Written, FieldType::Ptr),
     ];
 
     /// The field's index in the LLVM struct.

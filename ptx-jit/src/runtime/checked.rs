@@ -1,5 +1,6 @@
 //! Checked mode: every global, shared and local access of a kernel compiled with `checked` asks
-//! [`ptxjit_check`] first. Valid memory is:
+//! [`ptxjit_check`] first, except an aligned plain shared-memory access inside the window, which
+//! generated code lets through itself unless a sanitizer follows it. Valid memory is:
 //! - global and const: the ranges registered here (module variables, the CLI's buffers), or what the
 //!   driver shim says is allocated;
 //! - shared: the CTA's window (static plus dynamic);

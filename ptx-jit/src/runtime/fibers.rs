@@ -479,6 +479,9 @@ fn run_cta(
     if cell.faulted() {
         return Ok(()); // the launch has failed: no further CTAs start
     }
+    if cell.tools.has(crate::runtime::sanitize::Tools::INITCHECK) {
+        base.written = crate::runtime::sanitize::written_map(&base, cell);
+    }
     let mut warps: Vec<Warp> = (0..n.div_ceil(32))
         .map(|w| Warp {
             slots: [0; 32],

@@ -14,7 +14,9 @@
 //!   ones), threads that wait for each other forever.
 //!
 //! Kernels are compiled in checked mode, so every access calls [`crate::runtime::checked::ptxjit_check`], which
-//! hands it here. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
+//! hands it here, except what generated code decides itself (`Env::watch`): under racecheck, the
+//! loads the lowering proved race-free (`ptx_front::intervals`); under initcheck, shared-memory
+//! accesses of CTAs run on fibers, which keep the map of bytes written ([`written_map`]) themselves. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
 //! at a time: fibers, or a loop over its threads), keyed by launch and block and reset when either
 //! changes. Findings go to the launch's record and are reported when the launch ends.
 
@@ -69,13 +71,8 @@ impl Tools {
 
     /// Which checked accesses generated code must hand to the runtime (`Env::watch`).
     pub fn watch(self) -> u32 {
-        if self.has(Self::INITCHECK) {
-            WATCH_ALL
-        } else if self.has(Self::RACECHECK) {
-            WATCH_RACING
-        } else {
-            WATCH_NONE
-        }
+        let bit = |tool, bit| if self.has(tool) { bit } else { 0 };
+        bit(Self::RACECHECK, WATCH_RACE) | bit(Self::INITCHECK, WATCH_INIT)
     }
 
     /// `PTXJIT_SANITIZE`, read once (an unknown tool is reported and ignored).
@@ -340,6 +337,19 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
             });
         }
         f(c.as_mut().expect("opened"))
+    })
+}
+
+/// initcheck: opens the shadow state of `env`'s CTA now and gives its map of shared bytes written,
+/// which generated code reads and marks itself (`Env::written`); null for a CTA without shared
+/// memory. The map lives until the CTA is done ([`cta_done`]).
+pub fn written_map(env: &Env, cell: &FaultCell) -> *mut u64 {
+    with_cta(env, cell, |cta| {
+        if cta.shared_written.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            cta.shared_written.as_mut_ptr()
+        }
     })
 }
 

@@ -204,10 +204,12 @@ impl<'ctx> Lowerer<'ctx> {
         self.check_range(st, p, bytes, space, access, span)
     }
 
-    /// [`Self::check_access`] for a plain `.shared` load or store: generated code decides an aligned
-    /// access inside the window itself, unless a sanitizer follows it (`Env::watch`), and calls the
-    /// runtime only otherwise. Most accesses of a tiled kernel are of this kind, and the call cost
-    /// more than the rest of checked mode.
+    /// [`Self::check_access`] for a plain `.shared` load or store. Generated code decides an aligned
+    /// access inside the window itself and calls the runtime only for the rest, or when a sanitizer
+    /// follows the access (`Env::watch`): racecheck every access but the loads no race can involve,
+    /// initcheck the loads whose bytes `Env::written` does not show written (stores mark them).
+    /// Most accesses of a tiled kernel are of this kind, and the call cost more than the rest of
+    /// checked mode.
     fn check_shared(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
@@ -224,20 +226,22 @@ impl<'ctx> Lowerer<'ctx> {
         } else {
             access
         };
-        // The most watching this access tolerates: unraced loads are left to generated code under
-        // racecheck too.
-        let tolerated = if access & bi::ACCESS_UNRACED != 0 {
-            bi::WATCH_RACING
+        // The sanitizers that need this access to call the runtime.
+        let race = if access & bi::ACCESS_UNRACED != 0 {
+            0
         } else {
-            bi::WATCH_NONE
+            bi::WATCH_RACE
         };
+        // An aligned access of up to 16 bytes covers bits of one word of the written-bytes map.
+        let mapped = matches!(bytes, 1 | 2 | 4 | 8 | 16);
+        let init = if mapped { 0 } else { bi::WATCH_INIT };
         let watch = self.env_field(st, EnvField::Watch, i32t)?;
-        let quiet = self.b.build_int_compare(
-            IntPredicate::ULE,
-            watch,
-            i32t.const_int(tolerated as u64, false),
-            "quiet",
-        )?;
+        let calls = self
+            .b
+            .build_and(watch, i32t.const_int((race | init) as u64, false), "calls")?;
+        let quiet = self
+            .b
+            .build_int_compare(IntPredicate::EQ, calls, i32t.const_zero(), "quiet")?;
         let base = self.env_field(st, EnvField::Shared, i64t)?;
         let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
         let window = self.b.build_int_z_extend(dynamic, i64t, "window")?;
@@ -261,7 +265,47 @@ impl<'ctx> Lowerer<'ctx> {
         ok = self.b.build_and(ok, quiet, "ok")?;
         let slow = self.ctx.append_basic_block(st.func, "check");
         let go = self.ctx.append_basic_block(st.func, "checked");
-        self.b.build_conditional_branch(ok, go, slow)?;
+        if mapped {
+            // initcheck's written-bytes map, when the launch runs it.
+            let map = self.ctx.append_basic_block(st.func, "written");
+            let fine = self.ctx.prepend_basic_block(go, "inbounds");
+            self.b.build_conditional_branch(ok, fine, slow)?;
+            self.b.position_at_end(fine);
+            let init_on = self
+                .b
+                .build_and(watch, i32t.const_int(bi::WATCH_INIT as u64, false), "init")?;
+            let init_on = self
+                .b
+                .build_int_compare(IntPredicate::NE, init_on, i32t.const_zero(), "init")?;
+            self.b.build_conditional_branch(init_on, map, go)?;
+            self.b.position_at_end(map);
+            let bits = self.env_field(st, EnvField::Written, i64t)?;
+            let none = self
+                .b
+                .build_int_compare(IntPredicate::EQ, bits, i64t.const_zero(), "nomap")?;
+            let have = self.ctx.prepend_basic_block(go, "map");
+            self.b.build_conditional_branch(none, slow, have)?;
+            self.b.position_at_end(have);
+            let bits = self.b.build_int_to_ptr(bits, self.ptr(0), "map")?;
+            let word = self.b.build_right_shift(off, i64t.const_int(6, false), false, "word")?;
+            // SAFETY of the index: off < window, and the map has a bit per byte of the window.
+            let wp = unsafe { self.b.build_gep(i64t, bits, &[word], "wordp")? };
+            let w = self.b.build_load(i64t, wp, "bits")?.into_int_value();
+            let shift = self.b.build_and(off, i64t.const_int(63, false), "bit")?;
+            let ones = i64t.const_int((1u64 << bytes) - 1, false);
+            let mask = self.b.build_left_shift(ones, shift, "mask")?;
+            if loads {
+                let has = self.b.build_and(w, mask, "has")?;
+                let all = self.b.build_int_compare(IntPredicate::EQ, has, mask, "written")?;
+                self.b.build_conditional_branch(all, go, slow)?;
+            } else {
+                let w = self.b.build_or(w, mask, "bits")?;
+                self.b.build_store(wp, w)?;
+                self.b.build_unconditional_branch(go)?;
+            }
+        } else {
+            self.b.build_conditional_branch(ok, go, slow)?;
+        }
         self.b.position_at_end(slow);
         let r = self.call_check(
             st,
