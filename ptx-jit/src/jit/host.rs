@@ -1,5 +1,7 @@
-//! The host flavour: LLVM O3 for this CPU, then ORC LLJIT. One process-wide LLJIT; every module gets a
-//! unique symbol prefix and its own resource tracker so it can be unloaded.
+//! The host flavour: LLVM O3 for this CPU, compiled to object files that one process-wide ORC LLJIT
+//! links. Every module gets a symbol prefix of its own (named by its text, so a kernel's code is named
+//! alike in every process and its tiers can come from the disk cache, `crate::jit::cache`) and a
+//! resource tracker, so it can be unloaded.
 
 use inkwell::context::Context;
 use inkwell::llvm_sys::core::*;
@@ -19,7 +21,6 @@ use ptx_front::{Code, Diagnostic};
 use ptx_llvm::{Flavour, KernelInfo};
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Jit(LLVMOrcLLJITRef);
 // SAFETY: LLJIT is documented as thread-safe for adding modules and looking up symbols.
@@ -57,12 +58,6 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
     ))?;
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
     define_builtins(jit)?;
-    // Modules are optimised when first looked up, so a kernel costs nothing until its first launch.
-    LLVMOrcIRTransformLayerSetTransform(
-        LLVMOrcLLJITGetIRTransformLayer(jit),
-        optimise_on_materialisation,
-        std::ptr::null_mut(),
-    );
     Ok(Jit(jit))
 });
 
@@ -128,30 +123,6 @@ fn llvm_args_from_env() {
     };
 }
 
-extern "C" fn optimise_on_materialisation(
-    _: *mut std::ffi::c_void,
-    tsm: *mut LLVMOrcThreadSafeModuleRef,
-    _: LLVMOrcMaterializationResponsibilityRef,
-) -> LLVMErrorRef {
-    extern "C" fn with_module(_: *mut std::ffi::c_void, m: inkwell::llvm_sys::prelude::LLVMModuleRef) -> LLVMErrorRef {
-        // SAFETY: ORC lends the module for this call; ManuallyDrop keeps inkwell from disposing it.
-        let module = ManuallyDrop::new(unsafe { inkwell::module::Module::new(m) });
-        let triple = module.get_triple();
-        let quick = module.get_name().to_bytes().ends_with(TIER0_SUFFIX.as_bytes());
-        let result = with_host_tm(&triple.as_str().to_string_lossy(), |tm| {
-            optimise_module(&module, tm, quick)
-        });
-        match result {
-            Ok(()) => std::ptr::null_mut(),
-            Err(e) => {
-                let c = CString::new(e.replace('\0', " ")).unwrap_or_default();
-                unsafe { inkwell::llvm_sys::error::LLVMCreateStringError(c.as_ptr()) }
-            }
-        }
-    }
-    unsafe { LLVMOrcThreadSafeModuleWithModuleDo(*tsm, with_module, std::ptr::null_mut()) }
-}
-
 /// The runtime's entry points generated code calls ([`crate::runtime_symbols`]) by absolute address:
 /// they live in this binary, whose symbols the process search generator cannot see unless it was
 /// linked with `-rdynamic`.
@@ -178,10 +149,39 @@ unsafe fn define_builtins(jit: LLVMOrcLLJITRef) -> Result<(), String> {
     take_error(unsafe { LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu) })
 }
 
-static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
+/// Module prefixes in use: by hash of a module's text, the numbers of its loads that are alive.
+static PREFIXES: parking_lot::Mutex<rustc_hash::FxHashMap<u64, std::collections::BTreeSet<u32>>> =
+    parking_lot::Mutex::new(rustc_hash::FxHashMap::with_hasher(rustc_hash::FxBuildHasher));
 
-/// LLJIT's default compiler shares one TargetMachine, and optimisation and code generation run lazily
-/// inside lookups, so adding and materialising modules is serialised.
+/// The prefix of a module's symbols: the hash of its text, and the lowest number no other live load
+/// of the same text has. A module's code is named alike in every process that loads it, so its
+/// compiled tiers can come from the disk cache (`crate::jit::cache`).
+fn claim_prefix(text: &str) -> (String, Claim) {
+    let hash = twox_hash::XxHash3_64::oneshot(text.as_bytes());
+    let mut live = PREFIXES.lock();
+    let taken = live.entry(hash).or_default();
+    let n = (0..).find(|n| !taken.contains(n)).expect("fewer than 2^32 loads");
+    taken.insert(n);
+    (format!("ptxjit.{hash:016x}.{n}."), Claim(hash, n))
+}
+
+/// A prefix in use, given back when dropped (with its module, or on a failed load).
+struct Claim(u64, u32);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let mut live = PREFIXES.lock();
+        if let Some(taken) = live.get_mut(&self.0) {
+            taken.remove(&self.1);
+            if taken.is_empty() {
+                live.remove(&self.0);
+            }
+        }
+    }
+}
+
+/// The target machines are shared, and LLJIT links and materialises inside lookups: optimisation,
+/// code generation and adding and looking up code are serialised.
 static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
 pub use ptx_llvm::abi::BlockFn;
@@ -354,6 +354,9 @@ struct Source {
     /// first launch quick, should not pay.
     options: ptx_llvm::Options,
     prefix: String,
+    /// The prefix's claim ([`claim_prefix`]), given back when the module is unloaded (after the
+    /// code that the prefix names is gone: fields drop after `Drop::drop`).
+    _claim: Claim,
 }
 
 // SAFETY: every use of the LLVM objects is under the CODEGEN lock.
@@ -399,27 +402,53 @@ impl Source {
         // The text (made again when the module keeps it packed) and the parse need no lock; other
         // compiles go on meanwhile. The parts passed the checker when the kernel was prepared.
         let text = self.text.get().map_err(what)?;
-        let (m, _) = ptx_front::parse_parts(&text, parts);
+        let lanes = regions && self.options.lanes && !quick;
+        let mut name = symbol.to_string();
+        if quick {
+            name.push_str(TIER0_SUFFIX);
+        }
+        let cache = crate::jit::cache::get();
+        let key = cache.map(|_| {
+            let mut k = crate::jit::cache::Key::start();
+            let llvm_args = std::env::var("PTXJIT_LLVM_ARGS").unwrap_or_default();
+            k.add(name.as_bytes()).add(
+                format!(
+                    "{:?} lanes={lanes} cpu={} llvm={LLVM_ARGS:?} {llvm_args}",
+                    self.options,
+                    host_cpu()
+                )
+                .as_bytes(),
+            );
+            for p in parts {
+                k.add(text[p.range()].as_bytes());
+            }
+            k
+        });
+        // A cached tier: its lane count, then its object file.
+        let cached = cache
+            .zip(key.as_ref())
+            .and_then(|(c, k)| c.load(k))
+            .and_then(|b| Some((u32::from_le_bytes(b.get(..4)?.try_into().ok()?), b[4..].to_vec())));
+        let (lanes, object) = match cached {
+            Some(e) => e,
+            None => {
+                let (m, _) = ptx_front::parse_parts(&text, parts);
+                let _codegen = CODEGEN.lock();
+                let (lanes, object) = self.object(&m, symbol, &name, lanes, quick).map_err(what)?;
+                if let (Some(c), Some(k)) = (cache, &key) {
+                    c.store(k, &[&lanes.to_le_bytes()[..], &object].concat());
+                }
+                (lanes, object)
+            }
+        };
         let _codegen = CODEGEN.lock();
         unsafe {
-            let (part, lanes) = self
-                .lower(&m, symbol, regions && self.options.lanes && !quick)
-                .map_err(what)?;
-            let mut name = symbol.to_string();
-            if quick {
-                name.push_str(TIER0_SUFFIX);
-                let c = CString::new(name.as_str()).map_err(|_| "symbol name with NUL".to_string())?;
-                let f = LLVMGetNamedFunction(part, CString::new(symbol).unwrap_or_default().as_ptr());
-                if f.is_null() {
-                    LLVMDisposeModule(part);
-                    return Err(what("kernel missing from its module".into()));
-                }
-                LLVMSetValueName2(f, c.as_ptr(), name.len());
-                let id = format!("{}module{TIER0_SUFFIX}", self.prefix);
-                LLVMSetModuleIdentifier(part, id.as_ptr() as *const _, id.len());
-            }
-            let tsm = LLVMOrcCreateNewThreadSafeModule(part, self.tsc);
-            take_error(LLVMOrcLLJITAddLLVMIRModuleWithRT(jit.0, self.tracker, tsm)).map_err(what)?;
+            let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+                object.as_ptr() as *const _,
+                object.len(),
+                c"kernel".as_ptr(),
+            );
+            take_error(LLVMOrcLLJITAddObjectFileWithRT(jit.0, self.tracker, buf)).map_err(what)?;
             let c = CString::new(name).map_err(|_| "symbol name with NUL".to_string())?;
             let mut addr = 0;
             take_error(LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr())).map_err(what)?;
@@ -428,6 +457,44 @@ impl Source {
                 lanes,
             })
         }
+    }
+
+    /// Kernel `symbol`'s tier compiled to an object file defining `name`: lowered from `m`, its part
+    /// of the text, optimised by the tier's passes and compiled for this CPU (under `CODEGEN`); with
+    /// how many of its regions run lane-vectorised.
+    fn object(
+        &self,
+        m: &Module<'_>,
+        symbol: &str,
+        name: &str,
+        lanes: bool,
+        quick: bool,
+    ) -> Result<(u32, Vec<u8>), String> {
+        let (part, lanes) = self.lower(m, symbol, lanes)?;
+        // SAFETY: `part` was just lowered in this source's context, which outlives the call, and is
+        // disposed of below (inkwell's Module owns it from here).
+        let module = unsafe { inkwell::module::Module::new(part) };
+        if quick {
+            let f = module
+                .get_function(symbol)
+                .ok_or_else(|| "kernel missing from its module".to_string())?;
+            f.as_global_value().set_name(name);
+        }
+        let triple = module.get_triple().as_str().to_string_lossy().into_owned();
+        let object = with_host_tm(&triple, |tm| {
+            optimise_module(&module, tm, quick)?;
+            Ok(())
+        })
+        .and_then(|()| {
+            with_codegen_tm(&triple, |tm| {
+                tm.write_to_memory_buffer(&module, inkwell::targets::FileType::Object)
+                    .map(|b| b.as_slice().to_vec())
+                    .map_err(|e| e.to_string())
+            })
+        });
+        // The context is the source's: dispose of the module only.
+        drop(module);
+        Ok((lanes, object?))
     }
 
     /// Kernel `symbol`, lowered from `m`, its part of the text (with lane-vectorised regions if
@@ -535,7 +602,68 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
     let text = source.text.get().map_err(internal)?;
     let text = &*text;
     let parts = source.outline.part(text, [item]);
-    let (m, diags) = ptx_front::parse_and_check_parts(text, &parts, &Default::default());
+    // What a kernel's preparation learns depends on its text and options alone, so a kernel this
+    // build prepared before, in any process, is not parsed, checked and lowered again.
+    let cache = crate::jit::cache::get();
+    let key = cache.map(|_| {
+        let mut k = crate::jit::cache::Key::start();
+        k.add(b"prepared")
+            .add(format!("{}{name} {:?}", source.prefix, source.options).as_bytes());
+        for p in &parts {
+            k.add(text[p.range()].as_bytes());
+        }
+        k
+    });
+    let cached: Option<Prepared> = cache
+        .zip(key.as_ref())
+        .and_then(|(c, k)| c.load(k))
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let prepared = match cached {
+        Some(p) => p,
+        None => {
+            let p = prepare_here(source, text, &parts, name, item)?;
+            if let (Some(c), Some(k)) = (cache, &key) {
+                if let Ok(b) = serde_json::to_vec(&p) {
+                    c.store(k, &b);
+                }
+            }
+            p
+        }
+    };
+    let lines = source.original.then(|| {
+        source
+            .lines
+            .get_or_init(|| ptx_front::span::line_starts(text).into())
+            .clone()
+    });
+    Ok(HostKernel {
+        info: prepared.info,
+        symbol: format!("{}{name}", source.prefix),
+        parts,
+        quick: std::sync::OnceLock::new(),
+        full: std::sync::OnceLock::new(),
+        source: source.clone(),
+        lines,
+        unwritten_registers: prepared.unwritten_registers,
+    })
+}
+
+/// What preparing a kernel learns, which the disk cache keeps.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Prepared {
+    info: KernelInfo,
+    unwritten_registers: Vec<(u32, String)>,
+}
+
+/// Parses and checks kernel `name`'s `parts` of `text`, and lowers it once to learn how it runs.
+fn prepare_here(
+    source: &Source,
+    text: &str,
+    parts: &[Span],
+    name: &str,
+    item: u32,
+) -> Result<Prepared, Vec<Diagnostic>> {
+    let (m, diags) = ptx_front::parse_and_check_parts(text, parts, &Default::default());
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
@@ -561,20 +689,8 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
         .filter(|d| d.code == Code::P0504 && span.start <= d.span.start && d.span.end <= span.end)
         .map(|d| (d.span.start, text[d.span.range()].to_string()))
         .collect();
-    let lines = source.original.then(|| {
-        source
-            .lines
-            .get_or_init(|| ptx_front::span::line_starts(text).into())
-            .clone()
-    });
-    Ok(HostKernel {
+    Ok(Prepared {
         info,
-        symbol: format!("{}{name}", source.prefix),
-        parts,
-        quick: std::sync::OnceLock::new(),
-        full: std::sync::OnceLock::new(),
-        source: source.clone(),
-        lines,
         unwritten_registers,
     })
 }
@@ -604,6 +720,42 @@ fn with_host_tm<T>(triple: &str, f: impl FnOnce(&TargetMachine) -> Result<T, Str
         *tm = Some((triple.to_string(), Tm(host_tm(triple)?)));
     }
     f(&tm.as_ref().expect("just made").1 .0)
+}
+
+/// Runs `f` with the target machine that compiles a tier's optimised IR to an object file: this CPU
+/// and its features, at LLJIT's own code-generation settings (position-independent, small code
+/// model), so the object links into the JIT as LLJIT's own would.
+fn with_codegen_tm<T>(triple: &str, f: impl FnOnce(&TargetMachine) -> Result<T, String>) -> Result<T, String> {
+    struct Tm(TargetMachine);
+    // SAFETY: the machine is only used under the mutex.
+    unsafe impl Send for Tm {}
+    static TM: parking_lot::Mutex<Option<(String, Tm)>> = parking_lot::Mutex::new(None);
+    let mut tm = TM.lock();
+    if tm.as_ref().is_none_or(|(t, _)| t != triple) {
+        let t = TargetTriple::create(triple);
+        let target = Target::from_triple(&t).map_err(|e| e.to_string())?;
+        let machine = target
+            .create_target_machine(
+                &t,
+                &TargetMachine::get_host_cpu_name().to_string(),
+                &TargetMachine::get_host_cpu_features().to_string(),
+                OptimizationLevel::Default,
+                RelocMode::PIC,
+                CodeModel::Small,
+            )
+            .ok_or_else(|| "cannot create the host target machine".to_string())?;
+        *tm = Some((triple.to_string(), Tm(machine)));
+    }
+    f(&tm.as_ref().expect("just made").1 .0)
+}
+
+/// This CPU and its features, which compiled code depends on.
+fn host_cpu() -> String {
+    format!(
+        "{} {}",
+        TargetMachine::get_host_cpu_name(),
+        TargetMachine::get_host_cpu_features()
+    )
 }
 
 /// Host target machine with this CPU's features, so LLVM vectorises for it.
@@ -936,8 +1088,7 @@ pub fn load_text(
     let jit = JIT
         .as_ref()
         .map_err(|e| internal(format!("LLVM JIT unavailable: {e}")))?;
-    let id = NEXT_MODULE.fetch_add(1, Ordering::Relaxed);
-    let prefix = format!("ptxjit.m{id}.");
+    let (prefix, claim) = claim_prefix(text);
     // The module variables are defined once, in a module without kernels, placed now.
     let parts = outline.variables_part(text);
     let (m, diags) = ptx_front::parse_and_check_parts(text, &parts, &Default::default());
@@ -993,6 +1144,7 @@ pub fn load_text(
             lines: std::sync::OnceLock::new(),
             options,
             prefix: prefix.clone(),
+            _claim: claim,
         });
         (source, added)
     };

@@ -1,7 +1,9 @@
-//! PTX to host code: the loader and its two tiers on LLVM's ORC JIT (`host`), and the IR passes it runs
-//! on each kernel's lowered module, in the order `pipeline` lists them.
+//! PTX to host code: the loader and its two tiers on LLVM's ORC JIT (`host`), the IR passes it runs
+//! on each kernel's lowered module, in the order `pipeline` lists them, and the compile cache on disk
+//! (`cache`).
 
 mod addressing;
+pub mod cache;
 mod guards;
 pub mod host;
 pub mod large;

@@ -44,7 +44,7 @@ use ptx_front::types::{Kind, Space, Type};
 use ptx_front::Target;
 use std::collections::HashMap;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ParamInfo {
     pub name: String,
     pub offset: u64,
@@ -52,7 +52,8 @@ pub struct ParamInfo {
     pub align: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What preparing a kernel learns; the disk cache keeps it (serde).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KernelInfo {
     pub name: String,
     pub params: Vec<ParamInfo>,
@@ -72,7 +73,7 @@ pub struct KernelInfo {
 }
 
 /// How a host kernel runs a CTA.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Exec {
     /// No thread synchronises: the entry loops over the CTA's threads around the inlined thread body.
     Loop,

@@ -1,0 +1,89 @@
+//! The compile cache on disk (`ptx_jit::jit::cache`), through the CLI as a user meets it: each run is
+//! a process of its own, as the cache is read once per process.
+
+use std::path::Path;
+use std::process::Command;
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/demo/kernels.ptx");
+
+/// `ptx-jit run` of the demo's vecadd (its quick tier: 4 threads), with the cache at `dir`; its
+/// output, which names the result.
+fn vecadd(dir: &Path, extra_env: &[(&str, &str)]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptx-jit"))
+        .args(["run", DEMO, "--kernel", "vecadd", "--grid", "1", "--block", "4"])
+        .args([
+            "--arg", "f32*4=1", "--arg", "f32*4=2", "--arg", "f32*4", "--arg", "u32:4",
+        ])
+        .env("CUDA_CACHE_PATH", dir)
+        .env_remove("CUDA_CACHE_DISABLE")
+        .envs(extra_env.iter().copied())
+        .output()
+        .expect("ptx-jit runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("arg2 F32[4] = [3.0, 3.0, 3.0, 3.0]"), "{text}");
+    text
+}
+
+fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_second_process_runs_the_cached_code() {
+    let dir = tempfile::tempdir().unwrap();
+    vecadd(dir.path(), &[]);
+    // What preparing the kernel learnt, and the tier it ran.
+    let made = entries(dir.path());
+    assert_eq!(made.len(), 2, "{made:?}");
+    let first: Vec<Vec<u8>> = made.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    // The second run finds them and writes nothing new.
+    vecadd(dir.path(), &[]);
+    assert_eq!(entries(dir.path()), made);
+    let again: Vec<Vec<u8>> = made.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(again, first);
+}
+
+#[test]
+fn a_corrupt_or_truncated_entry_is_compiled_again() {
+    let dir = tempfile::tempdir().unwrap();
+    vecadd(dir.path(), &[]);
+    for path in entries(dir.path()) {
+        let good = std::fs::read(&path).unwrap();
+        // A flipped byte near the end (in the code, for the tier): loading it could run anything.
+        let mut bad = good.clone();
+        let at = bad.len() - 10;
+        bad[at] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap();
+        vecadd(dir.path(), &[]);
+        assert_eq!(std::fs::read(&path).unwrap(), good, "rewritten whole");
+        std::fs::write(&path, &good[..good.len() / 2]).unwrap();
+        vecadd(dir.path(), &[]);
+        assert_eq!(std::fs::read(&path).unwrap(), good, "rewritten whole");
+    }
+}
+
+#[test]
+fn options_that_change_code_have_entries_of_their_own_and_disable_keeps_none() {
+    let dir = tempfile::tempdir().unwrap();
+    vecadd(dir.path(), &[]);
+    vecadd(dir.path(), &[("PTXJIT_CHECKED", "1")]);
+    assert_eq!(entries(dir.path()).len(), 4);
+    let off = tempfile::tempdir().unwrap();
+    vecadd(off.path(), &[("CUDA_CACHE_DISABLE", "1")]);
+    assert!(entries(off.path()).is_empty());
+}
+
+#[test]
+fn processes_compiling_the_same_kernel_at_once_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| vecadd(dir.path(), &[]));
+        }
+    });
+    assert_eq!(entries(dir.path()).len(), 2, "no temporary file left behind");
+    vecadd(dir.path(), &[]);
+}
