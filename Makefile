@@ -71,13 +71,14 @@ build/client: tests/demo/client.c venv
 
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
-	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy
+	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
 build/device_attributes: tests/gpu/probes_c/device_attributes.c
 build/devices: tests/demo/devices.c
 build/lazy: tests/demo/lazy.c
+build/graphs: tests/demo/graphs.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
 build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
@@ -92,11 +93,12 @@ build/no_ptx.fatbin: tests/gpu/probes_c/no_ptx.cu venv
 # An ordinary CUDA program built by the venv's nvcc: static CUDA runtime (nvcc's default) and, for the
 # shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
 # and compute_75 PTX; the driver runs the PTX.
-NVCC_PROGRAMS := build/nvcc_program build/nvcc_devices build/nvcc_faults build/nvcc_printf
+NVCC_PROGRAMS := build/nvcc_program build/nvcc_devices build/nvcc_faults build/nvcc_printf build/nvcc_graphs
 build/nvcc_program: tests/nvcc/program.cu
 build/nvcc_devices: tests/nvcc/devices.cu
 build/nvcc_faults: tests/nvcc/faults.cu
 build/nvcc_printf: tests/nvcc/printf_assert.cu
+build/nvcc_graphs: tests/nvcc/graphs.cu
 $(NVCC_PROGRAMS): venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
@@ -154,7 +156,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -187,6 +189,12 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "LAZY VERIFIED" build/lazy.out
 	CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$(REL) ./build/lazy | tee build/eager.out
 	grep -q "EAGER VERIFIED" build/eager.out
+	@echo; echo "== CUDA graphs: stream capture across streams, an explicit graph, capture's errors"
+	LD_LIBRARY_PATH=$(REL) ./build/graphs build/graph.dot | tee build/graphs.out
+	grep -q "GRAPHS VERIFIED" build/graphs.out
+	grep -q 'label="kernel add' build/graph.dot
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_graphs | tee build/nvcc_graphs.out
+	grep -q "GRAPHS VERIFIED" build/nvcc_graphs.out
 	@echo; echo "== NVIDIA's cuRAND, unmodified, from the compute_121 PTX it ships: device generators against its host generator"
 	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_121 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) $(LIBS_PY) \
 	  tests/python/curand_client.py $(LIBS_LIB)/libcurand.so.10 | tee build/curand.out; \

@@ -19,6 +19,8 @@ pub struct Event {
     /// (records issued, records completed, time of the last completed record)
     st: Mutex<(u64, u64, Option<Instant>)>,
     cv: Condvar,
+    /// Recorded last in a capturing stream: the capture and the nodes the event stands for.
+    captured: Mutex<Option<crate::graph::Capturing>>,
 }
 
 impl Event {
@@ -33,12 +35,32 @@ impl Event {
             self.cv.wait(&mut s);
         }
     }
+    /// The capture the event was last recorded in, if it still is.
+    pub fn captured(&self) -> Option<crate::graph::Capturing> {
+        self.captured.lock().clone()
+    }
+    /// A record that completes at once (a graph's event record node, when it runs).
+    pub fn complete_now(&self) {
+        let mut st = self.st.lock();
+        st.0 += 1;
+        st.1 = st.0;
+        st.2 = Some(Instant::now());
+        self.cv.notify_all();
+    }
 }
 
 unsafe fn record(ev: Handle, s: Handle) -> Result<(), CUresult> {
     init_check()?;
     let e = EVENTS.get(ev as usize)?;
     let (ctx, q) = resolve(s)?;
+    // In a capture, the event stands for the stream's last nodes (another stream waiting for it
+    // joins the capture); it is not a node itself.
+    let capture = crate::graph::record_event(&q);
+    let in_capture = capture.is_some();
+    *e.captured.lock() = capture;
+    if in_capture {
+        return Ok(());
+    }
     let generation = {
         let mut st = e.st.lock();
         st.0 += 1;
@@ -69,7 +91,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let ctx = current_ctx()?;
-        let e = Event { ctx, flags, st: Mutex::new((0, 0, None)), cv: Condvar::new() };
+        let e = Event { ctx, flags, st: Mutex::new((0, 0, None)), cv: Condvar::new(), captured: Mutex::new(None) };
         *pev = EVENTS.insert(e) as Handle;
         Ok(())
     }

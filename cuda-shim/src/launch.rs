@@ -97,36 +97,66 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     cooperative: bool,
 ) -> Result<(), CUresult> {
+    let (_, job) = prepare_launch(f, grid, block, shared, params, extra, Some(stream))?;
+    if cooperative {
+        // Every block of a cooperative grid must be resident at once.
+        let (_, fo) = func(f)?;
+        let static_shared = kernel(&fo)?.info.static_shared;
+        let threads: u64 = block.iter().map(|&b| b as u64).product();
+        let resident = blocks_per_sm(threads, static_shared + shared as u64) * device::sm_count() as u64;
+        if grid.iter().map(|&g| g as u64).product::<u64>() > resident {
+            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        }
+    }
+    crate::stream::run_async(stream, Some(crate::graph::NodeType::Kernel), move || job())
+}
+
+/// Checks a launch of `f` and copies its arguments: the argument buffer, and the job that runs the
+/// launch (on a stream's worker, or as a graph's kernel node, as often as that runs). `stream` is
+/// the launch's stream, for its context's cancellation; `None` for a graph node.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn prepare_launch(
+    f: Handle,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    stream: Option<Handle>,
+) -> Result<(Arc<Vec<u8>>, crate::graph::NodeJob), CUresult> {
     let (h, fo) = func(f)?;
-    let cancel = crate::stream::resolve(stream)?.0.cancel.clone();
+    let cancel = match stream {
+        Some(s) => Some(crate::stream::resolve(s)?.0.cancel.clone()),
+        None => None,
+    };
     // A library's module belongs to no context (ctx 0) and runs in the current one.
     let owner = fo.module_obj.ctx;
     if owner != 0 && CONTEXTS.get(owner).is_err() {
         return Err(CUDA_ERROR_CONTEXT_IS_DESTROYED);
     }
     let k = kernel(&fo)?;
-    let buf = param_buffer(&k.info, params, extra)?;
+    let buf = Arc::new(param_buffer(&k.info, params, extra)?);
     let l = launch_of(grid, block, shared, &buf);
     rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
     if shared as u64 > attrs(h, &k.info).max_dynamic_shared {
         return Err(CUDA_ERROR_INVALID_VALUE); // over 48 KiB needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     }
-    if cooperative {
-        // Every block of a cooperative grid must be resident at once.
-        let threads: u64 = block.iter().map(|&b| b as u64).product();
-        let resident = blocks_per_sm(threads, k.info.static_shared + shared as u64) * device::sm_count() as u64;
-        if grid.iter().map(|&g| g as u64).product::<u64>() > resident {
-            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-        }
-    }
-    crate::stream::run_async(stream, move || {
+    let args = buf.clone();
+    let job = move || {
         let k = kernel(&fo)?;
         let l = ptx_jit::Launch {
-            cancel: Some(cancel),
+            cancel: cancel.clone(),
             ..launch_of(grid, block, shared, &buf)
         };
         ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))
-    })
+    };
+    Ok((args, Arc::new(job)))
+}
+
+/// The name of kernel `f`, for graph dumps.
+pub(crate) fn kernel_name(f: Handle) -> Option<String> {
+    let (_, fo) = func(f).ok()?;
+    Some(kernel(&fo).ok()?.info.name.clone())
 }
 
 fn launch_of(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint, params: &[u8]) -> ptx_jit::Launch<'_> {

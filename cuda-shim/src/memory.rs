@@ -7,6 +7,7 @@
 
 use crate::device;
 use crate::errors::*;
+use crate::graph::NodeType;
 use crate::state::*;
 use crate::stream::{run_async, run_sync};
 use crate::{init_check, out, CUdeviceptr, Handle};
@@ -441,27 +442,37 @@ fn side(kind: Mem, ptr: u64, extent: u64) -> Result<bool, CUresult> {
     }
 }
 
-/// Validates and runs (or queues) a copy. `stream` is `None` for the synchronous calls.
-unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(), CUresult> {
-    init_check()?;
-    if let Some(s) = stream {
-        crate::stream::resolve(s)?;
-    }
+/// Checks a copy's sides and shape: whether either side is pageable host memory, or `None` when
+/// there is nothing to copy.
+unsafe fn check_copy(c: &Copy3, src: Mem, dst: Mem) -> Result<Option<(bool, bool)>, CUresult> {
     let several_rows = c.height * c.depth > 1;
     if c.width > 0 && several_rows && (c.src_pitch < c.width || c.dst_pitch < c.width) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let src_pageable = side(src, c.src, c.extent(c.src_pitch, c.src_rows)?)?;
     let dst_pageable = side(dst, c.dst, c.extent(c.dst_pitch, c.dst_rows)?)?;
-    if c.bytes() == 0 {
-        return Ok(());
+    Ok((c.bytes() > 0).then_some((src_pageable, dst_pageable)))
+}
+
+/// Validates and runs (or queues) a copy. `stream` is `None` for the synchronous calls.
+unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(), CUresult> {
+    init_check()?;
+    if let Some(s) = stream {
+        crate::stream::resolve(s)?;
     }
+    let Some((src_pageable, dst_pageable)) = check_copy(&c, src, dst)? else {
+        return Ok(());
+    };
     // Pageable memory is whatever the caller passed: a wild pointer must fail the call, not the process.
     let pageable = src_pageable || dst_pageable;
     let s = match stream {
         None => return run_sync(std::ptr::null_mut(), move || c.run_checked(pageable)),
         Some(s) => s,
     };
+    if crate::stream::capturing(s)? {
+        // A graph's copy reads and writes its memory when the graph runs.
+        return run_async(s, Some(NodeType::Memcpy), move || c.run_checked(pageable));
+    }
     if dst_pageable {
         // The host must see the data when the call returns.
         return run_sync(s, move || c.run_checked(true));
@@ -479,8 +490,7 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
         let mut scatter = c;
         scatter.src_pitch = c.width;
         scatter.src_rows = c.height;
-        return run_async(s, move || {
-            let staged = staged;
+        return run_async(s, Some(NodeType::Memcpy), move || {
             let c = Copy3 {
                 src: staged.as_ptr() as u64,
                 ..scatter
@@ -489,7 +499,7 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
             Ok(())
         });
     }
-    run_async(s, move || {
+    run_async(s, Some(NodeType::Memcpy), move || {
         c.run();
         Ok(())
     })
@@ -616,6 +626,23 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
 /// destination contexts.
 unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Result<(), CUresult> {
     init_check()?;
+    let (c, sk, dk) = plan3d(p, peer)?;
+    copy(c, sk, dk, stream)
+}
+
+/// A graph's memcpy node: the copy `CUDA_MEMCPY3D` describes, checked now and run when the graph
+/// runs.
+pub(crate) unsafe fn copy3d_job(p: *const Memcpy3D) -> Result<crate::graph::NodeJob, CUresult> {
+    let (c, sk, dk) = plan3d(p, false)?;
+    let pageable = match check_copy(&c, sk, dk)? {
+        Some((s, d)) => s || d,
+        None => return Ok(std::sync::Arc::new(|| Ok(()))),
+    };
+    Ok(std::sync::Arc::new(move || c.run_checked(pageable)))
+}
+
+/// The copy a `CUDA_MEMCPY3D` describes, with the kinds of its sides.
+unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CUresult> {
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if peer {
         peer_check(p.reserved1, p.reserved0)?;
@@ -661,7 +688,7 @@ unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Resu
         dst_pitch: p.dst_pitch,
         dst_rows,
     };
-    copy(c, sk, dk, stream)
+    Ok((c, sk, dk))
 }
 
 fn peer_check(dst_ctx: Handle, src_ctx: Handle) -> Result<(), CUresult> {
@@ -686,8 +713,24 @@ unsafe fn fill(
     if let Some(s) = stream {
         crate::stream::resolve(s)?;
     }
+    let job = fill_job(dst, pitch, value, size, width, height)?;
+    match stream {
+        None => run_sync(std::ptr::null_mut(), || job()),
+        Some(s) => run_async(s, Some(NodeType::Memset), move || job()),
+    }
+}
+
+/// A fill, checked now, as a job (run at once, queued, or a graph's memset node).
+pub(crate) unsafe fn fill_job(
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    size: usize,
+    width: usize,
+    height: usize,
+) -> Result<crate::graph::NodeJob, CUresult> {
     if width == 0 || height == 0 {
-        return Ok(());
+        return Ok(std::sync::Arc::new(|| Ok(())));
     }
     let row = width.checked_mul(size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if !dst.is_multiple_of(size as u64) || (height > 1 && (pitch < row || !pitch.is_multiple_of(size))) {
@@ -698,26 +741,25 @@ unsafe fn fill(
         .and_then(|e| e.checked_add(row))
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     check_range(dst, extent as u64)?;
-    if sanitizing(Tools::INITCHECK) {
-        for y in 0..height {
-            ptx_jit::runtime::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
+    Ok(std::sync::Arc::new(move || {
+        if sanitizing(Tools::INITCHECK) {
+            for y in 0..height {
+                ptx_jit::runtime::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
+            }
         }
-    }
-    let job = move || {
         for y in 0..height {
             let p = dst as usize + y * pitch;
-            match size {
-                1 => std::ptr::write_bytes(p as *mut u8, value as u8, width),
-                2 => std::slice::from_raw_parts_mut(p as *mut u16, width).fill(value as u16),
-                _ => std::slice::from_raw_parts_mut(p as *mut u32, width).fill(value),
+            // SAFETY: the rows were checked to lie in one allocation when the fill was made.
+            unsafe {
+                match size {
+                    1 => std::ptr::write_bytes(p as *mut u8, value as u8, width),
+                    2 => std::slice::from_raw_parts_mut(p as *mut u16, width).fill(value as u16),
+                    _ => std::slice::from_raw_parts_mut(p as *mut u32, width).fill(value),
+                }
             }
         }
         Ok(())
-    };
-    match stream {
-        None => run_sync(std::ptr::null_mut(), job),
-        Some(s) => run_async(s, job),
-    }
+    }))
 }
 
 // ---- pointer attributes ----
@@ -856,8 +898,12 @@ api! {
         let a = MEMORY.lock().remove(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let l = layout(&a.kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         forget(dptr);
-        run_async(s, move || {
-            release(dptr as *mut u8, l);
+        // Freed once: not something a graph could run again.
+        let l = parking_lot::Mutex::new(Some(l));
+        run_async(s, None, move || {
+            if let Some(l) = l.lock().take() {
+                release(dptr as *mut u8, l);
+            }
             Ok(())
         })
     }

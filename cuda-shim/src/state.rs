@@ -15,6 +15,9 @@ pub enum Tag {
     Module = 2,
     Function = 3,
     Stream = 4,
+    Graph = 5,
+    GraphNode = 6,
+    GraphExec = 7,
     Event = 9,
     // High numbers, clear of the others.
     Link = 14,

@@ -105,10 +105,13 @@ pub struct Queue {
     pub flags: u32,
     pub priority: i32,
     pub legacy: bool,
+    /// The capture this stream takes part in, if any (`crate::graph`).
+    pub capture: Mutex<Option<crate::graph::Capturing>>,
 }
 
 impl Drop for Queue {
     fn drop(&mut self) {
+        crate::graph::abandon(self);
         // The worker finishes what is queued, then ends.
         self.progress.st.lock().closed = true;
         self.progress.cv.notify_all();
@@ -152,6 +155,7 @@ impl Queue {
             flags,
             priority,
             legacy,
+            capture: Mutex::new(None),
         }))
     }
 }
@@ -337,19 +341,32 @@ pub fn resolve(s: Handle) -> Result<(Arc<Context>, Arc<Queue>), CUresult> {
 }
 
 /// Runs `job` on the stream and waits for it: the synchronous memory calls, which CUDA orders on
-/// the default stream.
+/// the default stream (refused while a capture forbids such calls, `crate::graph::forbid_sync`).
 pub fn run_sync(s: Handle, job: impl FnOnce() -> Result<(), CUresult>) -> Result<(), CUresult> {
     let (ctx, q) = resolve(s)?;
+    crate::graph::forbid_sync()?;
+    crate::graph::forbid_wait(&q)?;
     ctx.streams.check()?;
     let mut result = Ok(());
     ctx.streams.run_here(&q, || result = job());
     result
 }
 
-/// Queues `job` on the stream; its failure becomes the context's sticky error.
-pub fn run_async(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 'static) -> Result<(), CUresult> {
+/// Queues `job` on the stream; its failure becomes the context's sticky error. While the stream
+/// captures, the job becomes a graph node of type `kind` instead (work without a `kind` cannot be
+/// captured, and fails the capture).
+pub fn run_async(
+    s: Handle,
+    kind: Option<crate::graph::NodeType>,
+    job: impl Fn() -> Result<(), CUresult> + Send + Sync + 'static,
+) -> Result<(), CUresult> {
     let (ctx, q) = resolve(s)?;
     ctx.streams.check()?;
+    let mut job = Some(job);
+    if crate::graph::captured(&q, kind, || job.take().map(|j| Arc::new(j) as crate::graph::NodeJob))? {
+        return Ok(());
+    }
+    let job = job.expect("not captured");
     let c = ctx.clone();
     ctx.streams.enqueue(
         &q,
@@ -366,6 +383,11 @@ pub fn run_async(s: Handle, job: impl FnOnce() -> Result<(), CUresult> + Send + 
     Ok(())
 }
 
+/// Whether stream `s` is capturing.
+pub fn capturing(s: Handle) -> Result<bool, CUresult> {
+    Ok(resolve(s)?.1.capture.lock().is_some())
+}
+
 /// A raw pointer carried into a stream's worker. The API's contract (the memory stays valid until
 /// the work has run) is what makes this sound.
 #[derive(Clone, Copy)]
@@ -377,23 +399,9 @@ thread_local! {
     static CAPTURE_MODE: Cell<c_int> = const { Cell::new(0) };
 }
 
-/// Capture status NONE; the optional outputs (graph, dependencies, edges, count) are zeroed.
-unsafe fn capture_info(
-    s: Handle,
-    status: *mut c_int,
-    id: *mut u64,
-    optional: &mut [*mut usize],
-) -> Result<(), CUresult> {
-    init_check()?;
-    resolve(s)?;
-    out(status, 0)?;
-    if !id.is_null() {
-        *id = 0;
-    }
-    for p in optional.iter().filter(|p| !p.is_null()) {
-        **p = 0;
-    }
-    Ok(())
+/// This thread's capture mode (0 global, 1 thread-local, 2 relaxed).
+pub fn capture_mode() -> c_int {
+    CAPTURE_MODE.with(Cell::get)
 }
 
 /// `cuStreamAddCallback`'s and `cuLaunchHostFunc`'s functions.
@@ -440,12 +448,14 @@ api! {
     fn cuStreamSynchronize[cuStreamSynchronize_ptsz](s: Handle) {
         init_check()?;
         let (ctx, q) = resolve(s)?;
+        crate::graph::forbid_wait(&q)?;
         q.progress.wait(q.progress.enqueued());
         ctx.streams.check()
     }
     fn cuStreamQuery[cuStreamQuery_ptsz](s: Handle) {
         init_check()?;
         let (ctx, q) = resolve(s)?;
+        crate::graph::forbid_wait(&q)?;
         ctx.streams.check()?;
         if q.progress.idle() { Ok(()) } else { Err(CUDA_ERROR_NOT_READY) }
     }
@@ -484,6 +494,14 @@ api! {
         }
         let e = EVENTS.get(ev as usize)?;
         let (ctx, q) = resolve(s)?;
+        // An event recorded in a capture: the stream joins it (or waits for its nodes).
+        if let Some(c) = e.captured() {
+            return crate::graph::join(&q, &c);
+        }
+        if q.capture.lock().is_some() {
+            // A capture cannot wait for work outside it.
+            return Err(CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+        }
         // The wait is for the event's most recent record, as of this call.
         if let Some(generation) = e.pending() {
             ctx.streams.enqueue(&q, Box::new(move || e.wait(generation)));
@@ -497,28 +515,15 @@ api! {
         }
         let cb: StreamCallback = std::mem::transmute(cb);
         let (ctx, q) = resolve(s)?;
+        if crate::graph::captured(&q, None, || None)? {
+            return Ok(());
+        }
         let (sh, d, c) = (Ptr(s as usize), Ptr(data as usize), ctx.clone());
         ctx.streams.enqueue_host(&q, Box::new(move || {
             let (sh, d) = (sh, d);
             cb(sh.0 as Handle, c.streams.sticky.load(Ordering::Acquire), d.0 as *mut c_void)
         }));
         Ok(())
-    }
-    // Stream capture (CUDA graphs) is not supported, so no stream is ever capturing: these report
-    // that truthfully, as the CUDA runtime asks before many operations.
-    fn cuStreamIsCapturing[cuStreamIsCapturing_ptsz](s: Handle, status: *mut c_int) {
-        init_check()?;
-        resolve(s)?;
-        out(status, 0) // CU_STREAM_CAPTURE_STATUS_NONE
-    }
-    fn cuStreamGetCaptureInfo[cuStreamGetCaptureInfo_ptsz](s: Handle, status: *mut c_int, id: *mut u64) {
-        capture_info(s, status, id, &mut [])
-    }
-    fn cuStreamGetCaptureInfo_v2[cuStreamGetCaptureInfo_v2_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, n: *mut usize) {
-        capture_info(s, status, id, &mut [graph as *mut usize, deps as *mut usize, n])
-    }
-    fn cuStreamGetCaptureInfo_v3[cuStreamGetCaptureInfo_v3_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, edges: *mut *const c_void, n: *mut usize) {
-        capture_info(s, status, id, &mut [graph as *mut usize, deps as *mut usize, edges as *mut usize, n])
     }
     fn cuThreadExchangeStreamCaptureMode(mode: *mut c_int) {
         if mode.is_null() || !(0..=2).contains(&*mode) {
@@ -566,6 +571,16 @@ unsafe fn launch_host_func(s: Handle, f: *mut c_void, data: *mut c_void) -> Resu
     let f: HostFn = std::mem::transmute(f);
     let (ctx, q) = resolve(s)?;
     ctx.streams.check()?;
+    let d = data as usize;
+    let node = move || -> Option<crate::graph::NodeJob> {
+        Some(Arc::new(move || {
+            f(d as *mut c_void);
+            Ok(())
+        }))
+    };
+    if crate::graph::captured(&q, Some(crate::graph::NodeType::Host), node)? {
+        return Ok(());
+    }
     let (d, c) = (data as usize, ctx.clone());
     ctx.streams.enqueue_host(
         &q,

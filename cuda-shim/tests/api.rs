@@ -240,14 +240,14 @@ fn get_proc_address_picks_variants_by_version() {
         );
         assert_eq!(pfn as usize, cuLaunchKernel as *const () as usize);
         // A cuda.h function the shim does not implement: found, and honest when called.
-        let graph = CString::new("cuGraphLaunch").unwrap();
+        let pool = CString::new("cuMemPoolCreate").unwrap();
         assert_eq!(
-            cuGetProcAddress_v2(graph.as_ptr(), &mut pfn, 13000, 0, &mut status),
+            cuGetProcAddress_v2(pool.as_ptr(), &mut pfn, 13000, 0, &mut status),
             CUDA_SUCCESS
         );
-        type GraphLaunch = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
+        type PoolCreate = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
         assert_eq!(
-            std::mem::transmute::<*mut c_void, GraphLaunch>(pfn)(null_mut(), null_mut()),
+            std::mem::transmute::<*mut c_void, PoolCreate>(pfn)(null_mut(), null_mut()),
             CUDA_ERROR_NOT_SUPPORTED
         );
         let missing = CString::new("cuNoSuchFunction").unwrap();

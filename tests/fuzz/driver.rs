@@ -752,7 +752,7 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
         }
         28 | 29 => {
             let st = s.handle(inp, 3);
-            match inp.below(10) {
+            match inp.below(13) {
                 0 => ("cuStreamSynchronize", cuStreamSynchronize(st)),
                 1 => ("cuStreamQuery", cuStreamQuery(st)),
                 2 => ("cuStreamGetFlags", cuStreamGetFlags(st, out(inp, &mut slot))),
@@ -782,6 +782,36 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
                     ("cuLaunchHostFunc", cuLaunchHostFunc(st, f, null_mut()))
                 }
                 8 => ("cuStreamIsCapturing", cuStreamIsCapturing(st, out(inp, &mut slot))),
+                9 => (
+                    "cuStreamBeginCapture_v2",
+                    cuStreamBeginCapture_v2(st, inp.pick(&[0, 1, 2, 2, 7])),
+                ),
+                10 => {
+                    // End a capture; whatever graph comes out is instantiated, launched and dropped.
+                    let mut g = null_mut();
+                    let r = cuStreamEndCapture(st, if inp.below(8) == 0 { null_mut() } else { &mut g });
+                    if r == CUDA_SUCCESS && !g.is_null() {
+                        let mut e = null_mut();
+                        if cuGraphInstantiateWithFlags(&mut e, g, 0) == CUDA_SUCCESS {
+                            let _ = cuGraphLaunch(e, st);
+                            let _ = cuGraphExecDestroy(e);
+                        }
+                        let _ = cuGraphDestroy(g);
+                    }
+                    ("cuStreamEndCapture", r)
+                }
+                11 => {
+                    // Graph calls on forged, null and stale handles.
+                    let forged = inp.pick(&[0usize, 0x15, 0x25, 0x1237, usize::MAX]) as Handle;
+                    match inp.below(3) {
+                        0 => ("cuGraphLaunch", cuGraphLaunch(forged, st)),
+                        1 => ("cuGraphDestroy", cuGraphDestroy(forged)),
+                        _ => (
+                            "cuGraphGetNodes",
+                            cuGraphGetNodes(forged, null_mut(), out(inp, &mut slot)),
+                        ),
+                    }
+                }
                 _ => ("cuStreamGetId", cuStreamGetId(st, out(inp, &mut slot))),
             }
         }

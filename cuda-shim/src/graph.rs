@@ -1,0 +1,837 @@
+//! CUDA graphs: built node by node (`cuGraphAdd*Node`) or captured from streams
+//! (`cuStreamBeginCapture` … `cuStreamEndCapture`), instantiated, and launched on a stream.
+//!
+//! - A node holds the work it does as a job that may run many times (each launch of each
+//!   instantiation runs it once); a kernel node's arguments are copied when the node is made, as
+//!   CUDA copies them.
+//! - Instantiation snapshots the graph in a dependency order (later changes to the graph do not
+//!   change the executable graph); a cycle is refused. A launch queues one work item on the stream
+//!   that runs the nodes in that order: every node runs after the nodes it depends on, and
+//!   independent branches run one after the other (correct for any graph, not in parallel).
+//! - Capture: while a stream captures, work queued on it becomes nodes instead of running, each
+//!   depending on the stream's last ones. An event recorded in a capturing stream carries those
+//!   nodes; a stream that waits for it joins the capture. `cuStreamEndCapture` on the stream that
+//!   began it ends the capture of every stream that joined and gives the graph; a stream that joined
+//!   and did not rejoin the origin makes it fail (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`). Waiting for a
+//!   capturing stream (synchronise, query) is refused and invalidates the capture, as CUDA does.
+//! - Not supported: capturing stream-ordered allocation (`cuMemAllocAsync`/`cuMemFreeAsync`), memory
+//!   allocation and free nodes, conditional nodes, external semaphores, updating an executable graph
+//!   in place (`cuGraphExecUpdate`): those calls return `CUDA_ERROR_NOT_SUPPORTED` (or
+//!   `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` during capture).
+
+use crate::errors::*;
+use crate::state::*;
+use crate::stream::{resolve, Queue};
+use crate::{init_check, out, Handle};
+use parking_lot::Mutex;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A node's work: run once per launch, on the launching stream's worker.
+pub type NodeJob = Arc<dyn Fn() -> Result<(), CUresult> + Send + Sync>;
+
+/// `CUgraphNodeType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum NodeType {
+    Kernel = 0,
+    Memcpy = 1,
+    Memset = 2,
+    Host = 3,
+    Graph = 4,
+    Empty = 5,
+    WaitEvent = 6,
+    EventRecord = 7,
+}
+
+impl NodeType {
+    fn name(self) -> &'static str {
+        match self {
+            NodeType::Kernel => "kernel",
+            NodeType::Memcpy => "memcpy",
+            NodeType::Memset => "memset",
+            NodeType::Host => "host",
+            NodeType::Graph => "graph",
+            NodeType::Empty => "empty",
+            NodeType::WaitEvent => "wait event",
+            NodeType::EventRecord => "event record",
+        }
+    }
+}
+
+pub struct Node {
+    pub graph: usize,
+    pub kind: NodeType,
+    /// What the node does (`None`: an empty node).
+    job: Mutex<Option<NodeJob>>,
+    /// Kernel nodes: their parameters, for `cuGraphKernelNodeGetParams`.
+    kernel: Mutex<Option<KernelParams>>,
+}
+
+/// A kernel node's launch, with its argument buffer.
+#[derive(Clone)]
+pub struct KernelParams {
+    pub func: usize,
+    pub grid: [c_uint; 3],
+    pub block: [c_uint; 3],
+    pub shared: c_uint,
+    pub args: Arc<Vec<u8>>,
+}
+
+#[derive(Default)]
+pub struct Graph {
+    /// Nodes in the order they were added, with the nodes each depends on.
+    nodes: Mutex<Vec<(usize, Vec<usize>)>>,
+}
+
+pub struct Exec {
+    /// The jobs, in an order that runs every node after those it depends on.
+    order: Vec<NodeJob>,
+}
+
+pub static GRAPHS: once_cell::sync::Lazy<Table<Graph>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Graph));
+pub static NODES: once_cell::sync::Lazy<Table<Node>> = once_cell::sync::Lazy::new(|| Table::new(Tag::GraphNode));
+pub static EXECS: once_cell::sync::Lazy<Table<Exec>> = once_cell::sync::Lazy::new(|| Table::new(Tag::GraphExec));
+
+impl Graph {
+    /// Adds a node of `kind` doing `job`, after `deps` (nodes of this graph).
+    fn add(&self, graph: usize, kind: NodeType, job: Option<NodeJob>, deps: &[usize]) -> Result<usize, CUresult> {
+        for &d in deps {
+            if NODES.get(d)?.graph != graph {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+        let h = NODES.insert(Node {
+            graph,
+            kind,
+            job: Mutex::new(job),
+            kernel: Mutex::new(None),
+        });
+        let mut unique = deps.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        self.nodes.lock().push((h, unique));
+        Ok(h)
+    }
+
+    /// The nodes' jobs in a dependency order (Kahn's algorithm, stable in the order of addition);
+    /// `None` if the dependencies form a cycle.
+    fn ordered(&self) -> Option<Vec<usize>> {
+        let nodes = self.nodes.lock();
+        let index: std::collections::HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0, i)).collect();
+        let mut waiting: Vec<usize> = nodes.iter().map(|n| n.1.len()).collect();
+        let mut after: Vec<Vec<usize>> = vec![vec![]; nodes.len()];
+        for (i, (_, deps)) in nodes.iter().enumerate() {
+            for d in deps {
+                after[index[d]].push(i);
+            }
+        }
+        let mut ready: std::collections::BTreeSet<usize> = (0..nodes.len()).filter(|&i| waiting[i] == 0).collect();
+        let mut order = Vec::with_capacity(nodes.len());
+        while let Some(i) = ready.pop_first() {
+            order.push(nodes[i].0);
+            for &j in &after[i] {
+                waiting[j] -= 1;
+                if waiting[j] == 0 {
+                    ready.insert(j);
+                }
+            }
+        }
+        (order.len() == nodes.len()).then_some(order)
+    }
+}
+
+/// A launch of `exec`'s nodes, one after another; the first failure stops it.
+fn run(order: &[NodeJob]) -> Result<(), CUresult> {
+    order.iter().try_for_each(|job| job())
+}
+
+// ---- capture ----------------------------------------------------------------------------------------
+
+/// One capture, shared by the streams that joined it.
+pub struct Session {
+    pub graph: usize,
+    pub id: u64,
+    mode: c_int,
+    /// The stream that began it (its queue's address, as `cuStreamGetId` names it).
+    origin: usize,
+    thread: std::thread::ThreadId,
+    /// Streams that joined through an event, with the queues, to end their capture too.
+    joined: Mutex<Vec<Arc<Queue>>>,
+    invalid: AtomicBool,
+    /// Ended (by `cuStreamEndCapture`, or its stream destroyed): no longer counted as in progress.
+    ended: AtomicBool,
+}
+
+impl Session {
+    /// The capture is over, however it ended.
+    fn end(&self) {
+        if !self.ended.swap(true, Ordering::AcqRel) && self.mode == 0 {
+            GLOBAL_CAPTURES.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// A capturing stream is destroyed: a capture it began is over (its graph is dropped).
+pub fn abandon(q: &Queue) {
+    if let Some(c) = q.capture.lock().take() {
+        if c.session.origin == queue_id(q) {
+            c.session.end();
+            let _ = GRAPHS.remove(c.session.graph);
+        }
+    }
+}
+
+/// A stream's part in a capture: the session and the nodes its next work depends on.
+#[derive(Clone)]
+pub struct Capturing {
+    pub session: Arc<Session>,
+    pub deps: Vec<usize>,
+}
+
+static CAPTURE_IDS: AtomicU64 = AtomicU64::new(1);
+
+/// Global-mode captures in progress in the process (they forbid unsafe calls on every thread).
+static GLOBAL_CAPTURES: AtomicU64 = AtomicU64::new(0);
+
+fn queue_id(q: &Queue) -> usize {
+    Arc::as_ptr(&q.progress) as usize
+}
+
+/// Work queued on `q` while it captures becomes a node of the capture's graph, after the stream's
+/// last nodes; `Ok(false)` if `q` is not capturing. Work that cannot be captured (`kind` `None`)
+/// invalidates the capture.
+pub fn captured(q: &Queue, kind: Option<NodeType>, job: impl FnOnce() -> Option<NodeJob>) -> Result<bool, CUresult> {
+    let mut cap = q.capture.lock();
+    let Some(c) = cap.as_mut() else { return Ok(false) };
+    if c.session.invalid.load(Ordering::Acquire) {
+        return Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    }
+    let Some(kind) = kind else {
+        c.session.invalid.store(true, Ordering::Release);
+        return Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    };
+    let graph = GRAPHS.get(c.session.graph)?;
+    let node = graph.add(c.session.graph, kind, job(), &c.deps)?;
+    c.deps = vec![node];
+    Ok(true)
+}
+
+/// A call that waits for `q` (synchronise, query) while it captures: refused, and the capture can
+/// no longer end well.
+pub fn forbid_wait(q: &Queue) -> Result<(), CUresult> {
+    match q.capture.lock().as_ref() {
+        Some(c) => {
+            c.session.invalid.store(true, Ordering::Release);
+            Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        }
+        None => Ok(()),
+    }
+}
+
+/// A synchronous call (one that waits for the device) made while a global-mode capture is in
+/// progress, which CUDA refuses as potentially unsafe ("operation not permitted when stream is
+/// capturing"), unless this thread relaxed its mode.
+pub fn forbid_sync() -> Result<(), CUresult> {
+    if GLOBAL_CAPTURES.load(Ordering::Acquire) > 0 && crate::stream::capture_mode() != 2 {
+        return Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+    Ok(())
+}
+
+/// `cuEventRecord` on a capturing stream: the event stands for the stream's last nodes.
+pub fn record_event(q: &Queue) -> Option<Capturing> {
+    q.capture.lock().clone()
+}
+
+/// `cuStreamWaitEvent` for an event recorded in a capture: the stream joins it (or, already in
+/// it, also waits for the event's nodes).
+pub fn join(q: &Arc<Queue>, c: &Capturing) -> Result<(), CUresult> {
+    let mut cap = q.capture.lock();
+    match cap.as_mut() {
+        Some(mine) if Arc::ptr_eq(&mine.session, &c.session) => {
+            mine.deps.extend(&c.deps);
+            mine.deps.sort_unstable();
+            mine.deps.dedup();
+            Ok(())
+        }
+        Some(_) => Err(CUDA_ERROR_STREAM_CAPTURE_ISOLATION),
+        None => {
+            if q.legacy {
+                return Err(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+            }
+            c.session.joined.lock().push(q.clone());
+            *cap = Some(c.clone());
+            Ok(())
+        }
+    }
+}
+
+unsafe fn begin_capture(s: Handle, mode: c_int) -> Result<(), CUresult> {
+    init_check()?;
+    if !(0..=2).contains(&mode) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (_, q) = resolve(s)?;
+    if q.legacy {
+        return Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+    let mut cap = q.capture.lock();
+    if cap.is_some() {
+        return Err(CUDA_ERROR_ILLEGAL_STATE);
+    }
+    let graph = GRAPHS.insert(Graph::default());
+    if mode == 0 {
+        GLOBAL_CAPTURES.fetch_add(1, Ordering::AcqRel);
+    }
+    *cap = Some(Capturing {
+        session: Arc::new(Session {
+            graph,
+            id: CAPTURE_IDS.fetch_add(1, Ordering::Relaxed),
+            mode,
+            origin: queue_id(&q),
+            thread: std::thread::current().id(),
+            joined: Mutex::new(vec![]),
+            invalid: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+        }),
+        deps: vec![],
+    });
+    Ok(())
+}
+
+unsafe fn end_capture(s: Handle, pg: *mut Handle) -> Result<(), CUresult> {
+    init_check()?;
+    if pg.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (_, q) = resolve(s)?;
+    let c = q.capture.lock().clone().ok_or(CUDA_ERROR_ILLEGAL_STATE)?;
+    let session = c.session;
+    if session.origin != queue_id(&q) {
+        return Err(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    }
+    if session.mode == 1 && session.thread != std::thread::current().id() {
+        return Err(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+    }
+    // Every stream that joined must have rejoined the origin: its last nodes are among what the
+    // origin's next work would depend on.
+    let joined: Vec<Arc<Queue>> = std::mem::take(&mut *session.joined.lock());
+    let origin_deps = c.deps;
+    let mut unjoined = false;
+    for j in &joined {
+        let mut cap = j.capture.lock();
+        if let Some(jc) = cap.take() {
+            if !jc.deps.iter().all(|d| reaches(session.graph, &origin_deps, *d)) {
+                unjoined = true;
+            }
+        }
+    }
+    *q.capture.lock() = None;
+    session.end();
+    if session.invalid.load(Ordering::Acquire) || unjoined {
+        let _ = GRAPHS.remove(session.graph);
+        *pg = std::ptr::null_mut();
+        return Err(if unjoined {
+            CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+        } else {
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+        });
+    }
+    *pg = session.graph as Handle;
+    Ok(())
+}
+
+/// Whether node `target` is one of `from` or something they depend on, in `graph`.
+fn reaches(graph: usize, from: &[usize], target: usize) -> bool {
+    let Ok(g) = GRAPHS.get(graph) else { return false };
+    let nodes = g.nodes.lock();
+    let deps: std::collections::HashMap<usize, &Vec<usize>> = nodes.iter().map(|(h, d)| (*h, d)).collect();
+    let mut stack = from.to_vec();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(n) = stack.pop() {
+        if n == target {
+            return true;
+        }
+        if seen.insert(n) {
+            stack.extend(deps.get(&n).map(|d| d.iter().copied()).into_iter().flatten());
+        }
+    }
+    false
+}
+
+/// `cuStreamIsCapturing`/`cuStreamGetCaptureInfo*`: the status (NONE 0, ACTIVE 1, INVALIDATED 2)
+/// and, where asked for, the capture's id, graph and the stream's current dependencies (a pointer
+/// valid until the stream's next captured work, as CUDA documents).
+unsafe fn capture_info(
+    s: Handle,
+    status: *mut c_int,
+    id: *mut u64,
+    graph: *mut Handle,
+    deps: *mut *const Handle,
+    edges: *mut *const c_void,
+    n: *mut usize,
+) -> Result<(), CUresult> {
+    init_check()?;
+    let (_, q) = resolve(s)?;
+    let cap = q.capture.lock().clone();
+    out(
+        status,
+        match &cap {
+            None => 0,
+            Some(c) if c.session.invalid.load(Ordering::Acquire) => 2,
+            Some(_) => 1,
+        },
+    )?;
+    let set = |p: *mut u64, v: u64| {
+        if !p.is_null() {
+            *p = v;
+        }
+    };
+    set(id, cap.as_ref().map_or(0, |c| c.session.id));
+    set(graph as *mut u64, cap.as_ref().map_or(0, |c| c.session.graph as u64));
+    set(edges as *mut u64, 0); // no edge data: every edge is a plain dependency
+    let list = cap.map(|c| c.deps).unwrap_or_default();
+    set(n as *mut u64, list.len() as u64);
+    if !deps.is_null() {
+        DEPS_OUT.with(|d| {
+            let mut d = d.borrow_mut();
+            *d = list.iter().map(|&h| h as Handle).collect();
+            *deps = if d.is_empty() { std::ptr::null() } else { d.as_ptr() };
+        });
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// The dependency list `cuStreamGetCaptureInfo` last gave this thread.
+    static DEPS_OUT: std::cell::RefCell<Vec<Handle>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+// ---- building graphs ----------------------------------------------------------------------------
+
+unsafe fn deps_of<'a>(deps: *const Handle, n: usize) -> Result<&'a [usize], CUresult> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if deps.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(std::slice::from_raw_parts(deps as *const usize, n))
+}
+
+unsafe fn add_node(
+    pn: *mut Handle,
+    g: Handle,
+    deps: *const Handle,
+    n: usize,
+    kind: NodeType,
+    job: Option<NodeJob>,
+) -> Result<usize, CUresult> {
+    init_check()?;
+    if pn.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let graph = GRAPHS.get(g as usize)?;
+    let h = graph.add(g as usize, kind, job, deps_of(deps, n)?)?;
+    *pn = h as Handle;
+    Ok(h)
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS` (v2; v1 is its first ten fields).
+#[repr(C)]
+pub struct KernelNodeParams {
+    func: Handle,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    kern: Handle,
+    ctx: Handle,
+}
+
+/// A kernel node's parameters and job from `CUDA_KERNEL_NODE_PARAMS` (`v2`: its `kern` field may
+/// name the kernel instead of `func`).
+unsafe fn kernel_node(p: *const KernelNodeParams, v2: bool) -> Result<(KernelParams, NodeJob), CUresult> {
+    let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let f = if p.func.is_null() && v2 { p.kern } else { p.func };
+    let (args, job) = crate::launch::prepare_launch(f, p.grid, p.block, p.shared, p.params, p.extra, None)?;
+    Ok((
+        KernelParams {
+            func: f as usize,
+            grid: p.grid,
+            block: p.block,
+            shared: p.shared,
+            args,
+        },
+        job,
+    ))
+}
+
+unsafe fn add_kernel_node(
+    pn: *mut Handle,
+    g: Handle,
+    deps: *const Handle,
+    n: usize,
+    p: *const KernelNodeParams,
+    v2: bool,
+) -> Result<(), CUresult> {
+    init_check()?;
+    let (params, job) = kernel_node(p, v2)?;
+    let h = add_node(pn, g, deps, n, NodeType::Kernel, Some(job))?;
+    *NODES.get(h)?.kernel.lock() = Some(params);
+    Ok(())
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS`.
+#[repr(C)]
+pub struct MemsetNodeParams {
+    dst: u64,
+    pitch: usize,
+    value: c_uint,
+    element_size: c_uint,
+    width: usize,
+    height: usize,
+}
+
+/// `CUDA_HOST_NODE_PARAMS`.
+#[repr(C)]
+pub struct HostNodeParams {
+    f: Option<unsafe extern "C" fn(*mut c_void)>,
+    data: *mut c_void,
+}
+
+fn host_job(f: unsafe extern "C" fn(*mut c_void), data: *mut c_void) -> NodeJob {
+    let d = data as usize;
+    Arc::new(move || {
+        // SAFETY: the caller's function and data, as it asked them to be called.
+        unsafe { f(d as *mut c_void) };
+        Ok(())
+    })
+}
+
+fn event_record_job(ev: usize) -> Result<NodeJob, CUresult> {
+    let e = EVENTS.get(ev)?;
+    Ok(Arc::new(move || {
+        e.complete_now();
+        Ok(())
+    }))
+}
+
+fn event_wait_job(ev: usize) -> Result<NodeJob, CUresult> {
+    let e = EVENTS.get(ev)?;
+    Ok(Arc::new(move || {
+        if let Some(generation) = e.pending() {
+            e.wait(generation);
+        }
+        Ok(())
+    }))
+}
+
+fn child_job(child: usize) -> Result<NodeJob, CUresult> {
+    let g = GRAPHS.get(child)?;
+    let order = jobs(&g)?;
+    Ok(Arc::new(move || run(&order)))
+}
+
+/// The jobs of `g`'s nodes in a dependency order.
+fn jobs(g: &Graph) -> Result<Vec<NodeJob>, CUresult> {
+    let order = g.ordered().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let mut jobs = Vec::with_capacity(order.len());
+    for h in order {
+        if let Some(j) = NODES.get(h)?.job.lock().clone() {
+            jobs.push(j);
+        }
+    }
+    Ok(jobs)
+}
+
+unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
+    init_check()?;
+    if pe.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let graph = GRAPHS.get(g as usize)?;
+    let order = jobs(&graph)?;
+    *pe = EXECS.insert(Exec { order }) as Handle;
+    Ok(())
+}
+
+unsafe fn graph_launch(e: Handle, s: Handle) -> Result<(), CUresult> {
+    init_check()?;
+    let exec = EXECS.get(e as usize)?;
+    crate::stream::run_async(s, Some(NodeType::Graph), move || run(&exec.order))
+}
+
+/// `cuGraphDebugDotPrint`: the graph in Graphviz's language, each node with its type (and a kernel
+/// node with its kernel's name and launch shape).
+unsafe fn dot(g: Handle, path: *const c_char) -> Result<(), CUresult> {
+    init_check()?;
+    if path.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let graph = GRAPHS.get(g as usize)?;
+    let mut text = format!("digraph graph_{g:p} {{\n");
+    let nodes = graph.nodes.lock().clone();
+    for (i, (h, _)) in nodes.iter().enumerate() {
+        let node = NODES.get(*h)?;
+        let mut label = node.kind.name().to_string();
+        if let Some(k) = node.kernel.lock().as_ref() {
+            let name = crate::launch::kernel_name(k.func as Handle).unwrap_or_default();
+            label = format!(
+                "kernel {name}\\ngrid ({}, {}, {}) block ({}, {}, {})",
+                k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]
+            );
+        }
+        text.push_str(&format!("  n{i} [label=\"{label}\"];\n"));
+    }
+    let index: std::collections::HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0, i)).collect();
+    for (i, (_, deps)) in nodes.iter().enumerate() {
+        for d in deps {
+            text.push_str(&format!("  n{} -> n{i};\n", index[d]));
+        }
+    }
+    text.push_str("}\n");
+    let path = std::ffi::CStr::from_ptr(path).to_string_lossy().into_owned();
+    std::fs::write(path, text).map_err(|_| CUDA_ERROR_OPERATING_SYSTEM)
+}
+
+/// Writes up to `*n` handles of `list` to `out` (when not null) and the count to `n`.
+unsafe fn list_out(list: &[usize], out_: *mut Handle, n: *mut usize) -> Result<(), CUresult> {
+    if n.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if !out_.is_null() {
+        for (i, h) in list.iter().take(*n).enumerate() {
+            *out_.add(i) = *h as Handle;
+        }
+        for i in list.len()..*n {
+            *out_.add(i) = std::ptr::null_mut();
+        }
+    }
+    *n = list.len();
+    Ok(())
+}
+
+unsafe fn add_dependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) -> Result<(), CUresult> {
+    init_check()?;
+    let graph = GRAPHS.get(g as usize)?;
+    let (from, to) = (deps_of(from, n)?, deps_of(to, n)?);
+    for (&f, &t) in from.iter().zip(to) {
+        if NODES.get(f)?.graph != g as usize || NODES.get(t)?.graph != g as usize || f == t {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    let mut nodes = graph.nodes.lock();
+    for (&f, &t) in from.iter().zip(to) {
+        let entry = nodes
+            .iter_mut()
+            .find(|(h, _)| *h == t)
+            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if entry.1.contains(&f) {
+            return Err(CUDA_ERROR_INVALID_VALUE); // the edge exists already
+        }
+        entry.1.push(f);
+    }
+    Ok(())
+}
+
+unsafe fn node_dependencies(node: Handle, deps: *mut Handle, n: *mut usize) -> Result<(), CUresult> {
+    init_check()?;
+    let graph = GRAPHS.get(NODES.get(node as usize)?.graph)?;
+    let list = graph
+        .nodes
+        .lock()
+        .iter()
+        .find(|(h, _)| *h == node as usize)
+        .map(|(_, d)| d.clone())
+        .unwrap_or_default();
+    list_out(&list, deps, n)
+}
+
+api! {
+    exports = graph_exports;
+
+    fn cuStreamBeginCapture[cuStreamBeginCapture_ptsz](s: Handle) {
+        begin_capture(s, 0)
+    }
+    fn cuStreamBeginCapture_v2[cuStreamBeginCapture_v2_ptsz](s: Handle, mode: c_int) {
+        begin_capture(s, mode)
+    }
+    fn cuStreamEndCapture[cuStreamEndCapture_ptsz](s: Handle, pg: *mut Handle) {
+        end_capture(s, pg)
+    }
+    fn cuStreamIsCapturing[cuStreamIsCapturing_ptsz](s: Handle, status: *mut c_int) {
+        capture_info(s, status, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
+    }
+    fn cuStreamGetCaptureInfo[cuStreamGetCaptureInfo_ptsz](s: Handle, status: *mut c_int, id: *mut u64) {
+        capture_info(s, status, id, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
+    }
+    fn cuStreamGetCaptureInfo_v2[cuStreamGetCaptureInfo_v2_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, n: *mut usize) {
+        capture_info(s, status, id, graph, deps, std::ptr::null_mut(), n)
+    }
+    fn cuStreamGetCaptureInfo_v3[cuStreamGetCaptureInfo_v3_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, edges: *mut *const c_void, n: *mut usize) {
+        capture_info(s, status, id, graph, deps, edges, n)
+    }
+    fn cuGraphCreate(pg: *mut Handle, flags: c_uint) {
+        init_check()?;
+        if pg.is_null() || flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        *pg = GRAPHS.insert(Graph::default()) as Handle;
+        Ok(())
+    }
+    fn cuGraphDestroy(g: Handle) {
+        init_check()?;
+        let graph = GRAPHS.remove(g as usize)?;
+        for (h, _) in graph.nodes.lock().drain(..) {
+            let _ = NODES.remove(h);
+        }
+        Ok(())
+    }
+    fn cuGraphAddKernelNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const KernelNodeParams) {
+        add_kernel_node(pn, g, deps, n, p, false)
+    }
+    fn cuGraphAddKernelNode_v2(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const KernelNodeParams) {
+        add_kernel_node(pn, g, deps, n, p, true)
+    }
+    fn cuGraphKernelNodeGetParams_v2(node: Handle, p: *mut KernelNodeParams) {
+        init_check()?;
+        let node = NODES.get(node as usize)?;
+        let k = node.kernel.lock().clone().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let p = p.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        p.func = k.func as Handle;
+        p.grid = k.grid;
+        p.block = k.block;
+        p.shared = k.shared;
+        // The node keeps its arguments as one buffer, not as the caller's pointers.
+        p.params = std::ptr::null_mut();
+        p.extra = std::ptr::null_mut();
+        p.kern = std::ptr::null_mut();
+        p.ctx = std::ptr::null_mut();
+        Ok(())
+    }
+    fn cuGraphKernelNodeSetParams_v2(node: Handle, p: *const KernelNodeParams) {
+        init_check()?;
+        let node = NODES.get(node as usize)?;
+        if node.kind != NodeType::Kernel {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let (params, job) = kernel_node(p, true)?;
+        *node.job.lock() = Some(job);
+        *node.kernel.lock() = Some(params);
+        Ok(())
+    }
+    fn cuGraphAddMemsetNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const MemsetNodeParams, _ctx: Handle) {
+        init_check()?;
+        let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if !matches!(p.element_size, 1 | 2 | 4) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let job = crate::memory::fill_job(p.dst, p.pitch, p.value, p.element_size as usize, p.width, p.height)?;
+        add_node(pn, g, deps, n, NodeType::Memset, Some(job)).map(drop)
+    }
+    fn cuGraphAddMemcpyNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const crate::memory::Memcpy3D, _ctx: Handle) {
+        init_check()?;
+        let job = crate::memory::copy3d_job(p)?;
+        add_node(pn, g, deps, n, NodeType::Memcpy, Some(job)).map(drop)
+    }
+    fn cuGraphAddHostNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const HostNodeParams) {
+        init_check()?;
+        let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let f = p.f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        add_node(pn, g, deps, n, NodeType::Host, Some(host_job(f, p.data))).map(drop)
+    }
+    fn cuGraphAddEmptyNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize) {
+        add_node(pn, g, deps, n, NodeType::Empty, None).map(drop)
+    }
+    fn cuGraphAddChildGraphNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, child: Handle) {
+        init_check()?;
+        // The child is copied as it is now, as CUDA clones it.
+        let job = child_job(child as usize)?;
+        add_node(pn, g, deps, n, NodeType::Graph, Some(job)).map(drop)
+    }
+    fn cuGraphAddEventRecordNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
+        init_check()?;
+        add_node(pn, g, deps, n, NodeType::EventRecord, Some(event_record_job(ev as usize)?)).map(drop)
+    }
+    fn cuGraphAddEventWaitNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
+        init_check()?;
+        add_node(pn, g, deps, n, NodeType::WaitEvent, Some(event_wait_job(ev as usize)?)).map(drop)
+    }
+    fn cuGraphAddDependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) {
+        add_dependencies(g, from, to, n)
+    }
+    fn cuGraphAddDependencies_v2(g: Handle, from: *const Handle, to: *const Handle, edges: *const c_void, n: usize) {
+        if !edges.is_null() {
+            return Err(CUDA_ERROR_NOT_SUPPORTED); // edge data (programmatic dependent launch ports)
+        }
+        add_dependencies(g, from, to, n)
+    }
+    fn cuGraphGetNodes(g: Handle, nodes: *mut Handle, n: *mut usize) {
+        init_check()?;
+        let graph = GRAPHS.get(g as usize)?;
+        let list: Vec<usize> = graph.nodes.lock().iter().map(|(h, _)| *h).collect();
+        list_out(&list, nodes, n)
+    }
+    fn cuGraphGetRootNodes(g: Handle, nodes: *mut Handle, n: *mut usize) {
+        init_check()?;
+        let graph = GRAPHS.get(g as usize)?;
+        let list: Vec<usize> = graph.nodes.lock().iter().filter(|(_, d)| d.is_empty()).map(|(h, _)| *h).collect();
+        list_out(&list, nodes, n)
+    }
+    fn cuGraphNodeGetDependencies(node: Handle, deps: *mut Handle, n: *mut usize) {
+        node_dependencies(node, deps, n)
+    }
+    fn cuGraphNodeGetDependencies_v2(node: Handle, deps: *mut Handle, edges: *mut c_void, n: *mut usize) {
+        if !edges.is_null() && !n.is_null() {
+            // Every edge is a plain dependency: its data is all zeros.
+            std::ptr::write_bytes(edges as *mut u8, 0, *n * 8);
+        }
+        node_dependencies(node, deps, n)
+    }
+    fn cuGraphNodeGetType(node: Handle, t: *mut c_int) {
+        init_check()?;
+        out(t, NODES.get(node as usize)?.kind as c_int)
+    }
+    fn cuGraphInstantiateWithFlags(pe: *mut Handle, g: Handle, flags: u64) {
+        // AUTO_FREE_ON_LAUNCH (1) and the others concern allocation nodes and device launch.
+        if flags & !0xf != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        instantiate(pe, g)
+    }
+    fn cuGraphInstantiate_v2(pe: *mut Handle, g: Handle, error_node: *mut Handle, log: *mut c_char, log_size: usize) {
+        let r = instantiate(pe, g);
+        if !error_node.is_null() {
+            *error_node = std::ptr::null_mut();
+        }
+        if r.is_err() && !log.is_null() && log_size > 0 {
+            let msg = b"the graph's dependencies form a cycle\0";
+            let k = msg.len().min(log_size);
+            std::ptr::copy_nonoverlapping(msg.as_ptr() as *const c_char, log, k);
+            *log.add(k - 1) = 0;
+        }
+        r
+    }
+    fn cuGraphUpload[cuGraphUpload_ptsz](e: Handle, s: Handle) {
+        // Nothing to upload: the graph's work already lives where it runs.
+        init_check()?;
+        EXECS.get(e as usize)?;
+        resolve(s)?;
+        Ok(())
+    }
+    fn cuGraphLaunch[cuGraphLaunch_ptsz](e: Handle, s: Handle) {
+        graph_launch(e, s)
+    }
+    fn cuGraphExecDestroy(e: Handle) {
+        init_check()?;
+        EXECS.remove(e as usize)?;
+        Ok(())
+    }
+    fn cuGraphDebugDotPrint(g: Handle, path: *const c_char, _flags: c_uint) {
+        dot(g, path)
+    }
+}

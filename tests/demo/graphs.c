@@ -1,0 +1,221 @@
+/* CUDA graphs through the driver API: stream capture across two streams, explicit construction, and
+ * the errors capture gives. Prints GRAPHS VERIFIED or stops at the first difference.
+ *
+ * 1. Capture: on stream a, a memset, then a fork to stream b through an event (b scales one half
+ *    while a scales the other), a join back through a second event, a host function, and a copy.
+ *    The graph has the captured nodes and no more; each of three launches runs them all, in order:
+ *    the values grow launch by launch exactly as the sequence says.
+ * 2. Explicit graph: a diamond (memset -> two kernels -> kernel), launched twice, and its node
+ *    types, roots and dependencies as the API reports them; cuGraphDebugDotPrint writes every node.
+ * 3. Errors: synchronising a capturing stream (refused, and the capture is invalidated), ending a
+ *    capture on a stream that did not begin it, a stream that forked and never rejoined, a capture
+ *    on the legacy stream, and a cycle refused at instantiation.
+ * Usage: graphs DOT_FILE */
+#include "driver_util.h"
+#include <string.h>
+
+static const char *PTX =
+    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    /* scale(p, n, k): p[i] = p[i] * k + 1 for i < n */
+    ".visible .entry scale(.param .u64 p, .param .u32 n, .param .u32 k) {\n"
+    " .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %q;\n"
+    " ld.param.u64 %rd1, [p]; ld.param.u32 %r1, [n]; ld.param.u32 %r2, [k];\n"
+    " mov.u32 %r3, %tid.x; mov.u32 %r4, %ctaid.x; mov.u32 %r5, %ntid.x; mad.lo.u32 %r3, %r4, %r5, %r3;\n"
+    " setp.ge.u32 %q, %r3, %r1; @%q ret;\n"
+    " mul.wide.u32 %rd2, %r3, 4; add.u64 %rd3, %rd1, %rd2;\n"
+    " ld.global.u32 %r6, [%rd3]; mad.lo.u32 %r6, %r6, %r2, 1; st.global.u32 [%rd3], %r6; ret;\n}\n"
+    /* add(dst, a, b, n): dst[i] = a[i] + b[i] */
+    ".visible .entry add(.param .u64 d, .param .u64 a, .param .u64 b, .param .u32 n) {\n"
+    " .reg .u32 %r<8>; .reg .u64 %rd<8>; .reg .pred %q;\n"
+    " ld.param.u64 %rd1, [d]; ld.param.u64 %rd2, [a]; ld.param.u64 %rd3, [b]; ld.param.u32 %r1, [n];\n"
+    " mov.u32 %r3, %tid.x; setp.ge.u32 %q, %r3, %r1; @%q ret;\n"
+    " mul.wide.u32 %rd4, %r3, 4; add.u64 %rd5, %rd2, %rd4; add.u64 %rd6, %rd3, %rd4; add.u64 %rd7, %rd1, %rd4;\n"
+    " ld.global.u32 %r4, [%rd5]; ld.global.u32 %r5, [%rd6]; add.u32 %r6, %r4, %r5; st.global.u32 [%rd7], %r6; ret;\n}\n";
+
+#define N 256
+static int host_calls;
+static void CUDA_CB count_call(void *data) { ++*(int *)data; }
+
+static void launch_scale(CUfunction f, CUstream s, CUdeviceptr p, unsigned n, unsigned k) {
+    void *args[] = {&p, &n, &k};
+    CHECK(cuLaunchKernel(f, (n + 63) / 64, 1, 1, 64, 1, 1, 0, s, args, NULL));
+}
+
+static CUgraphNode kernel_node(CUgraph g, CUfunction f, const CUgraphNode *deps, size_t n, void **args,
+                               unsigned threads) {
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = f;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = threads;
+    p.blockDimY = p.blockDimZ = 1;
+    p.kernelParams = args;
+    CUgraphNode node;
+    CHECK(cuGraphAddKernelNode(&node, g, deps, n, &p));
+    return node;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: graphs DOT_FILE\n");
+        return 2;
+    }
+    context_on_device0();
+    CUmodule m;
+    CUfunction scale, add;
+    CHECK(cuModuleLoadData(&m, PTX));
+    CHECK(cuModuleGetFunction(&scale, m, "scale"));
+    CHECK(cuModuleGetFunction(&add, m, "add"));
+    CUdeviceptr buf, out;
+    CHECK(cuMemAlloc(&buf, N * 4));
+    CHECK(cuMemAlloc(&out, N * 4));
+    unsigned host[N];
+
+    /* ---- 1. capture across two streams ---- */
+    CUstream a, b;
+    CUevent fork, join;
+    CHECK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuMemsetD32(buf, 0, N));
+    CHECK(cuMemsetD32(out, 0, N));
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUstreamCaptureStatus status;
+    CHECK(cuStreamIsCapturing(a, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    /* A global-mode capture forbids synchronous calls on every thread meanwhile. */
+    EXPECT(cuMemsetD32(out, 9, N), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(cuStreamIsCapturing(b, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    CHECK(cuMemsetD32Async(buf, 2, N, a));
+    CHECK(cuEventRecord(fork, a));
+    CHECK(cuStreamWaitEvent(b, fork, 0));
+    CHECK(cuStreamIsCapturing(b, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_ACTIVE); /* b joined the capture */
+    launch_scale(scale, a, buf, N / 2, 3);             /* first half: 2*3+1 = 7 */
+    launch_scale(scale, b, buf + N / 2 * 4, N / 2, 5); /* second half: 2*5+1 = 11 */
+    CHECK(cuEventRecord(join, b));
+    CHECK(cuStreamWaitEvent(a, join, 0));
+    CHECK(cuLaunchHostFunc(a, count_call, &host_calls));
+    CHECK(cuMemcpyDtoDAsync(out, buf, N * 4, a));
+    launch_scale(scale, a, out, N, 2); /* out = buf * 2 + 1 */
+    cuuint64_t id;
+    CUgraph captured;
+    const CUgraphNode *deps;
+    size_t ndeps;
+    CHECK(cuStreamGetCaptureInfo(a, &status, &id, &captured, &deps, NULL, &ndeps));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && ndeps == 1);
+    CUgraph g;
+    CHECK(cuStreamEndCapture(a, &g));
+    /* Nothing ran: captured work only became nodes. */
+    CHECK(cuMemcpyDtoH(host, buf, N * 4));
+    for (int i = 0; i < N; i++) ASSERT(host[i] == 0);
+    CHECK(cuMemcpyDtoH(host, out, N * 4));
+    for (int i = 0; i < N; i++) ASSERT(host[i] == 0);
+    ASSERT(g == captured);
+    CHECK(cuStreamIsCapturing(a, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    CHECK(cuStreamIsCapturing(b, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    size_t count = 0;
+    CHECK(cuGraphGetNodes(g, NULL, &count));
+    ASSERT(count == 6); /* memset, two kernels, host, copy, kernel: events are edges, not nodes */
+    ASSERT(host_calls == 0);
+    CUgraphExec exec;
+    CHECK(cuGraphInstantiate(&exec, g, 0));
+    for (int launch = 1; launch <= 3; launch++) {
+        CHECK(cuGraphLaunch(exec, a));
+        CHECK(cuStreamSynchronize(a));
+        ASSERT(host_calls == launch);
+        CHECK(cuMemcpyDtoH(host, buf, N * 4));
+        for (int i = 0; i < N; i++) ASSERT(host[i] == (i < N / 2 ? 7u : 11u));
+        CHECK(cuMemcpyDtoH(host, out, N * 4));
+        for (int i = 0; i < N; i++) ASSERT(host[i] == (i < N / 2 ? 15u : 23u));
+    }
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g));
+    printf("capture: 6 nodes, 3 launches verified\n");
+
+    /* ---- 2. an explicit diamond ---- */
+    CUgraph d;
+    CHECK(cuGraphCreate(&d, 0));
+    CUDA_MEMSET_NODE_PARAMS ms;
+    memset(&ms, 0, sizeof ms);
+    ms.dst = buf;
+    ms.value = 1;
+    ms.elementSize = 4;
+    ms.width = N;
+    ms.height = 1;
+    CUgraphNode fill, left, right, sum;
+    CHECK(cuGraphAddMemsetNode(&fill, d, NULL, 0, &ms, NULL));
+    unsigned n = N, k3 = 3, k10 = 10;
+    CUdeviceptr lo = buf, hi = out;
+    void *args_left[] = {&lo, &n, &k3};   /* buf = buf*3+1 */
+    void *args_right[] = {&hi, &n, &k10}; /* out = out*10+1 (out holds the capture's results) */
+    left = kernel_node(d, scale, &fill, 1, args_left, N);
+    right = kernel_node(d, scale, NULL, 0, args_right, N);
+    CUgraphNode both[] = {left, right};
+    void *args_sum[] = {&out, &buf, &out, &n}; /* out = buf + out */
+    sum = kernel_node(d, add, both, 2, args_sum, N);
+    /* Changing the arguments after the node was made changes nothing: they were copied. */
+    k3 = 1000;
+    CUgraphNodeType t;
+    CHECK(cuGraphNodeGetType(fill, &t));
+    ASSERT(t == CU_GRAPH_NODE_TYPE_MEMSET);
+    CHECK(cuGraphNodeGetType(sum, &t));
+    ASSERT(t == CU_GRAPH_NODE_TYPE_KERNEL);
+    CUgraphNode roots[4];
+    size_t nroots = 4;
+    CHECK(cuGraphGetRootNodes(d, roots, &nroots));
+    ASSERT(nroots == 2 && roots[0] == fill && roots[1] == right);
+    CUgraphNode sum_deps[4];
+    size_t nsum = 4;
+    CHECK(cuGraphNodeGetDependencies(sum, sum_deps, NULL, &nsum));
+    ASSERT(nsum == 2);
+    CHECK(cuGraphDebugDotPrint(d, argv[1], 0));
+    CHECK(cuGraphInstantiate(&exec, d, 0));
+    unsigned expect_out[N];
+    CHECK(cuMemcpyDtoH(expect_out, out, N * 4));
+    for (int launch = 0; launch < 2; launch++) {
+        CHECK(cuGraphLaunch(exec, NULL));
+        CHECK(cuCtxSynchronize());
+        for (int i = 0; i < N; i++) expect_out[i] = 4 + (expect_out[i] * 10 + 1);
+        CHECK(cuMemcpyDtoH(host, out, N * 4));
+        for (int i = 0; i < N; i++) ASSERT(host[i] == expect_out[i]);
+    }
+    CHECK(cuGraphExecDestroy(exec));
+    /* A cycle cannot be instantiated. */
+    CUgraphNode from[] = {sum}, to[] = {fill};
+    CHECK(cuGraphAddDependencies(d, from, to, NULL, 1));
+    EXPECT(cuGraphInstantiate(&exec, d, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphDestroy(d));
+    printf("diamond: 2 launches verified, dot file written\n");
+
+    /* ---- 3. what capture refuses ---- */
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_RELAXED));
+    EXPECT(cuStreamSynchronize(a), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT(cuStreamEndCapture(a, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    ASSERT(g == NULL);
+
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK(cuEventRecord(fork, a));
+    CHECK(cuStreamWaitEvent(b, fork, 0));
+    launch_scale(scale, b, buf, N, 1);
+    EXPECT(cuStreamEndCapture(b, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    EXPECT(cuStreamEndCapture(a, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+    CHECK(cuStreamIsCapturing(b, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+
+    EXPECT(cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL),
+           CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    printf("capture errors verified\n");
+
+    /* The streams still work as streams. */
+    CHECK(cuMemsetD32Async(buf, 5, N, b));
+    CHECK(cuStreamSynchronize(b));
+    CHECK(cuMemcpyDtoH(host, buf, N * 4));
+    ASSERT(host[0] == 5 && host[N - 1] == 5);
+    printf("GRAPHS VERIFIED\n");
+    return 0;
+}
