@@ -35,9 +35,9 @@ impl Event {
             self.cv.wait(&mut s);
         }
     }
-    /// The capture the event was last recorded in, if it still is.
+    /// The capture the event was last recorded in, while that capture goes on.
     pub fn captured(&self) -> Option<crate::graph::Capturing> {
-        self.captured.lock().clone()
+        self.captured.lock().clone().filter(|c| !c.session.ended())
     }
     /// A record that completes at once (a graph's event record node, when it runs).
     pub fn complete_now(&self) {
@@ -110,7 +110,8 @@ api! {
         if flags & !1 != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        // CU_EVENT_RECORD_EXTERNAL only matters inside graph capture, which the shim does not do.
+        // CU_EVENT_RECORD_EXTERNAL would make an event record node in a capture; here a record in a
+        // capture is always an edge to the streams that wait for it.
         record(ev, s)
     }
     fn cuEventQuery(ev: Handle) {

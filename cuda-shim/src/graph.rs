@@ -77,6 +77,8 @@ pub struct KernelParams {
     pub block: [c_uint; 3],
     pub shared: c_uint,
     pub args: Arc<Vec<u8>>,
+    /// Where each parameter lies in `args`: the `kernelParams` array the node gives back.
+    pub arg_ptrs: Arc<Vec<usize>>,
 }
 
 #[derive(Default)]
@@ -88,6 +90,9 @@ pub struct Graph {
 pub struct Exec {
     /// The jobs, in an order that runs every node after those it depends on.
     order: Vec<NodeJob>,
+    /// Held while a launch runs: two launches of one executable graph (on two streams) never run
+    /// at the same time.
+    running: Mutex<()>,
 }
 
 pub static GRAPHS: once_cell::sync::Lazy<Table<Graph>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Graph));
@@ -165,20 +170,38 @@ pub struct Session {
 }
 
 impl Session {
-    /// The capture is over, however it ended.
-    fn end(&self) {
+    /// Ends the capture, however it ends, and gives the streams that joined it: under the lock of
+    /// that list, so no stream joins once it is taken.
+    fn close(&self) -> Vec<Arc<Queue>> {
+        let mut joined = self.joined.lock();
         if !self.ended.swap(true, Ordering::AcqRel) && self.mode == 0 {
             GLOBAL_CAPTURES.fetch_sub(1, Ordering::AcqRel);
+        }
+        std::mem::take(&mut *joined)
+    }
+    pub fn ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+}
+
+/// A capturing stream is destroyed: a capture it began is over, for every stream that joined it,
+/// and its graph is dropped.
+pub fn abandon(q: &Queue) {
+    if let Some(c) = q.capture.lock().take() {
+        if c.session.origin == queue_id(q) {
+            for j in c.session.close() {
+                j.capture.lock().take();
+            }
+            drop_graph(c.session.graph);
         }
     }
 }
 
-/// A capturing stream is destroyed: a capture it began is over (its graph is dropped).
-pub fn abandon(q: &Queue) {
-    if let Some(c) = q.capture.lock().take() {
-        if c.session.origin == queue_id(q) {
-            c.session.end();
-            let _ = GRAPHS.remove(c.session.graph);
+/// Removes graph `g` and its nodes.
+fn drop_graph(g: usize) {
+    if let Ok(graph) = GRAPHS.remove(g) {
+        for (h, _) in graph.nodes.lock().drain(..) {
+            let _ = NODES.remove(h);
         }
     }
 }
@@ -261,7 +284,12 @@ pub fn join(q: &Arc<Queue>, c: &Capturing) -> Result<(), CUresult> {
             if q.legacy {
                 return Err(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
             }
-            c.session.joined.lock().push(q.clone());
+            let mut joined = c.session.joined.lock();
+            if c.session.ended() {
+                // The capture is over: its event no longer joins anything.
+                return Err(CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+            }
+            joined.push(q.clone());
             *cap = Some(c.clone());
             Ok(())
         }
@@ -312,26 +340,24 @@ unsafe fn end_capture(s: Handle, pg: *mut Handle) -> Result<(), CUresult> {
     if session.origin != queue_id(&q) {
         return Err(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
     }
-    if session.mode == 1 && session.thread != std::thread::current().id() {
+    if session.mode != 2 && session.thread != std::thread::current().id() {
         return Err(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
     }
     // Every stream that joined must have rejoined the origin: its last nodes are among what the
     // origin's next work would depend on.
-    let joined: Vec<Arc<Queue>> = std::mem::take(&mut *session.joined.lock());
+    let joined = session.close();
     let origin_deps = c.deps;
     let mut unjoined = false;
     for j in &joined {
-        let mut cap = j.capture.lock();
-        if let Some(jc) = cap.take() {
+        if let Some(jc) = j.capture.lock().take() {
             if !jc.deps.iter().all(|d| reaches(session.graph, &origin_deps, *d)) {
                 unjoined = true;
             }
         }
     }
     *q.capture.lock() = None;
-    session.end();
     if session.invalid.load(Ordering::Acquire) || unjoined {
-        let _ = GRAPHS.remove(session.graph);
+        drop_graph(session.graph);
         *pg = std::ptr::null_mut();
         return Err(if unjoined {
             CUDA_ERROR_STREAM_CAPTURE_UNJOINED
@@ -391,22 +417,30 @@ unsafe fn capture_info(
     };
     set(id, cap.as_ref().map_or(0, |c| c.session.id));
     set(graph as *mut u64, cap.as_ref().map_or(0, |c| c.session.graph as u64));
-    set(edges as *mut u64, 0); // no edge data: every edge is a plain dependency
     let list = cap.map(|c| c.deps).unwrap_or_default();
     set(n as *mut u64, list.len() as u64);
-    if !deps.is_null() {
-        DEPS_OUT.with(|d| {
-            let mut d = d.borrow_mut();
-            *d = list.iter().map(|&h| h as Handle).collect();
-            *deps = if d.is_empty() { std::ptr::null() } else { d.as_ptr() };
-        });
-    }
+    DEPS_OUT.with(|d| {
+        let mut d = d.borrow_mut();
+        d.0 = list.iter().map(|&h| h as Handle).collect();
+        // Every edge is a plain dependency: its `CUgraphEdgeData` (8 bytes) is all zeros.
+        d.1 = vec![0; list.len()];
+        if !deps.is_null() {
+            *deps = if d.0.is_empty() { std::ptr::null() } else { d.0.as_ptr() };
+        }
+        if !edges.is_null() {
+            *edges = if d.1.is_empty() {
+                std::ptr::null()
+            } else {
+                d.1.as_ptr() as *const c_void
+            };
+        }
+    });
     Ok(())
 }
 
 thread_local! {
-    /// The dependency list `cuStreamGetCaptureInfo` last gave this thread.
-    static DEPS_OUT: std::cell::RefCell<Vec<Handle>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The dependency list (and its edge data) `cuStreamGetCaptureInfo` last gave this thread.
+    static DEPS_OUT: std::cell::RefCell<(Vec<Handle>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 // ---- building graphs ----------------------------------------------------------------------------
@@ -452,12 +486,32 @@ pub struct KernelNodeParams {
     ctx: Handle,
 }
 
+/// `CUDA_KERNEL_NODE_PARAMS_v1`: the first ten fields of v2.
+#[repr(C)]
+pub struct KernelNodeParamsV1 {
+    func: Handle,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+}
+
 /// A kernel node's parameters and job from `CUDA_KERNEL_NODE_PARAMS` (`v2`: its `kern` field may
-/// name the kernel instead of `func`).
+/// name the kernel instead of `func`; a v1 caller's struct is shorter and is read as such).
 unsafe fn kernel_node(p: *const KernelNodeParams, v2: bool) -> Result<(KernelParams, NodeJob), CUresult> {
-    let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let f = if p.func.is_null() && v2 { p.kern } else { p.func };
+    if p.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let head = &*(p as *const KernelNodeParamsV1);
+    let kern = if v2 { (*p).kern } else { std::ptr::null_mut() };
+    let p = head;
+    let f = if p.func.is_null() && v2 { kern } else { p.func };
     let (args, job) = crate::launch::prepare_launch(f, p.grid, p.block, p.shared, p.params, p.extra, None)?;
+    let arg_ptrs = crate::launch::param_offsets(f)?
+        .into_iter()
+        .map(|o| args.as_ptr() as usize + o)
+        .collect();
     Ok((
         KernelParams {
             func: f as usize,
@@ -465,6 +519,7 @@ unsafe fn kernel_node(p: *const KernelNodeParams, v2: bool) -> Result<(KernelPar
             block: p.block,
             shared: p.shared,
             args,
+            arg_ptrs: Arc::new(arg_ptrs),
         },
         job,
     ))
@@ -555,14 +610,20 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
     }
     let graph = GRAPHS.get(g as usize)?;
     let order = jobs(&graph)?;
-    *pe = EXECS.insert(Exec { order }) as Handle;
+    *pe = EXECS.insert(Exec {
+        order,
+        running: Mutex::new(()),
+    }) as Handle;
     Ok(())
 }
 
 unsafe fn graph_launch(e: Handle, s: Handle) -> Result<(), CUresult> {
     init_check()?;
     let exec = EXECS.get(e as usize)?;
-    crate::stream::run_async(s, Some(NodeType::Graph), move || run(&exec.order))
+    crate::stream::run_async(s, Some(NodeType::Graph), move || {
+        let _one_at_a_time = exec.running.lock();
+        run(&exec.order)
+    })
 }
 
 /// `cuGraphDebugDotPrint`: the graph in Graphviz's language, each node with its type (and a kernel
@@ -611,7 +672,8 @@ unsafe fn list_out(list: &[usize], out_: *mut Handle, n: *mut usize) -> Result<(
             *out_.add(i) = std::ptr::null_mut();
         }
     }
-    *n = list.len();
+    // With a list to fill, the count says how many were written; without, how many there are.
+    *n = if out_.is_null() { list.len() } else { list.len().min(*n) };
     Ok(())
 }
 
@@ -706,8 +768,8 @@ api! {
         p.grid = k.grid;
         p.block = k.block;
         p.shared = k.shared;
-        // The node keeps its arguments as one buffer, not as the caller's pointers.
-        p.params = std::ptr::null_mut();
+        // The node's own copy of the arguments, valid while its parameters are not set again.
+        p.params = k.arg_ptrs.as_ptr() as *mut *mut c_void;
         p.extra = std::ptr::null_mut();
         p.kern = std::ptr::null_mut();
         p.ctx = std::ptr::null_mut();
@@ -786,11 +848,15 @@ api! {
         node_dependencies(node, deps, n)
     }
     fn cuGraphNodeGetDependencies_v2(node: Handle, deps: *mut Handle, edges: *mut c_void, n: *mut usize) {
-        if !edges.is_null() && !n.is_null() {
-            // Every edge is a plain dependency: its data is all zeros.
+        if !edges.is_null() && deps.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: edge data comes with the nodes
+        }
+        node_dependencies(node, deps, n)?;
+        if !edges.is_null() {
+            // Every edge is a plain dependency: its data (8 bytes each) is all zeros.
             std::ptr::write_bytes(edges as *mut u8, 0, *n * 8);
         }
-        node_dependencies(node, deps, n)
+        Ok(())
     }
     fn cuGraphNodeGetType(node: Handle, t: *mut c_int) {
         init_check()?;

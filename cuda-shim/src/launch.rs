@@ -153,6 +153,12 @@ pub(crate) unsafe fn prepare_launch(
     Ok((args, Arc::new(job)))
 }
 
+/// Where each of kernel `f`'s parameters lies in its argument buffer.
+pub(crate) fn param_offsets(f: Handle) -> Result<Vec<usize>, CUresult> {
+    let (_, fo) = func(f)?;
+    Ok(kernel(&fo)?.info.params.iter().map(|p| p.offset as usize).collect())
+}
+
 /// The name of kernel `f`, for graph dumps.
 pub(crate) fn kernel_name(f: Handle) -> Option<String> {
     let (_, fo) = func(f).ok()?;

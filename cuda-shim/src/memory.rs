@@ -470,8 +470,13 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
         Some(s) => s,
     };
     if crate::stream::capturing(s)? {
-        // A graph's copy reads and writes its memory when the graph runs.
-        return run_async(s, Some(NodeType::Memcpy), move || c.run_checked(pageable));
+        // A graph's copy reads and writes its memory when the graph runs, checked again then.
+        return run_async(s, Some(NodeType::Memcpy), move || {
+            match unsafe { check_copy(&c, src, dst) }? {
+                Some((sp, dp)) => c.run_checked(sp || dp),
+                None => Ok(()),
+            }
+        });
     }
     if dst_pageable {
         // The host must see the data when the call returns.
@@ -634,11 +639,12 @@ unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Resu
 /// runs.
 pub(crate) unsafe fn copy3d_job(p: *const Memcpy3D) -> Result<crate::graph::NodeJob, CUresult> {
     let (c, sk, dk) = plan3d(p, false)?;
-    let pageable = match check_copy(&c, sk, dk)? {
-        Some((s, d)) => s || d,
-        None => return Ok(std::sync::Arc::new(|| Ok(()))),
-    };
-    Ok(std::sync::Arc::new(move || c.run_checked(pageable)))
+    check_copy(&c, sk, dk)?;
+    // Checked again at each run: the graph may run after its memory was freed.
+    Ok(std::sync::Arc::new(move || match unsafe { check_copy(&c, sk, dk) }? {
+        Some((s, d)) => c.run_checked(s || d),
+        None => Ok(()),
+    }))
 }
 
 /// The copy a `CUDA_MEMCPY3D` describes, with the kinds of its sides.
@@ -742,6 +748,8 @@ pub(crate) unsafe fn fill_job(
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     check_range(dst, extent as u64)?;
     Ok(std::sync::Arc::new(move || {
+        // Checked again at each run: a graph may run after its memory was freed.
+        check_range(dst, extent as u64)?;
         if sanitizing(Tools::INITCHECK) {
             for y in 0..height {
                 ptx_jit::runtime::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
@@ -749,7 +757,7 @@ pub(crate) unsafe fn fill_job(
         }
         for y in 0..height {
             let p = dst as usize + y * pitch;
-            // SAFETY: the rows were checked to lie in one allocation when the fill was made.
+            // SAFETY: the rows were just checked to lie in one allocation.
             unsafe {
                 match size {
                     1 => std::ptr::write_bytes(p as *mut u8, value as u8, width),
@@ -884,12 +892,18 @@ api! {
         free(dptr, |k| matches!(k, MemKind::Device { .. } | MemKind::Managed { .. }))
     }
     fn cuMemAllocAsync[cuMemAllocAsync_ptsz](dptr: *mut CUdeviceptr, size: usize, s: Handle) {
-        // Stream-ordered allocation: memory that exists at once is valid in stream order too.
-        crate::stream::resolve(s)?;
+        // Stream-ordered allocation: memory that exists at once is valid in stream order too. A
+        // graph's allocation node is not supported, so a capture cannot take one.
+        if crate::stream::capturing(s)? {
+            return crate::stream::run_async(s, None, || Ok(()));
+        }
         alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })
     }
     fn cuMemFreeAsync[cuMemFreeAsync_ptsz](dptr: CUdeviceptr, s: Handle) {
         init_check()?;
+        if crate::stream::capturing(s)? {
+            return run_async(s, None, || Ok(())); // refused, and the capture invalidated
+        }
         match MEMORY.lock().get(&dptr) {
             Some(Alloc { kind: MemKind::Device { .. }, .. }) => {}
             _ => return Err(CUDA_ERROR_INVALID_VALUE),

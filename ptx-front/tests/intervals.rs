@@ -128,7 +128,7 @@ fn a_guarded_barrier_does_not_end_a_stretch() {
 }
 
 #[test]
-fn calls_and_atomics_write() {
+fn atomics_write() {
     let got = unraced(
         "ld.shared.u32 %r1, [s];
         atom.shared.add.u32 %r2, [s], 1;
@@ -138,7 +138,46 @@ fn calls_and_atomics_write() {
 }
 
 #[test]
+fn a_call_may_write_anything() {
+    let src = ".version 8.0\n.target sm_80\n.address_size 64\n\
+               .func f() { ret; }\n\
+               .visible .entry k() {\n.reg .u32 %r<3>;\n.shared .align 4 .b8 s[16];\n\
+               ld.shared.u32 %r1, [s];\ncall f, ();\nbar.sync 0;\nld.shared.u32 %r2, [s];\nret;\n}\n";
+    let (m, diags) = ptx_front::parse_and_check(src);
+    assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
+    let mut checker = Checker::new(&m, &Options::default());
+    let kernels: Vec<_> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    // The `.func` itself gets no answer; in the kernel, the load before the call shares its stretch
+    // with the call, the one after the barrier does not.
+    let f = checker
+        .function(kernels[0], &mut vec![], Detail::Decoded)
+        .expect("a body");
+    assert!(ptx_front::intervals::unraced_loads(&f).iter().all(|m| !m));
+    let k = checker
+        .function(kernels[1], &mut vec![], Detail::Decoded)
+        .expect("a body");
+    let marks = ptx_front::intervals::unraced_loads(&k);
+    let marked: Vec<&str> = k
+        .insts
+        .iter()
+        .zip(marks)
+        .filter(|(_, m)| *m)
+        .map(|(i, _)| &src[i.ast.span.start as usize..i.ast.span.end as usize])
+        .collect();
+    assert_eq!(marked, ["ld.shared.u32 %r2, [s];"]);
+}
+
+#[test]
 fn synchronisation_the_intervals_cannot_follow_gives_no_answer() {
+    // The synchronisation comes after a barrier, in a stretch of its own, so only the rule that
+    // gives no answer can keep the load before it from being marked.
     for sync in [
         "bar.sync 1, 64;",
         "bar.arrive 1, 64;",
@@ -147,6 +186,7 @@ fn synchronisation_the_intervals_cannot_follow_gives_no_answer() {
     ] {
         let got = unraced(&format!(
             "ld.shared.u32 %r1, [s];
+            bar.sync 0;
             {sync}
             ret;"
         ));

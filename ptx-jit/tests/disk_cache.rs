@@ -39,9 +39,15 @@ fn a_second_process_runs_the_cached_code() {
     let made = entries(dir.path());
     assert_eq!(made.len(), 2, "{made:?}");
     let first: Vec<Vec<u8>> = made.iter().map(|p| std::fs::read(p).unwrap()).collect();
-    // The second run finds them and writes nothing new.
+    // The second run finds them and writes nothing: a rewrite would replace each file (a new inode).
+    let inodes = |paths: &[std::path::PathBuf]| -> Vec<u64> {
+        use std::os::unix::fs::MetadataExt;
+        paths.iter().map(|p| std::fs::metadata(p).unwrap().ino()).collect()
+    };
+    let before = inodes(&made);
     vecadd(dir.path(), &[]);
     assert_eq!(entries(dir.path()), made);
+    assert_eq!(inodes(&made), before, "an entry was written again");
     let again: Vec<Vec<u8>> = made.iter().map(|p| std::fs::read(p).unwrap()).collect();
     assert_eq!(again, first);
 }

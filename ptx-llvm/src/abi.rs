@@ -86,12 +86,18 @@ pub mod builtin {
     pub const ACCESS_ORDERED: u32 = 8 << 8;
     /// Added to a load that no race can involve ([`ptx_front::intervals`]): racecheck need not see it.
     pub const ACCESS_UNRACED: u32 = 16 << 8;
-    /// `Env::watch` bits. racecheck: every checked access but the `ACCESS_UNRACED` loads calls the
-    /// runtime. Without either bit, an aligned shared-memory access inside the window needs no call.
+    /// The watch word: the first `u32` of a launch's fault record (`Env::fault`), bits saying which
+    /// checked accesses a sanitizer follows, so that generated code cannot decide them alone. With
+    /// none, an aligned shared-memory access inside the window needs no call. racecheck: every
+    /// access but the `ACCESS_UNRACED` loads calls the runtime.
     pub const WATCH_RACE: u32 = 1;
     /// initcheck: a shared-memory load calls the runtime unless `Env::written` shows its bytes
     /// written; a store marks them there.
     pub const WATCH_INIT: u32 = 2;
+    /// racecheck, once a barrier of the launch has completed with threads at different instructions:
+    /// the `ACCESS_UNRACED` loads call the runtime too (their proof assumes every thread of an epoch
+    /// started it at one barrier instruction).
+    pub const WATCH_UNRACED: u32 = 4;
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
@@ -412,9 +418,6 @@ pub struct Env {
     pub fault: *const c_void,
     /// `Exec::Loop` kernels: how many CTAs along x, from `ctaid` on, one call runs.
     pub ctas: u32,
-    /// Checked kernels: the sanitizers that follow accesses generated code could otherwise decide
-    /// alone (`builtin::WATCH_*` bits, from the launch's tools).
-    pub watch: u32,
     /// initcheck: the running CTA's shared bytes written, one bit each (null where generated code
     /// cannot keep them, which then calls the runtime).
     pub written: *mut u64,
@@ -447,7 +450,6 @@ pub enum EnvField {
     Gridid,
     Fault,
     Ctas,
-    Watch,
     Written,
 }
 
@@ -469,13 +471,12 @@ impl EnvField {
             EnvField::Gridid => "gridid",
             EnvField::Fault => "fault",
             EnvField::Ctas => "ctas",
-            EnvField::Watch => "watch",
             EnvField::Written => "written",
         }
     }
 
     /// Every field with its type, in order.
-    pub const ALL: [(EnvField, FieldType); 16] = [
+    pub const ALL: [(EnvField, FieldType); 15] = [
         (EnvField::Params, FieldType::Ptr),
         (EnvField::Shared, FieldType::Ptr),
         (EnvField::Tid, FieldType::I32x3),
@@ -490,7 +491,6 @@ impl EnvField {
         (EnvField::Gridid, FieldType::I64),
         (EnvField::Fault, FieldType::Ptr),
         (EnvField::Ctas, FieldType::I32),
-        (EnvField::Watch, FieldType::I32),
         (EnvField::Written, FieldType::Ptr),
     ];
 

@@ -160,6 +160,12 @@ int main(int argc, char **argv) {
     sum = kernel_node(d, add, both, 2, args_sum, N);
     /* Changing the arguments after the node was made changes nothing: they were copied. */
     k3 = 1000;
+    /* A node gives back its own copy of the arguments; the usual get, change, set sequence works. */
+    CUDA_KERNEL_NODE_PARAMS got;
+    CHECK(cuGraphKernelNodeGetParams(right, &got));
+    ASSERT(got.func == scale && got.blockDimX == N && got.kernelParams != NULL);
+    ASSERT(*(unsigned *)got.kernelParams[1] == N && *(unsigned *)got.kernelParams[2] == 10);
+    CHECK(cuGraphKernelNodeSetParams(right, &got));
     CUgraphNodeType t;
     CHECK(cuGraphNodeGetType(fill, &t));
     ASSERT(t == CU_GRAPH_NODE_TYPE_MEMSET);

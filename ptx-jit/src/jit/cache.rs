@@ -15,6 +15,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use twox_hash::XxHash3_128;
 
 /// The first bytes of an entry, with the format's version.
@@ -53,6 +54,8 @@ pub fn get() -> Option<&'static Cache> {
 pub struct Cache {
     dir: PathBuf,
     max: u64,
+    /// Bytes this process has written, to pace eviction.
+    written: AtomicU64,
 }
 
 impl Cache {
@@ -78,7 +81,11 @@ impl Cache {
     /// A cache in `dir` of at most `max` bytes (0: nothing is kept).
     pub fn at(dir: PathBuf, max: u64) -> Option<Cache> {
         std::fs::create_dir_all(&dir).ok()?;
-        Some(Cache { dir, max })
+        Some(Cache {
+            dir,
+            max,
+            written: AtomicU64::new(0),
+        })
     }
 
     fn path(&self, key: &Key) -> PathBuf {
@@ -109,18 +116,38 @@ impl Cache {
         if tmp.write_all(&encode(e)).is_err() || tmp.persist(&path).is_err() {
             return;
         }
-        self.evict();
+        // The directory is listed at the first store and then once per sixteenth of the size
+        // written, not at every store.
+        let n = (HEADER + e.len()) as u64;
+        let step = (self.max / 16).max(1);
+        let before = self.written.fetch_add(n, Ordering::Relaxed);
+        if before == 0 || before / step != (before + n) / step {
+            self.evict();
+        }
     }
 
-    /// Removes the least recently used entries until the cache fits its size.
+    /// Removes the entry for `key` (one the JIT could not use).
+    pub fn remove(&self, key: &Key) {
+        let _ = std::fs::remove_file(self.path(key));
+    }
+
+    /// Removes the least recently used entries until the cache fits its size, and temporary files
+    /// a crashed writer left (older than an hour).
     fn evict(&self) {
         let Ok(dir) = std::fs::read_dir(&self.dir) else { return };
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = dir
             .flatten()
-            .filter(|e| is_entry_name(&e.file_name().to_string_lossy()))
             .filter_map(|e| {
                 let m = e.metadata().ok()?;
-                Some((m.modified().ok()?, m.len(), e.path()))
+                let modified = m.modified().ok()?;
+                if !is_entry_name(&e.file_name().to_string_lossy()) {
+                    if e.file_name().to_string_lossy().starts_with(".tmp") && modified < hour_ago {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                    return None;
+                }
+                Some((modified, m.len(), e.path()))
             })
             .collect();
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
@@ -165,34 +192,11 @@ fn decode(bytes: &[u8]) -> Option<Vec<u8>> {
         .then(|| payload.to_vec())
 }
 
-/// What names this build of ptx-jit: the file its code was loaded from (the `ptx-jit` binary, or
-/// the driver library), with its size and modification time. Code lowered by another build may
-/// differ, so a rebuild starts from an empty cache.
+/// What names this build of ptx-jit: an id `build.rs` makes whenever the sources of the front end,
+/// the lowering or the JIT change (code lowered by another build may differ, so a rebuild starts from
+/// an empty cache), with the version.
 fn build_identity() -> &'static str {
-    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-        // SAFETY: dladdr only reads the address, one of this library's own functions.
-        let found = unsafe { libc::dladdr(build_identity as *const libc::c_void, &mut info) } != 0;
-        let file = (found && !info.dli_fname.is_null()).then(|| {
-            unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
-                .to_string_lossy()
-                .into_owned()
-        });
-        let meta = file.as_deref().and_then(|f| std::fs::metadata(f).ok());
-        let stamp = meta
-            .as_ref()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        format!(
-            "{} {} {} {}",
-            env!("CARGO_PKG_VERSION"),
-            file.unwrap_or_default(),
-            meta.map_or(0, |m| m.len()),
-            stamp
-        )
-    })
+    concat!(env!("CARGO_PKG_VERSION"), " ", env!("PTXJIT_BUILD_ID"))
 }
 
 #[cfg(test)]

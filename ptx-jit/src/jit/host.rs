@@ -407,7 +407,8 @@ impl Source {
         if quick {
             name.push_str(TIER0_SUFFIX);
         }
-        let cache = crate::jit::cache::get();
+        // Printing the IR needs the pipeline to run.
+        let cache = crate::jit::cache::get().filter(|_| !crate::jit::pipeline::dumping());
         let key = cache.map(|_| {
             let mut k = crate::jit::cache::Key::start();
             let llvm_args = std::env::var("PTXJIT_LLVM_ARGS").unwrap_or_default();
@@ -429,33 +430,40 @@ impl Source {
             .zip(key.as_ref())
             .and_then(|(c, k)| c.load(k))
             .and_then(|b| Some((u32::from_le_bytes(b.get(..4)?.try_into().ok()?), b[4..].to_vec())));
-        let (lanes, object) = match cached {
-            Some(e) => e,
-            None => {
-                let (m, _) = ptx_front::parse_parts(&text, parts);
-                let _codegen = CODEGEN.lock();
-                let (lanes, object) = self.object(&m, symbol, &name, lanes, quick).map_err(what)?;
-                if let (Some(c), Some(k)) = (cache, &key) {
-                    c.store(k, &[&lanes.to_le_bytes()[..], &object].concat());
-                }
-                (lanes, object)
+        if let Some((lanes, object)) = cached {
+            match self.link(jit, &name, &object) {
+                Ok(address) => return Ok(Full { address, lanes }),
+                // An entry the JIT cannot link (whatever made it) is compiled again and replaced.
+                Err(_) => cache.zip(key.as_ref()).into_iter().for_each(|(c, k)| c.remove(k)),
             }
+        }
+        let (m, _) = ptx_front::parse_parts(&text, parts);
+        let (lanes, object) = {
+            let _codegen = CODEGEN.lock();
+            self.object(&m, symbol, &name, lanes, quick).map_err(what)?
         };
+        if let (Some(c), Some(k)) = (cache, &key) {
+            c.store(k, &[&lanes.to_le_bytes()[..], &object].concat());
+        }
+        let address = self.link(jit, &name, &object).map_err(what)?;
+        Ok(Full { address, lanes })
+    }
+
+    /// Adds a tier's object file to the JIT and gives the address of `name` in it.
+    fn link(&self, jit: &Jit, name: &str, object: &[u8]) -> Result<usize, String> {
         let _codegen = CODEGEN.lock();
+        // SAFETY: the buffer is copied by LLVM; the tracker belongs to this source.
         unsafe {
             let buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
                 object.as_ptr() as *const _,
                 object.len(),
                 c"kernel".as_ptr(),
             );
-            take_error(LLVMOrcLLJITAddObjectFileWithRT(jit.0, self.tracker, buf)).map_err(what)?;
+            take_error(LLVMOrcLLJITAddObjectFileWithRT(jit.0, self.tracker, buf))?;
             let c = CString::new(name).map_err(|_| "symbol name with NUL".to_string())?;
             let mut addr = 0;
-            take_error(LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr())).map_err(what)?;
-            Ok(Full {
-                address: addr as usize,
-                lanes,
-            })
+            take_error(LLVMOrcLLJITLookup(jit.0, &mut addr, c.as_ptr()))?;
+            Ok(addr as usize)
         }
     }
 

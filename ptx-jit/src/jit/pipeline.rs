@@ -61,15 +61,23 @@ fn llvm_passes(m: &Module<'_>, tm: &TargetMachine, passes: &str) -> Result<(), S
         .map_err(|e| e.to_string())
 }
 
-/// Which passes `PTXJIT_DUMP_IR` asks to see the IR after (`lowered` is before the first).
-fn dump_after(pass: &str) -> bool {
+/// The passes `PTXJIT_DUMP_IR` asks to see the IR after (`lowered` is before the first).
+fn dump_wanted() -> &'static [String] {
     static WANTED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let wanted = WANTED.get_or_init(|| {
+    WANTED.get_or_init(|| {
         std::env::var("PTXJIT_DUMP_IR")
             .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
             .unwrap_or_default()
-    });
-    wanted.iter().any(|w| w == pass || w == "after-all")
+    })
+}
+
+/// Whether IR is to be printed: tiers are then compiled, not taken from the disk cache.
+pub fn dumping() -> bool {
+    !dump_wanted().is_empty()
+}
+
+fn dump_after(pass: &str) -> bool {
+    dump_wanted().iter().any(|w| w == pass || w == "after-all")
 }
 
 fn dump(m: &Module<'_>, after: &str) {

@@ -16,7 +16,7 @@ use crate::runtime::Env;
 use parking_lot::Mutex;
 use ptx_llvm::builtin::*;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Valid ranges a thread remembers: a kernel moves between a few buffers (saxpy's x and y).
 const REMEMBERED: usize = 4;
@@ -135,9 +135,12 @@ impl Fault {
     }
 }
 
-/// A launch's fault record, shared by its CTAs through `Env::fault`.
+/// A launch's fault record, shared by its CTAs through `Env::fault`. Its first field is the watch
+/// word generated code reads (`ptx_llvm::builtin::WATCH_*`).
 #[derive(Default)]
+#[repr(C)]
 pub struct FaultCell {
+    pub watch: AtomicU32,
     faulted: AtomicBool,
     first: Mutex<Option<Fault>>,
     /// Bytes of the shared window (static plus dynamic) of this launch.
@@ -150,6 +153,7 @@ pub struct FaultCell {
 impl FaultCell {
     pub fn new(shared_bytes: u64, tools: crate::runtime::sanitize::Tools) -> Self {
         FaultCell {
+            watch: AtomicU32::new(tools.watch()),
             shared_bytes,
             tools,
             ..Default::default()
@@ -205,11 +209,17 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
     check_slow(env, cell, addr, bytes, site, space)
 }
 
-/// Whether a sanitizer wants to see this access: initcheck every one, racecheck all but the loads
-/// the lowering proved race-free (`ACCESS_UNRACED`).
-fn watched(cell: &FaultCell, space: u32) -> bool {
-    use crate::runtime::sanitize::Tools;
-    cell.tools.has(Tools::INITCHECK) || (cell.tools.has(Tools::RACECHECK) && space & ACCESS_UNRACED == 0)
+/// Whether a sanitizer wants to see this access (the watch word): initcheck every one, racecheck
+/// all but the loads the lowering proved race-free (`ACCESS_UNRACED`), unless a divergent barrier
+/// voided that proof.
+pub fn watched(cell: &FaultCell, space: u32) -> bool {
+    let w = cell.watch.load(Ordering::Relaxed);
+    let race = if space & ACCESS_UNRACED != 0 {
+        WATCH_UNRACED
+    } else {
+        WATCH_RACE
+    };
+    w & (WATCH_INIT | race) != 0
 }
 
 #[inline(never)]

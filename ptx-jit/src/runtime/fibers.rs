@@ -440,6 +440,15 @@ fn release(
                 );
             }
         }
+        // racecheck skips loads proved race-free on the ground that all threads of an epoch start it
+        // at one barrier instruction; threads released from different ones void that for the rest
+        // of the launch.
+        if cell.tools.has(crate::runtime::sanitize::Tools::RACECHECK)
+            && waiting.iter().any(|&i| lanes[i].site != lanes[waiting[0]].site)
+        {
+            cell.watch
+                .fetch_or(ptx_llvm::builtin::WATCH_UNRACED, std::sync::atomic::Ordering::Relaxed);
+        }
         for &i in &waiting {
             if let State::Waiting(Wait::Bar { op, .. }) = state[i] {
                 lanes[i].result = bar.result(op);

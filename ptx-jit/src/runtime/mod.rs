@@ -39,7 +39,6 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
         gridid: l.gridid,
         fault: std::ptr::null(),
         ctas: 1,
-        watch: l.sanitize.watch(),
         written: std::ptr::null_mut(),
     }
 }

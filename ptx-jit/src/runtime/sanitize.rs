@@ -14,9 +14,11 @@
 //!   ones), threads that wait for each other forever.
 //!
 //! Kernels are compiled in checked mode, so every access calls [`crate::runtime::checked::ptxjit_check`], which
-//! hands it here, except what generated code decides itself (`Env::watch`): under racecheck, the
-//! loads the lowering proved race-free (`ptx_front::intervals`); under initcheck, shared-memory
-//! accesses of CTAs run on fibers, which keep the map of bytes written ([`written_map`]) themselves. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
+//! hands it here, except what generated code decides itself (the launch's watch word,
+//! `ptx_llvm::builtin::WATCH_*`): under racecheck, the loads the lowering proved race-free
+//! (`ptx_front::intervals`), until a barrier completes with threads at different instructions;
+//! under initcheck, shared-memory accesses of CTAs run on fibers, which keep the map of bytes
+//! written ([`written_map`]) themselves. Each OS thread keeps the shadow state of the CTA it runs (a CTA runs on one thread
 //! at a time: fibers, or a loop over its threads), keyed by launch and block and reset when either
 //! changes. Findings go to the launch's record and are reported when the launch ends.
 
@@ -69,7 +71,8 @@ impl Tools {
         Ok(Tools(t))
     }
 
-    /// Which checked accesses generated code must hand to the runtime (`Env::watch`).
+    /// Which checked accesses generated code must hand to the runtime at a launch's start (the fault
+    /// record's watch word).
     pub fn watch(self) -> u32 {
         let bit = |tool, bit| if self.has(tool) { bit } else { 0 };
         bit(Self::RACECHECK, WATCH_RACE) | bit(Self::INITCHECK, WATCH_INIT)
@@ -291,7 +294,9 @@ struct Cta {
     shadow: HashMap<u64, WordShadow>,
     pending: Vec<Pending>,
     /// initcheck: bytes of the shared window written by the CTA, one bit each.
-    shared_written: Vec<u64>,
+    /// Cells: generated code reads and writes the words through a raw pointer too
+    /// ([`written_map`]).
+    shared_written: Vec<std::cell::Cell<u64>>,
     cell: *const FaultCell,
 }
 
@@ -332,7 +337,9 @@ fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R 
                 warp_sync: vec![0; threads.div_ceil(32)],
                 shadow,
                 pending: vec![],
-                shared_written: vec![0; (cell.shared_bytes as usize).div_ceil(64)],
+                shared_written: (0..(cell.shared_bytes as usize).div_ceil(64))
+                    .map(|_| std::cell::Cell::new(0))
+                    .collect(),
                 cell,
             });
         }
@@ -348,7 +355,8 @@ pub fn written_map(env: &Env, cell: &FaultCell) -> *mut u64 {
         if cta.shared_written.is_empty() {
             std::ptr::null_mut()
         } else {
-            cta.shared_written.as_mut_ptr()
+            // `Cell<u64>` is laid out as `u64`, and writes through it need no exclusive borrow.
+            cta.shared_written.as_ptr() as *mut u64
         }
     })
 }
@@ -405,7 +413,9 @@ pub fn warp_synced(w: usize) {
 /// A checked access that stayed in bounds (called by `ptxjit_check`): racecheck and initcheck.
 pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
     let ordered = space & ACCESS_ORDERED != 0;
-    let unraced = space & ACCESS_UNRACED != 0;
+    // A load proved race-free is recorded only after a divergent barrier voided the proof.
+    let unraced =
+        space & ACCESS_UNRACED != 0 && cell.watch.load(std::sync::atomic::Ordering::Relaxed) & WATCH_UNRACED == 0;
     let how = How::of_access(space);
     let tools = cell.tools;
     let shared_base = env.shared as u64;
@@ -452,8 +462,8 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
         let end = (dst + bytes).min(base + cell.shared_bytes);
         with_cta(env, cell, |cta| {
             for b in (dst - base) as usize..(end - base) as usize {
-                if let Some(w) = cta.shared_written.get_mut(b / 64) {
-                    *w |= 1 << (b % 64);
+                if let Some(w) = cta.shared_written.get(b / 64) {
+                    w.set(w.get() | 1 << (b % 64));
                 }
             }
         });
@@ -594,15 +604,15 @@ fn initcheck(
     let (reads, writes) = (how != How::Write, how != How::Read);
     let unwritten = if shared {
         let off = (addr - shared_base) as usize;
-        let bits = &mut cta.shared_written;
+        let bits = &cta.shared_written;
         let mut missing = false;
         for b in off..off + bytes as usize {
             let (w, m) = (b / 64, 1u64 << (b % 64));
             if reads {
-                missing |= bits.get(w).is_some_and(|x| x & m == 0);
+                missing |= bits.get(w).is_some_and(|x| x.get() & m == 0);
             }
-            if let (true, Some(x)) = (writes, bits.get_mut(w)) {
-                *x |= m;
+            if let (true, Some(x)) = (writes, bits.get(w)) {
+                x.set(x.get() | m);
             }
         }
         missing

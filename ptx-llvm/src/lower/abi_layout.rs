@@ -44,7 +44,6 @@ fn env_fields_match_the_runtime_struct() {
         offset_of!(Env, gridid),
         offset_of!(Env, fault),
         offset_of!(Env, ctas),
-        offset_of!(Env, watch),
         offset_of!(Env, written),
     ];
     for (i, &(f, _)) in EnvField::ALL.iter().enumerate() {

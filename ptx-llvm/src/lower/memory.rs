@@ -206,8 +206,9 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// [`Self::check_access`] for a plain `.shared` load or store. Generated code decides an aligned
     /// access inside the window itself and calls the runtime only for the rest, or when a sanitizer
-    /// follows the access (`Env::watch`): racecheck every access but the loads no race can involve,
-    /// initcheck the loads whose bytes `Env::written` does not show written (stores mark them).
+    /// follows the access (the launch's watch word, `builtin::WATCH_*`): racecheck every access but
+    /// the loads no race can involve, initcheck the loads whose bytes `Env::written` does not show
+    /// written (stores mark them).
     /// Most accesses of a tiled kernel are of this kind, and the call cost more than the rest of
     /// checked mode.
     fn check_shared(
@@ -228,14 +229,17 @@ impl<'ctx> Lowerer<'ctx> {
         };
         // The sanitizers that need this access to call the runtime.
         let race = if access & bi::ACCESS_UNRACED != 0 {
-            0
+            bi::WATCH_UNRACED
         } else {
             bi::WATCH_RACE
         };
         // An aligned access of up to 16 bytes covers bits of one word of the written-bytes map.
         let mapped = matches!(bytes, 1 | 2 | 4 | 8 | 16);
         let init = if mapped { 0 } else { bi::WATCH_INIT };
-        let watch = self.env_field(st, EnvField::Watch, i32t)?;
+        // The launch's watch word, the first field of its fault record.
+        let record = self.env_field(st, EnvField::Fault, i64t)?;
+        let record = self.b.build_int_to_ptr(record, self.ptr(0), "record")?;
+        let watch = self.b.build_load(i32t, record, "watch")?.into_int_value();
         let calls = self
             .b
             .build_and(watch, i32t.const_int((race | init) as u64, false), "calls")?;
