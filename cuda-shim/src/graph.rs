@@ -473,20 +473,15 @@ unsafe fn add_node(
     Ok(h)
 }
 
-/// `CUDA_KERNEL_NODE_PARAMS` (v2; v1 is its first ten fields).
+/// `CUDA_KERNEL_NODE_PARAMS` (v2): v1's fields, then two more.
 #[repr(C)]
 pub struct KernelNodeParams {
-    func: Handle,
-    grid: [c_uint; 3],
-    block: [c_uint; 3],
-    shared: c_uint,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
+    v1: KernelNodeParamsV1,
     kern: Handle,
     ctx: Handle,
 }
 
-/// `CUDA_KERNEL_NODE_PARAMS_v1`: the first ten fields of v2.
+/// `CUDA_KERNEL_NODE_PARAMS_v1`.
 #[repr(C)]
 pub struct KernelNodeParamsV1 {
     func: Handle,
@@ -503,9 +498,9 @@ unsafe fn kernel_node(p: *const KernelNodeParams, v2: bool) -> Result<(KernelPar
     if p.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let head = &*(p as *const KernelNodeParamsV1);
+    // A v1 caller's struct ends after the v1 fields: nothing past them is read.
     let kern = if v2 { (*p).kern } else { std::ptr::null_mut() };
-    let p = head;
+    let p = &*(p as *const KernelNodeParamsV1);
     let f = if p.func.is_null() && v2 { kern } else { p.func };
     let (args, job) = crate::launch::prepare_launch(f, p.grid, p.block, p.shared, p.params, p.extra, None)?;
     let arg_ptrs = crate::launch::param_offsets(f)?
@@ -764,13 +759,15 @@ api! {
         let node = NODES.get(node as usize)?;
         let k = node.kernel.lock().clone().ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let p = p.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        p.func = k.func as Handle;
-        p.grid = k.grid;
-        p.block = k.block;
-        p.shared = k.shared;
-        // The node's own copy of the arguments, valid while its parameters are not set again.
-        p.params = k.arg_ptrs.as_ptr() as *mut *mut c_void;
-        p.extra = std::ptr::null_mut();
+        p.v1 = KernelNodeParamsV1 {
+            func: k.func as Handle,
+            grid: k.grid,
+            block: k.block,
+            shared: k.shared,
+            // The node's own copy of the arguments, valid while its parameters are not set again.
+            params: k.arg_ptrs.as_ptr() as *mut *mut c_void,
+            extra: std::ptr::null_mut(),
+        };
         p.kern = std::ptr::null_mut();
         p.ctx = std::ptr::null_mut();
         Ok(())
