@@ -18,6 +18,7 @@ pub mod graph;
 pub mod launch;
 pub mod memory;
 pub mod passthrough;
+pub mod pool;
 mod proc;
 pub use proc::{api_names, implementation_table, resolve, resolve_for};
 mod state;

@@ -185,8 +185,20 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
     Ok(())
 }
 
-/// The sanitizers' side of freeing the allocation at `ptr`.
+/// `cuMemAllocAsync`/`cuMemAllocFromPoolAsync`: stream-ordered allocation from `pool`. Memory that
+/// exists at once is valid in stream order too. A graph's allocation node is not supported, so a
+/// capture cannot take one.
+pub(crate) unsafe fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: usize, s: Handle) -> Result<(), CUresult> {
+    if crate::stream::capturing(s)? {
+        return run_async(s, None, || Ok(()));
+    }
+    alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })?;
+    crate::pool::allocated(pool, *dptr, size as u64)
+}
+
+/// The pools' and sanitizers' side of freeing the allocation at `ptr`.
 fn forget(ptr: u64) {
+    crate::pool::released(ptr);
     if sanitizing(Tools::INITCHECK) {
         ptx_jit::runtime::sanitize::untrack(ptr);
     }
@@ -892,12 +904,8 @@ api! {
         free(dptr, |k| matches!(k, MemKind::Device { .. } | MemKind::Managed { .. }))
     }
     fn cuMemAllocAsync[cuMemAllocAsync_ptsz](dptr: *mut CUdeviceptr, size: usize, s: Handle) {
-        // Stream-ordered allocation: memory that exists at once is valid in stream order too. A
-        // graph's allocation node is not supported, so a capture cannot take one.
-        if crate::stream::capturing(s)? {
-            return crate::stream::run_async(s, None, || Ok(()));
-        }
-        alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })
+        init_check()?;
+        alloc_async(dptr, size, crate::pool::current()?, s)
     }
     fn cuMemFreeAsync[cuMemFreeAsync_ptsz](dptr: CUdeviceptr, s: Handle) {
         init_check()?;

@@ -18,6 +18,7 @@ pub enum Tag {
     Graph = 5,
     GraphNode = 6,
     GraphExec = 7,
+    MemPool = 8,
     Event = 9,
     // High numbers, clear of the others.
     Link = 14,

@@ -3,6 +3,7 @@
 
 use cuda::errors::*;
 use cuda::link::{cuLinkAddData_v2, cuLinkComplete, cuLinkCreate_v2, cuLinkDestroy};
+use cuda::pool::*;
 use cuda::*;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::null_mut;
@@ -240,14 +241,14 @@ fn get_proc_address_picks_variants_by_version() {
         );
         assert_eq!(pfn as usize, cuLaunchKernel as *const () as usize);
         // A cuda.h function the shim does not implement: found, and honest when called.
-        let pool = CString::new("cuMemPoolCreate").unwrap();
+        let ipc = CString::new("cuIpcGetEventHandle").unwrap();
         assert_eq!(
-            cuGetProcAddress_v2(pool.as_ptr(), &mut pfn, 13000, 0, &mut status),
+            cuGetProcAddress_v2(ipc.as_ptr(), &mut pfn, 13000, 0, &mut status),
             CUDA_SUCCESS
         );
-        type PoolCreate = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
+        type IpcGetEventHandle = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
         assert_eq!(
-            std::mem::transmute::<*mut c_void, PoolCreate>(pfn)(null_mut(), null_mut()),
+            std::mem::transmute::<*mut c_void, IpcGetEventHandle>(pfn)(null_mut(), null_mut()),
             CUDA_ERROR_NOT_SUPPORTED
         );
         let missing = CString::new("cuNoSuchFunction").unwrap();
@@ -373,5 +374,103 @@ fn launch_arguments_through_extra() {
             CUDA_ERROR_INVALID_VALUE
         );
         cuCtxDestroy_v2(ctx);
+    }
+}
+
+/// `CUmemPoolProps` for a pinned pool on device 0 (the rest zero).
+#[repr(C)]
+struct PoolProps {
+    alloc_type: i32,
+    handle_types: i32,
+    location_type: i32,
+    location_id: i32,
+    win32: *mut c_void,
+    max_size: usize,
+    usage: u16,
+    reserved: [u8; 54],
+}
+
+#[test]
+fn memory_pools_count_what_they_hand_out() {
+    unsafe {
+        let _ctx = setup();
+        let attr = |pool: Handle, a: i32| {
+            let mut v = 0u64;
+            assert_eq!(
+                cuMemPoolGetAttribute(pool, a, &mut v as *mut u64 as *mut c_void),
+                CUDA_SUCCESS
+            );
+            v
+        };
+        const USED: i32 = 7;
+        const USED_HIGH: i32 = 8;
+        const RESERVED: i32 = 5;
+        // The default pool is the current one until another is set.
+        let (mut default, mut current) = (null_mut(), null_mut());
+        assert_eq!(cuDeviceGetDefaultMemPool(&mut default, 0), CUDA_SUCCESS);
+        assert_eq!(cuDeviceGetMemPool(&mut current, 0), CUDA_SUCCESS);
+        assert_eq!(default, current);
+        assert_eq!(cuDeviceGetDefaultMemPool(&mut current, 99), CUDA_ERROR_INVALID_DEVICE);
+        let props = PoolProps {
+            alloc_type: 1,
+            handle_types: 0,
+            location_type: 1,
+            location_id: 0,
+            win32: null_mut(),
+            max_size: 0,
+            usage: 0,
+            reserved: [0; 54],
+        };
+        let mut pool = null_mut();
+        assert_eq!(
+            cuMemPoolCreate(&mut pool, &props as *const PoolProps as *const _),
+            CUDA_SUCCESS
+        );
+        let exported = PoolProps {
+            handle_types: 1,
+            ..props
+        };
+        let mut other = null_mut();
+        assert_eq!(
+            cuMemPoolCreate(&mut other, &exported as *const PoolProps as *const _),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        // Allocations from the pool count as used until freed, by either free.
+        let (mut a, mut b) = (0u64, 0u64);
+        assert_eq!(cuMemAllocFromPoolAsync(&mut a, 1000, pool, null_mut()), CUDA_SUCCESS);
+        assert_eq!(cuMemAllocFromPoolAsync(&mut b, 24, pool, null_mut()), CUDA_SUCCESS);
+        assert_eq!(
+            (attr(pool, USED), attr(pool, RESERVED), attr(pool, USED_HIGH)),
+            (1024, 1024, 1024)
+        );
+        assert_eq!(cuMemFreeAsync(a, null_mut()), CUDA_SUCCESS);
+        assert_eq!(cuMemFree_v2(b), CUDA_SUCCESS);
+        assert_eq!((attr(pool, USED), attr(pool, USED_HIGH)), (0, 1024));
+        let mut zero = 0u64;
+        assert_eq!(
+            cuMemPoolSetAttribute(pool, USED_HIGH, &mut zero as *mut u64 as *mut c_void),
+            CUDA_SUCCESS
+        );
+        assert_eq!(attr(pool, USED_HIGH), 0);
+        let mut threshold = 1u64 << 30;
+        assert_eq!(
+            cuMemPoolSetAttribute(pool, 4, &mut threshold as *mut u64 as *mut c_void),
+            CUDA_SUCCESS
+        );
+        assert_eq!(attr(pool, 4), 1 << 30);
+        // cuMemAllocAsync takes from the device's current pool.
+        assert_eq!(cuDeviceSetMemPool(0, pool), CUDA_SUCCESS);
+        assert_eq!(cuMemAllocAsync(&mut a, 64, null_mut()), CUDA_SUCCESS);
+        assert_eq!(attr(pool, USED), 64);
+        assert_eq!(attr(default, USED), 0);
+        assert_eq!(cuMemFreeAsync(a, null_mut()), CUDA_SUCCESS);
+        assert_eq!(cuCtxSynchronize(), CUDA_SUCCESS);
+        assert_eq!(attr(pool, USED), 0);
+        // The default pool cannot be destroyed; another can, and the device falls back to its default.
+        assert_eq!(cuMemPoolDestroy(default), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+        assert_eq!(cuDeviceGetMemPool(&mut current, 0), CUDA_SUCCESS);
+        assert_eq!(current, default);
+        assert_eq!(cuMemPoolTrimTo(pool, 0), CUDA_ERROR_INVALID_HANDLE);
     }
 }
