@@ -39,12 +39,21 @@ impl Event {
     pub fn captured(&self) -> Option<crate::graph::Capturing> {
         self.captured.lock().clone().filter(|c| !c.session.ended())
     }
-    /// A record that completes at once (a graph's event record node, when it runs).
-    pub fn complete_now(&self) {
+    /// Issues a record (queued now, done later): its generation, which waits issued from now on
+    /// wait for.
+    pub fn issue(&self) -> u64 {
         let mut st = self.st.lock();
         st.0 += 1;
-        st.1 = st.0;
-        st.2 = Some(Instant::now());
+        st.0
+    }
+    /// Record `generation` is done: everything before it has run.
+    pub fn complete(&self, generation: u64) {
+        let mut st = self.st.lock();
+        // Records complete in stream order, but two streams may record one event: keep the newest.
+        if generation > st.1 {
+            st.1 = generation;
+            st.2 = Some(Instant::now());
+        }
         self.cv.notify_all();
     }
 }
@@ -61,24 +70,8 @@ unsafe fn record(ev: Handle, s: Handle) -> Result<(), CUresult> {
     if in_capture {
         return Ok(());
     }
-    let generation = {
-        let mut st = e.st.lock();
-        st.0 += 1;
-        st.0
-    };
-    let e2 = e.clone();
-    ctx.streams.enqueue(
-        &q,
-        Box::new(move || {
-            let mut st = e2.st.lock();
-            // Records complete in stream order, but two streams may record one event: keep the newest.
-            if generation > st.1 {
-                st.1 = generation;
-                st.2 = Some(Instant::now());
-            }
-            e2.cv.notify_all();
-        }),
-    );
+    let generation = e.issue();
+    ctx.streams.enqueue(&q, Box::new(move || e.complete(generation)));
     Ok(())
 }
 

@@ -7,16 +7,20 @@
 //! - Instantiation snapshots the graph in a dependency order (later changes to the graph do not
 //!   change the executable graph); a cycle is refused. A launch queues one work item on the stream
 //!   that runs the nodes in that order: every node runs after the nodes it depends on, and
-//!   independent branches run one after the other (correct for any graph, not in parallel).
+//!   independent branches run one after the other (correct for any graph, not in parallel). Two
+//!   launches of one executable graph never overlap. Event record nodes are recorded when the launch
+//!   is queued and complete when they run. An executable graph takes new kernel parameters
+//!   (`cuGraphExecKernelNodeSetParams`) or all the work of a graph of the same shape
+//!   (`cuGraphExecUpdate`) for its later launches.
 //! - Capture: while a stream captures, work queued on it becomes nodes instead of running, each
 //!   depending on the stream's last ones. An event recorded in a capturing stream carries those
 //!   nodes; a stream that waits for it joins the capture. `cuStreamEndCapture` on the stream that
 //!   began it ends the capture of every stream that joined and gives the graph; a stream that joined
 //!   and did not rejoin the origin makes it fail (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`). Waiting for a
 //!   capturing stream (synchronise, query) is refused and invalidates the capture, as CUDA does.
-//! - Not supported: capturing stream-ordered allocation (`cuMemAllocAsync`/`cuMemFreeAsync`), memory
-//!   allocation and free nodes, conditional nodes, external semaphores, updating an executable graph
-//!   in place (`cuGraphExecUpdate`): those calls return `CUDA_ERROR_NOT_SUPPORTED` (or
+//! - Not supported: capturing stream-ordered allocation (`cuMemAllocAsync`/`cuMemFreeAsync`),
+//!   memory allocation and free nodes, conditional nodes, external semaphores, the other node
+//!   setters of executable graphs: those calls return `CUDA_ERROR_NOT_SUPPORTED` (or
 //!   `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` during capture).
 
 use crate::errors::*;
@@ -67,6 +71,8 @@ pub struct Node {
     job: Mutex<Option<NodeJob>>,
     /// Kernel nodes: their parameters, for `cuGraphKernelNodeGetParams`.
     kernel: Mutex<Option<KernelParams>>,
+    /// Event record nodes: the event.
+    event: Mutex<Option<Arc<crate::event::Event>>>,
 }
 
 /// A kernel node's launch, with its argument buffer.
@@ -87,9 +93,20 @@ pub struct Graph {
     nodes: Mutex<Vec<(usize, Vec<usize>)>>,
 }
 
+/// A graph's nodes in the order they run, each with its job (`None`: nothing to do).
+type Steps = Vec<(usize, Option<NodeJob>)>;
+
 pub struct Exec {
-    /// The jobs, in an order that runs every node after those it depends on.
-    order: Vec<NodeJob>,
+    /// The graph it was instantiated from, whose nodes name its steps.
+    graph: usize,
+    /// The shape of that graph when instantiated, which `cuGraphExecUpdate` compares against.
+    shape: Vec<(NodeType, Vec<usize>)>,
+    /// The graph's nodes in an order that runs every node after those it depends on, each with
+    /// its job (`None`: nothing to do). A launch runs the list as it is when the launch is queued:
+    /// updates swap in a new list.
+    steps: Mutex<Arc<Steps>>,
+    /// The event record nodes' events, by node.
+    records: Vec<(usize, Arc<crate::event::Event>)>,
     /// Held while a launch runs: two launches of one executable graph (on two streams) never run
     /// at the same time.
     running: Mutex<()>,
@@ -112,6 +129,7 @@ impl Graph {
             kind,
             job: Mutex::new(job),
             kernel: Mutex::new(None),
+            event: Mutex::new(None),
         });
         let mut unique = deps.to_vec();
         unique.sort_unstable();
@@ -148,8 +166,8 @@ impl Graph {
 }
 
 /// A launch of `exec`'s nodes, one after another; the first failure stops it.
-fn run(order: &[NodeJob]) -> Result<(), CUresult> {
-    order.iter().try_for_each(|job| job())
+fn run(steps: &[(usize, Option<NodeJob>)]) -> Result<(), CUresult> {
+    steps.iter().filter_map(|(_, j)| j.as_ref()).try_for_each(|job| job())
 }
 
 // ---- capture ----------------------------------------------------------------------------------------
@@ -535,6 +553,14 @@ unsafe fn add_kernel_node(
     Ok(())
 }
 
+/// `CUgraphExecUpdateResultInfo`.
+#[repr(C)]
+pub struct UpdateResultInfo {
+    result: c_int,
+    error_node: Handle,
+    error_from_node: Handle,
+}
+
 /// `CUDA_MEMSET_NODE_PARAMS`.
 #[repr(C)]
 pub struct MemsetNodeParams {
@@ -562,14 +588,6 @@ fn host_job(f: unsafe extern "C" fn(*mut c_void), data: *mut c_void) -> NodeJob 
     })
 }
 
-fn event_record_job(ev: usize) -> Result<NodeJob, CUresult> {
-    let e = EVENTS.get(ev)?;
-    Ok(Arc::new(move || {
-        e.complete_now();
-        Ok(())
-    }))
-}
-
 fn event_wait_job(ev: usize) -> Result<NodeJob, CUresult> {
     let e = EVENTS.get(ev)?;
     Ok(Arc::new(move || {
@@ -582,20 +600,32 @@ fn event_wait_job(ev: usize) -> Result<NodeJob, CUresult> {
 
 fn child_job(child: usize) -> Result<NodeJob, CUresult> {
     let g = GRAPHS.get(child)?;
-    let order = jobs(&g)?;
-    Ok(Arc::new(move || run(&order)))
+    let steps = steps(&g)?;
+    Ok(Arc::new(move || run(&steps)))
 }
 
-/// The jobs of `g`'s nodes in a dependency order.
-fn jobs(g: &Graph) -> Result<Vec<NodeJob>, CUresult> {
+/// `g`'s nodes in a dependency order, with their jobs.
+fn steps(g: &Graph) -> Result<Steps, CUresult> {
     let order = g.ordered().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let mut jobs = Vec::with_capacity(order.len());
-    for h in order {
-        if let Some(j) = NODES.get(h)?.job.lock().clone() {
-            jobs.push(j);
-        }
-    }
-    Ok(jobs)
+    order
+        .into_iter()
+        .map(|h| Ok((h, NODES.get(h)?.job.lock().clone())))
+        .collect()
+}
+
+/// `g`'s nodes in the order they were added: each one's type and the positions of those it depends
+/// on. Two graphs of one shape pair their nodes by position.
+fn shape(g: &Graph) -> Result<Vec<(NodeType, Vec<usize>)>, CUresult> {
+    let nodes = g.nodes.lock();
+    let position: std::collections::HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0, i)).collect();
+    nodes
+        .iter()
+        .map(|(h, deps)| {
+            let mut d: Vec<usize> = deps.iter().map(|x| position[x]).collect();
+            d.sort_unstable();
+            Ok((NODES.get(*h)?.kind, d))
+        })
+        .collect()
 }
 
 unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
@@ -604,20 +634,96 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let graph = GRAPHS.get(g as usize)?;
-    let order = jobs(&graph)?;
+    let steps = steps(&graph)?;
+    let records = steps
+        .iter()
+        .filter_map(|(h, _)| Some((*h, NODES.get(*h).ok()?.event.lock().clone()?)))
+        .collect();
     *pe = EXECS.insert(Exec {
-        order,
+        graph: g as usize,
+        shape: shape(&graph)?,
+        steps: Mutex::new(Arc::new(steps)),
+        records,
         running: Mutex::new(()),
     }) as Handle;
     Ok(())
 }
 
+/// `cuGraphExecKernelNodeSetParams`: kernel node `node` (of the graph `e` was made from) runs with
+/// new parameters in later launches of `e`; the graph itself keeps its own.
+unsafe fn exec_kernel_params(e: Handle, node: Handle, p: *const KernelNodeParams, v2: bool) -> Result<(), CUresult> {
+    init_check()?;
+    let exec = EXECS.get(e as usize)?;
+    let n = NODES.get(node as usize)?;
+    if n.graph != exec.graph || n.kind != NodeType::Kernel {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (_, job) = kernel_node(p, v2)?;
+    let mut steps = exec.steps.lock();
+    let mut new = (**steps).clone();
+    let step = new
+        .iter_mut()
+        .find(|(h, _)| *h == node as usize)
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    step.1 = Some(job);
+    *steps = Arc::new(new);
+    Ok(())
+}
+
+/// `cuGraphExecUpdate`: `e` takes the work of graph `g`'s nodes, which must pair with the nodes of
+/// the graph `e` was made from (same count, types and dependencies, in the order added). The
+/// result code, and the node that differs in type, where one does.
+unsafe fn exec_update(e: Handle, g: Handle) -> Result<(c_int, usize), CUresult> {
+    init_check()?;
+    let exec = EXECS.get(e as usize)?;
+    let graph = GRAPHS.get(g as usize)?;
+    let new_shape = shape(&graph)?;
+    if new_shape.len() != exec.shape.len() || new_shape.iter().zip(&exec.shape).any(|(a, b)| a.1 != b.1) {
+        return Ok((2, 0)); // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+    }
+    let new_nodes: Vec<usize> = graph.nodes.lock().iter().map(|(h, _)| *h).collect();
+    if let Some(i) = (0..new_shape.len()).find(|&i| new_shape[i].0 != exec.shape[i].0) {
+        return Ok((3, new_nodes[i])); // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+    }
+    // Pair by position: the i-th node added to `g` replaces the work of the i-th of the original.
+    let original: Vec<usize> = exec_original_nodes(&exec)?;
+    let jobs: std::collections::HashMap<usize, Option<NodeJob>> = original
+        .iter()
+        .zip(&new_nodes)
+        .map(|(&o, &n)| Ok((o, NODES.get(n)?.job.lock().clone())))
+        .collect::<Result<_, CUresult>>()?;
+    let mut steps = exec.steps.lock();
+    let new: Steps = steps.iter().map(|(h, _)| (*h, jobs[h].clone())).collect();
+    *steps = Arc::new(new);
+    Ok((0, 0))
+}
+
+/// The nodes of the graph `exec` was made from, in the order they were added.
+fn exec_original_nodes(exec: &Exec) -> Result<Vec<usize>, CUresult> {
+    Ok(GRAPHS.get(exec.graph)?.nodes.lock().iter().map(|(h, _)| *h).collect())
+}
+
 unsafe fn graph_launch(e: Handle, s: Handle) -> Result<(), CUresult> {
     init_check()?;
     let exec = EXECS.get(e as usize)?;
+    let steps = exec.steps.lock().clone();
+    // Event record nodes are recorded now, as a record queued on the stream would be, and complete
+    // when their node runs.
+    let issued: Vec<(usize, Arc<crate::event::Event>, u64)> = exec
+        .records
+        .iter()
+        .map(|(h, ev)| (*h, ev.clone(), ev.issue()))
+        .collect();
     crate::stream::run_async(s, Some(NodeType::Graph), move || {
         let _one_at_a_time = exec.running.lock();
-        run(&exec.order)
+        for (h, job) in steps.iter() {
+            if let Some((_, ev, generation)) = issued.iter().find(|(n, _, _)| n == h) {
+                ev.complete(*generation);
+            } else if let Some(job) = job {
+                job()?;
+            }
+        }
+        Ok(())
     })
 }
 
@@ -814,7 +920,12 @@ api! {
     }
     fn cuGraphAddEventRecordNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
         init_check()?;
-        add_node(pn, g, deps, n, NodeType::EventRecord, Some(event_record_job(ev as usize)?)).map(drop)
+        // Recorded when a launch is queued (so waits issued after the launch wait for it), and
+        // complete when the node runs: see `graph_launch`.
+        let e = EVENTS.get(ev as usize)?;
+        let h = add_node(pn, g, deps, n, NodeType::EventRecord, None)?;
+        *NODES.get(h)?.event.lock() = Some(e);
+        Ok(())
     }
     fn cuGraphAddEventWaitNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
         init_check()?;
@@ -888,6 +999,27 @@ api! {
     }
     fn cuGraphLaunch[cuGraphLaunch_ptsz](e: Handle, s: Handle) {
         graph_launch(e, s)
+    }
+    fn cuGraphExecKernelNodeSetParams(e: Handle, node: Handle, p: *const KernelNodeParams) {
+        exec_kernel_params(e, node, p, false)
+    }
+    fn cuGraphExecKernelNodeSetParams_v2(e: Handle, node: Handle, p: *const KernelNodeParams) {
+        exec_kernel_params(e, node, p, true)
+    }
+    fn cuGraphExecUpdate(e: Handle, g: Handle, error_node: *mut Handle, result: *mut c_int) {
+        if error_node.is_null() || result.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let (r, node) = exec_update(e, g)?;
+        *result = r;
+        *error_node = node as Handle;
+        if r == 0 { Ok(()) } else { Err(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) }
+    }
+    fn cuGraphExecUpdate_v2(e: Handle, g: Handle, info: *mut UpdateResultInfo) {
+        let info = info.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let (r, node) = exec_update(e, g)?;
+        *info = UpdateResultInfo { result: r, error_node: node as Handle, error_from_node: std::ptr::null_mut() };
+        if r == 0 { Ok(()) } else { Err(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) }
     }
     fn cuGraphExecDestroy(e: Handle) {
         init_check()?;

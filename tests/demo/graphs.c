@@ -5,14 +5,18 @@
  *    while a scales the other), a join back through a second event, a host function, and a copy.
  *    The graph has the captured nodes and no more; each of three launches runs them all, in order:
  *    the values grow launch by launch exactly as the sequence says.
- * 2. Explicit graph: a diamond (memset -> two kernels -> kernel), launched twice, and its node
- *    types, roots and dependencies as the API reports them; cuGraphDebugDotPrint writes every node.
+ * 2. Explicit graph: a diamond (memset -> two kernels -> kernel), launched twice, then with new
+ *    kernel parameters (cuGraphExecKernelNodeSetParams) and after an update from a graph of the
+ *    same shape (cuGraphExecUpdate; one of another shape is refused); its node types, roots and
+ *    dependencies as the API reports them; cuGraphDebugDotPrint writes every node.
+ *    An event record node, recorded at launch: another stream's later wait waits for it.
  * 3. Errors: synchronising a capturing stream (refused, and the capture is invalidated), ending a
  *    capture on a stream that did not begin it, a stream that forked and never rejoined, a capture
  *    on the legacy stream, and a cycle refused at instantiation.
  * Usage: graphs DOT_FILE */
 #include "driver_util.h"
 #include <string.h>
+#include <unistd.h>
 
 static const char *PTX =
     ".version 7.0\n.target sm_75\n.address_size 64\n"
@@ -35,6 +39,13 @@ static const char *PTX =
 #define N 256
 static int host_calls;
 static void CUDA_CB count_call(void *data) { ++*(int *)data; }
+static volatile int slept;
+static void CUDA_CB sleep_then_mark(void *data) {
+    (void)data;
+    usleep(50000);
+    slept = 1;
+}
+static void CUDA_CB read_mark(void *data) { *(int *)data = slept; }
 
 static void launch_scale(CUfunction f, CUstream s, CUdeviceptr p, unsigned n, unsigned k) {
     void *args[] = {&p, &n, &k};
@@ -190,13 +201,75 @@ int main(int argc, char **argv) {
         CHECK(cuMemcpyDtoH(host, out, N * 4));
         for (int i = 0; i < N; i++) ASSERT(host[i] == expect_out[i]);
     }
+    /* Later launches of the executable graph take new kernel parameters (the graph keeps its own). */
+    unsigned k7 = 7;
+    void *args_right7[] = {&hi, &n, &k7};
+    CUDA_KERNEL_NODE_PARAMS seven = got;
+    seven.kernelParams = args_right7;
+    CHECK(cuGraphExecKernelNodeSetParams(exec, right, &seven));
+    CHECK(cuGraphLaunch(exec, NULL));
+    CHECK(cuCtxSynchronize());
+    for (int i = 0; i < N; i++) expect_out[i] = 4 + (expect_out[i] * 7 + 1);
+    CHECK(cuMemcpyDtoH(host, out, N * 4));
+    for (int i = 0; i < N; i++) ASSERT(host[i] == expect_out[i]);
+    /* An update from a graph of the same shape takes all its work: memset 2, both scales by 1. */
+    CUgraph d2;
+    CHECK(cuGraphCreate(&d2, 0));
+    ms.value = 2;
+    unsigned k1 = 1;
+    void *args_one_lo[] = {&lo, &n, &k1}, *args_one_hi[] = {&hi, &n, &k1};
+    CUgraphNode fill2, left2, right2;
+    CHECK(cuGraphAddMemsetNode(&fill2, d2, NULL, 0, &ms, NULL));
+    left2 = kernel_node(d2, scale, &fill2, 1, args_one_lo, N);
+    right2 = kernel_node(d2, scale, NULL, 0, args_one_hi, N);
+    CUgraphNode both2[] = {left2, right2};
+    kernel_node(d2, add, both2, 2, args_sum, N);
+    CUgraphExecUpdateResultInfo info;
+    CHECK(cuGraphExecUpdate(exec, d2, &info));
+    ASSERT(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    CHECK(cuGraphLaunch(exec, NULL));
+    CHECK(cuCtxSynchronize());
+    for (int i = 0; i < N; i++) expect_out[i] = 3 + (expect_out[i] + 1);
+    CHECK(cuMemcpyDtoH(host, out, N * 4));
+    for (int i = 0; i < N; i++) ASSERT(host[i] == expect_out[i]);
+    /* A graph of another shape cannot update it. */
+    CUgraph lone;
+    CUgraphNode only;
+    CHECK(cuGraphCreate(&lone, 0));
+    CHECK(cuGraphAddEmptyNode(&only, lone, NULL, 0));
+    EXPECT(cuGraphExecUpdate(exec, lone, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    ASSERT(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    CHECK(cuGraphDestroy(lone));
+    CHECK(cuGraphDestroy(d2));
     CHECK(cuGraphExecDestroy(exec));
     /* A cycle cannot be instantiated. */
     CUgraphNode from[] = {sum}, to[] = {fill};
     CHECK(cuGraphAddDependencies(d, from, to, NULL, 1));
     EXPECT(cuGraphInstantiate(&exec, d, 0), CUDA_ERROR_INVALID_VALUE);
     CHECK(cuGraphDestroy(d));
-    printf("diamond: 2 launches verified, dot file written\n");
+    printf("diamond: 4 launches verified (new parameters, an update), dot file written\n");
+
+    /* An event record node is recorded when the launch is queued: work that waits for the event
+     * afterwards, on another stream, waits for the node (which follows a slow host node). */
+    CUgraph r;
+    CUgraphNode slow, rec;
+    CUevent done;
+    CHECK(cuEventCreate(&done, CU_EVENT_DISABLE_TIMING));
+    CUDA_HOST_NODE_PARAMS hp = {sleep_then_mark, NULL};
+    CHECK(cuGraphCreate(&r, 0));
+    CHECK(cuGraphAddHostNode(&slow, r, NULL, 0, &hp));
+    CHECK(cuGraphAddEventRecordNode(&rec, r, &slow, 1, done));
+    CHECK(cuGraphInstantiate(&exec, r, 0));
+    CHECK(cuGraphLaunch(exec, a));
+    CHECK(cuStreamWaitEvent(b, done, 0));
+    int seen = -1;
+    CHECK(cuLaunchHostFunc(b, read_mark, &seen));
+    CHECK(cuStreamSynchronize(b));
+    ASSERT(seen == 1);
+    CHECK(cuStreamSynchronize(a));
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(r));
+    printf("event record node: a later wait waits for it\n");
 
     /* ---- 3. what capture refuses ---- */
     CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_RELAXED));
