@@ -71,7 +71,7 @@ pub struct Node {
     job: Mutex<Option<NodeJob>>,
     /// Kernel nodes: their parameters, for `cuGraphKernelNodeGetParams`.
     kernel: Mutex<Option<KernelParams>>,
-    /// Event record nodes: the event.
+    /// Event record and wait nodes: the event.
     event: Mutex<Option<Arc<crate::event::Event>>>,
 }
 
@@ -96,17 +96,24 @@ pub struct Graph {
 /// A graph's nodes in the order they run, each with its job (`None`: nothing to do).
 type Steps = Vec<(usize, Option<NodeJob>)>;
 
+/// What a launch of an executable graph runs: its steps, and its event nodes, whose records and
+/// waits are fixed when the launch is queued.
+#[derive(Clone)]
+struct Plan {
+    steps: Steps,
+    /// Event record nodes and wait nodes, by node (of the graph instantiated from).
+    records: Vec<(usize, Arc<crate::event::Event>)>,
+    waits: Vec<(usize, Arc<crate::event::Event>)>,
+}
+
 pub struct Exec {
-    /// The graph it was instantiated from, whose nodes name its steps.
-    graph: usize,
+    /// The nodes of the graph it was instantiated from, in the order added then (they name its
+    /// steps, and updates pair with them by position).
+    nodes: Vec<usize>,
     /// The shape of that graph when instantiated, which `cuGraphExecUpdate` compares against.
     shape: Vec<(NodeType, Vec<usize>)>,
-    /// The graph's nodes in an order that runs every node after those it depends on, each with
-    /// its job (`None`: nothing to do). A launch runs the list as it is when the launch is queued:
-    /// updates swap in a new list.
-    steps: Mutex<Arc<Steps>>,
-    /// The event record nodes' events, by node.
-    records: Vec<(usize, Arc<crate::event::Event>)>,
+    /// A launch runs the plan as it is when the launch is queued: updates swap in a new one.
+    plan: Mutex<Arc<Plan>>,
     /// Held while a launch runs: two launches of one executable graph (on two streams) never run
     /// at the same time.
     running: Mutex<()>,
@@ -588,29 +595,55 @@ fn host_job(f: unsafe extern "C" fn(*mut c_void), data: *mut c_void) -> NodeJob 
     })
 }
 
-fn event_wait_job(ev: usize) -> Result<NodeJob, CUresult> {
-    let e = EVENTS.get(ev)?;
-    Ok(Arc::new(move || {
+/// An event wait node's job where it runs as part of a child graph: it waits for the newest record
+/// when it runs (a top-level launch fixes the record when it is queued, `graph_launch`).
+fn event_wait_job(e: Arc<crate::event::Event>) -> NodeJob {
+    Arc::new(move || {
         if let Some(generation) = e.pending() {
             e.wait(generation);
         }
         Ok(())
-    }))
+    })
+}
+
+/// An event record node's job where it runs as part of a child graph: a record done at once.
+fn event_record_job(e: Arc<crate::event::Event>) -> NodeJob {
+    Arc::new(move || {
+        e.complete(e.issue());
+        Ok(())
+    })
 }
 
 fn child_job(child: usize) -> Result<NodeJob, CUresult> {
     let g = GRAPHS.get(child)?;
-    let steps = steps(&g)?;
+    let steps = plan(&g, None)?.steps;
     Ok(Arc::new(move || run(&steps)))
 }
 
-/// `g`'s nodes in a dependency order, with their jobs.
-fn steps(g: &Graph) -> Result<Steps, CUresult> {
+/// What a launch of `g` runs: its nodes in a dependency order with their jobs, and its event nodes.
+/// `keys` names each node (by position of addition) as another graph's node, for updates.
+fn plan(g: &Graph, keys: Option<&[usize]>) -> Result<Plan, CUresult> {
     let order = g.ordered().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    order
-        .into_iter()
-        .map(|h| Ok((h, NODES.get(h)?.job.lock().clone())))
-        .collect()
+    let position: std::collections::HashMap<usize, usize> =
+        g.nodes.lock().iter().enumerate().map(|(i, n)| (n.0, i)).collect();
+    let key = |h: usize| keys.map_or(h, |k| k[position[&h]]);
+    let mut plan = Plan {
+        steps: vec![],
+        records: vec![],
+        waits: vec![],
+    };
+    for h in order {
+        let node = NODES.get(h)?;
+        plan.steps.push((key(h), node.job.lock().clone()));
+        let event = node.event.lock().clone();
+        if let Some(e) = event {
+            match node.kind {
+                NodeType::EventRecord => plan.records.push((key(h), e)),
+                _ => plan.waits.push((key(h), e)),
+            }
+        }
+    }
+    Ok(plan)
 }
 
 /// `g`'s nodes in the order they were added: each one's type and the positions of those it depends
@@ -634,16 +667,12 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let graph = GRAPHS.get(g as usize)?;
-    let steps = steps(&graph)?;
-    let records = steps
-        .iter()
-        .filter_map(|(h, _)| Some((*h, NODES.get(*h).ok()?.event.lock().clone()?)))
-        .collect();
+    let plan = plan(&graph, None)?;
+    let nodes = graph.nodes.lock().iter().map(|(h, _)| *h).collect();
     *pe = EXECS.insert(Exec {
-        graph: g as usize,
+        nodes,
         shape: shape(&graph)?,
-        steps: Mutex::new(Arc::new(steps)),
-        records,
+        plan: Mutex::new(Arc::new(plan)),
         running: Mutex::new(()),
     }) as Handle;
     Ok(())
@@ -655,18 +684,19 @@ unsafe fn exec_kernel_params(e: Handle, node: Handle, p: *const KernelNodeParams
     init_check()?;
     let exec = EXECS.get(e as usize)?;
     let n = NODES.get(node as usize)?;
-    if n.graph != exec.graph || n.kind != NodeType::Kernel {
+    if !exec.nodes.contains(&(node as usize)) || n.kind != NodeType::Kernel {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (_, job) = kernel_node(p, v2)?;
-    let mut steps = exec.steps.lock();
-    let mut new = (**steps).clone();
+    let mut plan = exec.plan.lock();
+    let mut new = (**plan).clone();
     let step = new
+        .steps
         .iter_mut()
         .find(|(h, _)| *h == node as usize)
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     step.1 = Some(job);
-    *steps = Arc::new(new);
+    *plan = Arc::new(new);
     Ok(())
 }
 
@@ -686,45 +716,57 @@ unsafe fn exec_update(e: Handle, g: Handle) -> Result<(c_int, usize), CUresult> 
         return Ok((3, new_nodes[i])); // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
     }
     // Pair by position: the i-th node added to `g` replaces the work of the i-th of the original.
-    let original: Vec<usize> = exec_original_nodes(&exec)?;
-    let jobs: std::collections::HashMap<usize, Option<NodeJob>> = original
-        .iter()
-        .zip(&new_nodes)
-        .map(|(&o, &n)| Ok((o, NODES.get(n)?.job.lock().clone())))
-        .collect::<Result<_, CUresult>>()?;
-    let mut steps = exec.steps.lock();
-    let new: Steps = steps.iter().map(|(h, _)| (*h, jobs[h].clone())).collect();
-    *steps = Arc::new(new);
+    *exec.plan.lock() = Arc::new(plan(&graph, Some(&exec.nodes))?);
     Ok((0, 0))
-}
-
-/// The nodes of the graph `exec` was made from, in the order they were added.
-fn exec_original_nodes(exec: &Exec) -> Result<Vec<usize>, CUresult> {
-    Ok(GRAPHS.get(exec.graph)?.nodes.lock().iter().map(|(h, _)| *h).collect())
 }
 
 unsafe fn graph_launch(e: Handle, s: Handle) -> Result<(), CUresult> {
     init_check()?;
     let exec = EXECS.get(e as usize)?;
-    let steps = exec.steps.lock().clone();
-    // Event record nodes are recorded now, as a record queued on the stream would be, and complete
-    // when their node runs.
-    let issued: Vec<(usize, Arc<crate::event::Event>, u64)> = exec
-        .records
+    let plan = exec.plan.lock().clone();
+    // Event nodes are fixed now, as work queued on the stream would be: a wait node waits for the
+    // newest record before this launch, and a record node is recorded now and complete when it
+    // runs (or when the launch ends or is dropped without reaching it, so nothing waits for ever).
+    let waits: Vec<(usize, Arc<crate::event::Event>, Option<u64>)> = plan
+        .waits
         .iter()
-        .map(|(h, ev)| (*h, ev.clone(), ev.issue()))
+        .map(|(h, ev)| (*h, ev.clone(), ev.pending()))
         .collect();
+    let capturing = crate::stream::capturing(s)?;
+    let records = Records(if capturing {
+        vec![] // a captured launch records when the graph holding it runs
+    } else {
+        plan.records
+            .iter()
+            .map(|(h, ev)| (*h, ev.clone(), ev.issue()))
+            .collect()
+    });
     crate::stream::run_async(s, Some(NodeType::Graph), move || {
         let _one_at_a_time = exec.running.lock();
-        for (h, job) in steps.iter() {
-            if let Some((_, ev, generation)) = issued.iter().find(|(n, _, _)| n == h) {
+        for (h, job) in plan.steps.iter() {
+            if let Some((_, ev, generation)) = records.0.iter().find(|(n, _, _)| n == h) {
                 ev.complete(*generation);
+            } else if let Some((_, ev, generation)) = waits.iter().find(|(n, _, _)| n == h) {
+                if let Some(generation) = generation {
+                    ev.wait(*generation);
+                }
             } else if let Some(job) = job {
                 job()?;
             }
         }
         Ok(())
     })
+}
+
+/// Records a launch issued: each completes when dropped, if its node did not complete it first.
+struct Records(Vec<(usize, Arc<crate::event::Event>, u64)>);
+
+impl Drop for Records {
+    fn drop(&mut self) {
+        for (_, ev, generation) in &self.0 {
+            ev.complete(*generation);
+        }
+    }
 }
 
 /// `cuGraphDebugDotPrint`: the graph in Graphviz's language, each node with its type (and a kernel
@@ -920,16 +962,19 @@ api! {
     }
     fn cuGraphAddEventRecordNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
         init_check()?;
-        // Recorded when a launch is queued (so waits issued after the launch wait for it), and
-        // complete when the node runs: see `graph_launch`.
+        // At the top level, recorded when a launch is queued (so waits issued after the launch wait
+        // for it) and complete when the node runs: see `graph_launch`.
         let e = EVENTS.get(ev as usize)?;
-        let h = add_node(pn, g, deps, n, NodeType::EventRecord, None)?;
+        let h = add_node(pn, g, deps, n, NodeType::EventRecord, Some(event_record_job(e.clone())))?;
         *NODES.get(h)?.event.lock() = Some(e);
         Ok(())
     }
     fn cuGraphAddEventWaitNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
         init_check()?;
-        add_node(pn, g, deps, n, NodeType::WaitEvent, Some(event_wait_job(ev as usize)?)).map(drop)
+        let e = EVENTS.get(ev as usize)?;
+        let h = add_node(pn, g, deps, n, NodeType::WaitEvent, Some(event_wait_job(e.clone())))?;
+        *NODES.get(h)?.event.lock() = Some(e);
+        Ok(())
     }
     fn cuGraphAddDependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) {
         add_dependencies(g, from, to, n)
@@ -1017,7 +1062,9 @@ api! {
     }
     fn cuGraphExecUpdate_v2(e: Handle, g: Handle, info: *mut UpdateResultInfo) {
         let info = info.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let (r, node) = exec_update(e, g)?;
+        let (r, node) = exec_update(e, g).inspect_err(|_| {
+            info.result = 1; // CU_GRAPH_EXEC_UPDATE_ERROR
+        })?;
         *info = UpdateResultInfo { result: r, error_node: node as Handle, error_from_node: std::ptr::null_mut() };
         if r == 0 { Ok(()) } else { Err(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) }
     }

@@ -178,10 +178,11 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
         c.streams.synchronize();
     }
     let a = MEMORY.lock().remove(&ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    // Before the memory goes back: another thread may be given the same address at once.
+    forget(ptr);
     if let Some(layout) = layout(&a.kind) {
         unsafe { release(ptr as *mut u8, layout) };
     }
-    forget(ptr);
     Ok(())
 }
 
@@ -192,8 +193,14 @@ pub(crate) unsafe fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: usiz
     if crate::stream::capturing(s)? {
         return run_async(s, None, || Ok(()));
     }
+    crate::pool::admit(pool, size as u64)?;
     alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })?;
-    crate::pool::allocated(pool, *dptr, size as u64)
+    if let Err(e) = crate::pool::allocated(pool, *dptr, size as u64) {
+        // The pool went away meanwhile: the allocation goes too.
+        let _ = free(*dptr, |_| true);
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// The pools' and sanitizers' side of freeing the allocation at `ptr`.
@@ -905,7 +912,9 @@ api! {
     }
     fn cuMemAllocAsync[cuMemAllocAsync_ptsz](dptr: *mut CUdeviceptr, size: usize, s: Handle) {
         init_check()?;
-        alloc_async(dptr, size, crate::pool::current()?, s)
+        // From the current pool of the stream's device.
+        let (ctx, _) = crate::stream::resolve(s)?;
+        alloc_async(dptr, size, crate::pool::current(ctx.device)?, s)
     }
     fn cuMemFreeAsync[cuMemFreeAsync_ptsz](dptr: CUdeviceptr, s: Handle) {
         init_check()?;

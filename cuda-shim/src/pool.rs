@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 pub struct Pool {
     device: i32,
+    /// Most bytes in use at once (`CUmemPoolProps::maxSize`; 0: no limit but the device's memory).
+    max_size: u64,
     st: Mutex<Stats>,
 }
 
@@ -42,9 +44,10 @@ type Owners = BTreeMap<u64, (Arc<Pool>, u64)>;
 /// Which pool each allocation came from, and its size.
 static FROM: Mutex<Owners> = Mutex::new(BTreeMap::new());
 
-fn new_pool(device: i32) -> usize {
+fn new_pool(device: i32, max_size: u64) -> usize {
     POOLS.insert(Pool {
         device,
+        max_size,
         st: Mutex::new(Stats {
             reuse: [1, 1, 1],
             ..Default::default()
@@ -63,7 +66,7 @@ fn device_pools(dev: i32) -> Result<(usize, usize), CUresult> {
     }
     let entry = &mut all[dev as usize];
     if entry.0 == 0 {
-        entry.0 = new_pool(dev);
+        entry.0 = new_pool(dev, 0);
     }
     if entry.1 == 0 || POOLS.get(entry.1).is_err() {
         entry.1 = entry.0;
@@ -71,10 +74,19 @@ fn device_pools(dev: i32) -> Result<(usize, usize), CUresult> {
     Ok(*entry)
 }
 
-/// The current pool of the current context's device (`cuMemAllocAsync`).
-pub fn current() -> Result<usize, CUresult> {
-    let ctx = CONTEXTS.get(current_ctx()?)?;
-    Ok(device_pools(ctx.device)?.1)
+/// Device `dev`'s current pool (`cuMemAllocAsync` takes from the stream's device's).
+pub fn current(dev: i32) -> Result<usize, CUresult> {
+    Ok(device_pools(dev)?.1)
+}
+
+/// Whether `pool` may hand out `size` more bytes (its `maxSize`).
+pub fn admit(pool: usize, size: u64) -> Result<(), CUresult> {
+    let p = POOLS.get(pool)?;
+    let used = p.st.lock().used;
+    if p.max_size != 0 && used.saturating_add(size) > p.max_size {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    Ok(())
 }
 
 /// An allocation of `size` bytes at `ptr` made from `pool`.
@@ -154,7 +166,7 @@ api! {
         if p.handle_types != 0 {
             return Err(CUDA_ERROR_NOT_SUPPORTED); // pools shared between processes
         }
-        *pool = new_pool(p.location_id) as Handle;
+        *pool = new_pool(p.location_id, p.max_size as u64) as Handle;
         Ok(())
     }
     fn cuMemPoolDestroy(pool: Handle) {
@@ -190,10 +202,8 @@ api! {
             1..=3 => s.reuse[attr as usize - 1] = *(value as *const c_int),
             4 => s.release_threshold = *(value as *const u64),
             // The high-water marks can only be reset (to the current amount).
-            6 | 8 if *(value as *const u64) == 0 => {
-                s.reserved_high = s.used;
-                s.used_high = s.used;
-            }
+            6 if *(value as *const u64) == 0 => s.reserved_high = s.used,
+            8 if *(value as *const u64) == 0 => s.used_high = s.used,
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
         Ok(())
@@ -211,6 +221,11 @@ api! {
             5 | 7 => *(value as *mut u64) = s.used, // reserved = used: freed memory is not kept
             6 => *(value as *mut u64) = s.reserved_high,
             8 => *(value as *mut u64) = s.used_high,
+            9 => *(value as *mut c_int) = 1,            // ALLOCATION_TYPE: pinned
+            10 => *(value as *mut c_int) = 0,           // EXPORT_HANDLE_TYPES: none
+            11 => *(value as *mut c_int) = p.device,    // LOCATION_ID
+            12 => *(value as *mut c_int) = 1,           // LOCATION_TYPE: a device
+            13 => *(value as *mut u64) = p.max_size,    // MAX_POOL_SIZE
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
         Ok(())

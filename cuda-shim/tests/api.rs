@@ -467,6 +467,31 @@ fn memory_pools_count_what_they_hand_out() {
         assert_eq!(cuCtxSynchronize(), CUDA_SUCCESS);
         assert_eq!(attr(pool, USED), 0);
         // The default pool cannot be destroyed; another can, and the device falls back to its default.
+        // A pool of at most 4 KiB refuses more, and reports what it is.
+        let small = PoolProps {
+            max_size: 4096,
+            ..props
+        };
+        let mut capped = null_mut();
+        assert_eq!(
+            cuMemPoolCreate(&mut capped, &small as *const PoolProps as *const _),
+            CUDA_SUCCESS
+        );
+        assert_eq!(cuMemAllocFromPoolAsync(&mut a, 4096, capped, null_mut()), CUDA_SUCCESS);
+        assert_eq!(
+            cuMemAllocFromPoolAsync(&mut b, 1, capped, null_mut()),
+            CUDA_ERROR_OUT_OF_MEMORY
+        );
+        assert_eq!((attr(capped, 13), attr(capped, 11) as i32), (4096, 0));
+        // Each high-water mark resets alone.
+        assert_eq!(cuMemFree_v2(a), CUDA_SUCCESS);
+        let mut zero = 0u64;
+        assert_eq!(
+            cuMemPoolSetAttribute(capped, 6, &mut zero as *mut u64 as *mut c_void),
+            CUDA_SUCCESS
+        );
+        assert_eq!((attr(capped, 6), attr(capped, USED_HIGH)), (0, 4096));
+        assert_eq!(cuMemPoolDestroy(capped), CUDA_SUCCESS);
         assert_eq!(cuMemPoolDestroy(default), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemPoolDestroy(pool), CUDA_SUCCESS);
         assert_eq!(cuDeviceGetMemPool(&mut current, 0), CUDA_SUCCESS);
