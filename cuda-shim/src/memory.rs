@@ -29,13 +29,57 @@ const PITCH_ALIGN: usize = 512;
 static USED: AtomicU64 = AtomicU64::new(0);
 
 /// Reserves `bytes` of the device's memory, or fails with out-of-memory.
-fn reserve(bytes: u64) -> Result<(), CUresult> {
+pub(crate) fn reserve(bytes: u64) -> Result<(), CUresult> {
     let total = device::total_mem();
     USED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
         u.checked_add(bytes).filter(|&n| n <= total)
     })
     .map(|_| ())
     .map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)
+}
+
+/// Gives back what `reserve` counted.
+pub(crate) fn unreserve(bytes: u64) {
+    USED.fetch_sub(bytes, Ordering::AcqRel);
+}
+
+/// A range of mapped memory became accessible (`crate::vmm`): device memory to copies, fills,
+/// pointer attributes and checked mode.
+pub(crate) fn register_mapped(start: u64, size: u64) {
+    let id = IDS.fetch_add(1, Ordering::Relaxed);
+    MEMORY.lock().insert(
+        start,
+        Alloc {
+            size,
+            kind: MemKind::Mapped { id },
+        },
+    );
+}
+
+/// The mapped ranges in `[start, end)` are to be published again (`crate::vmm`).
+pub(crate) fn unregister_mapped_in(start: u64, end: u64) {
+    let gone: Vec<u64> = MEMORY
+        .lock()
+        .range(start..end)
+        .filter(|(_, a)| matches!(a.kind, MemKind::Mapped { .. }))
+        .map(|(p, _)| *p)
+        .collect();
+    for p in gone {
+        MEMORY.lock().remove(&p);
+        forget(p);
+    }
+}
+
+/// Waits for the work of every context, before memory that work may use goes away.
+pub(crate) fn quiesce() {
+    let mut all = vec![];
+    CONTEXTS.retain(|_, c| {
+        all.push(c.clone());
+        true
+    });
+    for c in all {
+        c.streams.synchronize();
+    }
 }
 
 /// Memory held by allocations, for `cuMemGetInfo`.
@@ -234,6 +278,7 @@ fn owner(k: &MemKind) -> Option<usize> {
         | MemKind::Managed { ctx, .. }
         | MemKind::Registered { ctx, .. } => Some(*ctx),
         MemKind::ModuleVar(m) => MODULES.get(*m).ok().map(|m| m.ctx),
+        MemKind::Mapped { .. } => None,
     }
 }
 
@@ -302,7 +347,7 @@ fn lookup(ptr: u64) -> Option<(u64, u64, Info)> {
         return None;
     }
     let (memtype, managed, host, id, flags) = match &a.kind {
-        MemKind::Device { id, .. } => (2, false, false, *id, 0),
+        MemKind::Device { id, .. } | MemKind::Mapped { id } => (2, false, false, *id, 0),
         MemKind::ModuleVar(m) => (2, false, false, (*m as u64) << 20 ^ *start, 0),
         MemKind::Host { id, flags, .. } => (1, false, true, *id, *flags),
         MemKind::Registered { id, flags, .. } => (1, false, true, *id, *flags),

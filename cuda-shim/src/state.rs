@@ -154,6 +154,9 @@ pub enum MemKind {
     Managed { layout: Layout, ctx: usize, id: u64 },
     /// A module's `.global`/`.const` variable: freed with the module.
     ModuleVar(usize),
+    /// Physical memory mapped and made accessible in a reserved range (`crate::vmm`): no
+    /// context's, and unmapped, never freed, through the driver.
+    Mapped { id: u64 },
 }
 
 pub struct Alloc {

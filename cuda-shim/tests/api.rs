@@ -4,6 +4,7 @@
 use cuda::errors::*;
 use cuda::link::{cuLinkAddData_v2, cuLinkComplete, cuLinkCreate_v2, cuLinkDestroy};
 use cuda::pool::*;
+use cuda::vmm::*;
 use cuda::*;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::null_mut;
@@ -497,5 +498,121 @@ fn memory_pools_count_what_they_hand_out() {
         assert_eq!(cuDeviceGetMemPool(&mut current, 0), CUDA_SUCCESS);
         assert_eq!(current, default);
         assert_eq!(cuMemPoolTrimTo(pool, 0), CUDA_ERROR_INVALID_HANDLE);
+    }
+}
+
+/// `CUmemAllocationProp` for pinned memory on device 0.
+#[repr(C)]
+struct AllocationProp {
+    kind: i32,
+    handle_types: i32,
+    location_type: i32,
+    location_id: i32,
+    win32: *mut c_void,
+    compression: u8,
+    rdma: u8,
+    usage: u16,
+    reserved: [u8; 4],
+}
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+struct AccessDesc {
+    location_type: i32,
+    location_id: i32,
+    flags: i32,
+}
+
+#[test]
+fn reserved_address_ranges_take_mapped_memory() {
+    unsafe {
+        let _ctx = setup();
+        let prop = AllocationProp {
+            kind: 1,
+            handle_types: 0,
+            location_type: 1,
+            location_id: 0,
+            win32: null_mut(),
+            compression: 0,
+            rdma: 0,
+            usage: 0,
+            reserved: [0; 4],
+        };
+        let p = &prop as *const AllocationProp as *const _;
+        let mut g = 0usize;
+        assert_eq!(cuMemGetAllocationGranularity(&mut g, p, 0), CUDA_SUCCESS);
+        assert_eq!(g, 2 << 20);
+        // Three granules of address space, two physical allocations mapped into the first two.
+        let mut va = 0u64;
+        assert_eq!(cuMemAddressReserve(&mut va, 3 * g, 0, 0, 0), CUDA_SUCCESS);
+        assert_eq!(va % g as u64, 0);
+        let (mut h1, mut h2) = (0u64, 0u64);
+        assert_eq!(cuMemCreate(&mut h1, g, p, 0), CUDA_SUCCESS);
+        assert_eq!(cuMemCreate(&mut h2, g, p, 0), CUDA_SUCCESS);
+        assert_eq!(cuMemCreate(&mut h2, g + 1, p, 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemMap(va, g, 0, h1, 0), CUDA_SUCCESS);
+        assert_eq!(cuMemMap(va + g as u64, g, 0, h2, 0), CUDA_SUCCESS);
+        assert_eq!(cuMemMap(va, g, 0, h2, 0), CUDA_ERROR_INVALID_VALUE); // already mapped there
+                                                                         // The handles may go once mapped: the mappings hold the memory.
+        assert_eq!(cuMemRelease(h1), CUDA_SUCCESS);
+        assert_eq!(cuMemRelease(h2), CUDA_SUCCESS);
+        // Not device memory until accessible.
+        assert_eq!(cuMemsetD32_v2(va, 1, 4), CUDA_ERROR_INVALID_VALUE);
+        let rw = AccessDesc {
+            location_type: 1,
+            location_id: 0,
+            flags: 3,
+        };
+        let desc = &rw as *const AccessDesc as *const _;
+        assert_eq!(cuMemSetAccess(va, 2 * g, desc, 1), CUDA_SUCCESS);
+        assert_eq!(cuMemSetAccess(va, 3 * g, desc, 1), CUDA_ERROR_INVALID_VALUE); // the third is unmapped
+        let mut access = 0u64;
+        let here = [1i32, 0];
+        assert_eq!(
+            cuMemGetAccess(&mut access, &here as *const [i32; 2] as *const _, va),
+            CUDA_SUCCESS
+        );
+        assert_eq!(access, 3);
+        // One range across both mappings: a fill and a kernel straddling the boundary.
+        let n = 64u32;
+        let straddle = va + g as u64 - 4 * (n as u64 / 2);
+        assert_eq!(cuMemsetD32_v2(straddle, 5, n as usize), CUDA_SUCCESS);
+        let (_m, f) = vecadd();
+        let mut out_ = straddle;
+        let (mut a, mut b, mut count) = (straddle, straddle, n);
+        let mut args = [
+            &mut a as *mut u64 as *mut c_void,
+            &mut b as *mut u64 as *mut c_void,
+            &mut out_ as *mut u64 as *mut c_void,
+            &mut count as *mut u32 as *mut c_void,
+        ];
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_SUCCESS
+        );
+        let mut host = vec![0f32; n as usize];
+        assert_eq!(
+            cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, straddle, 4 * n as usize),
+            CUDA_SUCCESS
+        );
+        let five = f32::from_bits(5);
+        assert!(host.iter().all(|&x| x == five + five), "{host:?}");
+        // Unmapped again: no longer device memory; the range can then be freed.
+        assert_eq!(cuMemUnmap(va + g as u64, g), CUDA_SUCCESS);
+        assert_eq!(cuMemsetD32_v2(straddle, 5, n as usize), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemAddressFree(va, 3 * g), CUDA_ERROR_INVALID_VALUE); // still mapped
+                                                                           // A kernel writing to reserved memory nothing is mapped at: an illegal address, as on a GPU.
+        let mut unmapped = va + 2 * g as u64;
+        args[2] = &mut unmapped as *mut u64 as *mut c_void;
+        // The inputs from the first granule, still mapped (through the pointers the launch reads).
+        *(args[0] as *mut u64) = va;
+        *(args[1] as *mut u64) = va;
+        assert_eq!(
+            cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()),
+            CUDA_SUCCESS
+        );
+        assert_eq!(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+        assert_eq!(cuMemUnmap(va, g), CUDA_SUCCESS);
+        assert_eq!(cuMemAddressFree(va, 3 * g), CUDA_SUCCESS);
     }
 }
