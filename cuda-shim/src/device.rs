@@ -118,6 +118,7 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         99 => 1,                                   // HOST_REGISTER_SUPPORTED
         100 => 1,                                  // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
         101 => 1,                                  // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+        102 => 1,                                  // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (crate::vmm)
         84 => 0,                                   // MULTI_GPU_BOARD
         97 => max_shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         106 => max_blocks_per_sm() as i32,         // MAX_BLOCKS_PER_MULTIPROCESSOR

@@ -43,30 +43,26 @@ pub(crate) fn unreserve(bytes: u64) {
     USED.fetch_sub(bytes, Ordering::AcqRel);
 }
 
-/// A range of mapped memory became accessible (`crate::vmm`): device memory to copies, fills,
-/// pointer attributes and checked mode.
-pub(crate) fn register_mapped(start: u64, size: u64) {
-    let id = IDS.fetch_add(1, Ordering::Relaxed);
-    MEMORY.lock().insert(
-        start,
-        Alloc {
-            size,
-            kind: MemKind::Mapped { id },
-        },
-    );
-}
-
-/// The mapped ranges in `[start, end)` are to be published again (`crate::vmm`).
-pub(crate) fn unregister_mapped_in(start: u64, end: u64) {
-    let gone: Vec<u64> = MEMORY
-        .lock()
+/// The read-write runs of mapped memory in `[start, end)` (`crate::vmm`), which are device memory
+/// to copies, fills, pointer attributes and checked mode: replaced in one step, so memory that stays
+/// accessible never drops out of the table meanwhile, and keeps its buffer id.
+pub(crate) fn publish_mapped(start: u64, end: u64, runs: &[(u64, u64)]) {
+    let mut mem = MEMORY.lock();
+    let stale: Vec<u64> = mem
         .range(start..end)
-        .filter(|(_, a)| matches!(a.kind, MemKind::Mapped { .. }))
+        .filter(|(p, a)| matches!(a.kind, MemKind::Mapped { .. }) && !runs.contains(&(**p, a.size)))
         .map(|(p, _)| *p)
         .collect();
-    for p in gone {
-        MEMORY.lock().remove(&p);
-        forget(p);
+    for p in stale {
+        mem.remove(&p);
+    }
+    for &(p, size) in runs {
+        mem.entry(p).or_insert_with(|| Alloc {
+            size,
+            kind: MemKind::Mapped {
+                id: IDS.fetch_add(1, Ordering::Relaxed),
+            },
+        });
     }
 }
 

@@ -10,7 +10,7 @@
 //! address faults, which ends its launch with `CUDA_ERROR_ILLEGAL_ADDRESS`. A mapped and accessible
 //! range is device memory to the rest of the driver (copies, fills, pointer attributes, checked mode).
 //! Physical memory counts against the device's total. Exporting handles to other processes is not
-//! supported.
+//! supported (asking for a POSIX file descriptor handle type is accepted, as frameworks do).
 
 use crate::errors::*;
 use crate::{device, init_check, out, CUdeviceptr};
@@ -47,8 +47,8 @@ struct Mapping {
     size: usize,
     /// Held so the memory outlives a release of its handle while mapped.
     _physical: Arc<Physical>,
-    /// Whether `cuMemSetAccess` made it readable and writable.
-    access: bool,
+    /// What `cuMemSetAccess` granted: 0 nothing, 1 read, 3 read and write.
+    access: c_int,
 }
 
 /// Physical allocations by handle (`CUmemGenericAllocationHandle`, a number).
@@ -79,16 +79,28 @@ pub struct AccessDesc {
     flags: c_int,
 }
 
-/// A pinned allocation on a presented device, with no handle for other processes.
+/// A pinned allocation on a presented device. A POSIX file descriptor may be asked for as a handle
+/// type (frameworks ask for it whether or not they export); Windows and fabric handles cannot be.
 unsafe fn check_prop(p: *const AllocationProp) -> Result<&'static AllocationProp, CUresult> {
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if p.kind != 1 || p.location_type != 1 || !device::exists(p.location_id) {
+    if p.kind != 1 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    if p.handle_types != 0 {
-        return Err(CUDA_ERROR_NOT_SUPPORTED); // handles shared with other processes
+    check_location(p.location_type, p.location_id)?;
+    if p.handle_types & !1 != 0 {
+        return Err(CUDA_ERROR_NOT_SUPPORTED);
     }
     Ok(p)
+}
+
+/// A device location (host and NUMA-node locations are not supported).
+fn check_location(t: c_int, id: c_int) -> Result<(), CUresult> {
+    match t {
+        1 if device::exists(id) => Ok(()),
+        1 => Err(CUDA_ERROR_INVALID_DEVICE),
+        2..=4 => Err(CUDA_ERROR_NOT_SUPPORTED),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
 }
 
 fn aligned(v: usize) -> bool {
@@ -102,25 +114,19 @@ fn within(all: &mut BTreeMap<usize, Reservation>, ptr: usize, size: usize) -> Op
 }
 
 /// Tells the rest of the driver which parts of reservation `r` (at `start`) are device memory: one
-/// range per run of adjacent accessible mappings, so a buffer that spans two mappings is one range
-/// to copies, fills and checked mode, as its addresses are one range to a kernel.
+/// range per run of adjacent read-write mappings, so a buffer that spans two mappings is one range
+/// to copies, fills and checked mode, as its addresses are one range to a kernel. (Read-only
+/// mappings are left out: the driver's own copies and fills would write them.)
 fn publish(start: usize, r: &Reservation) {
-    crate::memory::unregister_mapped_in(start as u64, (start + r.size) as u64);
-    let mut run: Option<(usize, usize)> = None;
+    let mut runs: Vec<(u64, u64)> = vec![];
     for (&s, m) in &r.maps {
-        run = match run {
-            Some((a, end)) if m.access && end == s => Some((a, s + m.size)),
-            _ => {
-                if let Some((a, end)) = run {
-                    crate::memory::register_mapped(a as u64, (end - a) as u64);
-                }
-                m.access.then_some((s, s + m.size))
-            }
-        };
+        match runs.last_mut() {
+            Some((a, len)) if m.access == 3 && *a + *len == s as u64 => *len += m.size as u64,
+            _ if m.access == 3 => runs.push((s as u64, m.size as u64)),
+            _ => {}
+        }
     }
-    if let Some((a, end)) = run {
-        crate::memory::register_mapped(a as u64, (end - a) as u64);
-    }
+    crate::memory::publish_mapped(start as u64, (start + r.size) as u64, &runs);
 }
 
 /// Makes `[ptr, ptr + size)` inaccessible reserved space again (`MAP_FIXED` over what was there).
@@ -256,55 +262,63 @@ api! {
         if p == libc::MAP_FAILED {
             return Err(CUDA_ERROR_OUT_OF_MEMORY);
         }
-        r.maps.insert(ptr, Mapping { size, _physical: physical, access: false });
+        r.maps.insert(ptr, Mapping { size, _physical: physical, access: 0 });
         Ok(())
     }
     fn cuMemUnmap(ptr: CUdeviceptr, size: usize) {
         init_check()?;
+        // Work still queued may use the memory, as with cuMemFree: it finishes first (before the
+        // lock, so other threads' calls do not wait behind it).
+        crate::memory::quiesce();
         let (ptr, size) = (ptr as usize, size);
         let mut all = RESERVED.lock();
-        let (_, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        // Whole mappings only, covering the range exactly.
+        let (start, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        // Whole mappings only, covering the range exactly, without gaps.
         let starts: Vec<usize> = r.maps.range(ptr..ptr + size).map(|(&s, _)| s).collect();
-        let covered: usize = starts.iter().map(|s| r.maps[s].size).sum();
-        if starts.first() != Some(&ptr) || covered != size {
+        let mut reached = ptr;
+        for s in &starts {
+            if *s != reached {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            reached += r.maps[s].size;
+        }
+        if starts.is_empty() || reached != ptr + size {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        // Work still queued may use it, as with cuMemFree.
-        crate::memory::quiesce();
+        unreachable_again(ptr, size)?;
         for s in starts {
             r.maps.remove(&s);
         }
-        let (start, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         publish(start, r);
-        unreachable_again(ptr, size)
+        Ok(())
     }
     fn cuMemSetAccess(ptr: CUdeviceptr, size: usize, desc: *const AccessDesc, count: usize) {
         init_check()?;
-        if count == 0 || desc.is_null() {
+        if count == 0 || desc.is_null() || size == 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let mut flags = 0;
         for i in 0..count {
             let d = &*desc.add(i);
-            if d.location_type != 1 || !device::exists(d.location_id) || !matches!(d.flags, 0 | 1 | 3) {
+            check_location(d.location_type, d.location_id)?;
+            if !matches!(d.flags, 0 | 1 | 3) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             flags = flags.max(d.flags); // the presented devices share one memory
         }
         let (ptr, size) = (ptr as usize, size);
         let mut all = RESERVED.lock();
-        let (_, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        // Every byte of the range must be mapped.
-        let maps: Vec<usize> = r.maps.range(..ptr + size).filter(|(&s, m)| s + m.size > ptr).map(|(&s, _)| s).collect();
+        let (start, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        // Whole mappings, without gaps, covering the range exactly.
+        let maps: Vec<usize> = r.maps.range(ptr..ptr + size).map(|(&s, _)| s).collect();
         let mut reached = ptr;
         for s in &maps {
-            if *s > reached {
+            if *s != reached {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            reached = reached.max(s + r.maps[s].size);
+            reached += r.maps[s].size;
         }
-        if reached < ptr + size {
+        if maps.is_empty() || reached != ptr + size {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let prot = match flags {
@@ -316,18 +330,15 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         for s in maps {
-            r.maps.get_mut(&s).expect("listed").access = flags != 0;
+            r.maps.get_mut(&s).expect("listed").access = flags;
         }
-        let (start, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         publish(start, r);
         Ok(())
     }
     fn cuMemGetAccess(flags: *mut u64, location: *const [c_int; 2], ptr: CUdeviceptr) {
         init_check()?;
         let l = location.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        if l[0] != 1 || !device::exists(l[1]) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
+        check_location(l[0], l[1])?;
         let mut all = RESERVED.lock();
         let (_, r) = within(&mut all, ptr as usize, 1).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let access = r
@@ -337,6 +348,6 @@ api! {
             .filter(|(&s, m)| s + m.size > ptr as usize)
             .map(|(_, m)| m.access)
             .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        out(flags, if access { 3 } else { 0 })
+        out(flags, access as u64)
     }
 }

@@ -597,6 +597,19 @@ fn reserved_address_ranges_take_mapped_memory() {
         );
         let five = f32::from_bits(5);
         assert!(host.iter().all(|&x| x == five + five), "{host:?}");
+        // Access is granted per whole mapping; a read-only one is no memory the driver writes.
+        assert_eq!(cuMemSetAccess(va, g / 2, desc, 1), CUDA_ERROR_INVALID_VALUE);
+        let ro = AccessDesc { flags: 1, ..rw };
+        let ro_desc = &ro as *const AccessDesc as *const _;
+        assert_eq!(cuMemSetAccess(va + g as u64, g, ro_desc, 1), CUDA_SUCCESS);
+        let second = va + g as u64;
+        assert_eq!(
+            cuMemGetAccess(&mut access, &here as *const [i32; 2] as *const _, second),
+            CUDA_SUCCESS
+        );
+        assert_eq!(access, 1);
+        assert_eq!(cuMemsetD32_v2(second, 5, 4), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuMemsetD32_v2(va, 5, 4), CUDA_SUCCESS);
         // Unmapped again: no longer device memory; the range can then be freed.
         assert_eq!(cuMemUnmap(va + g as u64, g), CUDA_SUCCESS);
         assert_eq!(cuMemsetD32_v2(straddle, 5, n as usize), CUDA_ERROR_INVALID_VALUE);
