@@ -489,12 +489,12 @@ impl Source {
             f.as_global_value().set_name(name);
         }
         let triple = module.get_triple().as_str().to_string_lossy().into_owned();
-        let object = with_host_tm(&triple, |tm| {
+        let object = with_tm(Purpose::Optimise, &triple, |tm| {
             optimise_module(&module, tm, quick)?;
             Ok(())
         })
         .and_then(|()| {
-            with_codegen_tm(&triple, |tm| {
+            with_tm(Purpose::Codegen, &triple, |tm| {
                 tm.write_to_memory_buffer(&module, inkwell::targets::FileType::Object)
                     .map(|b| b.as_slice().to_vec())
                     .map_err(|e| e.to_string())
@@ -716,43 +716,32 @@ fn internal(msg: String) -> Vec<Diagnostic> {
     vec![Diagnostic::error(Code::P0401, Default::default(), msg)]
 }
 
-/// Runs `f` with the host target machine, made once (making one takes milliseconds). Optimisation
-/// runs under `CODEGEN`, so one machine serves every module.
-fn with_host_tm<T>(triple: &str, f: impl FnOnce(&TargetMachine) -> Result<T, String>) -> Result<T, String> {
-    struct Tm(TargetMachine);
-    // SAFETY: the machine is only used under the mutex.
-    unsafe impl Send for Tm {}
-    static TM: parking_lot::Mutex<Option<(String, Tm)>> = parking_lot::Mutex::new(None);
-    let mut tm = TM.lock();
-    if tm.as_ref().is_none_or(|(t, _)| t != triple) {
-        *tm = Some((triple.to_string(), Tm(host_tm(triple)?)));
-    }
-    f(&tm.as_ref().expect("just made").1 .0)
+/// What a host target machine is for.
+#[derive(Clone, Copy)]
+enum Purpose {
+    /// The IR passes: this CPU's features, so LLVM vectorises for it.
+    Optimise = 0,
+    /// Compiling a tier's optimised IR to an object file, at LLJIT's own code-generation settings
+    /// (position-independent, small code model), so the object links into the JIT as LLJIT's own
+    /// would.
+    Codegen = 1,
 }
 
-/// Runs `f` with the target machine that compiles a tier's optimised IR to an object file: this CPU
-/// and its features, at LLJIT's own code-generation settings (position-independent, small code
-/// model), so the object links into the JIT as LLJIT's own would.
-fn with_codegen_tm<T>(triple: &str, f: impl FnOnce(&TargetMachine) -> Result<T, String>) -> Result<T, String> {
+/// Runs `f` with the host target machine for `purpose`, made once (making one takes milliseconds).
+/// It runs under `CODEGEN`, so one machine of each purpose serves every module.
+fn with_tm<T>(
+    purpose: Purpose,
+    triple: &str,
+    f: impl FnOnce(&TargetMachine) -> Result<T, String>,
+) -> Result<T, String> {
     struct Tm(TargetMachine);
-    // SAFETY: the machine is only used under the mutex.
+    // SAFETY: a machine is only used under its mutex.
     unsafe impl Send for Tm {}
-    static TM: parking_lot::Mutex<Option<(String, Tm)>> = parking_lot::Mutex::new(None);
-    let mut tm = TM.lock();
+    static TMS: [parking_lot::Mutex<Option<(String, Tm)>>; 2] =
+        [parking_lot::Mutex::new(None), parking_lot::Mutex::new(None)];
+    let mut tm = TMS[purpose as usize].lock();
     if tm.as_ref().is_none_or(|(t, _)| t != triple) {
-        let t = TargetTriple::create(triple);
-        let target = Target::from_triple(&t).map_err(|e| e.to_string())?;
-        let machine = target
-            .create_target_machine(
-                &t,
-                &TargetMachine::get_host_cpu_name().to_string(),
-                &TargetMachine::get_host_cpu_features().to_string(),
-                OptimizationLevel::Default,
-                RelocMode::PIC,
-                CodeModel::Small,
-            )
-            .ok_or_else(|| "cannot create the host target machine".to_string())?;
-        *tm = Some((triple.to_string(), Tm(machine)));
+        *tm = Some((triple.to_string(), Tm(host_tm(purpose, triple)?)));
     }
     f(&tm.as_ref().expect("just made").1 .0)
 }
@@ -766,18 +755,22 @@ fn host_cpu() -> String {
     )
 }
 
-/// Host target machine with this CPU's features, so LLVM vectorises for it.
-fn host_tm(triple: &str) -> Result<TargetMachine, String> {
+/// A target machine for this CPU and its features, for `purpose`.
+fn host_tm(purpose: Purpose, triple: &str) -> Result<TargetMachine, String> {
     let triple = TargetTriple::create(triple);
     let target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    let (level, reloc, model) = match purpose {
+        Purpose::Optimise => (OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::JITDefault),
+        Purpose::Codegen => (OptimizationLevel::Default, RelocMode::PIC, CodeModel::Small),
+    };
     target
         .create_target_machine(
             &triple,
             &TargetMachine::get_host_cpu_name().to_string(),
             &TargetMachine::get_host_cpu_features().to_string(),
-            OptimizationLevel::Aggressive,
-            RelocMode::Default,
-            CodeModel::JITDefault,
+            level,
+            reloc,
+            model,
         )
         .ok_or_else(|| "cannot create the host target machine".to_string())
 }
@@ -847,7 +840,7 @@ fn host_module_ir(m: &Module<'_>, optimise: bool, only: Option<&str>) -> Result<
         let triple = unsafe { CStr::from_ptr(LLVMOrcLLJITGetTripleString(jit.0)) }
             .to_string_lossy()
             .into_owned();
-        let tm = host_tm(&triple).map_err(internal)?;
+        let tm = host_tm(Purpose::Optimise, &triple).map_err(internal)?;
         lowered.module.set_triple(&tm.get_triple());
         lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
         optimise_module(&lowered.module, &tm, false).map_err(internal)?;
