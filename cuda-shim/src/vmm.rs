@@ -129,6 +129,23 @@ fn publish(start: usize, r: &Reservation) {
     crate::memory::publish_mapped(start as u64, (start + r.size) as u64, &runs);
 }
 
+/// The starts of the mappings of `r` that cover `[ptr, ptr + size)` exactly: whole mappings, with
+/// no gap between them (unmapping and access are per mapping).
+fn whole_mappings(r: &Reservation, ptr: usize, size: usize) -> Result<Vec<usize>, CUresult> {
+    let starts: Vec<usize> = r.maps.range(ptr..ptr + size).map(|(&s, _)| s).collect();
+    let mut reached = ptr;
+    for s in &starts {
+        if *s != reached {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        reached += r.maps[s].size;
+    }
+    if starts.is_empty() || reached != ptr + size {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(starts)
+}
+
 /// Makes `[ptr, ptr + size)` inaccessible reserved space again (`MAP_FIXED` over what was there).
 unsafe fn unreachable_again(ptr: usize, size: usize) -> Result<(), CUresult> {
     let p = libc::mmap(
@@ -273,18 +290,7 @@ api! {
         let (ptr, size) = (ptr as usize, size);
         let mut all = RESERVED.lock();
         let (start, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        // Whole mappings only, covering the range exactly, without gaps.
-        let starts: Vec<usize> = r.maps.range(ptr..ptr + size).map(|(&s, _)| s).collect();
-        let mut reached = ptr;
-        for s in &starts {
-            if *s != reached {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            reached += r.maps[s].size;
-        }
-        if starts.is_empty() || reached != ptr + size {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
+        let starts = whole_mappings(r, ptr, size)?;
         unreachable_again(ptr, size)?;
         for s in starts {
             r.maps.remove(&s);
@@ -309,18 +315,7 @@ api! {
         let (ptr, size) = (ptr as usize, size);
         let mut all = RESERVED.lock();
         let (start, r) = within(&mut all, ptr, size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        // Whole mappings, without gaps, covering the range exactly.
-        let maps: Vec<usize> = r.maps.range(ptr..ptr + size).map(|(&s, _)| s).collect();
-        let mut reached = ptr;
-        for s in &maps {
-            if *s != reached {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            reached += r.maps[s].size;
-        }
-        if maps.is_empty() || reached != ptr + size {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
+        let maps = whole_mappings(r, ptr, size)?;
         let prot = match flags {
             3 => libc::PROT_READ | libc::PROT_WRITE,
             1 => libc::PROT_READ,

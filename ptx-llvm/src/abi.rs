@@ -98,6 +98,17 @@ pub mod builtin {
     /// the `ACCESS_UNRACED` loads call the runtime too (their proof assumes every thread of an epoch
     /// started it at one barrier instruction).
     pub const WATCH_UNRACED: u32 = 4;
+
+    /// The watch bit under which racecheck follows an access with this space code: `WATCH_UNRACED`
+    /// for a load proved race-free, `WATCH_RACE` for the rest (generated code and the runtime
+    /// decide alike).
+    pub const fn race_bit(space: u32) -> u32 {
+        if space & ACCESS_UNRACED != 0 {
+            WATCH_UNRACED
+        } else {
+            WATCH_RACE
+        }
+    }
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being

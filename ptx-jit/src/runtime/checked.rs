@@ -213,13 +213,12 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
 /// all but the loads the lowering proved race-free (`ACCESS_UNRACED`), unless a divergent barrier
 /// voided that proof.
 pub fn watched(cell: &FaultCell, space: u32) -> bool {
-    let w = cell.watch.load(Ordering::Relaxed);
-    let race = if space & ACCESS_UNRACED != 0 {
-        WATCH_UNRACED
-    } else {
-        WATCH_RACE
-    };
-    w & (WATCH_INIT | race) != 0
+    cell.watch.load(Ordering::Relaxed) & (WATCH_INIT | race_bit(space)) != 0
+}
+
+/// Whether racecheck records this access (see [`watched`]).
+pub fn race_watched(cell: &FaultCell, space: u32) -> bool {
+    cell.watch.load(Ordering::Relaxed) & race_bit(space) != 0
 }
 
 #[inline(never)]

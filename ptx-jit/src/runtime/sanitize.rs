@@ -414,8 +414,7 @@ pub fn warp_synced(w: usize) {
 pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
     let ordered = space & ACCESS_ORDERED != 0;
     // A load proved race-free is recorded only after a divergent barrier voided the proof.
-    let unraced =
-        space & ACCESS_UNRACED != 0 && cell.watch.load(std::sync::atomic::Ordering::Relaxed) & WATCH_UNRACED == 0;
+    let recorded = crate::runtime::checked::race_watched(cell, space);
     let how = How::of_access(space);
     let tools = cell.tools;
     let shared_base = env.shared as u64;
@@ -439,7 +438,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
-        if tools.has(Tools::RACECHECK) && !unraced {
+        if recorded {
             // Shared addresses are shown as offsets into the window.
             let shown = if space == SPACE_SHARED || (space == SPACE_GENERIC && in_shared) {
                 addr - shared_base

@@ -186,6 +186,18 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(())
     }
 
+    /// `access` with `ACCESS_UNRACED` added when it is a load (neither a write nor an atomic) of
+    /// the instruction being lowered and that instruction is proved race-free.
+    fn mark_unraced(&self, access: u32) -> u32 {
+        use crate::builtin as bi;
+        let loads = access & (bi::ACCESS_WRITE | bi::ACCESS_ATOMIC) == 0;
+        if self.unraced && loads {
+            access | bi::ACCESS_UNRACED
+        } else {
+            access
+        }
+    }
+
     /// Checked mode: asks the runtime whether `bytes` at `p` lie in memory of `space`; if not, the
     /// thread stops here. `access` (a `builtin::ACCESS_*`) says how the instruction touches them.
     pub(super) fn check_access(
@@ -222,17 +234,9 @@ impl<'ctx> Lowerer<'ctx> {
         use crate::builtin as bi;
         let (i32t, i64t) = (self.i32(), self.i64());
         let loads = access & bi::ACCESS_WRITE == 0;
-        let access = if self.unraced && loads {
-            access | bi::ACCESS_UNRACED
-        } else {
-            access
-        };
+        let access = self.mark_unraced(access);
         // The sanitizers that need this access to call the runtime.
-        let race = if access & bi::ACCESS_UNRACED != 0 {
-            bi::WATCH_UNRACED
-        } else {
-            bi::WATCH_RACE
-        };
+        let race = bi::race_bit(access);
         // An aligned access of up to 16 bytes covers bits of one word of the written-bytes map.
         let mapped = matches!(bytes, 1 | 2 | 4 | 8 | 16);
         let init = if mapped { 0 } else { bi::WATCH_INIT };
@@ -337,12 +341,7 @@ impl<'ctx> Lowerer<'ctx> {
         if !self.checked || matches!(space, Space::Param) {
             return Ok(());
         }
-        let loads = access & (crate::builtin::ACCESS_WRITE | crate::builtin::ACCESS_ATOMIC) == 0;
-        let access = if self.unraced && loads {
-            access | crate::builtin::ACCESS_UNRACED
-        } else {
-            access
-        };
+        let access = self.mark_unraced(access);
         let r = self.call_check(st, p, bytes, span.start as u64, space_code(space) | access)?;
         self.stop_if_faulted(st, Some(r))
     }
