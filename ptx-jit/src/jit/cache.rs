@@ -14,7 +14,7 @@
 //!   from another format) is ignored, and the tier compiled and written again.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use twox_hash::XxHash3_128;
 
@@ -163,10 +163,6 @@ impl Cache {
                 total -= len;
             }
         }
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 
