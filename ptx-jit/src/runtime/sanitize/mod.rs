@@ -26,10 +26,12 @@ use crate::runtime::checked::FaultCell;
 use crate::runtime::Env;
 use parking_lot::{Mutex, RwLock};
 use ptx_llvm::builtin::*;
-use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+mod shadow;
+use shadow::{Acc, Shadow, Word};
 
 /// Which tools are on: a set of `Tools::*` bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -245,34 +247,6 @@ pub fn record(cell: &FaultCell, f: Finding) {
 
 // ---- the shadow state of the running CTA ------------------------------------------------------------
 
-/// One access in the shadow, packed small: the shadow has an entry per byte touched.
-#[derive(Clone, Copy)]
-struct Acc {
-    /// Linear thread index in the CTA (at most 1024).
-    t: u16,
-    /// The accessing warp's count of warp-level synchronisations at the time.
-    wsync: u32,
-    site: u32,
-    atomic: bool,
-}
-
-#[derive(Clone, Copy, Default)]
-struct Shadow {
-    epoch: u32,
-    write: Option<Acc>,
-    /// Up to two readers of distinct threads in this epoch.
-    reads: [Option<Acc>; 2],
-}
-
-/// The shadow of a 4-byte word. While every access has covered the whole word, its four bytes share
-/// one history and one shadow stands for them (a quarter of the memory and of the work: racecheck's
-/// time goes to missing the cache on its shadow); the first access to part of it gives each byte its
-/// own copy.
-enum WordShadow {
-    Whole(Shadow),
-    Bytes(Box<[Shadow; 4]>),
-}
-
 /// A write-write race whose verdict waits for the end of the epoch: the bytes the first writer left
 /// (`first`) against what they hold then.
 struct Pending {
@@ -286,12 +260,9 @@ struct Cta {
     ctaid: [u32; 3],
     ntid: [u32; 3],
     tools: Tools,
-    /// Barrier phases completed in the CTA.
-    epoch: u32,
     /// Warp-level synchronisations per warp.
     warp_sync: Vec<u32>,
-    /// Per 4-byte word (address / 4): one shadow for the word, or one per byte.
-    shadow: HashMap<u64, WordShadow>,
+    shadow: shadow::Table,
     pending: Vec<Pending>,
     /// initcheck: bytes of the shared window written by the CTA, one bit each.
     /// Cells: generated code reads and writes the words through a raw pointer too
@@ -302,8 +273,8 @@ struct Cta {
 
 thread_local! {
     static CTA: RefCell<Option<Cta>> = const { RefCell::new(None) };
-    /// The shadow table of the CTA this thread ran last, emptied but with its capacity.
-    static SPARE_SHADOW: RefCell<HashMap<u64, WordShadow>> = RefCell::new(HashMap::default());
+    /// The shadow table of the CTA this thread ran last, with its chunks.
+    static SPARE_SHADOW: RefCell<shadow::Table> = RefCell::new(shadow::Table::default());
 }
 
 fn linear(tid: [u32; 3], ntid: [u32; 3]) -> u32 {
@@ -315,36 +286,43 @@ fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
 }
 
 /// Runs `f` on the shadow state of `env`'s CTA, opening it if this thread last ran another one.
+#[inline(always)]
 fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R {
     CTA.with(|c| {
         let mut c = c.borrow_mut();
-        let fresh =
-            !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell));
-        if fresh {
-            // The shadow table keeps its capacity from the CTA this thread ran before: a grid's CTAs
-            // touch alike, and growing a table from empty for each one was a third of racecheck's time.
-            if let Some(old) = c.take() {
-                close(old);
-            }
-            let shadow = SPARE_SHADOW.with(|s| std::mem::take(&mut *s.borrow_mut()));
-            let threads = env.ntid.iter().product::<u32>() as usize;
-            *c = Some(Cta {
-                gridid: env.gridid,
-                ctaid: env.ctaid,
-                ntid: env.ntid,
-                tools: cell.tools,
-                epoch: 0,
-                warp_sync: vec![0; threads.div_ceil(32)],
-                shadow,
-                pending: vec![],
-                shared_written: (0..(cell.shared_bytes as usize).div_ceil(64))
-                    .map(|_| std::cell::Cell::new(0))
-                    .collect(),
-                cell,
-            });
+        if !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell)) {
+            open(&mut c, env, cell);
         }
         f(c.as_mut().expect("opened"))
     })
+}
+
+/// Closes the CTA this thread ran before, if any, and opens `env`'s. Apart from [`with_cta`], which
+/// runs on every access, to keep that one small.
+#[cold]
+#[inline(never)]
+fn open(c: &mut Option<Cta>, env: &Env, cell: &FaultCell) {
+    // The shadow table keeps its chunks from the CTA this thread ran before: a grid's CTAs touch
+    // alike.
+    if let Some(old) = c.take() {
+        close(old);
+    }
+    let mut shadow = SPARE_SHADOW.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    shadow.open_cta();
+    let threads = env.ntid.iter().product::<u32>() as usize;
+    *c = Some(Cta {
+        gridid: env.gridid,
+        ctaid: env.ctaid,
+        ntid: env.ntid,
+        tools: cell.tools,
+        warp_sync: vec![0; threads.div_ceil(32)],
+        shadow,
+        pending: vec![],
+        shared_written: (0..(cell.shared_bytes as usize).div_ceil(64))
+            .map(|_| std::cell::Cell::new(0))
+            .collect(),
+        cell,
+    });
 }
 
 /// initcheck: opens the shadow state of `env`'s CTA now and gives its map of shared bytes written,
@@ -382,10 +360,9 @@ pub fn cta_done() {
     }
 }
 
-/// Settles a finished CTA and keeps its emptied shadow table for the next.
+/// Settles a finished CTA and keeps its shadow table for the next.
 fn close(mut cta: Cta) {
     settle(&mut cta);
-    cta.shadow.clear();
     SPARE_SHADOW.with(|s| *s.borrow_mut() = std::mem::take(&mut cta.shadow));
 }
 
@@ -396,7 +373,7 @@ pub fn barrier_completed() {
     CTA.with(|c| {
         if let Some(cta) = c.borrow_mut().as_mut() {
             settle(cta);
-            cta.epoch += 1;
+            cta.shadow.new_epoch();
         }
     });
 }
@@ -429,12 +406,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     with_cta(env, cell, |cta| {
         let t = linear(env.tid, env.ntid);
         let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0);
-        let me = Acc {
-            t: t as u16,
-            site,
-            atomic: how == How::Atomic || ordered,
-            wsync,
-        };
+        let me = Acc::new(t, wsync, site, how == How::Atomic || ordered);
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
@@ -473,8 +445,8 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
 
 /// Whether `a` (earlier) and `b` (now) are ordered: same thread, or same warp with a warp-level
 /// synchronisation between them.
-fn ordered(a: &Acc, b: &Acc) -> bool {
-    a.t == b.t || (a.t / 32 == b.t / 32 && b.wsync != a.wsync)
+fn ordered(a: Acc, b: Acc) -> bool {
+    a.t() == b.t() || (a.t() / 32 == b.t() / 32 && b.wsync != a.wsync)
 }
 
 /// A conflict at one byte: the earlier access, how it touched the byte, and whether the verdict
@@ -486,68 +458,72 @@ struct Conflict {
     same_value: bool,
 }
 
-/// Records access `me` of one byte's shadow; the conflict it has with an earlier access, if any.
-fn race_byte(s: &mut Shadow, epoch: u32, me: Acc, how: How) -> Option<Conflict> {
-    if s.epoch != epoch {
-        *s = Shadow {
-            epoch,
-            ..Default::default()
-        };
-    }
-    let conflicts = |other: &Acc| !ordered(other, &me) && (!other.atomic || !me.atomic);
-    let kind = |a: &Acc, plain: How| if a.atomic { How::Atomic } else { plain };
-    let mut found = s.write.filter(|w| conflicts(w)).map(|w| Conflict {
+/// Records access `me` in the current epoch's shadow of a byte (or word); the conflict it has with an
+/// earlier access, if any.
+fn race_byte(s: &mut Shadow, me: Acc, how: How) -> Option<Conflict> {
+    let conflicts = |other: Acc| !ordered(other, me) && (!other.atomic() || !me.atomic());
+    let kind = |a: Acc, plain: How| if a.atomic() { How::Atomic } else { plain };
+    let mut found = s.write().filter(|w| conflicts(*w)).map(|w| Conflict {
         other: w,
-        other_how: kind(&w, How::Write),
-        same_value: how == How::Write && !w.atomic,
+        other_how: kind(w, How::Write),
+        same_value: how == How::Write && !w.atomic(),
     });
     if how != How::Read && found.is_none() {
-        found = s.reads.iter().flatten().find(|r| conflicts(r)).map(|r| Conflict {
-            other: *r,
+        found = s.reads().find(|r| conflicts(*r)).map(|r| Conflict {
+            other: r,
             other_how: kind(r, How::Read),
             same_value: false,
         });
     }
     match how {
-        How::Read => {
-            if !s.reads.iter().flatten().any(|r| r.t == me.t) {
-                if let Some(slot) = s.reads.iter_mut().find(|r| r.is_none()) {
-                    *slot = Some(me);
-                }
-            }
-        }
-        _ => s.write = Some(me),
+        How::Read => s.add_read(me),
+        _ => s.set_write(me),
     }
     found
 }
 
-/// racecheck for an access of `bytes` at `addr`: one shadow entry per 4-byte word ([`WordShadow`]).
+/// racecheck for an access of `bytes` at `addr`, word by word ([`shadow::Table::word`]).
 #[allow(clippy::too_many_arguments)]
 fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, shown: u64, env: &Env) {
-    let epoch = cta.epoch;
     let mut first: Option<(u64, Conflict)> = None;
     for word in addr >> 2..=(addr + bytes - 1) >> 2 {
         let (lo, hi) = ((word << 2).max(addr), ((word << 2) + 4).min(addr + bytes));
-        let entry = cta.shadow.entry(word).or_insert(WordShadow::Whole(Shadow::default()));
-        if let (WordShadow::Whole(s), 4) = (&mut *entry, hi - lo) {
-            if let Some(c) = race_byte(s, epoch, me, how) {
-                first.get_or_insert((lo, c));
+        match cta.shadow.word(word, hi - lo == 4) {
+            Word::Whole(s) => {
+                if let Some(c) = race_byte(s, me, how) {
+                    first.get_or_insert((lo, c));
+                }
             }
-            continue;
-        }
-        if let WordShadow::Whole(s) = entry {
-            *entry = WordShadow::Bytes(Box::new([*s; 4]));
-        }
-        let WordShadow::Bytes(shadows) = entry else {
-            unreachable!("split just above")
-        };
-        for b in lo..hi {
-            if let Some(c) = race_byte(&mut shadows[(b & 3) as usize], epoch, me, how) {
-                first.get_or_insert((b, c));
+            Word::Bytes(shadows) => {
+                for b in lo..hi {
+                    if let Some(c) = race_byte(&mut shadows[(b & 3) as usize], me, how) {
+                        first.get_or_insert((b, c));
+                    }
+                }
             }
         }
     }
-    let Some((at, c)) = first else { return };
+    if let Some((at, c)) = first {
+        found(cta, addr, bytes, me, how, space, shown, env, at, c);
+    }
+}
+
+/// A race [`race`] found at byte `at`: reported, or kept for the end of the epoch.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn found(
+    cta: &mut Cta,
+    addr: u64,
+    bytes: u64,
+    me: Acc,
+    how: How,
+    space: u32,
+    shown: u64,
+    env: &Env,
+    at: u64,
+    c: Conflict,
+) {
     let finding = Finding {
         kind: Kind::Race,
         ctaid: Some(env.ctaid),
@@ -557,7 +533,7 @@ fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, sho
         accesses: vec![
             Access {
                 site: Some(c.other.site),
-                tid: Some(unlinear(c.other.t as u32, cta.ntid)),
+                tid: Some(unlinear(c.other.t(), cta.ntid)),
                 how: c.other_how,
             },
             Access {
