@@ -71,7 +71,7 @@ build/client: tests/demo/client.c venv
 
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
-	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs
+	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
@@ -79,6 +79,7 @@ build/device_attributes: tests/gpu/probes_c/device_attributes.c
 build/devices: tests/demo/devices.c
 build/lazy: tests/demo/lazy.c
 build/graphs: tests/demo/graphs.c
+build/texture_probe: tests/gpu/probes_c/texture_probe.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
 build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
@@ -156,7 +157,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -192,6 +193,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== CUDA graphs: stream capture across streams, an explicit graph, capture's errors"
 	LD_LIBRARY_PATH=$(REL) ./build/graphs build/graph.dot | tee build/graphs.out
 	grep -q "GRAPHS VERIFIED" build/graphs.out
+	@echo; echo "== Textures: an H100's answers for filtering, addressing, formats and gathers, bit for bit"
+	LD_LIBRARY_PATH=$(REL) ./build/texture_probe > build/texture_probe.out
+	cmp build/texture_probe.out tests/gpu/probes_c/texture_probe.expected
 	grep -q 'label="kernel add' build/graph.dot
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_graphs | tee build/nvcc_graphs.out
 	grep -q "GRAPHS VERIFIED" build/nvcc_graphs.out

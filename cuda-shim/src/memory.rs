@@ -478,6 +478,8 @@ impl Copy3 {
 enum Mem {
     Host = 1,
     Device = 2,
+    /// A CUDA array's elements, whose bounds `crate::texture::array_region` has checked.
+    Array = 3,
     Unified = 4,
 }
 
@@ -491,6 +493,7 @@ fn side(kind: Mem, ptr: u64, extent: u64) -> Result<bool, CUresult> {
     }
     match kind {
         Mem::Device => check_range(ptr, extent).map(|_| false),
+        Mem::Array => Ok(false),
         // A host or unified pointer inside known memory must stay inside it; elsewhere it is the
         // application's pageable memory.
         Mem::Host | Mem::Unified => match lookup(ptr) {
@@ -621,22 +624,26 @@ pub struct Memcpy3D {
     depth: usize,
 }
 
-/// One side of a pitched copy: (kind, base address of the first byte).
+/// One side of a pitched copy: its kind, the address of its first byte, its pitch and rows per slice
+/// (an array's own, whatever the descriptor says).
 #[allow(clippy::too_many_arguments)]
 fn pitched_side(
     ty: c_int,
     host: usize,
     device: u64,
-    x: usize,
-    y: usize,
-    z: usize,
+    array: *mut c_void,
+    [x, y, z]: [usize; 3],
     pitch: usize,
     rows: usize,
-) -> Result<(Mem, u64), CUresult> {
+    extent: [usize; 3],
+) -> Result<(Mem, u64, usize, usize), CUresult> {
     let kind = match ty {
         1 => Mem::Host,
         2 => Mem::Device,
-        3 => return Err(CUDA_ERROR_NOT_SUPPORTED), // CUDA arrays (textures) are not implemented
+        3 => {
+            let (at, pitch, rows) = crate::texture::array_region(array as Handle, [x, y, z], extent)?;
+            return Ok((Mem::Array, at, pitch, rows));
+        }
         4 => Mem::Unified,
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     };
@@ -647,31 +654,37 @@ fn pitched_side(
             .checked_add(x)
     })()
     .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    Ok((kind, base.checked_add(off as u64).ok_or(CUDA_ERROR_INVALID_VALUE)?))
+    Ok((
+        kind,
+        base.checked_add(off as u64).ok_or(CUDA_ERROR_INVALID_VALUE)?,
+        pitch,
+        rows,
+    ))
 }
 
 unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUresult> {
     init_check()?;
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let (sk, src) = pitched_side(
+    let extent = [p.width, p.height, 1];
+    let (sk, src, src_pitch, src_rows) = pitched_side(
         p.src_type,
         p.src_host as usize,
         p.src_device,
-        p.src_x,
-        p.src_y,
-        0,
+        p.src_array,
+        [p.src_x, p.src_y, 0],
         p.src_pitch,
-        0,
+        p.height,
+        extent,
     )?;
-    let (dk, dst) = pitched_side(
+    let (dk, dst, dst_pitch, dst_rows) = pitched_side(
         p.dst_type,
         p.dst_host as usize,
         p.dst_device,
-        p.dst_x,
-        p.dst_y,
-        0,
+        p.dst_array,
+        [p.dst_x, p.dst_y, 0],
         p.dst_pitch,
-        0,
+        p.height,
+        extent,
     )?;
     let c = Copy3 {
         src,
@@ -679,10 +692,10 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
         width: p.width,
         height: p.height,
         depth: 1,
-        src_pitch: p.src_pitch,
-        src_rows: p.height,
-        dst_pitch: p.dst_pitch,
-        dst_rows: p.height,
+        src_pitch,
+        src_rows,
+        dst_pitch,
+        dst_rows,
     };
     copy(c, sk, dk, stream)
 }
@@ -720,28 +733,30 @@ unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CU
     }
     let rows = |h: usize| if p.depth <= 1 { p.height.max(h) } else { h };
     let (src_rows, dst_rows) = (rows(p.src_height), rows(p.dst_height));
-    if p.depth > 1 && (src_rows < p.height || dst_rows < p.height) {
+    // An array side has its own rows.
+    if p.depth > 1 && ((p.src_type != 3 && src_rows < p.height) || (p.dst_type != 3 && dst_rows < p.height)) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let (sk, src) = pitched_side(
+    let extent = [p.width, p.height, p.depth];
+    let (sk, src, src_pitch, src_rows) = pitched_side(
         p.src_type,
         p.src_host as usize,
         p.src_device,
-        p.src_x,
-        p.src_y,
-        p.src_z,
+        p.src_array,
+        [p.src_x, p.src_y, p.src_z],
         p.src_pitch,
         src_rows,
+        extent,
     )?;
-    let (dk, dst) = pitched_side(
+    let (dk, dst, dst_pitch, dst_rows) = pitched_side(
         p.dst_type,
         p.dst_host as usize,
         p.dst_device,
-        p.dst_x,
-        p.dst_y,
-        p.dst_z,
+        p.dst_array,
+        [p.dst_x, p.dst_y, p.dst_z],
         p.dst_pitch,
         dst_rows,
+        extent,
     )?;
     let c = Copy3 {
         src,
@@ -749,12 +764,44 @@ unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CU
         width: p.width,
         height: p.height,
         depth: p.depth,
-        src_pitch: p.src_pitch,
+        src_pitch,
         src_rows,
-        dst_pitch: p.dst_pitch,
+        dst_pitch,
         dst_rows,
     };
     Ok((c, sk, dk))
+}
+
+/// The other side of a 1D array copy.
+pub(crate) enum ArrayPeer {
+    Host(u64),
+    Device(u64),
+    /// Another array, from a byte offset.
+    Array(Handle, usize),
+}
+
+/// The 1D array copies (`cuMemcpyHtoA`, `cuMemcpyAtoD` and their kin): `n` bytes at byte `offset`
+/// of the array's elements, to or from `peer`.
+pub(crate) unsafe fn array_copy(
+    array: Handle,
+    offset: usize,
+    peer: ArrayPeer,
+    to_array: bool,
+    n: usize,
+    stream: Option<Handle>,
+) -> Result<(), CUresult> {
+    init_check()?;
+    let at = crate::texture::array_bytes(array, offset, n)?;
+    let (other, kind) = match peer {
+        ArrayPeer::Host(p) => (p, Mem::Host),
+        ArrayPeer::Device(p) => (p, Mem::Device),
+        ArrayPeer::Array(h, off) => (crate::texture::array_bytes(h, off, n)?, Mem::Array),
+    };
+    if to_array {
+        copy(Copy3::linear(other, at, n), kind, Mem::Array, stream)
+    } else {
+        copy(Copy3::linear(at, other, n), Mem::Array, kind, stream)
+    }
 }
 
 fn peer_check(dst_ctx: Handle, src_ctx: Handle) -> Result<(), CUresult> {

@@ -20,6 +20,7 @@ pub enum Tag {
     GraphExec = 7,
     MemPool = 8,
     Event = 9,
+    Array = 10,
     // High numbers, clear of the others.
     Link = 14,
     Library = 15,

@@ -23,7 +23,7 @@ pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
 /// The runtime's entry points that generated code calls, by name: the crate root hands them to the JIT
 /// (`host`), so the JIT does not depend on the runtime's modules.
-pub(crate) fn runtime_symbols() -> [(&'static str, u64); 8] {
+pub(crate) fn runtime_symbols() -> [(&'static str, u64); 9] {
     [
         // NVIDIA's device runtime, in place of the C library's functions of the same names.
         (
@@ -57,6 +57,10 @@ pub(crate) fn runtime_symbols() -> [(&'static str, u64); 8] {
         (
             ptx_llvm::builtin::VIDEO,
             crate::emu::video::ptxjit_video as *const () as u64,
+        ),
+        (
+            ptx_llvm::builtin::TEX,
+            crate::runtime::texture::ptxjit_tex as *const () as u64,
         ),
     ]
 }

@@ -226,6 +226,95 @@ pub mod builtin {
         }
     }
 
+    /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`):
+    /// `i64 ptxjit_tex(code, env, handle, buf)` with `code` from [`TexOp::pack`] and `buf` the
+    /// calling thread's [`TEX_BUF_WORDS`] words: the coordinates from [`TEX_COORDS`] (a layer index
+    /// first for layered geometries, as in the instruction), the data read or to be written from
+    /// [`TEX_DATA`] (4 words), the LOD at [`TEX_LOD`]. The result is 0, or 1 when the launch
+    /// faulted.
+    pub const TEX: &str = "ptxjit_tex";
+    pub const TEX_COORDS: u32 = 0;
+    pub const TEX_DATA: u32 = 4;
+    pub const TEX_LOD: u32 = 8;
+    pub const TEX_BUF_WORDS: u32 = 9;
+    pub const TEX_SAMPLE: u32 = 0;
+    pub const TEX_GATHER: u32 = 1;
+    pub const TEX_QUERY: u32 = 2;
+    pub const SURF_LOAD: u32 = 3;
+    pub const SURF_STORE: u32 = 4;
+    pub const SURF_QUERY: u32 = 5;
+    /// Geometries, by their index in a [`TexOp`].
+    pub const TEX_GEOMS: [&str; 9] = ["1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms"];
+    /// `txq` and `suq` queries, by their index in a [`TexOp`].
+    pub const TEX_QUERIES: [&str; 15] = [
+        "width",
+        "height",
+        "depth",
+        "channel_data_type",
+        "channel_order",
+        "normalized_coords",
+        "array_size",
+        "num_mipmap_levels",
+        "num_samples",
+        "force_unnormalized_coords",
+        "filter_mode",
+        "addr_mode_0",
+        "addr_mode_1",
+        "addr_mode_2",
+        "memory_layout",
+    ];
+
+    /// One texture or surface instruction's form.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    pub struct TexOp {
+        /// `TEX_SAMPLE` .. `SURF_QUERY`.
+        pub kind: u32,
+        /// Index in [`TEX_GEOMS`].
+        pub geom: u32,
+        /// tex, tld4: what the destination reads, 0 `.u32`, 1 `.s32`, 2 `.f32`. Surfaces: log2 of
+        /// an element's bytes (`.b8` 0 .. `.b64` 3).
+        pub dtype: u32,
+        /// Float coordinates (`.f32` ctype) rather than `.s32`.
+        pub float_coords: bool,
+        /// tld4: the component, 0..=3 for `.r .g .b .a`.
+        pub comp: u32,
+        /// txq, suq: index in [`TEX_QUERIES`].
+        pub query: u32,
+        /// Surfaces: elements per access, 1, 2 or 4.
+        pub vec: u32,
+        /// Surfaces out of bounds: 0 `.trap`, 1 `.clamp`, 2 `.zero`.
+        pub clamp: u32,
+        /// `tex.level`: the LOD word is set.
+        pub level: bool,
+    }
+
+    impl TexOp {
+        pub const fn pack(self) -> u32 {
+            self.kind
+                | self.geom << 3
+                | self.dtype << 7
+                | (self.float_coords as u32) << 9
+                | self.comp << 10
+                | self.query << 12
+                | self.vec << 16
+                | self.clamp << 19
+                | (self.level as u32) << 21
+        }
+        pub const fn unpack(c: u32) -> TexOp {
+            TexOp {
+                kind: c & 7,
+                geom: c >> 3 & 15,
+                dtype: c >> 7 & 3,
+                float_coords: c >> 9 & 1 == 1,
+                comp: c >> 10 & 3,
+                query: c >> 12 & 15,
+                vec: c >> 16 & 7,
+                clamp: c >> 19 & 3,
+                level: c >> 21 & 1 == 1,
+            }
+        }
+    }
+
     pub const fn code(op: u32, dty: u32, sty: u32, rnd: u32, flags: u32) -> u32 {
         op | dty << 8 | sty << 13 | rnd << 18 | flags << 22
     }

@@ -15,6 +15,7 @@ mod lanes;
 mod memory;
 mod regions;
 mod sync;
+mod texture;
 mod values;
 mod video;
 

@@ -364,7 +364,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// The address of word `k` of a lane buffer.
-    fn buf_word(&self, buf: PointerValue<'ctx>, k: u32) -> R<PointerValue<'ctx>> {
+    pub(super) fn buf_word(&self, buf: PointerValue<'ctx>, k: u32) -> R<PointerValue<'ctx>> {
         let i32t = self.i32();
         Ok(unsafe {
             self.b

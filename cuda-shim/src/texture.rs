@@ -1,0 +1,497 @@
+//! CUDA arrays, texture objects and surface objects.
+//!
+//! An array's elements live in a buffer of the shim's own, row after row and slice (depth plane or
+//! layer) after slice with no padding, counted against the device's memory. Copies reach them
+//! through `cuMemcpy2D`/`3D` and the 1D array copies (`crate::memory`); kernels reach them only
+//! through texture and surface objects. Objects are registered with the runtime
+//! (`ptx_jit::runtime::texture`), whose handles are the ones kernels get; an object keeps the
+//! buffer it reads alive, so destroying an array under a live texture cannot leave a kernel
+//! reading freed memory.
+//!
+//! Not supported (`CUDA_ERROR_NOT_SUPPORTED`): mipmapped arrays, cubemaps, sparse arrays, resource
+//! views, sRGB reads, and formats other than the 8-, 16- and 32-bit integers, half and float.
+//! Module texture references (`.texref`, `cuTexRef*`) are not implemented.
+
+use crate::errors::*;
+use crate::state::*;
+use crate::memory::ArrayPeer;
+use crate::{init_check, out, CUdeviceptr, Handle};
+use ptx_jit::emu::texture::{Address, Format, Resource, Sampler};
+use ptx_jit::runtime::texture::{self as rt, Object};
+use std::collections::HashMap;
+use std::ffi::{c_uint, c_void};
+use std::sync::Arc;
+
+/// `CUDA_ARRAY_DESCRIPTOR` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ArrayDescriptor {
+    width: usize,
+    height: usize,
+    format: c_uint,
+    channels: c_uint,
+}
+
+/// `CUDA_ARRAY3D_DESCRIPTOR` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Array3DDescriptor {
+    width: usize,
+    height: usize,
+    depth: usize,
+    format: c_uint,
+    channels: c_uint,
+    flags: c_uint,
+}
+
+const LAYERED: c_uint = 0x01;
+const SURFACE_LDST: c_uint = 0x02;
+const CUBEMAP: c_uint = 0x04;
+const TEXTURE_GATHER: c_uint = 0x08;
+const DEPTH_TEXTURE: c_uint = 0x10;
+const COLOR_ATTACHMENT: c_uint = 0x20;
+
+/// An array's elements: a buffer counted against the device's memory while it lives.
+struct Elements {
+    buf: Box<[u128]>,
+    bytes: u64,
+}
+
+impl Drop for Elements {
+    fn drop(&mut self) {
+        crate::memory::unreserve(self.bytes);
+    }
+}
+
+impl Elements {
+    fn base(&self) -> u64 {
+        self.buf.as_ptr() as u64
+    }
+}
+
+pub struct Array {
+    desc: Array3DDescriptor,
+    format: Format,
+    elements: Arc<Elements>,
+}
+
+impl Array {
+    fn texel_bytes(&self) -> usize {
+        self.format.bytes() as usize * self.desc.channels as usize
+    }
+    fn pitch(&self) -> usize {
+        self.desc.width * self.texel_bytes()
+    }
+    /// Rows per slice, and slices (depth planes or layers).
+    fn rows(&self) -> usize {
+        self.desc.height.max(1)
+    }
+    fn slices(&self) -> usize {
+        self.desc.depth.max(1)
+    }
+
+    /// The array as a resource for textures and surfaces.
+    fn resource(&self) -> Resource {
+        let d = &self.desc;
+        let layered = d.flags & LAYERED != 0;
+        let dims = match (layered, d.height, d.depth) {
+            (true, 0, _) | (false, 0, 0) => 1,
+            (true, _, _) | (false, _, 0) => 2,
+            _ => 3,
+        };
+        Resource {
+            base: self.elements.base(),
+            format: self.format,
+            channels: d.channels,
+            width: d.width as u32,
+            height: d.height.max(1) as u32,
+            depth: if layered { 1 } else { d.depth.max(1) as u32 },
+            layers: if layered { d.depth as u32 } else { 0 },
+            dims,
+            pitch: self.pitch() as u64,
+            slice: (self.pitch() * self.rows()) as u64,
+            linear: false,
+        }
+    }
+}
+
+pub static ARRAYS: once_cell::sync::Lazy<Table<Array>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Array));
+
+/// The largest extent along any dimension (the H100's 3D texture limit; 1D and 2D allow more, but
+/// the total is bounded by the device's memory anyway).
+const MAX_EXTENT: usize = 1 << 17;
+
+fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
+    init_check()?;
+    crate::current_ctx()?;
+    if d.flags & (CUBEMAP | !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT))
+        != 0
+    {
+        return Err(CUDA_ERROR_NOT_SUPPORTED); // cubemaps, sparse and deferred-mapping arrays
+    }
+    let format = Format::from_cuda(d.format).ok_or(match d.format {
+        0x01..=0xff => CUDA_ERROR_NOT_SUPPORTED,
+        _ => CUDA_ERROR_INVALID_VALUE,
+    })?;
+    let layered = d.flags & LAYERED != 0;
+    let shape_ok = d.width > 0
+        && matches!(d.channels, 1 | 2 | 4)
+        && (d.depth == 0 || d.height > 0 || layered)
+        && (!layered || d.depth > 0)
+        && [d.width, d.height, d.depth].iter().all(|&e| e <= MAX_EXTENT);
+    if !shape_ok {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let bytes = (d.width as u64)
+        .checked_mul(d.height.max(1) as u64)
+        .and_then(|n| n.checked_mul(d.depth.max(1) as u64))
+        .and_then(|n| n.checked_mul(format.bytes() * d.channels as u64))
+        .ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+    crate::memory::reserve(bytes)?;
+    let words = bytes.div_ceil(16) as usize;
+    let mut buf = Vec::new();
+    if buf.try_reserve_exact(words).is_err() {
+        crate::memory::unreserve(bytes);
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    buf.resize(words, 0u128);
+    let elements = Arc::new(Elements {
+        buf: buf.into_boxed_slice(),
+        bytes,
+    });
+    Ok(ARRAYS.insert(Array {
+        desc: d,
+        format,
+        elements,
+    }) as Handle)
+}
+
+/// A copy's region of an array (byte `x`, row `y`, slice `z`; `extent` in bytes, rows, slices): its
+/// first byte, the array's pitch and rows per slice. Refused unless the region lies inside.
+pub(crate) fn array_region(
+    h: Handle,
+    [x, y, z]: [usize; 3],
+    [w, rows, slices]: [usize; 3],
+) -> Result<(u64, usize, usize), CUresult> {
+    let a = ARRAYS.get(h as usize)?;
+    let fits = |at: usize, n: usize, size: usize| at.checked_add(n).is_some_and(|end| end <= size);
+    if !(fits(x, w, a.pitch()) && fits(y, rows, a.rows()) && fits(z, slices, a.slices())) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let at = a.elements.base() + (z * a.pitch() * a.rows() + y * a.pitch() + x) as u64;
+    Ok((at, a.pitch(), a.rows()))
+}
+
+/// The address of bytes `[offset, offset + n)` of an array's elements, all of them inside.
+pub(crate) fn array_bytes(h: Handle, offset: usize, n: usize) -> Result<u64, CUresult> {
+    let a = ARRAYS.get(h as usize)?;
+    match offset.checked_add(n) {
+        Some(end) if end as u64 <= a.elements.bytes => Ok(a.elements.base() + offset as u64),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// `CUDA_RESOURCE_DESC` (cuda.h): the resource type, a union of 128 bytes, flags.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ResourceDesc {
+    res_type: c_uint,
+    res: [u64; 16],
+    flags: c_uint,
+}
+
+/// `CUDA_TEXTURE_DESC` (cuda.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct TextureDesc {
+    address_mode: [c_uint; 3],
+    filter_mode: c_uint,
+    flags: c_uint,
+    max_anisotropy: c_uint,
+    mipmap_filter_mode: c_uint,
+    mipmap_level_bias: f32,
+    min_mipmap_level_clamp: f32,
+    max_mipmap_level_clamp: f32,
+    border_color: [f32; 4],
+    reserved: [i32; 12],
+}
+
+const READ_AS_INTEGER: c_uint = 0x01;
+const NORMALIZED_COORDINATES: c_uint = 0x02;
+const SRGB: c_uint = 0x10;
+/// `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` and `_TEXTURE_PITCH_ALIGNMENT`.
+const TEXTURE_ALIGNMENT: u64 = 512;
+const PITCH_ALIGNMENT: u64 = 32;
+
+/// What an object was made from, for `cuTexObjectGetResourceDesc` and kin.
+struct Made {
+    resource: ResourceDesc,
+    texture: Option<TextureDesc>,
+}
+
+static MADE: parking_lot::Mutex<Option<HashMap<u64, Made>>> = parking_lot::Mutex::new(None);
+
+/// The memory a resource description names: the resource and, for an array, its elements.
+unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<Arc<Elements>>), CUresult> {
+    let word = |k: usize| d.res[k];
+    let linear = |ptr: CUdeviceptr, format: u64, channels: u64| -> Result<(Format, u32), CUresult> {
+        let f = Format::from_cuda(format as u32).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let ch = channels as u32;
+        if ptr == 0 || !ptr.is_multiple_of(TEXTURE_ALIGNMENT) || !matches!(ch, 1 | 2 | 4) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok((f, ch))
+    };
+    match d.res_type {
+        0 => {
+            let a = ARRAYS.get(word(0) as usize)?;
+            if surface && a.desc.flags & SURFACE_LDST == 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            Ok((a.resource(), Some(a.elements.clone())))
+        }
+        1 => Err(CUDA_ERROR_NOT_SUPPORTED), // mipmapped arrays
+        _ if surface => Err(CUDA_ERROR_INVALID_VALUE),
+        2 => {
+            // linear: devPtr, format and numChannels (two 32-bit words), sizeInBytes.
+            let (ptr, size) = (word(0), word(2));
+            let (format, channels) = linear(ptr, word(1) & 0xffff_ffff, word(1) >> 32)?;
+            let texel = format.bytes() * channels as u64;
+            let width = size / texel;
+            if width == 0 || width > u32::MAX as u64 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            check_range(ptr, width * texel)?;
+            Ok((
+                Resource {
+                    base: ptr,
+                    format,
+                    channels,
+                    width: width as u32,
+                    height: 1,
+                    depth: 1,
+                    layers: 0,
+                    dims: 1,
+                    pitch: width * texel,
+                    slice: width * texel,
+                    linear: true,
+                },
+                None,
+            ))
+        }
+        3 => {
+            // pitch2D: devPtr, format and numChannels, width, height, pitchInBytes.
+            let (ptr, w, h, pitch) = (word(0), word(2), word(3), word(4));
+            let (format, channels) = linear(ptr, word(1) & 0xffff_ffff, word(1) >> 32)?;
+            let texel = format.bytes() * channels as u64;
+            let bad = w == 0
+                || h == 0
+                || w > u32::MAX as u64
+                || h > u32::MAX as u64
+                || !pitch.is_multiple_of(PITCH_ALIGNMENT)
+                || pitch < w * texel;
+            if bad {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            check_range(
+                ptr,
+                pitch.checked_mul(h - 1).ok_or(CUDA_ERROR_INVALID_VALUE)? + w * texel,
+            )?;
+            Ok((
+                Resource {
+                    base: ptr,
+                    format,
+                    channels,
+                    width: w as u32,
+                    height: h as u32,
+                    depth: 1,
+                    layers: 0,
+                    dims: 2,
+                    pitch,
+                    slice: pitch * h,
+                    linear: true,
+                },
+                None,
+            ))
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+fn sampler(t: &TextureDesc) -> Result<Sampler, CUresult> {
+    if t.flags & SRGB != 0 {
+        return Err(CUDA_ERROR_NOT_SUPPORTED);
+    }
+    let mut address = [Address::Wrap; 3];
+    for (a, &m) in address.iter_mut().zip(&t.address_mode) {
+        *a = Address::from_cuda(m).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    }
+    if t.filter_mode > 1 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(Sampler {
+        address,
+        linear: t.filter_mode == 1,
+        normalized: t.flags & NORMALIZED_COORDINATES != 0,
+        integer_read: t.flags & READ_AS_INTEGER != 0,
+        border: t.border_color,
+    })
+}
+
+fn remember(h: u64, made: Made) {
+    MADE.lock().get_or_insert_with(HashMap::new).insert(h, made);
+}
+
+fn made<R>(h: u64, f: impl FnOnce(&Made) -> R) -> Result<R, CUresult> {
+    MADE.lock()
+        .as_ref()
+        .and_then(|m| m.get(&h))
+        .map(f)
+        .ok_or(CUDA_ERROR_INVALID_VALUE)
+}
+
+/// Destroys an object of the kind `texture` says.
+fn destroy(h: u64, texture: bool) -> Result<(), CUresult> {
+    init_check()?;
+    let kind_ok = rt::with(h, |o| matches!(o, Object::Texture { .. }) == texture).unwrap_or(false);
+    if !kind_ok || !rt::destroy(h) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if let Some(m) = MADE.lock().as_mut() {
+        m.remove(&h);
+    }
+    Ok(())
+}
+
+api! {
+    exports = texture_exports;
+
+    fn cuArrayCreate_v2(handle: *mut Handle, d: *const ArrayDescriptor) {
+        let d = d.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if handle.is_null() || d.height == usize::MAX {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let h = create_array(Array3DDescriptor {
+            width: d.width,
+            height: d.height,
+            depth: 0,
+            format: d.format,
+            channels: d.channels,
+            flags: 0,
+        })?;
+        out(handle, h)
+    }
+    fn cuArray3DCreate_v2(handle: *mut Handle, d: *const Array3DDescriptor) {
+        let d = *d.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if handle.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        out(handle, create_array(d)?)
+    }
+    fn cuArrayDestroy(h: Handle) {
+        init_check()?;
+        ARRAYS.remove(h as usize)?;
+        Ok(())
+    }
+    fn cuArrayGetDescriptor_v2(d: *mut ArrayDescriptor, h: Handle) {
+        init_check()?;
+        let a = ARRAYS.get(h as usize)?;
+        if a.desc.depth != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE); // a 3D or layered array: cuArray3DGetDescriptor
+        }
+        out(
+            d,
+            ArrayDescriptor {
+                width: a.desc.width,
+                height: a.desc.height,
+                format: a.desc.format,
+                channels: a.desc.channels,
+            },
+        )
+    }
+    fn cuArray3DGetDescriptor_v2(d: *mut Array3DDescriptor, h: Handle) {
+        init_check()?;
+        out(d, ARRAYS.get(h as usize)?.desc)
+    }
+    fn cuMemcpyHtoA_v2(dst: Handle, offset: usize, src: *const c_void, n: usize) {
+        crate::memory::array_copy(dst, offset, ArrayPeer::Host(src as u64), true, n, None)
+    }
+    fn cuMemcpyHtoAAsync_v2[cuMemcpyHtoAAsync_v2_ptsz](dst: Handle, offset: usize, src: *const c_void, n: usize, s: Handle) {
+        crate::memory::array_copy(dst, offset, ArrayPeer::Host(src as u64), true, n, Some(s))
+    }
+    fn cuMemcpyAtoH_v2(dst: *mut c_void, src: Handle, offset: usize, n: usize) {
+        crate::memory::array_copy(src, offset, ArrayPeer::Host(dst as u64), false, n, None)
+    }
+    fn cuMemcpyAtoHAsync_v2[cuMemcpyAtoHAsync_v2_ptsz](dst: *mut c_void, src: Handle, offset: usize, n: usize, s: Handle) {
+        crate::memory::array_copy(src, offset, ArrayPeer::Host(dst as u64), false, n, Some(s))
+    }
+    fn cuMemcpyDtoA_v2(dst: Handle, offset: usize, src: CUdeviceptr, n: usize) {
+        crate::memory::array_copy(dst, offset, ArrayPeer::Device(src), true, n, None)
+    }
+    fn cuMemcpyAtoD_v2(dst: CUdeviceptr, src: Handle, offset: usize, n: usize) {
+        crate::memory::array_copy(src, offset, ArrayPeer::Device(dst), false, n, None)
+    }
+    fn cuMemcpyAtoA_v2(dst: Handle, dst_offset: usize, src: Handle, src_offset: usize, n: usize) {
+        crate::memory::array_copy(dst, dst_offset, ArrayPeer::Array(src, src_offset), true, n, None)
+    }
+    fn cuTexObjectCreate(h: *mut u64, rd: *const ResourceDesc, td: *const TextureDesc, view: *const c_void) {
+        init_check()?;
+        let (rd, td) = (*rd.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?, *td.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?);
+        if h.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if !view.is_null() {
+            return Err(CUDA_ERROR_NOT_SUPPORTED); // resource views
+        }
+        let (resource, keep) = resource(&rd, false)?;
+        let sampler = sampler(&td)?;
+        let handle = rt::create(Object::Texture { resource, sampler }, keep.map(|k| k as Arc<dyn std::any::Any + Send + Sync>));
+        remember(handle, Made { resource: rd, texture: Some(td) });
+        out(h, handle)
+    }
+    fn cuTexObjectDestroy(h: u64) {
+        destroy(h, true)
+    }
+    fn cuTexObjectGetResourceDesc(d: *mut ResourceDesc, h: u64) {
+        init_check()?;
+        out(d, made(h, |m| m.resource)?)
+    }
+    fn cuTexObjectGetTextureDesc(d: *mut TextureDesc, h: u64) {
+        init_check()?;
+        out(d, made(h, |m| m.texture)?.ok_or(CUDA_ERROR_INVALID_VALUE)?)
+    }
+    fn cuSurfObjectCreate(h: *mut u64, rd: *const ResourceDesc) {
+        init_check()?;
+        let rd = *rd.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if h.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let (resource, keep) = resource(&rd, true)?;
+        let handle = rt::create(Object::Surface { resource }, keep.map(|k| k as Arc<dyn std::any::Any + Send + Sync>));
+        remember(handle, Made { resource: rd, texture: None });
+        out(h, handle)
+    }
+    fn cuSurfObjectDestroy(h: u64) {
+        destroy(h, false)
+    }
+    fn cuSurfObjectGetResourceDesc(d: *mut ResourceDesc, h: u64) {
+        init_check()?;
+        out(d, made(h, |m| m.resource)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_have_cuda_h_layouts() {
+        assert_eq!(std::mem::size_of::<ArrayDescriptor>(), 24);
+        assert_eq!(std::mem::size_of::<Array3DDescriptor>(), 40);
+        assert_eq!(std::mem::size_of::<ResourceDesc>(), 144);
+        assert_eq!(std::mem::offset_of!(ResourceDesc, res), 8);
+        assert_eq!(std::mem::offset_of!(ResourceDesc, flags), 136);
+        assert_eq!(std::mem::size_of::<TextureDesc>(), 104);
+        assert_eq!(std::mem::offset_of!(TextureDesc, border_color), 40);
+    }
+}

@@ -1,0 +1,281 @@
+//! Texture and surface objects: the handles kernels pass to `tex`, `tld4`, `txq`, `suld`, `sust` and
+//! `suq`, and `ptxjit_tex`, which generated code calls for them (`ptx_llvm::builtin::TEX`). The
+//! driver creates and destroys objects; sampling itself is `crate::emu::texture`.
+//!
+//! A handle is an index (plus one) into one table of live objects. A kernel holding a handle that
+//! was never created, or was destroyed, ends its launch with an illegal address, as does a surface
+//! access out of bounds under `.trap`.
+
+use crate::emu::texture::{self as tex, Clamp, Coords, Resource, Sampler};
+use crate::runtime::checked::FaultKind;
+use crate::runtime::Env;
+use parking_lot::RwLock;
+use ptx_llvm::builtin::*;
+use std::any::Any;
+use std::sync::Arc;
+
+/// What a handle names.
+pub enum Object {
+    Texture { resource: Resource, sampler: Sampler },
+    Surface { resource: Resource },
+}
+
+struct Entry {
+    object: Object,
+    /// Keeps the memory the object reads alive (an array), whatever the driver does with it.
+    _keep: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// Live objects; a handle is its index plus one. Freed slots are reused.
+static OBJECTS: RwLock<Vec<Option<Arc<Entry>>>> = RwLock::new(Vec::new());
+
+/// Registers an object; its handle.
+pub fn create(object: Object, keep: Option<Arc<dyn Any + Send + Sync>>) -> u64 {
+    let mut t = OBJECTS.write();
+    let e = Some(Arc::new(Entry { object, _keep: keep }));
+    match t.iter().position(Option::is_none) {
+        Some(i) => {
+            t[i] = e;
+            i as u64 + 1
+        }
+        None => {
+            t.push(e);
+            t.len() as u64
+        }
+    }
+}
+
+/// Destroys the object `handle` names; false if none is live.
+pub fn destroy(handle: u64) -> bool {
+    let mut t = OBJECTS.write();
+    match handle.checked_sub(1).and_then(|i| t.get_mut(i as usize)) {
+        Some(slot @ Some(_)) => {
+            *slot = None;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Runs `f` on the object `handle` names, if it is live. The table is not locked while `f` runs: a
+/// fault in a kernel's sampling leaves its coroutine without unwinding, and must not leave a lock
+/// held.
+pub fn with<R>(handle: u64, f: impl FnOnce(&Object) -> R) -> Option<R> {
+    let e = {
+        let t = OBJECTS.read();
+        t.get(handle.checked_sub(1)? as usize)?.clone()?
+    };
+    Some(f(&e.object))
+}
+
+/// Called by JIT code: one texture or surface instruction of the calling thread (see
+/// `ptx_llvm::builtin::TEX` for the buffer).
+pub(crate) extern "C" fn ptxjit_tex(code: u32, env: *const Env, handle: u64, buf: *mut u32) -> u64 {
+    // SAFETY: JIT code passes its own environment and a buffer of TEX_BUF_WORDS words.
+    let (env, buf) = unsafe { (&*env, std::slice::from_raw_parts_mut(buf, TEX_BUF_WORDS as usize)) };
+    let op = TexOp::unpack(code);
+    let fault = |addr: u64| {
+        if let Some(cell) = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() } {
+            cell.record(crate::runtime::checked::Fault {
+                addr,
+                tid: Some(env.tid),
+                ctaid: Some(env.ctaid),
+                ..crate::runtime::checked::Fault::of(FaultKind::Access)
+            });
+        }
+        1
+    };
+    let done = with(handle, |o| run(op, o, buf, env));
+    match done {
+        Some(Ok(())) => 0,
+        Some(Err(addr)) => fault(addr),
+        None => {
+            buf[TEX_DATA as usize..TEX_DATA as usize + 4].fill(0);
+            fault(handle)
+        }
+    }
+}
+
+/// The coordinates of a layered geometry start with the layer.
+fn coords(op: TexOp, buf: &[u32]) -> Coords {
+    let c = &buf[TEX_COORDS as usize..TEX_COORDS as usize + 4];
+    let layered = matches!(TEX_GEOMS[op.geom as usize], "a1d" | "a2d");
+    let (layer, xyz) = if layered {
+        (c[0], [c[1], c[2], 0])
+    } else {
+        (0, [c[0], c[1], c[2]])
+    };
+    Coords {
+        xyz,
+        float: op.float_coords,
+        layer,
+    }
+}
+
+/// Runs one instruction on an object; `Err(address)` for an illegal access.
+fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), u64> {
+    let data = TEX_DATA as usize;
+    match (op.kind, o) {
+        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler }) => {
+            let c = coords(op, buf);
+            // SAFETY: the resource's memory lives while the object does (the driver keeps arrays
+            // alive; linear memory is the application's, as on a GPU).
+            let t = unsafe {
+                if op.kind == TEX_SAMPLE {
+                    tex::sample(resource, sampler, c)
+                } else {
+                    tex::gather(resource, sampler, c, op.comp as usize)
+                }
+            };
+            buf[data..data + 4].copy_from_slice(&t);
+            Ok(())
+        }
+        (TEX_QUERY, Object::Texture { resource, sampler }) => {
+            buf[data] = query(op.query, resource, Some(sampler));
+            Ok(())
+        }
+        (SURF_QUERY, Object::Surface { resource }) => {
+            buf[data] = query(op.query, resource, None);
+            Ok(())
+        }
+        (SURF_LOAD | SURF_STORE, Object::Surface { resource }) => {
+            let c = coords(op, buf);
+            let bytes = (op.vec as u64) << op.dtype;
+            let clamp = match op.clamp {
+                1 => Clamp::Clamp,
+                2 => Clamp::Zero,
+                _ => Clamp::Trap,
+            };
+            let [x, y, z] = c.xyz.map(|v| v as i32);
+            let y = if resource.dims >= 2 { y } else { 0 };
+            let z = if resource.dims == 3 { z } else { 0 };
+            let at = tex::surface_address(resource, x, y, z, c.layer, bytes, clamp)
+                .map_err(|tex::OutOfBounds| resource.base.wrapping_add(x as i64 as u64))?;
+            let words = bytes.div_ceil(4) as usize;
+            match (op.kind, at) {
+                (SURF_LOAD, None) => buf[data..data + words].fill(0),
+                // SAFETY: inside the resource, whose memory lives while the object does.
+                (SURF_LOAD, Some(a)) => unsafe {
+                    let mut raw = [0u8; 16];
+                    std::ptr::copy_nonoverlapping(a as *const u8, raw.as_mut_ptr(), bytes as usize);
+                    unpack(&raw, op, &mut buf[data..data + 4]);
+                },
+                (_, Some(a)) => unsafe {
+                    let mut raw = [0u8; 16];
+                    pack(&buf[data..data + 4], op, &mut raw);
+                    std::ptr::copy_nonoverlapping(raw.as_ptr(), a as *mut u8, bytes as usize);
+                    if let Some(cell) = (env.fault as *const crate::runtime::checked::FaultCell).as_ref() {
+                        crate::runtime::sanitize::copied(env, cell, a, bytes);
+                    }
+                },
+                (_, None) => {}
+            }
+            Ok(())
+        }
+        // A texture instruction on a surface or the other way round.
+        _ => Err(0),
+    }
+}
+
+/// The words of `vec` elements of `1 << dtype` bytes from packed bytes (an element below 4 bytes
+/// takes a word of its own).
+fn unpack(raw: &[u8; 16], op: TexOp, words: &mut [u32]) {
+    let size = 1usize << op.dtype;
+    for k in 0..op.vec as usize {
+        let el = &raw[k * size..(k + 1) * size];
+        if size == 8 {
+            words[2 * k] = u32::from_le_bytes(el[..4].try_into().expect("4 bytes"));
+            words[2 * k + 1] = u32::from_le_bytes(el[4..].try_into().expect("4 bytes"));
+        } else {
+            let mut w = [0u8; 4];
+            w[..size].copy_from_slice(el);
+            words[k] = u32::from_le_bytes(w);
+        }
+    }
+}
+
+/// The inverse of [`unpack`].
+fn pack(words: &[u32], op: TexOp, raw: &mut [u8; 16]) {
+    let size = 1usize << op.dtype;
+    for k in 0..op.vec as usize {
+        let bytes: Vec<u8> = if size == 8 {
+            [words[2 * k], words[2 * k + 1]]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect()
+        } else {
+            words[k].to_le_bytes()[..size].to_vec()
+        };
+        raw[k * size..(k + 1) * size].copy_from_slice(&bytes);
+    }
+}
+
+/// `txq` / `suq`: one attribute (see `ptx_llvm::builtin::TEX_QUERIES`).
+fn query(q: u32, r: &Resource, s: Option<&Sampler>) -> u32 {
+    match TEX_QUERIES[q as usize] {
+        "width" => r.width,
+        "height" => r.height,
+        "depth" => r.depth,
+        // CUDA's source-language enumerations: the array format and the channel count.
+        "channel_data_type" => r.format.to_cuda(),
+        "channel_order" => r.channels,
+        "normalized_coords" => s.is_some_and(|s| s.normalized) as u32,
+        "array_size" => r.layers,
+        "filter_mode" => s.is_some_and(|s| s.linear) as u32,
+        "addr_mode_0" => s.map_or(0, |s| s.address[0].ptx_code()),
+        "addr_mode_1" => s.map_or(0, |s| s.address[1].ptx_code()),
+        "addr_mode_2" => s.map_or(0, |s| s.address[2].ptx_code()),
+        "memory_layout" => r.linear as u32,
+        // No mipmaps, multi-sample textures or independent samplers.
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn surface_words_round_trip() {
+        let op = TexOp {
+            dtype: 1,
+            vec: 4,
+            ..TexOp::default()
+        };
+        let mut raw = [0u8; 16];
+        pack(&[0x1111, 0x2222, 0x3333, 0xffff_4444], op, &mut raw);
+        assert_eq!(&raw[..8], &[0x11, 0x11, 0x22, 0x22, 0x33, 0x33, 0x44, 0x44]);
+        let mut words = [0u32; 4];
+        unpack(&raw, op, &mut words);
+        assert_eq!(words, [0x1111, 0x2222, 0x3333, 0x4444]);
+        let wide = TexOp { dtype: 3, vec: 2, ..op };
+        pack(&[1, 2, 3, 4], wide, &mut raw);
+        unpack(&raw, wide, &mut words);
+        assert_eq!(words, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn handles_are_reused_and_stale_ones_refused() {
+        let r = Resource {
+            base: 0,
+            format: tex::Format::U8,
+            channels: 1,
+            width: 1,
+            height: 1,
+            depth: 1,
+            layers: 0,
+            dims: 1,
+            pitch: 1,
+            slice: 1,
+            linear: false,
+        };
+        let h = create(Object::Surface { resource: r.clone() }, None);
+        assert!(with(h, |_| ()).is_some());
+        assert!(destroy(h));
+        assert!(!destroy(h), "destroyed twice");
+        assert!(with(h, |_| ()).is_none());
+        assert!(with(0, |_| ()).is_none());
+        let again = create(Object::Surface { resource: r }, None);
+        assert!(destroy(again));
+    }
+}
