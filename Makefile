@@ -71,7 +71,7 @@ build/client: tests/demo/client.c venv
 
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
-	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe
+	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe build/textures
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
@@ -80,6 +80,7 @@ build/devices: tests/demo/devices.c
 build/lazy: tests/demo/lazy.c
 build/graphs: tests/demo/graphs.c
 build/texture_probe: tests/gpu/probes_c/texture_probe.c
+build/textures: tests/demo/textures.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
 build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
@@ -94,12 +95,14 @@ build/no_ptx.fatbin: tests/gpu/probes_c/no_ptx.cu venv
 # An ordinary CUDA program built by the venv's nvcc: static CUDA runtime (nvcc's default) and, for the
 # shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
 # and compute_75 PTX; the driver runs the PTX.
-NVCC_PROGRAMS := build/nvcc_program build/nvcc_devices build/nvcc_faults build/nvcc_printf build/nvcc_graphs
+NVCC_PROGRAMS := build/nvcc_program build/nvcc_devices build/nvcc_faults build/nvcc_printf build/nvcc_graphs \
+	build/nvcc_textures
 build/nvcc_program: tests/nvcc/program.cu
 build/nvcc_devices: tests/nvcc/devices.cu
 build/nvcc_faults: tests/nvcc/faults.cu
 build/nvcc_printf: tests/nvcc/printf_assert.cu
 build/nvcc_graphs: tests/nvcc/graphs.cu
+build/nvcc_textures: tests/nvcc/textures.cu
 $(NVCC_PROGRAMS): venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
@@ -157,7 +160,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/nvcc_textures libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -196,6 +199,10 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== Textures: an H100's answers for filtering, addressing, formats and gathers, bit for bit"
 	LD_LIBRARY_PATH=$(REL) ./build/texture_probe > build/texture_probe.out
 	cmp build/texture_probe.out tests/gpu/probes_c/texture_probe.expected
+	LD_LIBRARY_PATH=$(REL) ./build/textures | tee build/textures.out
+	grep -q "TEXTURES VERIFIED" build/textures.out
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_textures | tee build/nvcc_textures.out
+	grep -q "TEXTURES VERIFIED" build/nvcc_textures.out
 	grep -q 'label="kernel add' build/graph.dot
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_graphs | tee build/nvcc_graphs.out
 	grep -q "GRAPHS VERIFIED" build/nvcc_graphs.out

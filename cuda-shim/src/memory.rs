@@ -280,6 +280,7 @@ fn owner(k: &MemKind) -> Option<usize> {
 
 /// Frees what a destroyed (or reset) context owned.
 pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
+    crate::texture::release_ctx(ctx);
     let mut mem = MEMORY.lock();
     let gone: Vec<u64> = mem
         .iter()

@@ -13,8 +13,8 @@
 //! Module texture references (`.texref`, `cuTexRef*`) are not implemented.
 
 use crate::errors::*;
-use crate::state::*;
 use crate::memory::ArrayPeer;
+use crate::state::*;
 use crate::{init_check, out, CUdeviceptr, Handle};
 use ptx_jit::emu::texture::{Address, Format, Resource, Sampler};
 use ptx_jit::runtime::texture::{self as rt, Object};
@@ -70,6 +70,8 @@ impl Elements {
 }
 
 pub struct Array {
+    /// The context that made it, whose destruction destroys it.
+    ctx: usize,
     desc: Array3DDescriptor,
     format: Format,
     elements: Arc<Elements>,
@@ -123,7 +125,7 @@ const MAX_EXTENT: usize = 1 << 17;
 
 fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
     init_check()?;
-    crate::current_ctx()?;
+    let ctx = current_ctx()?;
     if d.flags & (CUBEMAP | !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT))
         != 0
     {
@@ -160,10 +162,17 @@ fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
         bytes,
     });
     Ok(ARRAYS.insert(Array {
+        ctx,
         desc: d,
         format,
         elements,
     }) as Handle)
+}
+
+/// Destroys the arrays context `ctx` made (a texture or surface object still reading one keeps its
+/// elements).
+pub(crate) fn release_ctx(ctx: usize) {
+    ARRAYS.retain(|_, a| a.ctx != ctx);
 }
 
 /// A copy's region of an array (byte `x`, row `y`, slice `z`; `extent` in bytes, rows, slices): its

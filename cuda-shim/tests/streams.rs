@@ -427,11 +427,11 @@ fn pitched_fills_and_copies() {
         c3[19] = 0;
         c3[10] = 2; // a source slice shorter than the copy's height
         assert_eq!(cuMemcpy3D_v2(c3.as_ptr() as *const _), CUDA_ERROR_INVALID_VALUE);
-        // Arrays are not supported, and say so.
+        // An array side needs an array.
         let arr = Copy2D { src_type: 3, ..c };
         assert_eq!(
             cuMemcpy2D_v2(&arr as *const Copy2D as *const _),
-            CUDA_ERROR_NOT_SUPPORTED
+            CUDA_ERROR_INVALID_HANDLE
         );
         ok(cuMemFree_v2(d));
         ok(cuCtxDestroy_v2(ctx));

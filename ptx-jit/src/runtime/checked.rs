@@ -90,6 +90,9 @@ pub enum FaultKind {
     Timeout,
     /// The launch was cancelled: its context is being destroyed.
     Cancelled,
+    /// A texture or surface instruction on a handle that names no live object of its kind, or a
+    /// surface access out of bounds under `.trap` (`crate::runtime::texture`): what happened.
+    Texture(&'static str),
 }
 
 /// The first bad access (or `trap`, failed assertion, hardware fault or end from outside) of a launch.

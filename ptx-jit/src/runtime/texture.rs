@@ -74,26 +74,40 @@ pub(crate) extern "C" fn ptxjit_tex(code: u32, env: *const Env, handle: u64, buf
     // SAFETY: JIT code passes its own environment and a buffer of TEX_BUF_WORDS words.
     let (env, buf) = unsafe { (&*env, std::slice::from_raw_parts_mut(buf, TEX_BUF_WORDS as usize)) };
     let op = TexOp::unpack(code);
-    let fault = |addr: u64| {
+    let fault = |what: &'static str, addr: u64| {
         if let Some(cell) = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() } {
             cell.record(crate::runtime::checked::Fault {
                 addr,
                 tid: Some(env.tid),
                 ctaid: Some(env.ctaid),
-                ..crate::runtime::checked::Fault::of(FaultKind::Access)
+                ..crate::runtime::checked::Fault::of(FaultKind::Texture(what))
             });
         }
         1
     };
-    let done = with(handle, |o| run(op, o, buf, env));
-    match done {
+    match with(handle, |o| run(op, o, buf, env)) {
         Some(Ok(())) => 0,
-        Some(Err(addr)) => fault(addr),
+        Some(Err(Misuse::Kind)) => fault(
+            "used a texture object as a surface or a surface object as a texture",
+            handle,
+        ),
+        Some(Err(Misuse::Bounds(at))) => fault("accessed a surface out of bounds under `.trap`; the address", at),
         None => {
             buf[TEX_DATA as usize..TEX_DATA as usize + 4].fill(0);
-            fault(handle)
+            fault(
+                "used a texture or surface object that does not exist (never created, or destroyed)",
+                handle,
+            )
         }
     }
+}
+
+/// A texture or surface instruction's misuse of a live object.
+enum Misuse {
+    /// A texture instruction on a surface, or the other way round.
+    Kind,
+    /// A surface access out of bounds under `.trap`, at this address.
+    Bounds(u64),
 }
 
 /// The coordinates of a layered geometry start with the layer.
@@ -112,8 +126,8 @@ fn coords(op: TexOp, buf: &[u32]) -> Coords {
     }
 }
 
-/// Runs one instruction on an object; `Err(address)` for an illegal access.
-fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), u64> {
+/// Runs one instruction on an object.
+fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> {
     let data = TEX_DATA as usize;
     match (op.kind, o) {
         (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler }) => {
@@ -150,7 +164,7 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), u64> {
             let y = if resource.dims >= 2 { y } else { 0 };
             let z = if resource.dims == 3 { z } else { 0 };
             let at = tex::surface_address(resource, x, y, z, c.layer, bytes, clamp)
-                .map_err(|tex::OutOfBounds| resource.base.wrapping_add(x as i64 as u64))?;
+                .map_err(|tex::OutOfBounds| Misuse::Bounds(resource.base.wrapping_add(x as i64 as u64)))?;
             let words = bytes.div_ceil(4) as usize;
             match (op.kind, at) {
                 (SURF_LOAD, None) => buf[data..data + words].fill(0),
@@ -173,7 +187,7 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), u64> {
             Ok(())
         }
         // A texture instruction on a surface or the other way round.
-        _ => Err(0),
+        _ => Err(Misuse::Kind),
     }
 }
 

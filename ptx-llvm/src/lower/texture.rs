@@ -151,7 +151,7 @@ impl<'ctx> Lowerer<'ctx> {
                                 scope,
                             )?
                             .into_int_value();
-                        let at = bi::TEX_DATA + (k as u32 * bits).div_ceil(32);
+                        let at = bi::TEX_DATA + k as u32 * (bits as u32).div_ceil(32);
                         if bits == 64 {
                             let lo = self.b.build_int_truncate(v, i32t, "lo")?;
                             let hi = self.b.build_right_shift(v, i64t.const_int(32, false), false, "hi")?;
@@ -199,7 +199,7 @@ impl<'ctx> Lowerer<'ctx> {
             _ => (4, 32),
         };
         for (k, o) in regs.iter().take(count).enumerate() {
-            let at = bi::TEX_DATA + (k as u32 * bits).div_ceil(32);
+            let at = bi::TEX_DATA + k as u32 * (bits as u32).div_ceil(32);
             let word = |l: &Self, w: u32| -> R<IntValue<'ctx>> {
                 let p = l.buf_word(buf, w)?;
                 Ok(l.b.build_load(i32t, p, "w")?.into_int_value())
