@@ -141,7 +141,7 @@ impl<'ctx> Lowerer<'ctx> {
                     _ => 0,
                 };
                 if let Some(s) = src {
-                    let bits = 8 << op.dtype;
+                    let bits: u32 = 8 << op.dtype;
                     for (k, o) in list(self, s).iter().take(op.vec as usize).enumerate() {
                         let v = self
                             .read(
@@ -151,7 +151,7 @@ impl<'ctx> Lowerer<'ctx> {
                                 scope,
                             )?
                             .into_int_value();
-                        let at = bi::TEX_DATA + k as u32 * (bits as u32).div_ceil(32);
+                        let at = bi::TEX_DATA + k as u32 * bits.div_ceil(32);
                         if bits == 64 {
                             let lo = self.b.build_int_truncate(v, i32t, "lo")?;
                             let hi = self.b.build_right_shift(v, i64t.const_int(32, false), false, "hi")?;
@@ -193,13 +193,13 @@ impl<'ctx> Lowerer<'ctx> {
         let Some((regs, pred)) = dest_regs.take() else {
             return Ok(());
         };
-        let (count, bits) = match op.kind {
+        let (count, bits): (usize, u32) = match op.kind {
             bi::SURF_LOAD => (op.vec as usize, 8 << op.dtype),
             bi::TEX_QUERY | bi::SURF_QUERY => (1, 32),
             _ => (4, 32),
         };
         for (k, o) in regs.iter().take(count).enumerate() {
-            let at = bi::TEX_DATA + k as u32 * (bits as u32).div_ceil(32);
+            let at = bi::TEX_DATA + k as u32 * bits.div_ceil(32);
             let word = |l: &Self, w: u32| -> R<IntValue<'ctx>> {
                 let p = l.buf_word(buf, w)?;
                 Ok(l.b.build_load(i32t, p, "w")?.into_int_value())
