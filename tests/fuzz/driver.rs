@@ -201,6 +201,9 @@ struct State {
     registered: bool,
     retained: u32,
     loads: u32,
+    /// CUDA arrays, and texture and surface objects.
+    arrays: Vec<u64>,
+    objects: Vec<u64>,
 }
 
 impl State {
@@ -1115,10 +1118,159 @@ unsafe fn step(s: &mut State, inp: &mut Input) -> Result<bool, String> {
             s.module.created(r, read(&slot));
             ("cuModuleLoadDataEx", r)
         }
+        57 => textures(s, inp),
         _ => return Ok(false),
     };
     check(r, name)?;
     Ok(false)
+}
+
+/// Writes 64-bit words into a slot, as a descriptor's bytes.
+fn words(slot: &mut Slot, w: &[u64]) {
+    for (k, v) in w.iter().enumerate() {
+        slot.0[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Arrays, copies to and from them, texture and surface objects: descriptors of any shape, format
+/// and flags, forged and stale handles.
+unsafe fn textures(s: &mut State, inp: &mut Input) -> (&'static str, CUresult) {
+    use cuda::texture::*;
+    let mut slot = Slot([0; 512]);
+    let mut desc = Slot([0; 512]);
+    let mut tdesc = Slot([0; 512]);
+    let array = |s: &State, inp: &mut Input| -> u64 {
+        match inp.below(4) {
+            0 | 1 if !s.arrays.is_empty() => s.arrays[inp.below(s.arrays.len())],
+            _ => inp.pick(&[0, 10, 0x1a, u64::MAX]),
+        }
+    };
+    match inp.below(8) {
+        0 => {
+            let (w, h, d) = (
+                inp.pick(&[0u64, 1, 3, 64, 1 << 17, 1 << 20]),
+                inp.pick(&[0u64, 1, 5, 1 << 16]),
+                inp.pick(&[0u64, 0, 2, 7]),
+            );
+            let format = inp.pick(&[1u64, 2, 3, 8, 9, 10, 0x10, 0x20, 0x50, 0, 0xffff]);
+            let channels = inp.pick(&[1u64, 2, 3, 4, 0]);
+            let flags = inp.pick(&[0u64, 1, 2, 3, 4, 8, 0x40, 0xffff]);
+            words(&mut desc, &[w, h, d, format | channels << 32, flags]);
+            let r = cuArray3DCreate_v2(out(inp, &mut slot), desc.0.as_ptr() as *const Array3DDescriptor);
+            if r == CUDA_SUCCESS {
+                s.arrays.push(read(&slot));
+            }
+            ("cuArray3DCreate_v2", r)
+        }
+        1 => {
+            let a = array(s, inp);
+            let r = cuArrayDestroy(a as Handle);
+            if r == CUDA_SUCCESS {
+                s.arrays.retain(|&x| x != a);
+            }
+            ("cuArrayDestroy", r)
+        }
+        2 => {
+            // A 2D copy between host memory and an array, at any offset and size.
+            let a = array(s, inp);
+            let (x, y) = (inp.pick(&[0u64, 1, 4, 1 << 20]), inp.pick(&[0u64, 1, 3]));
+            let (wb, h) = (inp.pick(&[0u64, 1, 4, 16, 64, 1 << 30]), inp.pick(&[0u64, 1, 2, 9]));
+            let host = s.hptr(inp, 64) as u64;
+            let to = inp.below(2) == 0;
+            // srcX, srcY, srcType, srcHost, srcDevice, srcArray, srcPitch, then dst, width, height.
+            let (array_side, host_side) = ([x, y, 3, 0, 0, a, 0], [0, 0, 1, host, 0, 0, 64]);
+            let (src, dst) = if to {
+                (host_side, array_side)
+            } else {
+                (array_side, host_side)
+            };
+            let all: Vec<u64> = src.iter().chain(&dst).copied().chain([wb, h]).collect();
+            words(&mut desc, &all);
+            ("cuMemcpy2D_v2", cuMemcpy2D_v2(desc.0.as_ptr() as *const cuda::Memcpy2D))
+        }
+        3 => {
+            let a = array(s, inp);
+            let off = inp.pick(&[0usize, 1, 16, 1 << 40]);
+            let n = inp.pick(&[0usize, 1, 8, 64]);
+            let host = s.hptr(inp, 64) as *mut c_void;
+            if inp.below(2) == 0 {
+                ("cuMemcpyHtoA_v2", cuMemcpyHtoA_v2(a as Handle, off, host, n))
+            } else {
+                ("cuMemcpyAtoH_v2", cuMemcpyAtoH_v2(host, a as Handle, off, n))
+            }
+        }
+        4 | 5 => {
+            // A resource: an array, or linear or pitched memory at a known, freed or forged address.
+            let ty = inp.pick(&[0u64, 0, 1, 2, 3, 7]);
+            let ptr = match inp.below(3) {
+                0 if !s.mem.is_empty() => s.mem[inp.below(s.mem.len())].0,
+                1 if !s.freed.is_empty() => s.freed[inp.below(s.freed.len())],
+                _ => inp.pick(&[0u64, 0x200, 0x1000]),
+            };
+            let fmt = inp.pick(&[1u64, 2, 8, 0x20, 0x50, 0]) | inp.pick(&[1u64, 2, 4, 3]) << 32;
+            let res = match ty {
+                0 => [array(s, inp), 0, 0, 0, 0],
+                2 => [ptr, fmt, inp.pick(&[0, 4, 64, 256, 1 << 40]), 0, 0],
+                _ => [
+                    ptr,
+                    fmt,
+                    inp.pick(&[1, 4, 8]),
+                    inp.pick(&[1, 2, 8]),
+                    inp.pick(&[0, 32, 64, 512]),
+                ],
+            };
+            words(&mut desc, &[ty, res[0], res[1], res[2], res[3], res[4]]);
+            let p = out(inp, &mut slot);
+            let (name, r) = if inp.below(2) == 0 {
+                // addressMode[0..3], filterMode, flags (and the rest zero).
+                let mode = inp.pick(&[0u64, 1, 2, 3, 9]);
+                let (filter, flags) = (inp.pick(&[0u64, 1, 7]), inp.pick(&[0u64, 1, 2, 3, 0x10]));
+                words(&mut tdesc, &[mode | mode << 32, mode | filter << 32, flags]);
+                let view = if inp.below(8) == 0 { 8 as *const c_void } else { null() };
+                let r = cuTexObjectCreate(
+                    p,
+                    desc.0.as_ptr() as *const ResourceDesc,
+                    tdesc.0.as_ptr() as *const TextureDesc,
+                    view,
+                );
+                ("cuTexObjectCreate", r)
+            } else {
+                (
+                    "cuSurfObjectCreate",
+                    cuSurfObjectCreate(p, desc.0.as_ptr() as *const ResourceDesc),
+                )
+            };
+            if r == CUDA_SUCCESS {
+                s.objects.push(read(&slot));
+            }
+            (name, r)
+        }
+        6 => {
+            let h = match inp.below(3) {
+                0 if !s.objects.is_empty() => s.objects[inp.below(s.objects.len())],
+                _ => inp.pick(&[0u64, 1, 77, u64::MAX]),
+            };
+            let r = if inp.below(2) == 0 {
+                cuTexObjectDestroy(h)
+            } else {
+                cuSurfObjectDestroy(h)
+            };
+            if r == CUDA_SUCCESS {
+                s.objects.retain(|&x| x != h);
+            }
+            ("cuTexObjectDestroy", r)
+        }
+        _ => {
+            let h = match inp.below(3) {
+                0 if !s.objects.is_empty() => s.objects[inp.below(s.objects.len())],
+                _ => inp.pick(&[0u64, 1, 77, u64::MAX]),
+            };
+            (
+                "cuTexObjectGetResourceDesc",
+                cuTexObjectGetResourceDesc(out(inp, &mut slot), h),
+            )
+        }
+    }
 }
 
 impl State {
@@ -1277,6 +1429,13 @@ unsafe fn cleanup(s: &mut State) {
     }
     for &h in &s.lib.live {
         cuLibraryUnload(h as *mut c_void);
+    }
+    for &h in &s.objects {
+        cuda::texture::cuTexObjectDestroy(h);
+        cuda::texture::cuSurfObjectDestroy(h);
+    }
+    for &a in &s.arrays {
+        cuda::texture::cuArrayDestroy(a as Handle);
     }
     for &(d, _) in &s.mem {
         cuMemFree_v2(d);
