@@ -85,7 +85,6 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         11 => i32::MAX,                                         // MAX_PITCH
         12 => REGISTERS_PER_SM as i32,                          // MAX_REGISTERS_PER_BLOCK
         13 => p().clock_khz as i32,                             // CLOCK_RATE (kHz)
-        14 => 512,                                              // TEXTURE_ALIGNMENT
         15 => 1,                                                // GPU_OVERLAP: copies run on stream workers
         16 => sm_count(),                                       // MULTIPROCESSOR_COUNT
         17 => 0,                                                // KERNEL_EXEC_TIMEOUT
@@ -122,6 +121,7 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         84 => 0,                                   // MULTI_GPU_BOARD
         97 => max_shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         106 => max_blocks_per_sm() as i32,         // MAX_BLOCKS_PER_MULTIPROCESSOR
+        a if crate::texture::limit(a) > 0 => crate::texture::limit(a) as i32, // textures and surfaces
         a if (1..=161).contains(&a) => 0,          // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })

@@ -518,8 +518,16 @@ unsafe fn check_copy(c: &Copy3, src: Mem, dst: Mem) -> Result<Option<(bool, bool
     Ok((c.bytes() > 0).then_some((src_pageable, dst_pageable)))
 }
 
+/// What a queued copy keeps alive until it has run: the arrays it reads or writes.
+pub(crate) type Keep = Vec<std::sync::Arc<dyn std::any::Any + Send + Sync>>;
+
 /// Validates and runs (or queues) a copy. `stream` is `None` for the synchronous calls.
 unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(), CUresult> {
+    copy_keeping(c, src, dst, Keep::new(), stream)
+}
+
+/// [`copy`], keeping `keep` alive until the copy has run, wherever it is queued.
+unsafe fn copy_keeping(c: Copy3, src: Mem, dst: Mem, keep: Keep, stream: Option<Handle>) -> Result<(), CUresult> {
     init_check()?;
     if let Some(s) = stream {
         crate::stream::resolve(s)?;
@@ -530,12 +538,18 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
     // Pageable memory is whatever the caller passed: a wild pointer must fail the call, not the process.
     let pageable = src_pageable || dst_pageable;
     let s = match stream {
-        None => return run_sync(std::ptr::null_mut(), move || c.run_checked(pageable)),
+        None => {
+            return run_sync(std::ptr::null_mut(), move || {
+                let _keep = &keep;
+                c.run_checked(pageable)
+            })
+        }
         Some(s) => s,
     };
     if crate::stream::capturing(s)? {
         // A graph's copy reads and writes its memory when the graph runs, checked again then.
         return run_async(s, Some(NodeType::Memcpy), move || {
+            let _keep = &keep;
             match unsafe { check_copy(&c, src, dst) }? {
                 Some((sp, dp)) => c.run_checked(sp || dp),
                 None => Ok(()),
@@ -544,7 +558,10 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
     }
     if dst_pageable {
         // The host must see the data when the call returns.
-        return run_sync(s, move || c.run_checked(true));
+        return run_sync(s, move || {
+            let _keep = &keep;
+            c.run_checked(true)
+        });
     }
     if src_pageable {
         // Staged now, so the caller may reuse its buffer at once.
@@ -560,6 +577,7 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
         scatter.src_pitch = c.width;
         scatter.src_rows = c.height;
         return run_async(s, Some(NodeType::Memcpy), move || {
+            let _keep = &keep;
             let c = Copy3 {
                 src: staged.as_ptr() as u64,
                 ..scatter
@@ -569,6 +587,7 @@ unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(
         });
     }
     run_async(s, Some(NodeType::Memcpy), move || {
+        let _keep = &keep;
         c.run();
         Ok(())
     })
@@ -626,7 +645,7 @@ pub struct Memcpy3D {
 }
 
 /// One side of a pitched copy: its kind, the address of its first byte, its pitch and rows per slice
-/// (an array's own, whatever the descriptor says).
+/// (an array's own, whatever the descriptor says). An array's elements go to `keep`.
 #[allow(clippy::too_many_arguments)]
 fn pitched_side(
     ty: c_int,
@@ -637,12 +656,14 @@ fn pitched_side(
     pitch: usize,
     rows: usize,
     extent: [usize; 3],
+    keep: &mut Keep,
 ) -> Result<(Mem, u64, usize, usize), CUresult> {
     let kind = match ty {
         1 => Mem::Host,
         2 => Mem::Device,
         3 => {
-            let (at, pitch, rows) = crate::texture::array_region(array as Handle, [x, y, z], extent)?;
+            let (at, pitch, rows, elements) = crate::texture::array_region(array as Handle, [x, y, z], extent)?;
+            keep.push(elements);
             return Ok((Mem::Array, at, pitch, rows));
         }
         4 => Mem::Unified,
@@ -667,6 +688,7 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
     init_check()?;
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let extent = [p.width, p.height, 1];
+    let mut keep = Keep::new();
     let (sk, src, src_pitch, src_rows) = pitched_side(
         p.src_type,
         p.src_host as usize,
@@ -676,6 +698,7 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
         p.src_pitch,
         p.height,
         extent,
+        &mut keep,
     )?;
     let (dk, dst, dst_pitch, dst_rows) = pitched_side(
         p.dst_type,
@@ -686,6 +709,7 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
         p.dst_pitch,
         p.height,
         extent,
+        &mut keep,
     )?;
     let c = Copy3 {
         src,
@@ -698,31 +722,34 @@ unsafe fn copy2d(p: *const Memcpy2D, stream: Option<Handle>) -> Result<(), CUres
         dst_pitch,
         dst_rows,
     };
-    copy(c, sk, dk, stream)
+    copy_keeping(c, sk, dk, keep, stream)
 }
 
 /// `peer`: the layout is `CUDA_MEMCPY3D_PEER`, whose two reserved pointers are the source and
 /// destination contexts.
 unsafe fn copy3d(p: *const Memcpy3D, stream: Option<Handle>, peer: bool) -> Result<(), CUresult> {
     init_check()?;
-    let (c, sk, dk) = plan3d(p, peer)?;
-    copy(c, sk, dk, stream)
+    let (c, sk, dk, keep) = plan3d(p, peer)?;
+    copy_keeping(c, sk, dk, keep, stream)
 }
 
 /// A graph's memcpy node: the copy `CUDA_MEMCPY3D` describes, checked now and run when the graph
 /// runs.
 pub(crate) unsafe fn copy3d_job(p: *const Memcpy3D) -> Result<crate::graph::NodeJob, CUresult> {
-    let (c, sk, dk) = plan3d(p, false)?;
+    let (c, sk, dk, keep) = plan3d(p, false)?;
     check_copy(&c, sk, dk)?;
-    // Checked again at each run: the graph may run after its memory was freed.
-    Ok(std::sync::Arc::new(move || match unsafe { check_copy(&c, sk, dk) }? {
-        Some((s, d)) => c.run_checked(s || d),
-        None => Ok(()),
+    // Checked again at each run: the graph may run after its memory was freed (arrays it keeps).
+    Ok(std::sync::Arc::new(move || {
+        let _keep = &keep;
+        match unsafe { check_copy(&c, sk, dk) }? {
+            Some((s, d)) => c.run_checked(s || d),
+            None => Ok(()),
+        }
     }))
 }
 
 /// The copy a `CUDA_MEMCPY3D` describes, with the kinds of its sides.
-unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CUresult> {
+unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem, Keep), CUresult> {
     let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if peer {
         peer_check(p.reserved1, p.reserved0)?;
@@ -739,6 +766,7 @@ unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CU
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let extent = [p.width, p.height, p.depth];
+    let mut keep = Keep::new();
     let (sk, src, src_pitch, src_rows) = pitched_side(
         p.src_type,
         p.src_host as usize,
@@ -748,6 +776,7 @@ unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CU
         p.src_pitch,
         src_rows,
         extent,
+        &mut keep,
     )?;
     let (dk, dst, dst_pitch, dst_rows) = pitched_side(
         p.dst_type,
@@ -758,6 +787,7 @@ unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CU
         p.dst_pitch,
         dst_rows,
         extent,
+        &mut keep,
     )?;
     let c = Copy3 {
         src,
@@ -770,7 +800,7 @@ unsafe fn plan3d(p: *const Memcpy3D, peer: bool) -> Result<(Copy3, Mem, Mem), CU
         dst_pitch,
         dst_rows,
     };
-    Ok((c, sk, dk))
+    Ok((c, sk, dk, keep))
 }
 
 /// The other side of a 1D array copy.
@@ -792,16 +822,21 @@ pub(crate) unsafe fn array_copy(
     stream: Option<Handle>,
 ) -> Result<(), CUresult> {
     init_check()?;
-    let at = crate::texture::array_bytes(array, offset, n)?;
+    let (at, elements) = crate::texture::array_bytes(array, offset, n)?;
+    let mut keep = vec![elements];
     let (other, kind) = match peer {
         ArrayPeer::Host(p) => (p, Mem::Host),
         ArrayPeer::Device(p) => (p, Mem::Device),
-        ArrayPeer::Array(h, off) => (crate::texture::array_bytes(h, off, n)?, Mem::Array),
+        ArrayPeer::Array(h, off) => {
+            let (at, elements) = crate::texture::array_bytes(h, off, n)?;
+            keep.push(elements);
+            (at, Mem::Array)
+        }
     };
     if to_array {
-        copy(Copy3::linear(other, at, n), kind, Mem::Array, stream)
+        copy_keeping(Copy3::linear(other, at, n), kind, Mem::Array, keep, stream)
     } else {
-        copy(Copy3::linear(at, other, n), Mem::Array, kind, stream)
+        copy_keeping(Copy3::linear(at, other, n), Mem::Array, kind, keep, stream)
     }
 }
 

@@ -119,9 +119,65 @@ impl Array {
 
 pub static ARRAYS: once_cell::sync::Lazy<Table<Array>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Array));
 
-/// The largest extent along any dimension (the H100's 3D texture limit; 1D and 2D allow more, but
-/// the total is bounded by the device's memory anyway).
-const MAX_EXTENT: usize = 1 << 17;
+/// The texture and surface limits an H100 reports (`tests/gpu/probes_c/device_attributes.h100.txt`),
+/// by `CUdevice_attribute`: what arrays and resources may measure here too. Cubemap and mipmap
+/// limits are absent (0): neither is supported.
+pub(crate) const LIMITS: [(i32, u64); 35] = [
+    (14, 512),       // TEXTURE_ALIGNMENT
+    (21, 131072),    // MAXIMUM_TEXTURE1D_WIDTH
+    (22, 131072),    // MAXIMUM_TEXTURE2D_WIDTH
+    (23, 65536),     // MAXIMUM_TEXTURE2D_HEIGHT
+    (24, 16384),     // MAXIMUM_TEXTURE3D_WIDTH
+    (25, 16384),     // MAXIMUM_TEXTURE3D_HEIGHT
+    (26, 16384),     // MAXIMUM_TEXTURE3D_DEPTH
+    (27, 32768),     // MAXIMUM_TEXTURE2D_LAYERED_WIDTH
+    (28, 32768),     // MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
+    (29, 2048),      // MAXIMUM_TEXTURE2D_LAYERED_LAYERS
+    (30, 512),       // SURFACE_ALIGNMENT
+    (42, 32768),     // MAXIMUM_TEXTURE1D_LAYERED_WIDTH
+    (43, 2048),      // MAXIMUM_TEXTURE1D_LAYERED_LAYERS
+    (44, 1),         // CAN_TEX2D_GATHER
+    (45, 32768),     // MAXIMUM_TEXTURE2D_GATHER_WIDTH
+    (46, 32768),     // MAXIMUM_TEXTURE2D_GATHER_HEIGHT
+    (47, 8192),      // MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
+    (48, 8192),      // MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
+    (49, 32768),     // MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
+    (51, 32),        // TEXTURE_PITCH_ALIGNMENT
+    (55, 32768),     // MAXIMUM_SURFACE1D_WIDTH
+    (56, 131072),    // MAXIMUM_SURFACE2D_WIDTH
+    (57, 65536),     // MAXIMUM_SURFACE2D_HEIGHT
+    (58, 16384),     // MAXIMUM_SURFACE3D_WIDTH
+    (59, 16384),     // MAXIMUM_SURFACE3D_HEIGHT
+    (60, 16384),     // MAXIMUM_SURFACE3D_DEPTH
+    (61, 32768),     // MAXIMUM_SURFACE1D_LAYERED_WIDTH
+    (62, 2048),      // MAXIMUM_SURFACE1D_LAYERED_LAYERS
+    (63, 32768),     // MAXIMUM_SURFACE2D_LAYERED_WIDTH
+    (64, 32768),     // MAXIMUM_SURFACE2D_LAYERED_HEIGHT
+    (65, 2048),      // MAXIMUM_SURFACE2D_LAYERED_LAYERS
+    (69, 268435456), // MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+    (70, 131072),    // MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+    (71, 65000),     // MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+    (72, 2097120),   // MAXIMUM_TEXTURE2D_LINEAR_PITCH
+];
+
+/// One of [`LIMITS`] (0 for an attribute it does not list).
+pub(crate) fn limit(attr: i32) -> u64 {
+    LIMITS.iter().find(|(a, _)| *a == attr).map_or(0, |(_, v)| *v)
+}
+
+/// Whether an array of this shape fits the device's texture limits (width, height, depth or layers).
+fn shape_fits(d: &Array3DDescriptor) -> bool {
+    let layered = d.flags & LAYERED != 0;
+    let (w, h, dd) = (d.width as u64, d.height as u64, d.depth as u64);
+    let within = |attrs: &[i32], dims: &[u64]| attrs.iter().zip(dims).all(|(&a, &v)| v <= limit(a));
+    match (layered, h, dd) {
+        (true, 0, _) => within(&[42, 43], &[w, dd]),
+        (true, _, _) => within(&[27, 28, 29], &[w, h, dd]),
+        (false, 0, 0) => within(&[21], &[w]),
+        (false, _, 0) => within(&[22, 23], &[w, h]),
+        _ => within(&[24, 25, 26], &[w, h, dd]) || within(&[47, 48, 49], &[w, h, dd]),
+    }
+}
 
 fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
     init_check()?;
@@ -140,7 +196,7 @@ fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
         && matches!(d.channels, 1 | 2 | 4)
         && (d.depth == 0 || d.height > 0 || layered)
         && (!layered || d.depth > 0)
-        && [d.width, d.height, d.depth].iter().all(|&e| e <= MAX_EXTENT);
+        && shape_fits(&d);
     if !shape_ok {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -169,33 +225,46 @@ fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
     }) as Handle)
 }
 
-/// Destroys the arrays context `ctx` made (a texture or surface object still reading one keeps its
-/// elements).
+/// Destroys the arrays and the texture and surface objects context `ctx` made.
 pub(crate) fn release_ctx(ctx: usize) {
     ARRAYS.retain(|_, a| a.ctx != ctx);
+    if let Some(m) = MADE.lock().as_mut() {
+        m.retain(|&h, made| {
+            let live = made.ctx != ctx;
+            if !live {
+                rt::destroy(h);
+            }
+            live
+        });
+    }
 }
 
+/// What a copy keeps alive while it is queued: an array's elements.
+type Kept = Arc<dyn std::any::Any + Send + Sync>;
+
 /// A copy's region of an array (byte `x`, row `y`, slice `z`; `extent` in bytes, rows, slices): its
-/// first byte, the array's pitch and rows per slice. Refused unless the region lies inside.
+/// first byte, the array's pitch and rows per slice, and its elements. Refused unless the region
+/// lies inside.
 pub(crate) fn array_region(
     h: Handle,
     [x, y, z]: [usize; 3],
     [w, rows, slices]: [usize; 3],
-) -> Result<(u64, usize, usize), CUresult> {
+) -> Result<(u64, usize, usize, Kept), CUresult> {
     let a = ARRAYS.get(h as usize)?;
     let fits = |at: usize, n: usize, size: usize| at.checked_add(n).is_some_and(|end| end <= size);
     if !(fits(x, w, a.pitch()) && fits(y, rows, a.rows()) && fits(z, slices, a.slices())) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let at = a.elements.base() + (z * a.pitch() * a.rows() + y * a.pitch() + x) as u64;
-    Ok((at, a.pitch(), a.rows()))
+    Ok((at, a.pitch(), a.rows(), a.elements.clone()))
 }
 
-/// The address of bytes `[offset, offset + n)` of an array's elements, all of them inside.
-pub(crate) fn array_bytes(h: Handle, offset: usize, n: usize) -> Result<u64, CUresult> {
+/// The address of bytes `[offset, offset + n)` of an array's elements, all of them inside, and the
+/// elements.
+pub(crate) fn array_bytes(h: Handle, offset: usize, n: usize) -> Result<(u64, Kept), CUresult> {
     let a = ARRAYS.get(h as usize)?;
     match offset.checked_add(n) {
-        Some(end) if end as u64 <= a.elements.bytes => Ok(a.elements.base() + offset as u64),
+        Some(end) if end as u64 <= a.elements.bytes => Ok((a.elements.base() + offset as u64, a.elements.clone())),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }
@@ -228,25 +297,27 @@ pub struct TextureDesc {
 const READ_AS_INTEGER: c_uint = 0x01;
 const NORMALIZED_COORDINATES: c_uint = 0x02;
 const SRGB: c_uint = 0x10;
-/// `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` and `_TEXTURE_PITCH_ALIGNMENT`.
-const TEXTURE_ALIGNMENT: u64 = 512;
-const PITCH_ALIGNMENT: u64 = 32;
 
-/// What an object was made from, for `cuTexObjectGetResourceDesc` and kin.
+/// What an object was made from, for `cuTexObjectGetResourceDesc` and kin (a surface has no
+/// texture description), and the context whose destruction destroys it.
 struct Made {
     resource: ResourceDesc,
     texture: Option<TextureDesc>,
+    ctx: usize,
 }
 
 static MADE: parking_lot::Mutex<Option<HashMap<u64, Made>>> = parking_lot::Mutex::new(None);
 
 /// The memory a resource description names: the resource and, for an array, its elements.
 unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<Arc<Elements>>), CUresult> {
+    if d.flags != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE); // "must be zero"
+    }
     let word = |k: usize| d.res[k];
     let linear = |ptr: CUdeviceptr, format: u64, channels: u64| -> Result<(Format, u32), CUresult> {
         let f = Format::from_cuda(format as u32).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let ch = channels as u32;
-        if ptr == 0 || !ptr.is_multiple_of(TEXTURE_ALIGNMENT) || !matches!(ch, 1 | 2 | 4) {
+        if ptr == 0 || !ptr.is_multiple_of(limit(14)) || !matches!(ch, 1 | 2 | 4) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         Ok((f, ch))
@@ -267,7 +338,7 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<
             let (format, channels) = linear(ptr, word(1) & 0xffff_ffff, word(1) >> 32)?;
             let texel = format.bytes() * channels as u64;
             let width = size / texel;
-            if width == 0 || width > u32::MAX as u64 {
+            if width == 0 || width > limit(69) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             check_range(ptr, width * texel)?;
@@ -293,19 +364,19 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<
             let (ptr, w, h, pitch) = (word(0), word(2), word(3), word(4));
             let (format, channels) = linear(ptr, word(1) & 0xffff_ffff, word(1) >> 32)?;
             let texel = format.bytes() * channels as u64;
+            let [max_w, max_h, max_pitch] = [70, 71, 72].map(limit);
             let bad = w == 0
                 || h == 0
-                || w > u32::MAX as u64
-                || h > u32::MAX as u64
-                || !pitch.is_multiple_of(PITCH_ALIGNMENT)
+                || w > max_w
+                || h > max_h
+                || pitch > max_pitch
+                || !pitch.is_multiple_of(limit(51))
                 || pitch < w * texel;
             if bad {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            check_range(
-                ptr,
-                pitch.checked_mul(h - 1).ok_or(CUDA_ERROR_INVALID_VALUE)? + w * texel,
-            )?;
+            // Bounded above, so none of this overflows.
+            check_range(ptr, pitch * (h - 1) + w * texel)?;
             Ok((
                 Resource {
                     base: ptr,
@@ -347,29 +418,40 @@ fn sampler(t: &TextureDesc) -> Result<Sampler, CUresult> {
     })
 }
 
-fn remember(h: u64, made: Made) {
-    MADE.lock().get_or_insert_with(HashMap::new).insert(h, made);
-}
-
-fn made<R>(h: u64, f: impl FnOnce(&Made) -> R) -> Result<R, CUresult> {
+/// `f` of what object `h` was made from, if it is live and of the kind `texture` says.
+fn made<R>(h: u64, texture: bool, f: impl FnOnce(&Made) -> R) -> Result<R, CUresult> {
     MADE.lock()
         .as_ref()
         .and_then(|m| m.get(&h))
+        .filter(|m| m.texture.is_some() == texture)
         .map(f)
         .ok_or(CUDA_ERROR_INVALID_VALUE)
 }
 
-/// Destroys an object of the kind `texture` says.
+/// Destroys an object of the kind `texture` says. The record of objects stays locked throughout, so
+/// a handle cannot be destroyed twice, nor a new object's record lost meanwhile.
 fn destroy(h: u64, texture: bool) -> Result<(), CUresult> {
     init_check()?;
-    let kind_ok = rt::with(h, |o| matches!(o, Object::Texture { .. }) == texture).unwrap_or(false);
-    if !kind_ok || !rt::destroy(h) {
+    let mut made = MADE.lock();
+    let known = made
+        .as_ref()
+        .and_then(|m| m.get(&h))
+        .is_some_and(|m| m.texture.is_some() == texture);
+    if !known || !rt::destroy(h) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    if let Some(m) = MADE.lock().as_mut() {
+    if let Some(m) = made.as_mut() {
         m.remove(&h);
     }
     Ok(())
+}
+
+/// Registers an object with the runtime and records what it was made from.
+fn register(object: Object, keep: Option<Arc<Elements>>, made: Made) -> u64 {
+    let mut all = MADE.lock();
+    let h = rt::create(object, keep.map(|k| k as Kept));
+    all.get_or_insert_with(HashMap::new).insert(h, made);
+    h
 }
 
 api! {
@@ -422,25 +504,25 @@ api! {
         init_check()?;
         out(d, ARRAYS.get(h as usize)?.desc)
     }
-    fn cuMemcpyHtoA_v2(dst: Handle, offset: usize, src: *const c_void, n: usize) {
+    fn cuMemcpyHtoA_v2[cuMemcpyHtoA_v2_ptds](dst: Handle, offset: usize, src: *const c_void, n: usize) {
         crate::memory::array_copy(dst, offset, ArrayPeer::Host(src as u64), true, n, None)
     }
     fn cuMemcpyHtoAAsync_v2[cuMemcpyHtoAAsync_v2_ptsz](dst: Handle, offset: usize, src: *const c_void, n: usize, s: Handle) {
         crate::memory::array_copy(dst, offset, ArrayPeer::Host(src as u64), true, n, Some(s))
     }
-    fn cuMemcpyAtoH_v2(dst: *mut c_void, src: Handle, offset: usize, n: usize) {
+    fn cuMemcpyAtoH_v2[cuMemcpyAtoH_v2_ptds](dst: *mut c_void, src: Handle, offset: usize, n: usize) {
         crate::memory::array_copy(src, offset, ArrayPeer::Host(dst as u64), false, n, None)
     }
     fn cuMemcpyAtoHAsync_v2[cuMemcpyAtoHAsync_v2_ptsz](dst: *mut c_void, src: Handle, offset: usize, n: usize, s: Handle) {
         crate::memory::array_copy(src, offset, ArrayPeer::Host(dst as u64), false, n, Some(s))
     }
-    fn cuMemcpyDtoA_v2(dst: Handle, offset: usize, src: CUdeviceptr, n: usize) {
+    fn cuMemcpyDtoA_v2[cuMemcpyDtoA_v2_ptds](dst: Handle, offset: usize, src: CUdeviceptr, n: usize) {
         crate::memory::array_copy(dst, offset, ArrayPeer::Device(src), true, n, None)
     }
-    fn cuMemcpyAtoD_v2(dst: CUdeviceptr, src: Handle, offset: usize, n: usize) {
+    fn cuMemcpyAtoD_v2[cuMemcpyAtoD_v2_ptds](dst: CUdeviceptr, src: Handle, offset: usize, n: usize) {
         crate::memory::array_copy(src, offset, ArrayPeer::Device(dst), false, n, None)
     }
-    fn cuMemcpyAtoA_v2(dst: Handle, dst_offset: usize, src: Handle, src_offset: usize, n: usize) {
+    fn cuMemcpyAtoA_v2[cuMemcpyAtoA_v2_ptds](dst: Handle, dst_offset: usize, src: Handle, src_offset: usize, n: usize) {
         crate::memory::array_copy(dst, dst_offset, ArrayPeer::Array(src, src_offset), true, n, None)
     }
     fn cuTexObjectCreate(h: *mut u64, rd: *const ResourceDesc, td: *const TextureDesc, view: *const c_void) {
@@ -454,20 +536,23 @@ api! {
         }
         let (resource, keep) = resource(&rd, false)?;
         let sampler = sampler(&td)?;
-        let handle = rt::create(Object::Texture { resource, sampler }, keep.map(|k| k as Arc<dyn std::any::Any + Send + Sync>));
-        remember(handle, Made { resource: rd, texture: Some(td) });
-        out(h, handle)
+        let made = Made {
+            resource: rd,
+            texture: Some(td),
+            ctx: current_ctx()?,
+        };
+        out(h, register(Object::Texture { resource, sampler }, keep, made))
     }
     fn cuTexObjectDestroy(h: u64) {
         destroy(h, true)
     }
     fn cuTexObjectGetResourceDesc(d: *mut ResourceDesc, h: u64) {
         init_check()?;
-        out(d, made(h, |m| m.resource)?)
+        out(d, made(h, true, |m| m.resource)?)
     }
     fn cuTexObjectGetTextureDesc(d: *mut TextureDesc, h: u64) {
         init_check()?;
-        out(d, made(h, |m| m.texture)?.ok_or(CUDA_ERROR_INVALID_VALUE)?)
+        out(d, made(h, true, |m| m.texture)?.ok_or(CUDA_ERROR_INVALID_VALUE)?)
     }
     fn cuSurfObjectCreate(h: *mut u64, rd: *const ResourceDesc) {
         init_check()?;
@@ -476,16 +561,19 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let (resource, keep) = resource(&rd, true)?;
-        let handle = rt::create(Object::Surface { resource }, keep.map(|k| k as Arc<dyn std::any::Any + Send + Sync>));
-        remember(handle, Made { resource: rd, texture: None });
-        out(h, handle)
+        let made = Made {
+            resource: rd,
+            texture: None,
+            ctx: current_ctx()?,
+        };
+        out(h, register(Object::Surface { resource }, keep, made))
     }
     fn cuSurfObjectDestroy(h: u64) {
         destroy(h, false)
     }
     fn cuSurfObjectGetResourceDesc(d: *mut ResourceDesc, h: u64) {
         init_check()?;
-        out(d, made(h, |m| m.resource)?)
+        out(d, made(h, false, |m| m.resource)?)
     }
 }
 

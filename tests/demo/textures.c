@@ -70,6 +70,12 @@ static const char *PTX =
     " st.global.v4.u32 [%rd3+16], {%r5, %r6, %r7, %r8};\n"
     " st.global.u32 [%rd3+32], %r9;\n"
     " ret;\n}\n"
+    /* surf_layer(s, l, v): stores v at element (1, 1) of layer l of a layered 2D surface of floats. */
+    ".visible .entry surf_layer(.param .u64 s, .param .u32 l, .param .f32 v) {\n"
+    " .reg .u32 %r<4>; .reg .u64 %rd<2>; .reg .f32 %f<2>;\n"
+    " ld.param.u64 %rd1, [s]; ld.param.u32 %r1, [l]; ld.param.f32 %f1, [v]; mov.u32 %r2, 4; mov.u32 %r3, 1;\n"
+    " sust.b.a2d.b32.trap [%rd1, {%r1, %r2, %r3, %r3}], %f1;\n"
+    " ret;\n}\n"
     /* trap(s): a store one element past the surface's end under .trap. */
     ".visible .entry trap(.param .u64 s, .param .u32 x) {\n"
     " .reg .u32 %r<3>; .reg .u64 %rd<2>;\n"
@@ -240,6 +246,28 @@ int main(void) {
         ASSERT(f[0] == (float)(10 * (l < 3 ? l : 2))); /* the layer index clamps */
     }
 
+    /* tex.1d on the 3D texture reads its first row. */
+    unsigned two = 2;
+    void *row[] = {&t3, &two, &out};
+    launch("fetch1d", 1, 1, row);
+    CHECK(cuMemcpyDtoH(u, out, 16));
+    ASSERT(u[0] == 1004 && u[1] == 1005);
+
+    /* A layered surface: a store into layer 1 lands there, and nowhere else. */
+    CUarray ls = array3d(2, 2, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST);
+    float zeros[12] = {0};
+    CHECK(cuMemcpyHtoA(ls, 0, zeros, sizeof zeros));
+    CUDA_RESOURCE_DESC rls = of_array(ls);
+    CUsurfObject lsurf;
+    CHECK(cuSurfObjectCreate(&lsurf, &rls));
+    unsigned one = 1;
+    float v = 42.5f;
+    void *la_store[] = {&lsurf, &one, &v};
+    launch("surf_layer", 1, 1, la_store);
+    float got12[12];
+    CHECK(cuMemcpyAtoH(got12, ls, 0, sizeof got12));
+    for (int i = 0; i < 12; i++) ASSERT(got12[i] == (i == 4 + 3 ? 42.5f : 0.0f));
+
     /* Linear memory as a 1D texture of int2 (tex1Dfetch): clamped at the end. */
     CUdeviceptr lin;
     CHECK(cuMemAlloc(&lin, 64 * 8));
@@ -340,6 +368,22 @@ int main(void) {
     unsigned past = W * 4;
     void *ta[] = {&s, &past};
     CHECK(cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, ta, NULL));
+    EXPECT(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+
+    /* In a new context, a destroyed texture's handle names nothing, even once its slot is reused. */
+    CUcontext again;
+    CUdevice dev;
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuCtxCreate(&again, NULL, 0, dev));
+    CHECK(cuModuleLoadData(&mod, PTX));
+    CHECK(cuMemAlloc(&out, 64));
+    CUtexObject reused = texture(&rp, CU_TR_FILTER_MODE_POINT, 0);
+    ASSERT(reused != tlin);
+    unsigned zero = 0;
+    void *stale[] = {&tlin, &zero, &out};
+    CUfunction f1;
+    CHECK(cuModuleGetFunction(&f1, mod, "fetch1d"));
+    CHECK(cuLaunchKernel(f1, 1, 1, 1, 1, 1, 1, 0, NULL, stale, NULL));
     EXPECT(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     printf("TEXTURES VERIFIED\n");
     return 0;

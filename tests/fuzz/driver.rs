@@ -1175,7 +1175,7 @@ unsafe fn textures(s: &mut State, inp: &mut Input) -> (&'static str, CUresult) {
             let a = array(s, inp);
             let (x, y) = (inp.pick(&[0u64, 1, 4, 1 << 20]), inp.pick(&[0u64, 1, 3]));
             let (wb, h) = (inp.pick(&[0u64, 1, 4, 16, 64, 1 << 30]), inp.pick(&[0u64, 1, 2, 9]));
-            let host = s.hptr(inp, 64) as u64;
+            let host = s.hptr(inp, 64);
             let to = inp.below(2) == 0;
             // srcX, srcY, srcType, srcHost, srcDevice, srcArray, srcPitch, then dst, width, height.
             let (array_side, host_side) = ([x, y, 3, 0, 0, a, 0], [0, 0, 1, host, 0, 0, 64]);
@@ -1250,15 +1250,15 @@ unsafe fn textures(s: &mut State, inp: &mut Input) -> (&'static str, CUresult) {
                 0 if !s.objects.is_empty() => s.objects[inp.below(s.objects.len())],
                 _ => inp.pick(&[0u64, 1, 77, u64::MAX]),
             };
-            let r = if inp.below(2) == 0 {
-                cuTexObjectDestroy(h)
+            let (name, r) = if inp.below(2) == 0 {
+                ("cuTexObjectDestroy", cuTexObjectDestroy(h))
             } else {
-                cuSurfObjectDestroy(h)
+                ("cuSurfObjectDestroy", cuSurfObjectDestroy(h))
             };
             if r == CUDA_SUCCESS {
                 s.objects.retain(|&x| x != h);
             }
-            ("cuTexObjectDestroy", r)
+            (name, r)
         }
         _ => {
             let h = match inp.below(3) {

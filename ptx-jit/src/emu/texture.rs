@@ -1,6 +1,6 @@
 //! Texture sampling and surface access on the CPU, as NVIDIA's texture units compute them.
 //!
-//! What the GPU does, measured on an H100 (`tests/gpu/probes_c/texture_probe.c`, whose recorded
+//! What the GPU does, measured on an H200 (`tests/gpu/probes_c/texture_probe.c`, whose recorded
 //! answers this module reproduces bit for bit):
 //! - A coordinate becomes fixed point with 8 fractional bits, rounded half up (the CUDA programming
 //!   guide's 9-bit interpolation weights); linear filtering takes the texels below and above
@@ -284,7 +284,8 @@ impl Coords {
     }
 }
 
-/// The texels around a sample position along one axis: (lower index, weight of the upper, 0..=256).
+/// The texels around a sample position along one axis: (lower index, weight of the upper in 256ths,
+/// 0..=255).
 fn straddle(x: f32) -> (i64, i64) {
     let xb = fixed(x) - 128;
     (xb >> 8, xb & 255)
@@ -304,10 +305,17 @@ pub unsafe fn sample(r: &Resource, s: &Sampler, c: Coords) -> Texel {
             unnormalise(u, sizes[k], s.normalized, s.address[k])
         })
         .collect();
-    let linear = s.linear && returns_float(r, s);
+    let linear = s.linear && returns_float(r, s) && c.float;
     // The texels that take part, each with its weight in 256ths.
     let mut taps: Vec<([i64; 3], i64)> = vec![];
-    if !linear {
+    if !c.float {
+        // Integer coordinates (`tex1Dfetch`) index elements directly, exact at any size.
+        let mut at = [0i64; 3];
+        for (a, &v) in at.iter_mut().zip(&c.xyz).take(r.dims as usize) {
+            *a = v as i32 as i64;
+        }
+        taps.push((at, 256));
+    } else if !linear {
         let mut at = [0i64; 3];
         for k in 0..axes {
             at[k] = pos[k].floor() as i64;
@@ -340,7 +348,7 @@ pub unsafe fn sample(r: &Resource, s: &Sampler, c: Coords) -> Texel {
         .map(|&(at, w)| {
             let mut idx = [0u32; 3];
             for k in 0..axes {
-                match address(at[k], sizes[k], s.address[k], s.normalized) {
+                match address(at[k], sizes[k], s.address[k], s.normalized && c.float) {
                     Some(v) => idx[k] = v,
                     None => return (None, w),
                 }
@@ -447,24 +455,22 @@ pub fn surface_address(
     let row = r.width as i64 * r.texel_bytes() as i64;
     let inside = |v: i64, n: i64| (0..n).contains(&v);
     let (x, y, z) = (x as i64, y as i64, z as i64);
-    let ok = x >= 0
-        && x + bytes as i64 <= row
-        && inside(y, r.height as i64)
-        && inside(z, r.depth as i64)
-        && (r.layers == 0 || layer < r.layers);
-    let (x, y, z, layer) = if ok {
-        (x, y, z, layer)
-    } else {
-        match clamp {
-            Clamp::Trap => return Err(OutOfBounds),
-            Clamp::Zero => return Ok(None),
-            Clamp::Clamp => (
-                x.clamp(0, (row - bytes as i64).max(0)) / bytes as i64 * bytes as i64,
-                y.clamp(0, r.height as i64 - 1),
-                z.clamp(0, r.depth as i64 - 1),
-                layer.min(r.layers.saturating_sub(1)),
-            ),
-        }
+    // A surface that is not layered has layer 0 only.
+    let layers = r.layers.max(1);
+    let ok =
+        x >= 0 && x + bytes as i64 <= row && inside(y, r.height as i64) && inside(z, r.depth as i64) && layer < layers;
+    let (x, y, z, layer) = match (ok, clamp) {
+        (true, _) => (x, y, z, layer),
+        // An access wider than a row has no place to clamp to.
+        (false, Clamp::Trap) => return Err(OutOfBounds),
+        (false, Clamp::Zero) => return Ok(None),
+        (false, Clamp::Clamp) if (bytes as i64) > row => return Ok(None),
+        (false, Clamp::Clamp) => (
+            x.clamp(0, row - bytes as i64) / bytes as i64 * bytes as i64,
+            y.clamp(0, r.height as i64 - 1),
+            z.clamp(0, r.depth as i64 - 1),
+            layer.min(layers - 1),
+        ),
     };
     Ok(Some(
         r.base + (layer as u64 + z as u64) * r.slice + y as u64 * r.pitch + x as u64,
@@ -586,5 +592,39 @@ mod tests {
         assert_eq!(surface_address(&r, 8, 0, 0, 0, 4, Clamp::Trap), Err(OutOfBounds));
         assert_eq!(surface_address(&r, 8, 0, 0, 0, 4, Clamp::Zero), Ok(None));
         assert_eq!(surface_address(&r, 9, 5, 0, 0, 4, Clamp::Clamp), Ok(Some(base + 12)));
+        // A layer of a surface that has none, and an access wider than a row.
+        assert_eq!(surface_address(&r, 0, 0, 0, 1, 4, Clamp::Trap), Err(OutOfBounds));
+        assert_eq!(surface_address(&r, 0, 0, 0, 7, 4, Clamp::Clamp), Ok(Some(base)));
+        assert_eq!(surface_address(&r, 0, 1, 0, 0, 16, Clamp::Clamp), Ok(None));
+    }
+
+    #[test]
+    fn integer_coordinates_index_exactly() {
+        // Elements 2^24 and 2^24 + 1 of a large linear texture, which a float coordinate cannot tell
+        // apart. Only the two bytes read are backed: the base lies 2^24 bytes before them.
+        let data = [3u8, 7];
+        let n = (1u32 << 24) + 2;
+        let r = Resource {
+            base: (data.as_ptr() as u64).wrapping_sub(1 << 24),
+            format: Format::U8,
+            channels: 1,
+            width: n,
+            height: 1,
+            depth: 1,
+            layers: 0,
+            dims: 1,
+            pitch: n as u64,
+            slice: n as u64,
+            linear: true,
+        };
+        let mut s = sampler(Address::Clamp, false, false);
+        s.integer_read = true;
+        let at = |i: u32| Coords {
+            xyz: [i, 0, 0],
+            float: false,
+            layer: 0,
+        };
+        assert_eq!(unsafe { sample(&r, &s, at(1 << 24)) }[0], 3);
+        assert_eq!(unsafe { sample(&r, &s, at((1 << 24) + 1)) }[0], 7);
     }
 }

@@ -2,9 +2,9 @@
 //! `suq`, and `ptxjit_tex`, which generated code calls for them (`ptx_llvm::builtin::TEX`). The
 //! driver creates and destroys objects; sampling itself is `crate::emu::texture`.
 //!
-//! A handle is an index (plus one) into one table of live objects. A kernel holding a handle that
-//! was never created, or was destroyed, ends its launch with an illegal address, as does a surface
-//! access out of bounds under `.trap`.
+//! A handle names a slot of one table of live objects and the slot's generation. A kernel holding a
+//! handle that was never created, or was destroyed, ends its launch with an illegal address, as does
+//! a surface access out of bounds under `.trap`.
 
 use crate::emu::texture::{self as tex, Clamp, Coords, Resource, Sampler};
 use crate::runtime::checked::FaultKind;
@@ -26,34 +26,39 @@ struct Entry {
     _keep: Option<Arc<dyn Any + Send + Sync>>,
 }
 
-/// Live objects; a handle is its index plus one. Freed slots are reused.
-static OBJECTS: RwLock<Vec<Option<Arc<Entry>>>> = RwLock::new(Vec::new());
+/// Live objects. A handle is a slot's index plus one in its low 32 bits and the slot's generation in
+/// its high 32 bits: a freed slot is reused, and a stale handle to it names nothing.
+static OBJECTS: RwLock<Vec<(u32, Option<Arc<Entry>>)>> = RwLock::new(Vec::new());
+
+fn slot(handle: u64) -> Option<(usize, u32)> {
+    let index = (handle as u32).checked_sub(1)? as usize;
+    Some((index, (handle >> 32) as u32))
+}
 
 /// Registers an object; its handle.
 pub fn create(object: Object, keep: Option<Arc<dyn Any + Send + Sync>>) -> u64 {
     let mut t = OBJECTS.write();
     let e = Some(Arc::new(Entry { object, _keep: keep }));
-    match t.iter().position(Option::is_none) {
-        Some(i) => {
-            t[i] = e;
-            i as u64 + 1
-        }
+    let i = match t.iter().position(|(_, e)| e.is_none()) {
+        Some(i) => i,
         None => {
-            t.push(e);
-            t.len() as u64
+            t.push((0, None));
+            t.len() - 1
         }
-    }
+    };
+    t[i].1 = e;
+    (t[i].0 as u64) << 32 | (i as u64 + 1)
 }
 
 /// Destroys the object `handle` names; false if none is live.
 pub fn destroy(handle: u64) -> bool {
     let mut t = OBJECTS.write();
-    match handle.checked_sub(1).and_then(|i| t.get_mut(i as usize)) {
-        Some(slot @ Some(_)) => {
-            *slot = None;
+    match slot(handle).and_then(|(i, g)| t.get_mut(i).filter(|(gen, e)| *gen == g && e.is_some())) {
+        Some(entry) => {
+            *entry = (entry.0.wrapping_add(1), None);
             true
         }
-        _ => false,
+        None => false,
     }
 }
 
@@ -63,7 +68,8 @@ pub fn destroy(handle: u64) -> bool {
 pub fn with<R>(handle: u64, f: impl FnOnce(&Object) -> R) -> Option<R> {
     let e = {
         let t = OBJECTS.read();
-        t.get(handle.checked_sub(1)? as usize)?.clone()?
+        let (i, g) = slot(handle)?;
+        t.get(i).filter(|(gen, _)| *gen == g)?.1.clone()?
     };
     Some(f(&e.object))
 }
@@ -85,20 +91,22 @@ pub(crate) extern "C" fn ptxjit_tex(code: u32, env: *const Env, handle: u64, buf
         }
         1
     };
-    match with(handle, |o| run(op, o, buf, env)) {
+    let result = with(handle, |o| run(op, o, buf, env));
+    if !matches!(result, Some(Ok(()))) {
+        // The thread stops, but what its registers get must not be stack garbage.
+        buf[TEX_DATA as usize..TEX_DATA as usize + 4].fill(0);
+    }
+    match result {
         Some(Ok(())) => 0,
         Some(Err(Misuse::Kind)) => fault(
             "used a texture object as a surface or a surface object as a texture",
             handle,
         ),
         Some(Err(Misuse::Bounds(at))) => fault("accessed a surface out of bounds under `.trap`; the address", at),
-        None => {
-            buf[TEX_DATA as usize..TEX_DATA as usize + 4].fill(0);
-            fault(
-                "used a texture or surface object that does not exist (never created, or destroyed)",
-                handle,
-            )
-        }
+        None => fault(
+            "used a texture or surface object that does not exist (never created, or destroyed)",
+            handle,
+        ),
     }
 }
 
@@ -110,15 +118,19 @@ enum Misuse {
     Bounds(u64),
 }
 
-/// The coordinates of a layered geometry start with the layer.
+/// The instruction's coordinates: a layered geometry's start with the layer, and those past the
+/// geometry's dimensions are 0 (the lowering writes only the ones the instruction has).
 fn coords(op: TexOp, buf: &[u32]) -> Coords {
     let c = &buf[TEX_COORDS as usize..TEX_COORDS as usize + 4];
-    let layered = matches!(TEX_GEOMS[op.geom as usize], "a1d" | "a2d");
-    let (layer, xyz) = if layered {
-        (c[0], [c[1], c[2], 0])
-    } else {
-        (0, [c[0], c[1], c[2]])
+    let (layer, from, dims) = match TEX_GEOMS[op.geom as usize] {
+        "a1d" => (c[0], 1, 1),
+        "a2d" => (c[0], 1, 2),
+        "1d" => (0, 0, 1),
+        "2d" => (0, 0, 2),
+        _ => (0, 0, 3),
     };
+    let mut xyz = [0u32; 3];
+    xyz[..dims].copy_from_slice(&c[from..from + dims]);
     Coords {
         xyz,
         float: op.float_coords,

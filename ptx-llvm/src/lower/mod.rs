@@ -214,7 +214,8 @@ fn lower_only<'ctx>(
             let mut found = false;
             if let Some(b) = &f.body {
                 ast::visit(b, &mut |s| {
-                    found |= matches!(s, Statement::Inst(i) if i.opcode.text == "trap"
+                    // Texture and surface instructions end the launch on a bad handle or `.trap`.
+                    found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "trap" | "tex" | "tld4" | "txq" | "suld" | "sust" | "suq")
                         || (i.opcode.text == "call" && i.operands.iter().any(|o| matches!(o, Operand::Sym { name, .. } if name.text == "__assertfail"))));
                 });
             }

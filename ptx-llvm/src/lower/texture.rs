@@ -180,16 +180,34 @@ impl<'ctx> Lowerer<'ctx> {
         let env = st
             .env
             .ok_or_else(|| unsupported(i.span, "texture instructions need the environment"))?;
-        self.b.build_call(
-            f,
-            &[
-                i32t.const_int(op.pack() as u64, false).into(),
-                env.into(),
-                handle.into(),
-                buf.into(),
-            ],
-            "tex",
-        )?;
+        let status = self
+            .b
+            .build_call(
+                f,
+                &[
+                    i32t.const_int(op.pack() as u64, false).into(),
+                    env.into(),
+                    handle.into(),
+                    buf.into(),
+                ],
+                "tex",
+            )?
+            .try_as_basic_value()
+            .basic()
+            .expect("ptxjit_tex returns i64")
+            .into_int_value();
+        // The launch faulted (a dead handle, `.trap`): the thread stops here, as on a GPU.
+        let bad = self
+            .b
+            .build_int_compare(IntPredicate::NE, status, i64t.const_zero(), "tex.fault")?;
+        let (stop, go) = (
+            self.ctx.append_basic_block(st.func, "tex.fault"),
+            self.ctx.append_basic_block(st.func, "tex.ok"),
+        );
+        self.b.build_conditional_branch(bad, stop, go)?;
+        self.b.position_at_end(stop);
+        self.emit_return(st)?;
+        self.b.position_at_end(go);
         let Some((regs, pred)) = dest_regs.take() else {
             return Ok(());
         };

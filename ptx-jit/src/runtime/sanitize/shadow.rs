@@ -3,7 +3,7 @@
 //!
 //! Each OS thread keeps one [`Table`] and hands it from CTA to CTA. It is built for the common case,
 //! a CTA that touches a few contiguous ranges:
-//! - words live in chunks of [`CHUNK`] words, found through a map from chunk number, with the last
+//! - words live in chunks of [`CHUNK`] words, found through a map from chunk number, with the
 //!   last two chunks found remembered (consecutive accesses of one thread, or of neighbouring
 //!   threads, fall in few chunks);
 //! - nothing is cleared between epochs or CTAs: each shadow carries the stamp of the epoch that
@@ -98,8 +98,9 @@ struct Slot {
     split: u32,
 }
 
-/// Words per chunk: 256 bytes of memory, 11 KiB of shadow.
-const CHUNK: u64 = 64;
+/// Words per chunk: 64 bytes of memory, 704 bytes of shadow (a slot is 44 bytes). Small, as a CTA
+/// that touches one word per row of a matrix takes a chunk per word.
+const CHUNK: u64 = 16;
 
 type Chunk = Box<[Slot; CHUNK as usize]>;
 
@@ -144,6 +145,11 @@ pub enum Word<'t> {
 impl Table {
     /// A CTA starts: everything in the table becomes a previous CTA's.
     pub fn open_cta(&mut self) {
+        // The pool keeps what the last CTAs needed, not the most any CTA ever did.
+        let keep = self.used.max(1024);
+        if self.chunks.len() > 4 * keep {
+            self.chunks.truncate(keep);
+        }
         self.next_stamp();
         self.cta_start = self.stamp;
         self.index.clear();
