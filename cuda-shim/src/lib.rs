@@ -20,6 +20,7 @@ pub mod memory;
 pub mod passthrough;
 pub mod pool;
 mod proc;
+pub mod texref;
 pub mod texture;
 pub mod vmm;
 pub use proc::{api_names, implementation_table, resolve, resolve_for};

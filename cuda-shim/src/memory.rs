@@ -281,6 +281,9 @@ fn owner(k: &MemKind) -> Option<usize> {
 /// Frees what a destroyed (or reset) context owned.
 pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     crate::texture::release_ctx(ctx);
+    for &m in dead_modules {
+        crate::texref::release_module(m);
+    }
     let mut mem = MEMORY.lock();
     let gone: Vec<u64> = mem
         .iter()

@@ -21,6 +21,7 @@ api! {
         init_check()?;
         let h = module as usize;
         MODULES.remove(h)?;
+        crate::texref::release_module(h);
         FUNCTIONS.retain(|_, f| f.module != h);
         MEMORY.lock().retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(m) if m == h));
         Ok(())

@@ -20,6 +20,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::pool::pool_exports(),
         crate::vmm::vmm_exports(),
         crate::texture::texture_exports(),
+        crate::texref::texref_exports(),
         crate::launch::launch_exports(),
         crate::memory::memory_exports(),
         crate::stream::stream_exports(),

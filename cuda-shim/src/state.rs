@@ -21,6 +21,7 @@ pub enum Tag {
     MemPool = 8,
     Event = 9,
     Array = 10,
+    Reference = 11,
     // High numbers, clear of the others.
     Link = 14,
     Library = 15,

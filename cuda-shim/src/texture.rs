@@ -32,6 +32,13 @@ pub struct ArrayDescriptor {
     channels: c_uint,
 }
 
+impl ArrayDescriptor {
+    /// Width, height, format and channels.
+    pub(crate) fn parts(&self) -> (usize, usize, c_uint, c_uint) {
+        (self.width, self.height, self.format, self.channels)
+    }
+}
+
 /// `CUDA_ARRAY3D_DESCRIPTOR` (cuda.h).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -52,7 +59,7 @@ const DEPTH_TEXTURE: c_uint = 0x10;
 const COLOR_ATTACHMENT: c_uint = 0x20;
 
 /// An array's elements: a buffer counted against the device's memory while it lives.
-struct Elements {
+pub(crate) struct Elements {
     buf: Box<[u128]>,
     bytes: u64,
 }
@@ -240,7 +247,7 @@ pub(crate) fn release_ctx(ctx: usize) {
 }
 
 /// What a copy keeps alive while it is queued: an array's elements.
-type Kept = Arc<dyn std::any::Any + Send + Sync>;
+pub(crate) type Kept = Arc<dyn std::any::Any + Send + Sync>;
 
 /// A copy's region of an array (byte `x`, row `y`, slice `z`; `extent` in bytes, rows, slices): its
 /// first byte, the array's pitch and rows per slice, and its elements. Refused unless the region
@@ -314,91 +321,116 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<
         return Err(CUDA_ERROR_INVALID_VALUE); // "must be zero"
     }
     let word = |k: usize| d.res[k];
-    let linear = |ptr: CUdeviceptr, format: u64, channels: u64| -> Result<(Format, u32), CUresult> {
-        let f = Format::from_cuda(format as u32).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let ch = channels as u32;
-        if ptr == 0 || !ptr.is_multiple_of(limit(14)) || !matches!(ch, 1 | 2 | 4) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        Ok((f, ch))
+    let format = |w: u64| -> Result<(Format, u32), CUresult> {
+        let f = Format::from_cuda(w as u32).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        Ok((f, (w >> 32) as u32))
     };
     match d.res_type {
         0 => {
-            let a = ARRAYS.get(word(0) as usize)?;
-            if surface && a.desc.flags & SURFACE_LDST == 0 {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            Ok((a.resource(), Some(a.elements.clone())))
+            let (r, elements) = array_resource(word(0) as Handle, surface)?;
+            Ok((r, Some(elements)))
         }
         1 => Err(CUDA_ERROR_NOT_SUPPORTED), // mipmapped arrays
         _ if surface => Err(CUDA_ERROR_INVALID_VALUE),
-        2 => {
-            // linear: devPtr, format and numChannels (two 32-bit words), sizeInBytes.
-            let (ptr, size) = (word(0), word(2));
-            let (format, channels) = linear(ptr, word(1) & 0xffff_ffff, word(1) >> 32)?;
-            let texel = format.bytes() * channels as u64;
-            let width = size / texel;
-            if width == 0 || width > limit(69) {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            check_range(ptr, width * texel)?;
-            Ok((
-                Resource {
-                    base: ptr,
-                    format,
-                    channels,
-                    width: width as u32,
-                    height: 1,
-                    depth: 1,
-                    layers: 0,
-                    dims: 1,
-                    pitch: width * texel,
-                    slice: width * texel,
-                    linear: true,
-                },
-                None,
-            ))
-        }
-        3 => {
-            // pitch2D: devPtr, format and numChannels, width, height, pitchInBytes.
-            let (ptr, w, h, pitch) = (word(0), word(2), word(3), word(4));
-            let (format, channels) = linear(ptr, word(1) & 0xffff_ffff, word(1) >> 32)?;
-            let texel = format.bytes() * channels as u64;
-            let [max_w, max_h, max_pitch] = [70, 71, 72].map(limit);
-            let bad = w == 0
-                || h == 0
-                || w > max_w
-                || h > max_h
-                || pitch > max_pitch
-                || !pitch.is_multiple_of(limit(51))
-                || pitch < w * texel;
-            if bad {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            // Bounded above, so none of this overflows.
-            check_range(ptr, pitch * (h - 1) + w * texel)?;
-            Ok((
-                Resource {
-                    base: ptr,
-                    format,
-                    channels,
-                    width: w as u32,
-                    height: h as u32,
-                    depth: 1,
-                    layers: 0,
-                    dims: 2,
-                    pitch,
-                    slice: pitch * h,
-                    linear: true,
-                },
-                None,
-            ))
-        }
+        // linear: devPtr, format and numChannels (two 32-bit words), sizeInBytes.
+        2 => Ok((linear_resource(word(0), format(word(1))?, word(2), limit(14))?, None)),
+        // pitch2D: devPtr, format and numChannels, width, height, pitchInBytes.
+        3 => Ok((
+            pitched_resource(word(0), format(word(1))?, word(2), word(3), word(4))?,
+            None,
+        )),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }
 
-fn sampler(t: &TextureDesc) -> Result<Sampler, CUresult> {
+/// An array as a resource, and its elements; a surface needs an array made for surfaces.
+pub(crate) fn array_resource(h: Handle, surface: bool) -> Result<(Resource, Arc<Elements>), CUresult> {
+    let a = ARRAYS.get(h as usize)?;
+    if surface && a.desc.flags & SURFACE_LDST == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok((a.resource(), a.elements.clone()))
+}
+
+/// Checks linear memory for a texture: a start aligned to `align` and 1, 2 or 4 channels.
+fn linear_start(ptr: CUdeviceptr, channels: u32, align: u64) -> Result<(), CUresult> {
+    if ptr == 0 || !ptr.is_multiple_of(align) || !matches!(channels, 1 | 2 | 4) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// `bytes` of linear device memory at `ptr` as a 1D resource of `(format, channels)` texels. A texture
+/// object needs a start aligned as the device says (`TEXTURE_ALIGNMENT`); a texture reference binds
+/// anywhere (`cuTexRefSetAddress` reports an offset of 0): `align` is 1 for it.
+pub(crate) fn linear_resource(
+    ptr: CUdeviceptr,
+    (format, channels): (Format, u32),
+    bytes: u64,
+    align: u64,
+) -> Result<Resource, CUresult> {
+    linear_start(ptr, channels, align)?;
+    let texel = format.bytes() * channels as u64;
+    let width = bytes / texel;
+    if width == 0 || width > limit(69) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    check_range(ptr, width * texel)?;
+    Ok(Resource {
+        base: ptr,
+        format,
+        channels,
+        width: width as u32,
+        height: 1,
+        depth: 1,
+        layers: 0,
+        dims: 1,
+        pitch: width * texel,
+        slice: width * texel,
+        linear: true,
+    })
+}
+
+/// `h` rows of `w` texels, `pitch` bytes apart, at `ptr` as a 2D resource.
+pub(crate) fn pitched_resource(
+    ptr: CUdeviceptr,
+    (format, channels): (Format, u32),
+    w: u64,
+    h: u64,
+    pitch: u64,
+) -> Result<Resource, CUresult> {
+    linear_start(ptr, channels, limit(14))?;
+    let texel = format.bytes() * channels as u64;
+    let [max_w, max_h, max_pitch] = [70, 71, 72].map(limit);
+    let bad = w == 0
+        || h == 0
+        || w > max_w
+        || h > max_h
+        || pitch > max_pitch
+        || !pitch.is_multiple_of(limit(51))
+        || pitch < w * texel;
+    if bad {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // Bounded above, so none of this overflows.
+    check_range(ptr, pitch * (h - 1) + w * texel)?;
+    Ok(Resource {
+        base: ptr,
+        format,
+        channels,
+        width: w as u32,
+        height: h as u32,
+        depth: 1,
+        layers: 0,
+        dims: 2,
+        pitch,
+        slice: pitch * h,
+        linear: true,
+    })
+}
+
+/// The sampler a texture description asks for.
+pub(crate) fn sampler(t: &TextureDesc) -> Result<Sampler, CUresult> {
     if t.flags & SRGB != 0 {
         return Err(CUDA_ERROR_NOT_SUPPORTED);
     }

@@ -129,6 +129,15 @@ impl Address {
         })
     }
 
+    pub fn to_cuda(self) -> u32 {
+        match self {
+            Address::Wrap => 0,
+            Address::Clamp => 1,
+            Address::Mirror => 2,
+            Address::Border => 3,
+        }
+    }
+
     /// `txq.addr_mode_N`'s enumeration: wrap, mirror, clamp_ogl, clamp_to_edge, clamp_to_border.
     pub fn ptx_code(self) -> u32 {
         match self {

@@ -549,6 +549,9 @@ pub struct HostModule {
     kernels: Vec<LazyKernel>,
     /// Module-scope variables: name → (address, size).
     pub globals: Vec<(String, u64, u64)>,
+    /// The module's texture and surface references (`.texref`, `.surfref`; true for a surface), each
+    /// 8 bytes among `globals` holding the handle of the object bound to it.
+    pub references: Vec<(String, bool)>,
     source: std::sync::Arc<Source>,
 }
 
@@ -1097,6 +1100,18 @@ pub fn load_text(
         return Err(diags);
     }
     module_memory(&m)?;
+    let references = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ptx_front::ast::Item::Var(v)
+                if matches!(v.ty, ptx_front::types::Type::Texref | ptx_front::types::Type::Surfref) =>
+            {
+                Some((v.name.text.to_string(), v.ty == ptx_front::types::Type::Surfref))
+            }
+            _ => None,
+        })
+        .collect();
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
@@ -1152,6 +1167,7 @@ pub fn load_text(
     let mut hm = HostModule {
         kernels,
         globals: vec![],
+        references,
         source,
     };
     let placed = (|| -> Result<(), Vec<Diagnostic>> {

@@ -15,6 +15,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 /// What a handle names.
+#[derive(Clone)]
 pub enum Object {
     Texture { resource: Resource, sampler: Sampler },
     Surface { resource: Resource },
@@ -62,6 +63,19 @@ pub fn destroy(handle: u64) -> bool {
     }
 }
 
+/// Replaces the object `handle` names, keeping the handle (a texture reference bound anew); false if
+/// none is live.
+pub fn replace(handle: u64, object: Object, keep: Option<Arc<dyn Any + Send + Sync>>) -> bool {
+    let mut t = OBJECTS.write();
+    match slot(handle).and_then(|(i, g)| t.get_mut(i).filter(|(gen, e)| *gen == g && e.is_some())) {
+        Some(entry) => {
+            entry.1 = Some(Arc::new(Entry { object, _keep: keep }));
+            true
+        }
+        None => false,
+    }
+}
+
 /// Runs `f` on the object `handle` names, if it is live. The table is not locked while `f` runs: a
 /// fault in a kernel's sampling leaves its coroutine without unwinding, and must not leave a lock
 /// held.
@@ -103,6 +117,7 @@ pub(crate) extern "C" fn ptxjit_tex(code: u32, env: *const Env, handle: u64, buf
             handle,
         ),
         Some(Err(Misuse::Bounds(at))) => fault("accessed a surface out of bounds under `.trap`; the address", at),
+        None if handle == 0 => fault("used a null texture or surface object (or a reference never bound)", 0),
         None => fault(
             "used a texture or surface object that does not exist (never created, or destroyed)",
             handle,

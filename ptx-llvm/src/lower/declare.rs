@@ -78,13 +78,18 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     pub(super) fn module_var(&mut self, v: &VarDecl<'_>) -> R<()> {
-        if matches!(v.ty, Type::Texref | Type::Samplerref | Type::Surfref) {
-            // Opaque handles bound by the driver (`cuTexRefSetArray`); as plain memory they would
-            // compile and then read garbage.
+        // A texture or surface reference is 8 bytes holding the handle of the object the driver binds
+        // to it (`cuTexRefSetArray` and kin; 0 until then), which is what the instructions and a
+        // `mov` of its name read. Samplers (independent mode), fields initialised in the PTX and the
+        // NVPTX flavour are not supported.
+        let reference = matches!(v.ty, Type::Texref | Type::Surfref);
+        if matches!(v.ty, Type::Texref | Type::Samplerref | Type::Surfref)
+            && (!reference || v.init.is_some() || self.flavour != Flavour::Host)
+        {
             return Err(unsupported(
                 v.span,
                 format!(
-                    "texture, sampler and surface references (`{}`) are not supported yet",
+                    "this `{}` (a sampler, initialised fields, or for NVPTX) is not supported yet",
                     v.ty.name()
                 ),
             ));

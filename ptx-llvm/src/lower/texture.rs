@@ -1,8 +1,9 @@
 //! Texture and surface instructions on the host (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): the
 //! operands go through a small per-thread buffer to the runtime's `ptxjit_tex`, which samples,
 //! gathers, queries, loads or stores; the instruction's form is packed into its code
-//! ([`crate::builtin::TexOp`]). Handles are 64-bit texture and surface objects (indirect access);
-//! `.texref` and `.surfref` variables and independent-mode samplers are refused.
+//! ([`crate::builtin::TexOp`]). A handle is a 64-bit texture or surface object, or a `.texref` or
+//! `.surfref` variable, which holds the handle of the object bound to it; independent-mode samplers
+//! are refused.
 
 use super::*;
 use crate::builtin::{self as bi, TexOp};
@@ -48,13 +49,6 @@ impl<'ctx> Lowerer<'ctx> {
             },
             o => o.clone(),
         };
-        if let Operand::Sym { name: n, .. } = &handle_op {
-            if matches!(scope.lookup(n.text), Some(Entry::Var(_))) {
-                return refuse(
-                    "on `.texref`, `.samplerref` and `.surfref` variables (pass a texture or surface object)",
-                );
-            }
-        }
         let queries = matches!(name, "txq" | "suq");
         if items.len() > if queries { 1 } else { 2 } {
             return refuse("with an explicit sampler (independent texturing mode)");

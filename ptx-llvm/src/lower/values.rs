@@ -158,6 +158,13 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 match scope.lookup(name.text) {
                     Some(Entry::Reg { .. }) => self.reg_load(st, name, want, scope),
+                    // A texture or surface reference stands for the handle it holds.
+                    Some(Entry::Var(v)) if matches!(v.ty, Type::Texref | Type::Surfref) => {
+                        let a = self.var_address(st, name, scope)?;
+                        let p = self.b.build_int_to_ptr(a, self.ptr(0), "ref")?;
+                        let h = self.b.build_load(self.i64(), p, "handle")?;
+                        self.of_bits(h.into_int_value(), want, false)
+                    }
                     Some(Entry::Var(_)) | None => {
                         let a = self.var_address(st, name, scope)?;
                         self.of_bits(a, want, false)
