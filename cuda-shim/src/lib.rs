@@ -15,6 +15,7 @@ mod driver_table;
 pub mod errors;
 pub mod event;
 pub mod graph;
+pub mod ipc;
 pub mod launch;
 pub mod memory;
 pub mod passthrough;

@@ -246,6 +246,7 @@ pub(crate) unsafe fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: usiz
 /// The pools' and sanitizers' side of freeing the allocation at `ptr`.
 fn forget(ptr: u64) {
     crate::pool::released(ptr);
+    crate::ipc::forget(ptr);
     if sanitizing(Tools::INITCHECK) {
         ptx_jit::runtime::sanitize::untrack(ptr);
     }
@@ -272,7 +273,8 @@ fn owner(k: &MemKind) -> Option<usize> {
         MemKind::Device { ctx, .. }
         | MemKind::Host { ctx, .. }
         | MemKind::Managed { ctx, .. }
-        | MemKind::Registered { ctx, .. } => Some(*ctx),
+        | MemKind::Registered { ctx, .. }
+        | MemKind::Imported { ctx } => Some(*ctx),
         MemKind::ModuleVar(m) => MODULES.get(*m).ok().map(|m| m.ctx),
         MemKind::Mapped { .. } => None,
     }
@@ -281,6 +283,7 @@ fn owner(k: &MemKind) -> Option<usize> {
 /// Frees what a destroyed (or reset) context owned.
 pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     crate::texture::release_ctx(ctx);
+    crate::ipc::release_ctx(ctx);
     for &m in dead_modules {
         crate::texref::release_module(m);
     }
@@ -352,6 +355,7 @@ fn lookup(ptr: u64) -> Option<(u64, u64, Info)> {
         MemKind::Host { id, flags, .. } => (1, false, true, *id, *flags),
         MemKind::Registered { id, flags, .. } => (1, false, true, *id, *flags),
         MemKind::Managed { id, .. } => (2, true, true, *id, 0),
+        MemKind::Imported { .. } => (2, false, false, *start, 0),
     };
     Some((
         *start,

@@ -21,6 +21,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::vmm::vmm_exports(),
         crate::texture::texture_exports(),
         crate::texref::texref_exports(),
+        crate::ipc::ipc_exports(),
         crate::launch::launch_exports(),
         crate::memory::memory_exports(),
         crate::stream::stream_exports(),

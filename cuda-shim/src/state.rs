@@ -159,6 +159,9 @@ pub enum MemKind {
     /// Physical memory mapped and made accessible in a reserved range (`crate::vmm`): no
     /// context's, and unmapped, never freed, through the driver.
     Mapped { id: u64 },
+    /// Another process's device memory, opened in context `ctx` (`crate::ipc`): unmapped by
+    /// `cuIpcCloseMemHandle`, never freed here.
+    Imported { ctx: usize },
 }
 
 pub struct Alloc {

@@ -1,0 +1,127 @@
+/* Device memory shared between two processes (cuIpcGetMemHandle / cuIpcOpenMemHandle /
+ * cuIpcCloseMemHandle). The parent fills a small buffer (which lives in a slab beside others) and a
+ * large one, exports both, and starts itself again as the child, passing the handles in hex. The
+ * child opens them (twice: the same pointer comes back), checks the parent's data, adds 1 to every
+ * word with a kernel and closes them. The parent then sees the child's writes, and the small
+ * buffer's neighbour is untouched. Prints IPC VERIFIED or stops at the first difference.
+ * Usage: ipc (the child is `ipc child HANDLE HANDLE`). */
+#include "driver_util.h"
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+static const char *PTX =
+    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry add1(.param .u64 p, .param .u32 n) {\n"
+    " .reg .u32 %r<6>; .reg .u64 %rd<4>; .reg .pred %q;\n"
+    " mov.u32 %r1, %tid.x; mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x; mad.lo.u32 %r1, %r2, %r3, %r1;\n"
+    " ld.param.u32 %r4, [n]; setp.ge.u32 %q, %r1, %r4; @%q ret;\n"
+    " ld.param.u64 %rd1, [p]; mul.wide.u32 %rd2, %r1, 4; add.u64 %rd3, %rd1, %rd2;\n"
+    " ld.global.u32 %r5, [%rd3]; add.u32 %r5, %r5, 1; st.global.u32 [%rd3], %r5;\n"
+    " ret;\n}\n";
+
+#define SMALL 250         /* words: a 1000-byte buffer, in a slab */
+#define LARGE (1u << 20)  /* words: 4 MiB, a mapping of its own */
+
+static void hex(const CUipcMemHandle *h, char *s) {
+    for (int i = 0; i < 64; i++) sprintf(s + 2 * i, "%02x", (unsigned char)h->reserved[i]);
+}
+
+static CUipcMemHandle unhex(const char *s) {
+    CUipcMemHandle h;
+    for (int i = 0; i < 64; i++) {
+        unsigned v;
+        sscanf(s + 2 * i, "%2x", &v);
+        h.reserved[i] = (char)v;
+    }
+    return h;
+}
+
+static void add1(CUdeviceptr p, unsigned n) {
+    CUmodule m;
+    CUfunction k;
+    CHECK(cuModuleLoadData(&m, PTX));
+    CHECK(cuModuleGetFunction(&k, m, "add1"));
+    void *args[] = {&p, &n};
+    CHECK(cuLaunchKernel(k, (n + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+    CHECK(cuCtxSynchronize());
+}
+
+static int child(char **argv) {
+    context_on_device0();
+    unsigned sizes[2] = {SMALL, LARGE};
+    unsigned *words = malloc(LARGE * 4);
+    for (int b = 0; b < 2; b++) {
+        CUipcMemHandle h = unhex(argv[2 + b]);
+        CUdeviceptr p, q;
+        CHECK(cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+        CHECK(cuIpcOpenMemHandle(&q, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+        ASSERT(p == q);
+        CHECK(cuMemcpyDtoH(words, p, sizes[b] * 4));
+        for (unsigned i = 0; i < sizes[b]; i++) ASSERT(words[i] == i * 3 + b);
+        add1(p, sizes[b]);
+        CHECK(cuIpcCloseMemHandle(p));
+        CHECK(cuIpcCloseMemHandle(q));
+        EXPECT(cuIpcCloseMemHandle(p), CUDA_ERROR_INVALID_VALUE);
+    }
+    /* A handle that is not one. */
+    CUipcMemHandle junk;
+    memset(&junk, 7, sizeof junk);
+    CUdeviceptr p;
+    EXPECT(cuIpcOpenMemHandle(&p, junk, 0), CUDA_ERROR_INVALID_VALUE);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "child") == 0) return child(argv);
+    context_on_device0();
+    unsigned sizes[2] = {SMALL, LARGE};
+    CUdeviceptr buf[2], neighbour;
+    unsigned *words = malloc(LARGE * 4);
+    CHECK(cuMemAlloc(&buf[0], SMALL * 4));
+    CHECK(cuMemAlloc(&neighbour, SMALL * 4));
+    CHECK(cuMemAlloc(&buf[1], LARGE * 4));
+    for (int b = 0; b < 2; b++) {
+        for (unsigned i = 0; i < sizes[b]; i++) words[i] = i * 3 + b;
+        CHECK(cuMemcpyHtoD(buf[b], words, sizes[b] * 4));
+    }
+    for (unsigned i = 0; i < SMALL; i++) words[i] = 0xabc0000 + i;
+    CHECK(cuMemcpyHtoD(neighbour, words, SMALL * 4));
+
+    char arg[2][129];
+    for (int b = 0; b < 2; b++) {
+        CUipcMemHandle h, again;
+        CHECK(cuIpcGetMemHandle(&h, buf[b]));
+        CHECK(cuIpcGetMemHandle(&again, buf[b]));
+        ASSERT(memcmp(&h, &again, sizeof h) == 0);
+        CUdeviceptr p;
+        EXPECT(cuIpcOpenMemHandle(&p, h, 0), CUDA_ERROR_INVALID_CONTEXT); /* its own handle */
+        hex(&h, arg[b]);
+    }
+    CUipcMemHandle none;
+    EXPECT(cuIpcGetMemHandle(&none, 0x1000), CUDA_ERROR_INVALID_VALUE);
+
+    char *child_argv[] = {argv[0], "child", arg[0], arg[1], NULL};
+    pid_t pid;
+    ASSERT(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ) == 0);
+    int status;
+    ASSERT(waitpid(pid, &status, 0) == pid);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    for (int b = 0; b < 2; b++) {
+        CHECK(cuMemcpyDtoH(words, buf[b], sizes[b] * 4));
+        for (unsigned i = 0; i < sizes[b]; i++) ASSERT(words[i] == i * 3 + b + 1);
+    }
+    CHECK(cuMemcpyDtoH(words, neighbour, SMALL * 4));
+    for (unsigned i = 0; i < SMALL; i++) ASSERT(words[i] == 0xabc0000 + i);
+    /* The exported memory still works here, kernels included. */
+    add1(buf[0], SMALL);
+    CHECK(cuMemcpyDtoH(words, buf[0], SMALL * 4));
+    ASSERT(words[7] == 7 * 3 + 2);
+    CHECK(cuMemFree(buf[0]));
+    CHECK(cuMemFree(buf[1]));
+    printf("IPC VERIFIED\n");
+    return 0;
+}
