@@ -8,9 +8,11 @@
 //! buffer it reads alive, so destroying an array under a live texture cannot leave a kernel
 //! reading freed memory.
 //!
-//! Not supported (`CUDA_ERROR_NOT_SUPPORTED`): mipmapped arrays, cubemaps, sparse arrays, resource
-//! views, sRGB reads, and formats other than the 8-, 16- and 32-bit integers, half and float.
-//! Module texture references (`.texref`, `cuTexRef*`) are not implemented.
+//! A cubemap is a layered 2D array whose layers are its faces, six per cube.
+//!
+//! Not supported (`CUDA_ERROR_NOT_SUPPORTED`): mipmapped arrays, sparse arrays, resource views, sRGB
+//! reads, and formats other than the 8-, 16- and 32-bit integers, half and float. Texture references
+//! are `crate::texref`.
 
 use crate::errors::*;
 use crate::memory::ArrayPeer;
@@ -102,7 +104,9 @@ impl Array {
     /// The array as a resource for textures and surfaces.
     fn resource(&self) -> Resource {
         let d = &self.desc;
-        let layered = d.flags & LAYERED != 0;
+        // A cubemap's faces are the layers of a layered 2D array.
+        let cube = d.flags & CUBEMAP != 0;
+        let layered = d.flags & LAYERED != 0 || cube;
         let dims = match (layered, d.height, d.depth) {
             (true, 0, _) | (false, 0, 0) => 1,
             (true, _, _) | (false, _, 0) => 2,
@@ -120,6 +124,7 @@ impl Array {
             pitch: self.pitch() as u64,
             slice: (self.pitch() * self.rows()) as u64,
             linear: false,
+            cube,
         }
     }
 }
@@ -127,9 +132,9 @@ impl Array {
 pub static ARRAYS: once_cell::sync::Lazy<Table<Array>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Array));
 
 /// The texture and surface limits an H100 reports (`tests/gpu/probes_c/device_attributes.h100.txt`),
-/// by `CUdevice_attribute`: what arrays and resources may measure here too. Cubemap and mipmap
-/// limits are absent (0): neither is supported.
-pub(crate) const LIMITS: [(i32, u64); 35] = [
+/// by `CUdevice_attribute`: what arrays and resources may measure here too. Mipmap limits are absent
+/// (0): mipmaps are not supported.
+pub(crate) const LIMITS: [(i32, u64); 41] = [
     (14, 512),       // TEXTURE_ALIGNMENT
     (21, 131072),    // MAXIMUM_TEXTURE1D_WIDTH
     (22, 131072),    // MAXIMUM_TEXTURE2D_WIDTH
@@ -150,6 +155,9 @@ pub(crate) const LIMITS: [(i32, u64); 35] = [
     (48, 8192),      // MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
     (49, 32768),     // MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
     (51, 32),        // TEXTURE_PITCH_ALIGNMENT
+    (52, 32768),     // MAXIMUM_TEXTURECUBEMAP_WIDTH
+    (53, 32768),     // MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+    (54, 2046),      // MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
     (55, 32768),     // MAXIMUM_SURFACE1D_WIDTH
     (56, 131072),    // MAXIMUM_SURFACE2D_WIDTH
     (57, 65536),     // MAXIMUM_SURFACE2D_HEIGHT
@@ -161,6 +169,9 @@ pub(crate) const LIMITS: [(i32, u64); 35] = [
     (63, 32768),     // MAXIMUM_SURFACE2D_LAYERED_WIDTH
     (64, 32768),     // MAXIMUM_SURFACE2D_LAYERED_HEIGHT
     (65, 2048),      // MAXIMUM_SURFACE2D_LAYERED_LAYERS
+    (66, 32768),     // MAXIMUM_SURFACECUBEMAP_WIDTH
+    (67, 32768),     // MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
+    (68, 2046),      // MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
     (69, 268435456), // MAXIMUM_TEXTURE1D_LINEAR_WIDTH
     (70, 131072),    // MAXIMUM_TEXTURE2D_LINEAR_WIDTH
     (71, 65000),     // MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
@@ -177,6 +188,17 @@ fn shape_fits(d: &Array3DDescriptor) -> bool {
     let layered = d.flags & LAYERED != 0;
     let (w, h, dd) = (d.width as u64, d.height as u64, d.depth as u64);
     let within = |attrs: &[i32], dims: &[u64]| attrs.iter().zip(dims).all(|(&a, &v)| v <= limit(a));
+    if d.flags & CUBEMAP != 0 {
+        // Square faces, six per cube.
+        return w == h
+            && dd > 0
+            && dd % 6 == 0
+            && if layered {
+                within(&[53, 54], &[w, dd])
+            } else {
+                dd == 6 && within(&[52], &[w])
+            };
+    }
     match (layered, h, dd) {
         (true, 0, _) => within(&[42, 43], &[w, dd]),
         (true, _, _) => within(&[27, 28, 29], &[w, h, dd]),
@@ -189,10 +211,8 @@ fn shape_fits(d: &Array3DDescriptor) -> bool {
 fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
     init_check()?;
     let ctx = current_ctx()?;
-    if d.flags & (CUBEMAP | !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT))
-        != 0
-    {
-        return Err(CUDA_ERROR_NOT_SUPPORTED); // cubemaps, sparse and deferred-mapping arrays
+    if d.flags & !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT) != 0 {
+        return Err(CUDA_ERROR_NOT_SUPPORTED); // sparse and deferred-mapping arrays
     }
     let format = Format::from_cuda(d.format).ok_or(match d.format {
         0x01..=0xff => CUDA_ERROR_NOT_SUPPORTED,
@@ -388,6 +408,7 @@ pub(crate) fn linear_resource(
         pitch: width * texel,
         slice: width * texel,
         linear: true,
+        cube: false,
     })
 }
 
@@ -426,6 +447,7 @@ pub(crate) fn pitched_resource(
         pitch,
         slice: pitch * h,
         linear: true,
+        cube: false,
     })
 }
 

@@ -1,7 +1,7 @@
 /* Textures and surfaces through the driver API, beyond what texture_probe measures on a GPU: surface
  * stores and loads in every out-of-bounds mode, 3D and layered arrays with copies at offsets, textures
- * over linear and pitched device memory, queries, the driver's refusals, and a surface access out of
- * bounds under .trap ending its launch. Prints TEXTURES VERIFIED or stops at the first difference.
+ * over linear and pitched device memory, cubemaps, queries, the driver's refusals, and a surface
+ * access out of bounds under .trap ending its launch. Prints TEXTURES VERIFIED or stops at the first difference.
  * Usage: textures (no arguments; the kernels are below). */
 #include "driver_util.h"
 #include <string.h>
@@ -75,6 +75,15 @@ static const char *PTX =
     " .reg .u32 %r<4>; .reg .u64 %rd<2>; .reg .f32 %f<2>;\n"
     " ld.param.u64 %rd1, [s]; ld.param.u32 %r1, [l]; ld.param.f32 %f1, [v]; mov.u32 %r2, 4; mov.u32 %r3, 1;\n"
     " sust.b.a2d.b32.trap [%rd1, {%r1, %r2, %r3, %r3}], %f1;\n"
+    " ret;\n}\n"
+    /* cube(t, i, x, y, z, out): out[0] = tex.acube of cube i in direction (x, y, z); out[1] =
+     * component r of the gather (tld4.r.cube) of cube 0. */
+    ".visible .entry cube(.param .u64 t, .param .u32 i, .param .f32 x, .param .f32 y, .param .f32 z, .param .u64 out) {\n"
+    " .reg .f32 %f<12>; .reg .u32 %r<2>; .reg .u64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [t]; ld.param.u32 %r1, [i]; ld.param.f32 %f1, [x]; ld.param.f32 %f2, [y]; ld.param.f32 %f3, [z];\n"
+    " tex.acube.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd1, {%r1, %f1, %f2, %f3}];\n"
+    " tld4.r.cube.v4.f32.f32 {%f8, %f9, %f10, %f11}, [%rd1, {%f1, %f2, %f3, %f3}];\n"
+    " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f4; st.global.v4.f32 [%rd2+16], {%f8, %f9, %f10, %f11};\n"
     " ret;\n}\n"
     /* trap(s): a store one element past the surface's end under .trap. */
     ".visible .entry trap(.param .u64 s, .param .u32 x) {\n"
@@ -268,6 +277,30 @@ int main(void) {
     CHECK(cuMemcpyAtoH(got12, ls, 0, sizeof got12));
     for (int i = 0; i < 12; i++) ASSERT(got12[i] == (i == 4 + 3 ? 42.5f : 0.0f));
 
+    /* Two cubes of 2 x 2 faces: texel (i, j) of face f of cube c is 100 c + 10 f + 2 j + i. A
+     * direction along each axis lands in the middle of its face: linear filtering gives the face's
+     * mean, and the gather its four texels counter-clockwise from the lower left. */
+    CUarray cubes = array3d(2, 2, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED);
+    float faces[48];
+    for (int i = 0; i < 48; i++) faces[i] = (float)(100 * (i / 24) + 10 * (i / 4 % 6) + i % 4);
+    CHECK(cuMemcpyHtoA(cubes, 0, faces, sizeof faces));
+    CUDA_RESOURCE_DESC rcube = of_array(cubes);
+    CUtexObject tcube = texture(&rcube, CU_TR_FILTER_MODE_LINEAR, CU_TRSF_NORMALIZED_COORDINATES);
+    const float dirs[6][3] = {{3, 0, 0}, {-3, 0, 0}, {0, 2, 0}, {0, -2, 0}, {0, 0, 1}, {0, 0, -1}};
+    for (unsigned c = 0; c < 2; c++)
+        for (int face = 0; face < 6; face++) {
+            float cx = dirs[face][0], cy = dirs[face][1], cz = dirs[face][2];
+            void *ca[] = {&tcube, &c, &cx, &cy, &cz, &out};
+            launch("cube", 1, 1, ca);
+            CHECK(cuMemcpyDtoH(f, out, 32));
+            ASSERT(f[0] == 100.0f * c + 10.0f * face + 1.5f);
+            float base = 10.0f * face;
+            ASSERT(f[4] == base + 2 && f[5] == base + 3 && f[6] == base + 1 && f[7] == base);
+        }
+    CUDA_ARRAY3D_DESCRIPTOR oblong = {2, 3, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP};
+    CUarray no_cube;
+    EXPECT(cuArray3DCreate(&no_cube, &oblong), CUDA_ERROR_INVALID_VALUE); /* faces must be square */
+
     /* Linear memory as a 1D texture of int2 (tex1Dfetch): clamped at the end. */
     CUdeviceptr lin;
     CHECK(cuMemAlloc(&lin, 64 * 8));
@@ -340,9 +373,7 @@ int main(void) {
     CUDA_RESOURCE_DESC rplain = of_array(plain);
     CUsurfObject s2;
     EXPECT(cuSurfObjectCreate(&s2, &rplain), CUDA_ERROR_INVALID_VALUE); /* no SURFACE_LDST */
-    CUDA_ARRAY3D_DESCRIPTOR cubemap = {4, 4, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP};
     CUarray none;
-    EXPECT(cuArray3DCreate(&none, &cubemap), CUDA_ERROR_NOT_SUPPORTED);
     CUDA_ARRAY3D_DESCRIPTOR three = {4, 4, 0, CU_AD_FORMAT_FLOAT, 3, 0};
     EXPECT(cuArray3DCreate(&none, &three), CUDA_ERROR_INVALID_VALUE); /* 3 channels */
     CUDA_TEXTURE_DESC got;

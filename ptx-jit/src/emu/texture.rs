@@ -101,6 +101,8 @@ pub struct Resource {
     pub slice: u64,
     /// Linear device memory rather than an array (`suq.memory_layout`).
     pub linear: bool,
+    /// A cubemap (array): its layers are faces, six per cube.
+    pub cube: bool,
 }
 
 impl Resource {
@@ -438,6 +440,52 @@ pub unsafe fn gather(r: &Resource, s: &Sampler, c: Coords, comp: usize) -> Texel
     out
 }
 
+/// The face of a cube a direction points at (its major axis and that axis's sign, in the order the
+/// CUDA programming guide's cubemap table gives) and the normalised coordinates on that face.
+pub fn cube_face([x, y, z]: [f32; 3]) -> (u32, f32, f32) {
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let (face, m, s, t) = if ax >= ay && ax >= az {
+        if x >= 0.0 {
+            (0, ax, -z, -y)
+        } else {
+            (1, ax, z, -y)
+        }
+    } else if ay >= az {
+        if y >= 0.0 {
+            (2, ay, x, z)
+        } else {
+            (3, ay, x, -z)
+        }
+    } else if z >= 0.0 {
+        (4, az, x, -y)
+    } else {
+        (5, az, -x, -y)
+    };
+    (face, (s / m + 1.0) / 2.0, (t / m + 1.0) / 2.0)
+}
+
+/// `tex.cube`, `tex.acube` and `tld4` of them (`comp`): the texel(s) cube `cube` of a cubemap (array)
+/// shows in direction `dir`, as a layered 2D texture sampled at normalised coordinates on the face.
+/// Filtering stays within the face (no seamless filtering across edges).
+/// # Safety
+/// The resource's memory must be readable.
+pub unsafe fn sample_cube(r: &Resource, s: &Sampler, dir: [f32; 3], cube: u32, comp: Option<usize>) -> Texel {
+    let (face, u, v) = cube_face(dir);
+    let s = Sampler {
+        normalized: true,
+        ..s.clone()
+    };
+    let c = Coords {
+        xyz: [u.to_bits(), v.to_bits(), 0],
+        float: true,
+        layer: cube.saturating_mul(6).saturating_add(face),
+    };
+    match comp {
+        None => sample(r, &s, c),
+        Some(k) => gather(r, &s, c, k),
+    }
+}
+
 /// Out-of-bounds handling of surface accesses (`.trap`, `.clamp`, `.zero`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clamp {
@@ -504,6 +552,7 @@ mod tests {
             pitch: w as u64 * texel,
             slice: w as u64 * texel * h.max(1) as u64,
             linear: false,
+            cube: false,
         }
     }
 
@@ -593,6 +642,19 @@ mod tests {
     }
 
     #[test]
+    fn cube_faces_follow_the_major_axis() {
+        assert_eq!(cube_face([2.0, 1.0, -1.0]), (0, 0.75, 0.25));
+        assert_eq!(cube_face([-2.0, 1.0, -1.0]), (1, 0.25, 0.25));
+        assert_eq!(cube_face([0.5, 1.0, 0.0]), (2, 0.75, 0.5));
+        assert_eq!(cube_face([0.0, -1.0, 0.5]), (3, 0.5, 0.25));
+        assert_eq!(cube_face([0.0, 0.0, 4.0]), (4, 0.5, 0.5));
+        assert_eq!(cube_face([1.0, 0.0, -4.0]), (5, 0.375, 0.5));
+        // Ties go to x, then y.
+        assert_eq!(cube_face([1.0, 1.0, 1.0]).0, 0);
+        assert_eq!(cube_face([0.0, -1.0, 1.0]).0, 3);
+    }
+
+    #[test]
     fn surface_bounds_follow_the_clamp_mode() {
         let data = [0u8; 16];
         let r = res(&data, Format::U32, 1, 2, 2);
@@ -625,6 +687,7 @@ mod tests {
             pitch: n as u64,
             slice: n as u64,
             linear: true,
+            cube: false,
         };
         let mut s = sampler(Address::Clamp, false, false);
         s.integer_read = true;

@@ -127,7 +127,8 @@ pub(crate) extern "C" fn ptxjit_tex(code: u32, env: *const Env, handle: u64, buf
 
 /// A texture or surface instruction's misuse of a live object.
 enum Misuse {
-    /// A texture instruction on a surface, or the other way round.
+    /// A texture instruction on a surface, or the other way round (or a cube geometry on a texture
+    /// that is no cubemap).
     Kind,
     /// A surface access out of bounds under `.trap`, at this address.
     Bounds(u64),
@@ -140,6 +141,8 @@ fn coords(op: TexOp, buf: &[u32]) -> Coords {
     let (layer, from, dims) = match TEX_GEOMS[op.geom as usize] {
         "a1d" => (c[0], 1, 1),
         "a2d" => (c[0], 1, 2),
+        // A direction; an array's cube first.
+        "acube" => (c[0], 1, 3),
         "1d" => (0, 0, 1),
         "2d" => (0, 0, 2),
         _ => (0, 0, 3),
@@ -157,6 +160,19 @@ fn coords(op: TexOp, buf: &[u32]) -> Coords {
 fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> {
     let data = TEX_DATA as usize;
     match (op.kind, o) {
+        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler }) if matches!(op.geom, 5 | 6) => {
+            // A cube or cube-array geometry on a cubemap: float coordinates, a direction.
+            if !resource.cube {
+                return Err(Misuse::Kind);
+            }
+            let c = coords(op, buf);
+            let dir = c.xyz.map(f32::from_bits);
+            let comp = (op.kind == TEX_GATHER).then_some(op.comp as usize);
+            // SAFETY: as for any texture, below.
+            let t = unsafe { tex::sample_cube(resource, sampler, dir, c.layer, comp) };
+            buf[data..data + 4].copy_from_slice(&t);
+            Ok(())
+        }
         (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler }) => {
             let c = coords(op, buf);
             // SAFETY: the resource's memory lives while the object does (the driver keeps arrays
@@ -309,6 +325,7 @@ mod tests {
             pitch: 1,
             slice: 1,
             linear: false,
+            cube: false,
         };
         let h = create(Object::Surface { resource: r.clone() }, None);
         assert!(with(h, |_| ()).is_some());

@@ -28,8 +28,8 @@ impl<'ctx> Lowerer<'ctx> {
             query: index(&bi::TEX_QUERIES, d.get(G::Query)).unwrap_or(0),
             ..TexOp::default()
         };
-        if op.geom >= 5 {
-            return refuse("on cube, cube-array and multi-sample textures");
+        if op.geom >= 7 {
+            return refuse("on multi-sample textures");
         }
         let ops = &i.operands;
         // The bracket's handle and coordinates (absent for queries).
