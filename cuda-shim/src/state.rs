@@ -22,6 +22,7 @@ pub enum Tag {
     Event = 9,
     Array = 10,
     Reference = 11,
+    Mipmapped = 12,
     // High numbers, clear of the others.
     Link = 14,
     Library = 15,

@@ -162,7 +162,11 @@ fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUr
                 normalized: st.flags & NORMALIZED_COORDINATES != 0,
                 integer_read: st.flags & READ_AS_INTEGER != 0,
                 border: st.border,
+                mip_linear: false,
+                lod_bias: 0.0,
+                lod_range: [0.0, f32::MAX],
             },
+            levels: vec![],
         }
     };
     let keep = keep.map(|k| k as crate::texture::Kept);

@@ -10,7 +10,9 @@
 //!
 //! A cubemap is a layered 2D array whose layers are its faces, six per cube.
 //!
-//! Not supported (`CUDA_ERROR_NOT_SUPPORTED`): mipmapped arrays, sparse arrays, resource views, sRGB
+//! A mipmapped array is a list of arrays, one per level.
+//!
+//! Not supported (`CUDA_ERROR_NOT_SUPPORTED`): mipmapped cubemaps, sparse arrays, resource views, sRGB
 //! reads, and formats other than the 8-, 16- and 32-bit integers, half and float. Texture references
 //! are `crate::texref`.
 
@@ -130,6 +132,33 @@ impl Array {
 }
 
 pub static ARRAYS: once_cell::sync::Lazy<Table<Array>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Array));
+
+/// A mipmapped array: its levels, arrays of their own (`cuMipmappedArrayGetLevel`), level 0 first.
+pub struct Mipmapped {
+    levels: Vec<usize>,
+}
+
+impl Drop for Mipmapped {
+    fn drop(&mut self) {
+        for &l in &self.levels {
+            let _ = ARRAYS.remove(l);
+        }
+    }
+}
+
+pub static MIPMAPS: once_cell::sync::Lazy<Table<Mipmapped>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Mipmapped));
+
+/// The descriptor of level `i` of a mipmap whose level 0 is `d`: each dimension it has halves, down
+/// to 1 (a layered array keeps its layers).
+fn level_of(d: &Array3DDescriptor, i: u32) -> Array3DDescriptor {
+    let half = |n: usize| if n == 0 { 0 } else { (n >> i).max(1) };
+    Array3DDescriptor {
+        width: half(d.width),
+        height: half(d.height),
+        depth: if d.flags & LAYERED != 0 { d.depth } else { half(d.depth) },
+        ..*d
+    }
+}
 
 /// The texture and surface limits an H100 reports (`tests/gpu/probes_c/device_attributes.h100.txt`),
 /// by `CUdevice_attribute`: what arrays and resources may measure here too. Mipmap limits are absent
@@ -252,9 +281,10 @@ fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
     }) as Handle)
 }
 
-/// Destroys the arrays and the texture and surface objects context `ctx` made.
+/// Destroys the arrays (mipmapped ones too) and the texture and surface objects context `ctx` made.
 pub(crate) fn release_ctx(ctx: usize) {
     ARRAYS.retain(|_, a| a.ctx != ctx);
+    MIPMAPS.retain(|_, m| m.levels.iter().all(|&l| ARRAYS.get(l).is_ok()));
     if let Some(m) = MADE.lock().as_mut() {
         m.retain(|&h, made| {
             let live = made.ctx != ctx;
@@ -336,7 +366,8 @@ struct Made {
 static MADE: parking_lot::Mutex<Option<HashMap<u64, Made>>> = parking_lot::Mutex::new(None);
 
 /// The memory a resource description names: the resource and, for an array, its elements.
-unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<Arc<Elements>>), CUresult> {
+/// A mipmap's levels come as well (empty for other resources), and what the object keeps alive.
+unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Resource>, Option<Kept>), CUresult> {
     if d.flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE); // "must be zero"
     }
@@ -348,15 +379,30 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Option<
     match d.res_type {
         0 => {
             let (r, elements) = array_resource(word(0) as Handle, surface)?;
-            Ok((r, Some(elements)))
+            Ok((r, vec![], Some(elements as Kept)))
         }
-        1 => Err(CUDA_ERROR_NOT_SUPPORTED), // mipmapped arrays
         _ if surface => Err(CUDA_ERROR_INVALID_VALUE),
+        1 => {
+            let m = MIPMAPS.get(word(0) as usize)?;
+            let (levels, kept): (Vec<Resource>, Vec<Arc<Elements>>) = m
+                .levels
+                .iter()
+                .map(|&l| array_resource(l as Handle, false))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .unzip();
+            Ok((levels[0].clone(), levels, Some(Arc::new(kept) as Kept)))
+        }
         // linear: devPtr, format and numChannels (two 32-bit words), sizeInBytes.
-        2 => Ok((linear_resource(word(0), format(word(1))?, word(2), limit(14))?, None)),
+        2 => Ok((
+            linear_resource(word(0), format(word(1))?, word(2), limit(14))?,
+            vec![],
+            None,
+        )),
         // pitch2D: devPtr, format and numChannels, width, height, pitchInBytes.
         3 => Ok((
             pitched_resource(word(0), format(word(1))?, word(2), word(3), word(4))?,
+            vec![],
             None,
         )),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
@@ -469,6 +515,9 @@ pub(crate) fn sampler(t: &TextureDesc) -> Result<Sampler, CUresult> {
         normalized: t.flags & NORMALIZED_COORDINATES != 0,
         integer_read: t.flags & READ_AS_INTEGER != 0,
         border: t.border_color,
+        mip_linear: t.mipmap_filter_mode == 1,
+        lod_bias: t.mipmap_level_bias,
+        lod_range: [t.min_mipmap_level_clamp, t.max_mipmap_level_clamp],
     })
 }
 
@@ -501,9 +550,9 @@ fn destroy(h: u64, texture: bool) -> Result<(), CUresult> {
 }
 
 /// Registers an object with the runtime and records what it was made from.
-fn register(object: Object, keep: Option<Arc<Elements>>, made: Made) -> u64 {
+fn register(object: Object, keep: Option<Kept>, made: Made) -> u64 {
     let mut all = MADE.lock();
-    let h = rt::create(object, keep.map(|k| k as Kept));
+    let h = rt::create(object, keep);
     all.get_or_insert_with(HashMap::new).insert(h, made);
     h
 }
@@ -532,6 +581,34 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         out(handle, create_array(d)?)
+    }
+    fn cuMipmappedArrayCreate(handle: *mut Handle, d: *const Array3DDescriptor, levels: c_uint) {
+        let d = *d.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        // At most down to 1 x 1 x 1 (a layered array's layers do not count).
+        let longest = [d.width, d.height, if d.flags & LAYERED != 0 { 0 } else { d.depth }]
+            .into_iter()
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        if handle.is_null() || levels == 0 || levels > 1 + longest.ilog2() || d.flags & CUBEMAP != 0 {
+            return Err(if d.flags & CUBEMAP != 0 { CUDA_ERROR_NOT_SUPPORTED } else { CUDA_ERROR_INVALID_VALUE });
+        }
+        let mut m = Mipmapped { levels: vec![] };
+        for i in 0..levels {
+            // On failure, dropping `m` destroys the levels made so far.
+            m.levels.push(create_array(level_of(&d, i))? as usize);
+        }
+        out(handle, MIPMAPS.insert(m) as Handle)
+    }
+    fn cuMipmappedArrayGetLevel(level: *mut Handle, h: Handle, i: c_uint) {
+        init_check()?;
+        let m = MIPMAPS.get(h as usize)?;
+        out(level, *m.levels.get(i as usize).ok_or(CUDA_ERROR_INVALID_VALUE)? as Handle)
+    }
+    fn cuMipmappedArrayDestroy(h: Handle) {
+        init_check()?;
+        MIPMAPS.remove(h as usize)?;
+        Ok(())
     }
     fn cuArrayDestroy(h: Handle) {
         init_check()?;
@@ -588,14 +665,14 @@ api! {
         if !view.is_null() {
             return Err(CUDA_ERROR_NOT_SUPPORTED); // resource views
         }
-        let (resource, keep) = resource(&rd, false)?;
+        let (resource, levels, keep) = resource(&rd, false)?;
         let sampler = sampler(&td)?;
         let made = Made {
             resource: rd,
             texture: Some(td),
             ctx: current_ctx()?,
         };
-        out(h, register(Object::Texture { resource, sampler }, keep, made))
+        out(h, register(Object::Texture { resource, sampler, levels }, keep, made))
     }
     fn cuTexObjectDestroy(h: u64) {
         destroy(h, true)
@@ -614,7 +691,7 @@ api! {
         if h.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let (resource, keep) = resource(&rd, true)?;
+        let (resource, _, keep) = resource(&rd, true)?;
         let made = Made {
             resource: rd,
             texture: None,

@@ -230,13 +230,14 @@ pub mod builtin {
     /// `i64 ptxjit_tex(code, env, handle, buf)` with `code` from [`TexOp::pack`] and `buf` the
     /// calling thread's [`TEX_BUF_WORDS`] words: the coordinates from [`TEX_COORDS`] (a layer index
     /// first for layered geometries, as in the instruction), the data read or to be written from
-    /// [`TEX_DATA`] (4 words), the LOD at [`TEX_LOD`]. The result is 0, or 1 when the launch
-    /// faulted.
+    /// [`TEX_DATA`] (4 words), the LOD at [`TEX_LOD`], the gradients `dPdx` and `dPdy` (4 words
+    /// each) from [`TEX_GRAD`]. The result is 0, or 1 when the launch faulted.
     pub const TEX: &str = "ptxjit_tex";
     pub const TEX_COORDS: u32 = 0;
     pub const TEX_DATA: u32 = 4;
     pub const TEX_LOD: u32 = 8;
-    pub const TEX_BUF_WORDS: u32 = 9;
+    pub const TEX_GRAD: u32 = 9;
+    pub const TEX_BUF_WORDS: u32 = 17;
     pub const TEX_SAMPLE: u32 = 0;
     pub const TEX_GATHER: u32 = 1;
     pub const TEX_QUERY: u32 = 2;
@@ -286,6 +287,8 @@ pub mod builtin {
         pub clamp: u32,
         /// `tex.level`: the LOD word is set.
         pub level: bool,
+        /// `tex.grad`: the gradient words are set.
+        pub grad: bool,
     }
 
     impl TexOp {
@@ -299,6 +302,7 @@ pub mod builtin {
                 | self.vec << 16
                 | self.clamp << 19
                 | (self.level as u32) << 21
+                | (self.grad as u32) << 22
         }
         pub const fn unpack(c: u32) -> TexOp {
             TexOp {
@@ -311,6 +315,7 @@ pub mod builtin {
                 vec: c >> 16 & 7,
                 clamp: c >> 19 & 3,
                 level: c >> 21 & 1 == 1,
+                grad: c >> 22 & 1 == 1,
             }
         }
     }

@@ -1,6 +1,6 @@
 /* Textures and surfaces through the driver API, beyond what texture_probe measures on a GPU: surface
  * stores and loads in every out-of-bounds mode, 3D and layered arrays with copies at offsets, textures
- * over linear and pitched device memory, cubemaps, queries, the driver's refusals, and a surface
+ * over linear and pitched device memory, cubemaps, mipmaps, queries, the driver's refusals, and a surface
  * access out of bounds under .trap ending its launch. Prints TEXTURES VERIFIED or stops at the first difference.
  * Usage: textures (no arguments; the kernels are below). */
 #include "driver_util.h"
@@ -84,6 +84,16 @@ static const char *PTX =
     " tex.acube.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd1, {%r1, %f1, %f2, %f3}];\n"
     " tld4.r.cube.v4.f32.f32 {%f8, %f9, %f10, %f11}, [%rd1, {%f1, %f2, %f3, %f3}];\n"
     " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f4; st.global.v4.f32 [%rd2+16], {%f8, %f9, %f10, %f11};\n"
+    " ret;\n}\n"
+    /* mip(t, lod, gx, out): out[0] = tex.level.2d at the centre and LOD lod; out[1] = tex.grad.2d at
+     * the centre with gradients (gx, 0) and (0, 0); out[2] = txq.num_mipmap_levels. */
+    ".visible .entry mip(.param .u64 t, .param .f32 lod, .param .f32 gx, .param .u64 out) {\n"
+    " .reg .f32 %f<12>; .reg .u32 %r<2>; .reg .u64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [t]; ld.param.f32 %f1, [lod]; ld.param.f32 %f2, [gx]; mov.f32 %f3, 0f3F000000; mov.f32 %f4, 0f00000000;\n"
+    " tex.level.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f3, %f3}], %f1;\n"
+    " tex.grad.2d.v4.f32.f32 {%f9, %f10, %f11, %f6}, [%rd1, {%f3, %f3}], {%f2, %f4}, {%f4, %f4};\n"
+    " txq.num_mipmap_levels.b32 %r1, [%rd1];\n"
+    " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f5; st.global.f32 [%rd2+4], %f9; st.global.u32 [%rd2+8], %r1;\n"
     " ret;\n}\n"
     /* trap(s): a store one element past the surface's end under .trap. */
     ".visible .entry trap(.param .u64 s, .param .u32 x) {\n"
@@ -300,6 +310,49 @@ int main(void) {
     CUDA_ARRAY3D_DESCRIPTOR oblong = {2, 3, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP};
     CUarray no_cube;
     EXPECT(cuArray3DCreate(&no_cube, &oblong), CUDA_ERROR_INVALID_VALUE); /* faces must be square */
+
+    /* A mipmapped 4 x 4 float array of 3 levels, filled with 1, 2 and 4, linear between levels. */
+    CUDA_ARRAY3D_DESCRIPTOR md = {4, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0};
+    CUmipmappedArray mm;
+    EXPECT(cuMipmappedArrayCreate(&mm, &md, 4), CUDA_ERROR_INVALID_VALUE); /* 4 x 4 has 3 levels */
+    CHECK(cuMipmappedArrayCreate(&mm, &md, 3));
+    for (unsigned l = 0; l < 3; l++) {
+        CUarray level;
+        CHECK(cuMipmappedArrayGetLevel(&level, mm, l));
+        CUDA_ARRAY3D_DESCRIPTOR ld;
+        CHECK(cuArray3DGetDescriptor(&ld, level));
+        ASSERT(ld.Width == 4u >> l && ld.Height == 4u >> l);
+        float fill[16];
+        for (int i = 0; i < 16; i++) fill[i] = (float)(1 << l);
+        CHECK(cuMemcpyHtoA(level, 0, fill, ld.Width * ld.Height * 4));
+    }
+    CUDA_RESOURCE_DESC rm;
+    memset(&rm, 0, sizeof rm);
+    rm.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    rm.res.mipmap.hMipmappedArray = mm;
+    CUDA_TEXTURE_DESC mtd;
+    memset(&mtd, 0, sizeof mtd);
+    mtd.addressMode[0] = mtd.addressMode[1] = CU_TR_ADDRESS_MODE_CLAMP;
+    mtd.filterMode = CU_TR_FILTER_MODE_LINEAR;
+    mtd.mipmapFilterMode = CU_TR_FILTER_MODE_LINEAR;
+    mtd.maxMipmapLevelClamp = 100;
+    mtd.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    CUtexObject tm;
+    CHECK(cuTexObjectCreate(&tm, &rm, &mtd, NULL));
+    /* (LOD, x gradient in normalised units) -> (the level's sample, the gradient's). */
+    const float mips[5][4] = {{0, 0.25f, 1, 1}, {1, 0.5f, 2, 2}, {0.5f, 1, 1.5f, 4}, {9, 8, 4, 4}, {-1, 0, 1, 1}};
+    for (int i = 0; i < 5; i++) {
+        float lod = mips[i][0], gx = mips[i][1];
+        void *ma[] = {&tm, &lod, &gx, &out};
+        launch("mip", 1, 1, ma);
+        CHECK(cuMemcpyDtoH(u, out, 12));
+        float by_lod, by_grad;
+        memcpy(&by_lod, &u[0], 4);
+        memcpy(&by_grad, &u[1], 4);
+        ASSERT(by_lod == mips[i][2] && by_grad == mips[i][3] && u[2] == 3);
+    }
+    CHECK(cuTexObjectDestroy(tm));
+    CHECK(cuMipmappedArrayDestroy(mm));
 
     /* Linear memory as a 1D texture of int2 (tex1Dfetch): clamped at the end. */
     CUdeviceptr lin;

@@ -160,6 +160,11 @@ pub struct Sampler {
     /// 8- and 16-bit integer texels read as integers rather than normalised floats.
     pub integer_read: bool,
     pub border: [f32; 4],
+    /// Mipmaps: linear filtering between levels (else the nearest level), a bias added to every
+    /// LOD, and the range LODs are clamped to.
+    pub mip_linear: bool,
+    pub lod_bias: f32,
+    pub lod_range: [f32; 2],
 }
 
 /// What a texture fetch returns: four 32-bit channels, floats or integers as the texture reads.
@@ -486,6 +491,50 @@ pub unsafe fn sample_cube(r: &Resource, s: &Sampler, dir: [f32; 3], cube: u32, c
     }
 }
 
+/// The LOD gradients ask for (`tex.grad`): log2 of the longer of the two derivative vectors, in
+/// texels of level 0 (the usual isotropic rule; the GPU's exact rule is not measured).
+pub fn lod_of_gradients(level0: &Resource, s: &Sampler, dx: [f32; 3], dy: [f32; 3]) -> f32 {
+    let scale = |k: usize| {
+        if s.normalized {
+            [level0.width, level0.height, level0.depth][k] as f32
+        } else {
+            1.0
+        }
+    };
+    let len = |d: [f32; 3]| (0..3).map(|k| (d[k] * scale(k)).powi(2)).sum::<f32>().sqrt();
+    len(dx).max(len(dy)).log2()
+}
+
+/// `tex.level` (and `tex.grad` through [`lod_of_gradients`]) on a mipmap's `levels`: the sample at
+/// LOD `lod`, after the sampler's bias and clamp, from the nearest level or, with linear mipmap
+/// filtering, blended between the two around it (the fraction in 256ths, rounded half up, as
+/// coordinates are). A texture that is no mipmap has one level.
+/// # Safety
+/// The levels' memory must be readable.
+pub unsafe fn sample_lod(levels: &[Resource], s: &Sampler, c: Coords, lod: f32) -> Texel {
+    let top = levels.len().saturating_sub(1) as f32;
+    let l = (lod + s.lod_bias)
+        .max(s.lod_range[0])
+        .min(s.lod_range[1])
+        .clamp(0.0, top);
+    let l = if l.is_nan() { 0.0 } else { l };
+    if !s.mip_linear || !returns_float(&levels[0], s) {
+        return sample(&levels[(l + 0.5).floor() as usize], s, c);
+    }
+    let f = fixed(l);
+    let (k, w) = ((f >> 8) as usize, f & 255);
+    if w == 0 || k + 1 >= levels.len() {
+        return sample(&levels[k.min(levels.len() - 1)], s, c);
+    }
+    let (a, b) = (sample(&levels[k], s, c), sample(&levels[k + 1], s, c));
+    let mut out = a;
+    for ch in 0..4 {
+        let (x, y) = (f32::from_bits(a[ch]) as f64, f32::from_bits(b[ch]) as f64);
+        out[ch] = (((x * (256 - w) as f64 + y * w as f64) / 256.0) as f32).to_bits();
+    }
+    out
+}
+
 /// Out-of-bounds handling of surface accesses (`.trap`, `.clamp`, `.zero`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clamp {
@@ -563,6 +612,9 @@ mod tests {
             normalized,
             integer_read: false,
             border: [100.0; 4],
+            mip_linear: false,
+            lod_bias: 0.0,
+            lod_range: [0.0, 1000.0],
         }
     }
 
@@ -639,6 +691,38 @@ mod tests {
         let mut s = sampler(Address::Clamp, false, false);
         s.integer_read = true;
         assert_eq!(unsafe { gather(&r, &s, at(1.0, 1.0), 0) }, [3, 4, 2, 1]);
+    }
+
+    #[test]
+    fn mipmap_levels_are_chosen_and_blended() {
+        // Three levels of one texel each: 8, 4, 2.
+        let data = [8u8, 4, 2];
+        let levels: Vec<Resource> = data
+            .iter()
+            .map(|b| res(std::slice::from_ref(b), Format::U8, 1, 1, 0))
+            .collect();
+        let mut s = sampler(Address::Clamp, false, true);
+        s.integer_read = true;
+        let c = at(0.5, 0.0);
+        let read = |s: &Sampler, lod: f32| unsafe { sample_lod(&levels, s, c, lod) }[0];
+        assert_eq!(read(&s, 0.4), 8);
+        assert_eq!(read(&s, 0.5), 4, "the nearest level, halves up");
+        assert_eq!(read(&s, 7.0), 2, "clamped to the last level");
+        assert_eq!(read(&s, -3.0), 8);
+        s.lod_bias = 1.0;
+        assert_eq!(read(&s, 0.0), 4);
+        // Linear between levels, on normalised floats: a quarter of the way from 8/255 to 4/255.
+        let mut f = sampler(Address::Clamp, false, true);
+        f.mip_linear = true;
+        let got = f32::from_bits(unsafe { sample_lod(&levels, &f, c, 0.25) }[0]);
+        assert_eq!(
+            got,
+            ((8.0f32 / 255.0) as f64 * 0.75 + (4.0f32 / 255.0) as f64 * 0.25) as f32
+        );
+        // Gradients of one texel of an 8-texel texture in normalised units: LOD 0.
+        let r8 = res(&[0; 8], Format::U8, 1, 8, 0);
+        assert_eq!(lod_of_gradients(&r8, &f, [1.0 / 8.0, 0.0, 0.0], [0.0; 3]), 0.0);
+        assert_eq!(lod_of_gradients(&r8, &f, [0.5, 0.0, 0.0], [0.0; 3]), 2.0);
     }
 
     #[test]

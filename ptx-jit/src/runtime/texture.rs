@@ -17,8 +17,15 @@ use std::sync::Arc;
 /// What a handle names.
 #[derive(Clone)]
 pub enum Object {
-    Texture { resource: Resource, sampler: Sampler },
-    Surface { resource: Resource },
+    /// `levels`: a mipmap's levels, level 0 (`resource`) first; empty for a texture without.
+    Texture {
+        resource: Resource,
+        sampler: Sampler,
+        levels: Vec<Resource>,
+    },
+    Surface {
+        resource: Resource,
+    },
 }
 
 struct Entry {
@@ -134,25 +141,31 @@ enum Misuse {
     Bounds(u64),
 }
 
+/// Where a geometry's coordinates start in the buffer (after a layer or cube index) and how many
+/// there are.
+fn geometry(op: TexOp) -> (usize, usize) {
+    match TEX_GEOMS[op.geom as usize] {
+        "a1d" => (1, 1),
+        "a2d" => (1, 2),
+        // A direction; an array's cube first.
+        "acube" => (1, 3),
+        "1d" => (0, 1),
+        "2d" => (0, 2),
+        _ => (0, 3),
+    }
+}
+
 /// The instruction's coordinates: a layered geometry's start with the layer, and those past the
 /// geometry's dimensions are 0 (the lowering writes only the ones the instruction has).
 fn coords(op: TexOp, buf: &[u32]) -> Coords {
     let c = &buf[TEX_COORDS as usize..TEX_COORDS as usize + 4];
-    let (layer, from, dims) = match TEX_GEOMS[op.geom as usize] {
-        "a1d" => (c[0], 1, 1),
-        "a2d" => (c[0], 1, 2),
-        // A direction; an array's cube first.
-        "acube" => (c[0], 1, 3),
-        "1d" => (0, 0, 1),
-        "2d" => (0, 0, 2),
-        _ => (0, 0, 3),
-    };
+    let (from, dims) = geometry(op);
     let mut xyz = [0u32; 3];
     xyz[..dims].copy_from_slice(&c[from..from + dims]);
     Coords {
         xyz,
         float: op.float_coords,
-        layer,
+        layer: if from > 0 { c[0] } else { 0 },
     }
 }
 
@@ -160,7 +173,7 @@ fn coords(op: TexOp, buf: &[u32]) -> Coords {
 fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> {
     let data = TEX_DATA as usize;
     match (op.kind, o) {
-        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler }) if matches!(op.geom, 5 | 6) => {
+        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler, .. }) if matches!(op.geom, 5 | 6) => {
             // A cube or cube-array geometry on a cubemap: float coordinates, a direction.
             if !resource.cube {
                 return Err(Misuse::Kind);
@@ -173,7 +186,43 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
             buf[data..data + 4].copy_from_slice(&t);
             Ok(())
         }
-        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler }) => {
+        (
+            TEX_SAMPLE,
+            Object::Texture {
+                resource,
+                sampler,
+                levels,
+            },
+        ) if op.level || op.grad => {
+            let c = coords(op, buf);
+            let levels = if levels.is_empty() {
+                std::slice::from_ref(resource)
+            } else {
+                levels
+            };
+            let lod = if op.grad {
+                // Only the geometry's components were written.
+                let dims = geometry(op).1;
+                let g = |at: u32, k: usize| {
+                    if k < dims {
+                        f32::from_bits(buf[at as usize + k])
+                    } else {
+                        0.0
+                    }
+                };
+                let (dx, dy) = ([0, 1, 2].map(|k| g(TEX_GRAD, k)), [0, 1, 2].map(|k| g(TEX_GRAD + 4, k)));
+                tex::lod_of_gradients(&levels[0], sampler, dx, dy)
+            } else if op.float_coords {
+                f32::from_bits(buf[TEX_LOD as usize])
+            } else {
+                buf[TEX_LOD as usize] as i32 as f32
+            };
+            // SAFETY: as for any texture, below.
+            let t = unsafe { tex::sample_lod(levels, sampler, c, lod) };
+            buf[data..data + 4].copy_from_slice(&t);
+            Ok(())
+        }
+        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler, .. }) => {
             let c = coords(op, buf);
             // SAFETY: the resource's memory lives while the object does (the driver keeps arrays
             // alive; linear memory is the application's, as on a GPU).
@@ -187,8 +236,18 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
             buf[data..data + 4].copy_from_slice(&t);
             Ok(())
         }
-        (TEX_QUERY, Object::Texture { resource, sampler }) => {
-            buf[data] = query(op.query, resource, Some(sampler));
+        (
+            TEX_QUERY,
+            Object::Texture {
+                resource,
+                sampler,
+                levels,
+            },
+        ) => {
+            buf[data] = match TEX_QUERIES[op.query as usize] {
+                "num_mipmap_levels" => levels.len() as u32,
+                _ => query(op.query, resource, Some(sampler)),
+            };
             Ok(())
         }
         (SURF_QUERY, Object::Surface { resource }) => {

@@ -97,7 +97,22 @@ impl<'ctx> Lowerer<'ctx> {
                 op.comp = index(&["r", "g", "b", "a"], d.get(G::Comp)).unwrap_or(0);
                 let extra = ops.len() - 2;
                 match d.get(G::Mip) {
-                    Some(".grad") => return refuse("with gradients (`.grad`)"),
+                    Some(".grad") => {
+                        op.grad = true;
+                        for (g, o) in ops[2..4.min(ops.len())].iter().enumerate() {
+                            let parts = match o {
+                                Operand::Vector(v, _) => v.clone(),
+                                o => self.expand_vector(o, scope).unwrap_or_else(|| vec![o.clone()]),
+                            };
+                            for (k, p) in parts.iter().take(4).enumerate() {
+                                let v = self.read(st, p, Type::B32, scope)?.into_int_value();
+                                put(self, bi::TEX_GRAD + 4 * g as u32 + k as u32, v)?;
+                            }
+                        }
+                        if extra > 2 {
+                            return refuse("with offsets or a depth comparison");
+                        }
+                    }
                     Some(".level") => {
                         op.level = true;
                         let lod = self.read(st, &ops[2], Type::B32, scope)?.into_int_value();
