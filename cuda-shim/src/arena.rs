@@ -29,6 +29,12 @@ pub fn contains(p: u64) -> bool {
         .is_some_and(|&s| (p as usize) < s + SLAB)
 }
 
+/// The slab holding `p`: its start and length.
+pub fn slab_of(p: u64) -> Option<(u64, u64)> {
+    let s = *SLABS.lock().range(..=p as usize).next_back()?;
+    ((p as usize) < s + SLAB).then_some((s as u64, SLAB as u64))
+}
+
 /// The block size `size` bytes take, if the arena serves them.
 pub fn class_size(size: usize) -> Option<usize> {
     (size <= MAX).then(|| size.max(MIN).next_power_of_two())

@@ -1,17 +1,23 @@
 //! Device memory shared between processes (`cuIpcGetMemHandle`, `cuIpcOpenMemHandle`,
 //! `cuIpcCloseMemHandle`), as PyTorch's and numba's multiprocessing use it.
 //!
-//! Device memory is the host's, private to the process. Exporting an allocation moves the pages it
-//! lies on into a memory file (`memfd`) mapped at the same addresses: the contents are copied, once,
-//! after every context's work has finished, and the allocation keeps its address. The handle names
-//! the exporting process, the file's descriptor there, and where in the file the allocation starts;
-//! an importing process opens the file through `/proc/PID/fd/FD` and maps it. Both then see one
-//! memory. Pages an exported allocation shares with small neighbours (which live in slabs) are shared
-//! too; nothing else of the exporter is.
+//! Device memory is the host's, private to the process. Exporting an allocation moves its region into
+//! a memory file (`memfd`) mapped at the same addresses: the region is a small allocation's whole slab
+//! (`crate::arena`), so that no page ever belongs to two files, or a large allocation's own pages. The
+//! contents are copied into the file, after every context's queued work has finished, through a
+//! mapping of the file that then replaces the region in one step (`mremap`), and the allocation keeps
+//! its address; a region is moved once, and later exports of allocations in it reuse its file. A
+//! write by another thread to the region during the copy (a synchronous copy or a host write to a
+//! neighbouring buffer, racing with the export) can be lost.
 //!
-//! As with CUDA, freeing exported memory before every importer has closed it is undefined, opening a
-//! handle twice in a context returns the same pointer (counted), and a process cannot open its own
-//! handles (`CUDA_ERROR_INVALID_CONTEXT`). Event handles are not supported.
+//! The handle names the exporting process, the file's descriptor there and its inode (checked when
+//! opened, so a stale handle cannot open another file), and where in the file the allocation starts;
+//! an importing process opens the file through `/proc/PID/fd/FD` and maps it. Both then see one memory.
+//!
+//! As with CUDA, freeing exported memory before every importer has closed it is undefined; opening a
+//! handle twice in a context returns the same pointer (counted); a handle opens in one context per
+//! process, and never in the process that exported it (`CUDA_ERROR_INVALID_CONTEXT`). Event handles
+//! are not supported.
 
 use crate::errors::*;
 use crate::state::*;
@@ -42,18 +48,21 @@ impl crate::trace::Peek for IpcMemHandle {
     }
 }
 
-/// What a handle holds, in its first 40 bytes.
+/// What a handle holds, in its first 56 bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Named {
     pid: u32,
     fd: u32,
-    /// Bytes of the file mapped (whole pages) and where in them the allocation starts.
+    /// The file's identity, checked when it is opened.
+    ino: u64,
+    dev: u64,
+    /// Bytes of the file (its region) and where in them the allocation starts.
     len: u64,
     offset: u64,
     size: u64,
 }
 
-const MAGIC: &[u8; 8] = b"ptx-jit\x01";
+const MAGIC: &[u8; 8] = b"ptx-jit\x02";
 
 impl Named {
     fn encode(&self) -> IpcMemHandle {
@@ -61,9 +70,12 @@ impl Named {
         b[..8].copy_from_slice(MAGIC);
         b[8..12].copy_from_slice(&self.pid.to_le_bytes());
         b[12..16].copy_from_slice(&self.fd.to_le_bytes());
-        b[16..24].copy_from_slice(&self.len.to_le_bytes());
-        b[24..32].copy_from_slice(&self.offset.to_le_bytes());
-        b[32..40].copy_from_slice(&self.size.to_le_bytes());
+        for (k, v) in [self.ino, self.dev, self.len, self.offset, self.size]
+            .iter()
+            .enumerate()
+        {
+            b[16 + 8 * k..24 + 8 * k].copy_from_slice(&v.to_le_bytes());
+        }
         IpcMemHandle { reserved: b }
     }
 
@@ -74,9 +86,11 @@ impl Named {
         let n = Named {
             pid: u32_at(8),
             fd: u32_at(12),
-            len: u64_at(16),
-            offset: u64_at(24),
-            size: u64_at(32),
+            ino: u64_at(16),
+            dev: u64_at(24),
+            len: u64_at(32),
+            offset: u64_at(40),
+            size: u64_at(48),
         };
         let sane =
             &b[..8] == MAGIC && n.len > 0 && n.len.is_multiple_of(4096) && n.offset.checked_add(n.size)? <= n.len;
@@ -84,19 +98,20 @@ impl Named {
     }
 }
 
-/// An exported allocation (by its start): its handle, whose file stays open while it lives.
-static EXPORTS: Mutex<Option<HashMap<u64, Named>>> = Mutex::new(None);
-
-/// An opened handle: the mapping, the pointer handed out and how many opens it has.
-struct Import {
-    map: u64,
+/// A region moved into a memory file: its descriptor, the file's identity and length.
+#[derive(Clone, Copy)]
+struct File {
+    fd: i32,
+    ino: u64,
+    dev: u64,
     len: u64,
-    dptr: CUdeviceptr,
-    opens: u32,
-    ctx: usize,
 }
 
-static IMPORTS: Mutex<Option<HashMap<Named, Import>>> = Mutex::new(None);
+/// Exported regions, by start. A slab's stays for the process's life; a large allocation's goes
+/// when the allocation is freed.
+static REGIONS: Mutex<Option<HashMap<u64, File>>> = Mutex::new(None);
+/// Held through an export, which waits for every context's work: only exports wait for it.
+static EXPORTING: Mutex<()> = Mutex::new(());
 
 /// The allocation holding `dptr`, as a (start, size) of device memory.
 fn allocation(dptr: CUdeviceptr) -> Result<(u64, u64), CUresult> {
@@ -109,58 +124,84 @@ fn allocation(dptr: CUdeviceptr) -> Result<(u64, u64), CUresult> {
     Ok((start, a.size))
 }
 
-/// Moves the pages of `[start, start + size)` into a memory file at the same addresses.
-unsafe fn export(start: u64, size: u64) -> Result<Named, CUresult> {
-    let first = start & !4095;
-    let len = (start + size).next_multiple_of(4096) - first;
+/// The region an allocation is exported with: its slab, or its own pages.
+fn region(start: u64, size: u64) -> (u64, u64) {
+    crate::arena::slab_of(start).unwrap_or_else(|| {
+        let first = start & !4095;
+        (first, (start + size).next_multiple_of(4096) - first)
+    })
+}
+
+/// Moves `[start, start + len)` into a new memory file at the same addresses.
+unsafe fn move_to_file(start: u64, len: u64) -> Result<File, CUresult> {
     let fd = libc::memfd_create(c"ptx-jit-ipc".as_ptr(), libc::MFD_CLOEXEC);
     if fd < 0 {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    let fail = |e: CUresult| {
-        libc::close(fd);
-        Err(e)
+    let mut st: libc::stat = std::mem::zeroed();
+    let staging = if libc::ftruncate(fd, len as i64) == 0 && libc::fstat(fd, &mut st) == 0 {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    } else {
+        libc::MAP_FAILED
     };
-    if libc::ftruncate(fd, len as i64) != 0 {
-        return fail(CUDA_ERROR_OUT_OF_MEMORY);
+    if staging == libc::MAP_FAILED {
+        libc::close(fd);
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    // Nothing may write these pages between the copy and the remapping.
+    // Work queued on the region runs first; then the copy, and the file's mapping replaces the
+    // region in one step (a failure leaves the region as it was).
     crate::memory::quiesce();
-    let mut done = 0u64;
-    while done < len {
-        let n = libc::pwrite(fd, (first + done) as *const c_void, (len - done) as usize, done as i64);
-        if n <= 0 {
-            return fail(CUDA_ERROR_OUT_OF_MEMORY);
-        }
-        done += n as u64;
-    }
-    let p = libc::mmap(
-        first as *mut c_void,
+    std::ptr::copy_nonoverlapping(start as *const u8, staging as *mut u8, len as usize);
+    let moved = libc::mremap(
+        staging,
         len as usize,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_SHARED | libc::MAP_FIXED,
-        fd,
-        0,
+        len as usize,
+        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+        start as *mut c_void,
     );
-    if p == libc::MAP_FAILED {
-        // MAP_FIXED failing leaves the old mapping in place.
-        return fail(CUDA_ERROR_OUT_OF_MEMORY);
+    if moved == libc::MAP_FAILED {
+        libc::munmap(staging, len as usize);
+        libc::close(fd);
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    Ok(Named {
-        pid: std::process::id(),
-        fd: fd as u32,
+    // Large allocations asked for huge pages; the file's pages may get them too.
+    libc::madvise(start as *mut c_void, len as usize, libc::MADV_HUGEPAGE);
+    Ok(File {
+        fd,
+        ino: st.st_ino,
+        dev: st.st_dev,
         len,
-        offset: start - first,
-        size,
     })
 }
 
-/// An exported allocation is freed: its file closes (importers keep their mappings).
+/// An allocation is freed: a large allocation's file closes (importers keep their mappings); a
+/// slab's stays, as the slab does.
 pub(crate) fn forget(start: u64) {
-    if let Some(n) = EXPORTS.lock().as_mut().and_then(|m| m.remove(&start)) {
-        unsafe { libc::close(n.fd as i32) };
+    if crate::arena::slab_of(start).is_some() {
+        return;
+    }
+    if let Some(f) = REGIONS.lock().as_mut().and_then(|m| m.remove(&(start & !4095))) {
+        unsafe { libc::close(f.fd) };
     }
 }
+
+/// An opened handle: the mapping, the pointer handed out, how many opens it has and in which context.
+struct Import {
+    map: u64,
+    len: u64,
+    dptr: CUdeviceptr,
+    opens: u32,
+    ctx: usize,
+}
+
+static IMPORTS: Mutex<Option<HashMap<Named, Import>>> = Mutex::new(None);
 
 /// Unmaps what a destroyed context had opened.
 pub(crate) fn release_ctx(ctx: usize) {
@@ -181,6 +222,36 @@ fn unmap(i: &Import) {
     unsafe { libc::munmap(i.map as *mut c_void, i.len as usize) };
 }
 
+/// Exports the allocation holding `dptr`.
+unsafe fn get(handle: *mut IpcMemHandle, dptr: CUdeviceptr) -> Result<(), CUresult> {
+    init_check()?;
+    if handle.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let _one_at_a_time = EXPORTING.lock();
+    let (start, size) = allocation(dptr)?;
+    let (first, len) = region(start, size);
+    let known = REGIONS.lock().as_ref().and_then(|m| m.get(&first).copied());
+    let file = match known {
+        Some(f) => f,
+        None => {
+            let f = move_to_file(first, len)?;
+            REGIONS.lock().get_or_insert_with(HashMap::new).insert(first, f);
+            f
+        }
+    };
+    let n = Named {
+        pid: std::process::id(),
+        fd: file.fd as u32,
+        ino: file.ino,
+        dev: file.dev,
+        len: file.len,
+        offset: start - first,
+        size,
+    };
+    out(handle, n.encode())
+}
+
 /// Opens a handle (both ABIs of `cuIpcOpenMemHandle`).
 unsafe fn open(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) -> Result<(), CUresult> {
     init_check()?;
@@ -195,6 +266,9 @@ unsafe fn open(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) -> R
     let mut imports = IMPORTS.lock();
     let map = imports.get_or_insert_with(HashMap::new);
     if let Some(i) = map.get_mut(&n) {
+        if i.ctx != ctx {
+            return Err(CUDA_ERROR_INVALID_CONTEXT); // one context per process opens a handle
+        }
         i.opens += 1;
         return out(dptr, i.dptr);
     }
@@ -204,8 +278,8 @@ unsafe fn open(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) -> R
         return Err(CUDA_ERROR_INVALID_HANDLE); // the exporter is gone, or freed it
     }
     let mut st: libc::stat = std::mem::zeroed();
-    let fits = libc::fstat(fd, &mut st) == 0 && st.st_size as u64 >= n.len;
-    let p = if fits {
+    let same = libc::fstat(fd, &mut st) == 0 && st.st_ino == n.ino && st.st_dev == n.dev && st.st_size as u64 >= n.len;
+    let p = if same {
         libc::mmap(
             std::ptr::null_mut(),
             n.len as usize,
@@ -246,22 +320,7 @@ api! {
     exports = ipc_exports;
 
     fn cuIpcGetMemHandle(handle: *mut IpcMemHandle, dptr: CUdeviceptr) {
-        init_check()?;
-        if handle.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let (start, size) = allocation(dptr)?;
-        let mut exports = EXPORTS.lock();
-        let map = exports.get_or_insert_with(HashMap::new);
-        let named = match map.get(&start) {
-            Some(n) => *n,
-            None => {
-                let n = export(start, size)?;
-                map.insert(start, n);
-                n
-            }
-        };
-        out(handle, named.encode())
+        get(handle, dptr)
     }
     fn cuIpcOpenMemHandle(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) {
         open(dptr, handle, flags)
@@ -271,19 +330,27 @@ api! {
     }
     fn cuIpcCloseMemHandle(dptr: CUdeviceptr) {
         init_check()?;
-        let mut imports = IMPORTS.lock();
-        let map = imports.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let key = *map
-            .iter()
-            .find(|(_, i)| i.dptr == dptr)
-            .map(|(k, _)| k)
-            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let i = map.get_mut(&key).expect("found above");
-        i.opens -= 1;
-        if i.opens == 0 {
-            // Work queued on the memory runs first.
-            crate::memory::quiesce();
-            let i = map.remove(&key).expect("found above");
+        let closed = {
+            let mut imports = IMPORTS.lock();
+            let map = imports.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let key = *map
+                .iter()
+                .find(|(_, i)| i.dptr == dptr)
+                .map(|(k, _)| k)
+                .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let i = map.get_mut(&key).expect("found above");
+            i.opens -= 1;
+            if i.opens == 0 {
+                map.remove(&key)
+            } else {
+                None
+            }
+        };
+        if let Some(i) = closed {
+            // Work the context queued on the memory runs first.
+            if let Ok(c) = CONTEXTS.get(i.ctx) {
+                c.streams.synchronize();
+            }
             unmap(&i);
         }
         Ok(())
@@ -299,14 +366,15 @@ mod tests {
         let n = Named {
             pid: 7,
             fd: 9,
+            ino: 1234,
+            dev: 5,
             len: 8192,
             offset: 256,
             size: 1000,
         };
         assert!(Named::decode(&n.encode()) == Some(n));
         assert!(Named::decode(&IpcMemHandle { reserved: [0; 64] }).is_none());
-        let mut past = n;
-        past.size = 8000; // beyond the mapped pages
+        let past = Named { size: 8000, ..n }; // beyond the file
         assert!(Named::decode(&past.encode()).is_none());
     }
 }

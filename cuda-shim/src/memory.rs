@@ -962,17 +962,18 @@ unsafe fn attribute(
         7 => *(data as *mut u64) = i.id, // BUFFER_ID
         8 => *(data as *mut c_uint) = i.managed as c_uint, // IS_MANAGED
         9 => *(data as *mut c_int) = CONTEXTS.get(i.ctx).map_or(0, |c| c.device), // DEVICE_ORDINAL
-        10 => *(data as *mut c_uint) = 0, // IS_LEGACY_CUDA_IPC_CAPABLE
+        // IS_LEGACY_CUDA_IPC_CAPABLE: `cuMemAlloc` memory exports (`crate::ipc`).
+        10 => *(data as *mut c_uint) = (i.memtype == 2 && !i.managed && !i.host) as c_uint,
         11 | 19 => *(data as *mut u64) = *start, // RANGE_START_ADDR, MAPPING_BASE_ADDR
         12 | 18 => *(data as *mut usize) = *size as usize, // RANGE_SIZE, MAPPING_SIZE
-        13 => *(data as *mut c_uint) = 1, // MAPPED
-        14 => *(data as *mut u64) = 0,   // ALLOWED_HANDLE_TYPES: none exportable
-        15 => *(data as *mut c_uint) = 0, // IS_GPU_DIRECT_RDMA_CAPABLE
-        16 => *(data as *mut c_uint) = 3, // ACCESS_FLAGS: read-write
-        17 => *(data as *mut usize) = 0, // MEMPOOL_HANDLE: no pools
-        20 => *(data as *mut u64) = i.id, // MEMORY_BLOCK_ID
-        21 => *(data as *mut c_uint) = 0, // IS_HW_DECOMPRESS_CAPABLE
-        22 => *(data as *mut c_int) = -1, // LOCALITY_DOMAIN_ORDINAL
+        13 => *(data as *mut c_uint) = 1,        // MAPPED
+        14 => *(data as *mut u64) = 0,           // ALLOWED_HANDLE_TYPES: none exportable
+        15 => *(data as *mut c_uint) = 0,        // IS_GPU_DIRECT_RDMA_CAPABLE
+        16 => *(data as *mut c_uint) = 3,        // ACCESS_FLAGS: read-write
+        17 => *(data as *mut usize) = 0,         // MEMPOOL_HANDLE: no pools
+        20 => *(data as *mut u64) = i.id,        // MEMORY_BLOCK_ID
+        21 => *(data as *mut c_uint) = 0,        // IS_HW_DECOMPRESS_CAPABLE
+        22 => *(data as *mut c_int) = -1,        // LOCALITY_DOMAIN_ORDINAL
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     }
     let _ = i.flags;

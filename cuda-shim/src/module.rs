@@ -53,6 +53,10 @@ api! {
         }
         let m = MODULES.get(module as usize)?;
         let name = CStr::from_ptr(name).to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)?;
+        // A texture or surface reference is no variable to the driver.
+        if m.host.references.iter().any(|(n, _)| n == name) {
+            return Err(CUDA_ERROR_NOT_FOUND);
+        }
         let (_, addr, size) = m.host.globals.iter().find(|g| g.0 == name).ok_or(CUDA_ERROR_NOT_FOUND)?;
         if !dptr.is_null() {
             *dptr = *addr;

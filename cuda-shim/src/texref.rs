@@ -37,6 +37,7 @@ enum Binding {
 }
 
 /// A reference's state, as the `cuTexRefSet*` calls leave it.
+#[derive(Clone)]
 struct State {
     binding: Binding,
     format: Format,
@@ -51,6 +52,8 @@ struct State {
 
 pub struct Reference {
     module: usize,
+    /// The module whose memory holds the reference, alive while the reference is.
+    _owner: Arc<ModuleObj>,
     /// The variable's 8 bytes.
     storage: u64,
     surface: bool,
@@ -94,6 +97,7 @@ unsafe fn get(module: Handle, name: *const c_char, surface: bool) -> Result<Hand
     }
     let h = REFERENCES.insert(Reference {
         module: module as usize,
+        _owner: m.clone(),
         storage,
         surface,
         st: Mutex::new(State {
@@ -132,10 +136,15 @@ fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUr
     if r.surface != surface {
         return Err(CUDA_ERROR_INVALID_HANDLE);
     }
-    let mut st = r.st.lock();
+    let mut held = r.st.lock();
+    // Changed on a copy, kept only if the reference can be made so: a refused call changes nothing.
+    let mut st = held.clone();
     f(&mut st)?;
     let (resource, keep): (Resource, Option<Arc<Elements>>) = match st.binding {
-        Binding::None => return Ok(()),
+        Binding::None => {
+            *held = st;
+            return Ok(());
+        }
         Binding::Array(a) => {
             let (res, elements) = array_resource(a as Handle, surface)?;
             (res, Some(elements))
@@ -173,9 +182,9 @@ fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUr
     if st.handle == 0 || !rt::replace(st.handle, object.clone(), keep.clone()) {
         st.handle = rt::create(object, keep);
     }
-    // SAFETY: the reference's 8 bytes of module memory, which live as long as the module (and the
-    // reference with it).
+    // SAFETY: the reference's 8 bytes of module memory, which the reference keeps alive.
     unsafe { (r.storage as *mut u64).write_volatile(st.handle) };
+    *held = st;
     Ok(())
 }
 
@@ -192,6 +201,23 @@ fn read<R>(h: Handle, surface: bool, f: impl FnOnce(&State) -> R) -> Result<R, C
 
 fn format_of(f: c_uint) -> Result<Format, CUresult> {
     Format::from_cuda(f).ok_or(CUDA_ERROR_INVALID_VALUE)
+}
+
+/// `cuTexRefSetAddress2D` (both ABIs): `desc` says the texels' size and format.
+unsafe fn bind_2d(r: Handle, desc: *const ArrayDescriptor, ptr: CUdeviceptr, pitch: usize) -> Result<(), CUresult> {
+    let d = *desc.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let (width, height, format, channels) = d.parts();
+    let format = format_of(format)?;
+    update(r, false, |st| {
+        (st.format, st.channels) = (format, channels);
+        st.binding = Binding::Pitched {
+            ptr,
+            width: width as u64,
+            height: height as u64,
+            pitch: pitch as u64,
+        };
+        Ok(())
+    })
 }
 
 api! {
@@ -231,20 +257,11 @@ api! {
         }
         Ok(())
     }
+    fn cuTexRefSetAddress2D_v2(r: Handle, desc: *const ArrayDescriptor, ptr: CUdeviceptr, pitch: usize) {
+        bind_2d(r, desc, ptr, pitch)
+    }
     fn cuTexRefSetAddress2D_v3(r: Handle, desc: *const ArrayDescriptor, ptr: CUdeviceptr, pitch: usize) {
-        let d = *desc.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let (width, height, format, channels) = d.parts();
-        let format = format_of(format)?;
-        update(r, false, |st| {
-            (st.format, st.channels) = (format, channels);
-            st.binding = Binding::Pitched {
-                ptr,
-                width: width as u64,
-                height: height as u64,
-                pitch: pitch as u64,
-            };
-            Ok(())
-        })
+        bind_2d(r, desc, ptr, pitch)
     }
     fn cuTexRefSetFormat(r: Handle, format: c_uint, channels: c_int) {
         let format = format_of(format)?;
@@ -273,8 +290,10 @@ api! {
         })
     }
     fn cuTexRefSetFlags(r: Handle, flags: c_uint) {
-        if flags & !(READ_AS_INTEGER | NORMALIZED_COORDINATES) != 0 {
-            return Err(CUDA_ERROR_NOT_SUPPORTED); // sRGB and cubemap flags
+        // CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION (0x20) changes nothing here; sRGB and seamless
+        // cubemaps are not supported.
+        if flags & !(READ_AS_INTEGER | NORMALIZED_COORDINATES | 0x20) != 0 {
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
         }
         update(r, false, |st| {
             st.flags = flags;

@@ -1,10 +1,10 @@
 /* Device memory shared between two processes (cuIpcGetMemHandle / cuIpcOpenMemHandle /
- * cuIpcCloseMemHandle). The parent fills a small buffer (which lives in a slab beside others) and a
- * large one, exports both, and starts itself again as the child, passing the handles in hex. The
- * child opens them (twice: the same pointer comes back), checks the parent's data, adds 1 to every
- * word with a kernel and closes them. The parent then sees the child's writes, and the small
- * buffer's neighbour is untouched. Prints IPC VERIFIED or stops at the first difference.
- * Usage: ipc (the child is `ipc child HANDLE HANDLE`). */
+ * cuIpcCloseMemHandle). The parent fills two small buffers (which live in one slab, beside a third)
+ * and a large one, exports them one after the other, and starts itself again as the child, passing
+ * the handles in hex. The child opens them (twice: the same pointer comes back), checks the parent's
+ * data, adds 1 to every word with a kernel and closes them. The parent then sees the child's writes
+ * in all three, and the third small buffer is untouched. Prints IPC VERIFIED or stops at the first
+ * difference. Usage: ipc (the child is `ipc child HANDLE HANDLE HANDLE`). */
 #include "driver_util.h"
 #include <spawn.h>
 #include <string.h>
@@ -49,11 +49,13 @@ static void add1(CUdeviceptr p, unsigned n) {
     CHECK(cuCtxSynchronize());
 }
 
+#define BUFFERS 3
+static const unsigned sizes[BUFFERS] = {SMALL, SMALL, LARGE};
+
 static int child(char **argv) {
     context_on_device0();
-    unsigned sizes[2] = {SMALL, LARGE};
     unsigned *words = malloc(LARGE * 4);
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < BUFFERS; b++) {
         CUipcMemHandle h = unhex(argv[2 + b]);
         CUdeviceptr p, q;
         CHECK(cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
@@ -75,23 +77,23 @@ static int child(char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 4 && strcmp(argv[1], "child") == 0) return child(argv);
+    if (argc == 2 + BUFFERS && strcmp(argv[1], "child") == 0) return child(argv);
     context_on_device0();
-    unsigned sizes[2] = {SMALL, LARGE};
-    CUdeviceptr buf[2], neighbour;
+    CUdeviceptr buf[BUFFERS], neighbour;
     unsigned *words = malloc(LARGE * 4);
     CHECK(cuMemAlloc(&buf[0], SMALL * 4));
     CHECK(cuMemAlloc(&neighbour, SMALL * 4));
-    CHECK(cuMemAlloc(&buf[1], LARGE * 4));
-    for (int b = 0; b < 2; b++) {
+    CHECK(cuMemAlloc(&buf[1], SMALL * 4));
+    CHECK(cuMemAlloc(&buf[2], LARGE * 4));
+    for (int b = 0; b < BUFFERS; b++) {
         for (unsigned i = 0; i < sizes[b]; i++) words[i] = i * 3 + b;
         CHECK(cuMemcpyHtoD(buf[b], words, sizes[b] * 4));
     }
     for (unsigned i = 0; i < SMALL; i++) words[i] = 0xabc0000 + i;
     CHECK(cuMemcpyHtoD(neighbour, words, SMALL * 4));
 
-    char arg[2][129];
-    for (int b = 0; b < 2; b++) {
+    char arg[BUFFERS][129];
+    for (int b = 0; b < BUFFERS; b++) {
         CUipcMemHandle h, again;
         CHECK(cuIpcGetMemHandle(&h, buf[b]));
         CHECK(cuIpcGetMemHandle(&again, buf[b]));
@@ -103,14 +105,14 @@ int main(int argc, char **argv) {
     CUipcMemHandle none;
     EXPECT(cuIpcGetMemHandle(&none, 0x1000), CUDA_ERROR_INVALID_VALUE);
 
-    char *child_argv[] = {argv[0], "child", arg[0], arg[1], NULL};
+    char *child_argv[] = {argv[0], "child", arg[0], arg[1], arg[2], NULL};
     pid_t pid;
     ASSERT(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ) == 0);
     int status;
     ASSERT(waitpid(pid, &status, 0) == pid);
     ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < BUFFERS; b++) {
         CHECK(cuMemcpyDtoH(words, buf[b], sizes[b] * 4));
         for (unsigned i = 0; i < sizes[b]; i++) ASSERT(words[i] == i * 3 + b + 1);
     }
@@ -120,8 +122,7 @@ int main(int argc, char **argv) {
     add1(buf[0], SMALL);
     CHECK(cuMemcpyDtoH(words, buf[0], SMALL * 4));
     ASSERT(words[7] == 7 * 3 + 2);
-    CHECK(cuMemFree(buf[0]));
-    CHECK(cuMemFree(buf[1]));
+    for (int b = 0; b < BUFFERS; b++) CHECK(cuMemFree(buf[b]));
     printf("IPC VERIFIED\n");
     return 0;
 }

@@ -121,6 +121,17 @@ int main(void) {
     CUdeviceptr where;
     CHECK(cuTexRefGetAddress(&where, tr));
     ASSERT(where == lin);
+    /* A refused binding (less than one texel) changes nothing. */
+    EXPECT(cuTexRefSetAddress(&offset, tr, lin + 8, 2), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuTexRefGetAddress(&where, tr));
+    ASSERT(where == lin);
+    run("indirect", 1, 1, ind);
+    CHECK(cuMemcpyDtoH(u, out, 16));
+    ASSERT(u[0] == 60);
+    /* A reference is no variable to cuModuleGetGlobal. */
+    CUdeviceptr gp;
+    size_t gsize;
+    EXPECT(cuModuleGetGlobal(&gp, &gsize, mod, "tr"), CUDA_ERROR_NOT_FOUND);
 
     /* A surface reference on an array made for surfaces. */
     CUsurfref sr;

@@ -476,14 +476,17 @@ pub fn cube_face([x, y, z]: [f32; 3]) -> (u32, f32, f32) {
 /// The resource's memory must be readable.
 pub unsafe fn sample_cube(r: &Resource, s: &Sampler, dir: [f32; 3], cube: u32, comp: Option<usize>) -> Texel {
     let (face, u, v) = cube_face(dir);
+    // Cubemaps ignore the address modes: a face's edge clamps.
     let s = Sampler {
         normalized: true,
+        address: [Address::Clamp; 3],
         ..s.clone()
     };
+    let cubes = (r.layers / 6).max(1);
     let c = Coords {
         xyz: [u.to_bits(), v.to_bits(), 0],
         float: true,
-        layer: cube.saturating_mul(6).saturating_add(face),
+        layer: cube.min(cubes - 1) * 6 + face,
     };
     match comp {
         None => sample(r, &s, c),

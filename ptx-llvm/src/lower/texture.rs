@@ -49,6 +49,14 @@ impl<'ctx> Lowerer<'ctx> {
             },
             o => o.clone(),
         };
+        // A handle named directly is a register or a module's texture or surface reference.
+        if let Operand::Sym { name: n, .. } = &handle_op {
+            if let Some(Entry::Var(v)) = scope.lookup(n.text) {
+                if !(matches!(v.ty, Type::Texref | Type::Surfref) && v.space == Space::Global) {
+                    return refuse("on a variable other than a module's `.texref` or `.surfref`");
+                }
+            }
+        }
         let queries = matches!(name, "txq" | "suq");
         if items.len() > if queries { 1 } else { 2 } {
             return refuse("with an explicit sampler (independent texturing mode)");

@@ -158,8 +158,9 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 match scope.lookup(name.text) {
                     Some(Entry::Reg { .. }) => self.reg_load(st, name, want, scope),
-                    // A texture or surface reference stands for the handle it holds.
-                    Some(Entry::Var(v)) if matches!(v.ty, Type::Texref | Type::Surfref) => {
+                    // A texture or surface reference stands for the handle it holds (module variables
+                    // only: `declare.rs` refuses the others).
+                    Some(Entry::Var(v)) if matches!(v.ty, Type::Texref | Type::Surfref) && v.space == Space::Global => {
                         let a = self.var_address(st, name, scope)?;
                         let p = self.b.build_int_to_ptr(a, self.ptr(0), "ref")?;
                         let h = self.b.build_load(self.i64(), p, "handle")?;
