@@ -3331,7 +3331,7 @@ forwarders! {
     #[no_mangle] cuImportExternalSemaphore(extSem_out: *mut c_void, semHandleDesc: *mut c_void),
     cuInit(Flags: u32),
     cuIpcCloseMemHandle(dptr: u64),
-    #[no_mangle] cuIpcGetEventHandle(pHandle: *mut c_void, event: *mut c_void),
+    cuIpcGetEventHandle(pHandle: *mut c_void, event: *mut c_void),
     cuIpcGetMemHandle(pHandle: *mut c_void, dptr: u64),
     cuKernelGetAttribute(pi: *mut c_void, attrib: u32, kernel: *mut c_void, dev: i32),
     cuKernelGetFunction(pFunc: *mut c_void, kernel: *mut c_void),
@@ -3750,7 +3750,6 @@ forwarders! {
 // The API's symbols the shim does not implement and that have no forwarder, exported under their names.
 exported_stubs! {
     cuDeviceRegisterAsyncNotification,
-    cuIpcOpenEventHandle,
     cuParamSetf,
     cuTexRefSetMipmapLevelBias,
     cuTexRefSetMipmapLevelClamp,
@@ -3905,8 +3904,6 @@ pub const STUBS: &[&str] = &[
     "cuGreenCtxWaitEvent",
     "cuImportExternalMemory",
     "cuImportExternalSemaphore",
-    "cuIpcGetEventHandle",
-    "cuIpcOpenEventHandle",
     "cuKernelGetParamCount",
     "cuKernelGetParamInfo",
     "cuKernelSetCacheConfig",

@@ -1,5 +1,9 @@
 //! Events: a record is a work item on a stream that marks the event complete, with the time, once
 //! everything queued before it on that stream has run.
+//!
+//! An interprocess event (`CU_EVENT_INTERPROCESS`) keeps its two counters, records issued and
+//! records completed, in a page of memory another process can map (`crate::ipc`): either process
+//! records, waits for and queries the same event. Waits on such an event poll the page.
 
 use crate::errors::*;
 use crate::state::*;
@@ -11,11 +15,14 @@ use std::time::Instant;
 
 /// `CU_EVENT_DEFAULT | BLOCKING_SYNC | DISABLE_TIMING | INTERPROCESS`.
 const FLAGS: c_uint = 0x1 | 0x2 | 0x4;
-const DISABLE_TIMING: c_uint = 0x2;
+pub(crate) const DISABLE_TIMING: c_uint = 0x2;
+pub(crate) const INTERPROCESS: c_uint = 0x4;
 
 pub struct Event {
     pub ctx: usize,
-    flags: c_uint,
+    pub(crate) flags: c_uint,
+    /// An interprocess event's shared counters (issued, completed), which stand in for `st`'s.
+    pub(crate) shared: Option<crate::ipc::SharedPage>,
     /// (records issued, records completed, time of the last completed record)
     st: Mutex<(u64, u64, Option<Instant>)>,
     cv: Condvar,
@@ -26,10 +33,23 @@ pub struct Event {
 impl Event {
     /// The generation of the latest record, if it has not completed yet.
     pub fn pending(&self) -> Option<u64> {
+        if let Some(p) = &self.shared {
+            let (issued, done) = p.counters();
+            return (done < issued).then_some(issued);
+        }
         let s = self.st.lock();
         (s.1 < s.0).then_some(s.0)
     }
     pub fn wait(&self, generation: u64) {
+        if let Some(p) = &self.shared {
+            // Another process may complete it: poll, backing off to a millisecond.
+            let mut nap = std::time::Duration::from_micros(10);
+            while p.counters().1 < generation {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(std::time::Duration::from_millis(1));
+            }
+            return;
+        }
         let mut s = self.st.lock();
         while s.1 < generation {
             self.cv.wait(&mut s);
@@ -42,12 +62,18 @@ impl Event {
     /// Issues a record (queued now, done later): its generation, which waits issued from now on
     /// wait for.
     pub fn issue(&self) -> u64 {
+        if let Some(p) = &self.shared {
+            return p.issue();
+        }
         let mut st = self.st.lock();
         st.0 += 1;
         st.0
     }
     /// Record `generation` is done: everything before it has run.
     pub fn complete(&self, generation: u64) {
+        if let Some(p) = &self.shared {
+            p.complete(generation);
+        }
         let mut st = self.st.lock();
         // Records complete in stream order, but two streams may record one event: keep the newest.
         if generation > st.1 {
@@ -55,6 +81,19 @@ impl Event {
             st.2 = Some(Instant::now());
         }
         self.cv.notify_all();
+    }
+}
+
+impl Event {
+    pub(crate) fn new(ctx: usize, flags: c_uint, shared: Option<crate::ipc::SharedPage>) -> Event {
+        Event {
+            ctx,
+            flags,
+            shared,
+            st: Mutex::new((0, 0, None)),
+            cv: Condvar::new(),
+            captured: Mutex::new(None),
+        }
     }
 }
 
@@ -84,8 +123,13 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let ctx = current_ctx()?;
-        let e = Event { ctx, flags, st: Mutex::new((0, 0, None)), cv: Condvar::new(), captured: Mutex::new(None) };
-        *pev = EVENTS.insert(e) as Handle;
+        // An interprocess event cannot time (CUDA asks for DISABLE_TIMING with it).
+        let shared = match flags & INTERPROCESS {
+            0 => None,
+            _ if flags & DISABLE_TIMING == 0 => return Err(CUDA_ERROR_INVALID_VALUE),
+            _ => Some(crate::ipc::SharedPage::new()?),
+        };
+        *pev = EVENTS.insert(Event::new(ctx, flags, shared)) as Handle;
         Ok(())
     }
     fn cuEventDestroy_v2(ev: Handle) {

@@ -16,12 +16,14 @@
 //!
 //! As with CUDA, freeing exported memory before every importer has closed it is undefined; opening a
 //! handle twice in a context returns the same pointer (counted); a handle opens in one context per
-//! process, and never in the process that exported it (`CUDA_ERROR_INVALID_CONTEXT`). Event handles
-//! are not supported.
+//! process, and never in the process that exported it (`CUDA_ERROR_INVALID_CONTEXT`).
+//!
+//! Interprocess events (`cuIpcGetEventHandle`, `cuIpcOpenEventHandle`) keep their counters in a
+//! [`SharedPage`], a one-page memory file made with the event, named by its handle as memory is.
 
 use crate::errors::*;
 use crate::state::*;
-use crate::{init_check, out, CUdeviceptr};
+use crate::{init_check, out, CUdeviceptr, Handle};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
@@ -316,8 +318,153 @@ unsafe fn open(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) -> R
     out(dptr, d)
 }
 
+/// An interprocess event's counters, records issued and records completed, in a one-page memory
+/// file both processes map (`crate::event`).
+pub struct SharedPage {
+    page: *mut std::sync::atomic::AtomicU64,
+    /// The file, while this process made it (the handle names it); -1 in an importer.
+    fd: i32,
+    ino: u64,
+    dev: u64,
+}
+
+// SAFETY: the page is atomics only, mapped as long as the value lives.
+unsafe impl Send for SharedPage {}
+unsafe impl Sync for SharedPage {}
+
+impl SharedPage {
+    /// A fresh page, zeroed.
+    pub fn new() -> Result<SharedPage, CUresult> {
+        unsafe {
+            let fd = libc::memfd_create(c"ptx-jit-ipc-event".as_ptr(), libc::MFD_CLOEXEC);
+            let mut st: libc::stat = std::mem::zeroed();
+            if fd < 0 || libc::ftruncate(fd, 4096) != 0 || libc::fstat(fd, &mut st) != 0 {
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+                return Err(CUDA_ERROR_OUT_OF_MEMORY);
+            }
+            let page = Self::map(fd).ok_or_else(|| {
+                libc::close(fd);
+                CUDA_ERROR_OUT_OF_MEMORY
+            })?;
+            Ok(SharedPage {
+                page,
+                fd,
+                ino: st.st_ino,
+                dev: st.st_dev,
+            })
+        }
+    }
+
+    unsafe fn map(fd: i32) -> Option<*mut std::sync::atomic::AtomicU64> {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        (p != libc::MAP_FAILED).then_some(p as *mut std::sync::atomic::AtomicU64)
+    }
+
+    fn word(&self, k: usize) -> &std::sync::atomic::AtomicU64 {
+        // SAFETY: two words of the mapped page.
+        unsafe { &*self.page.add(k) }
+    }
+
+    /// (records issued, records completed).
+    pub fn counters(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Acquire;
+        (self.word(0).load(Acquire), self.word(1).load(Acquire))
+    }
+
+    pub fn issue(&self) -> u64 {
+        self.word(0).fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1
+    }
+
+    pub fn complete(&self, generation: u64) {
+        self.word(1).fetch_max(generation, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    fn handle(&self) -> IpcMemHandle {
+        let mut b = [0u8; 64];
+        b[..8].copy_from_slice(EVENT_MAGIC);
+        b[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+        b[12..16].copy_from_slice(&(self.fd as u32).to_le_bytes());
+        b[16..24].copy_from_slice(&self.ino.to_le_bytes());
+        b[24..32].copy_from_slice(&self.dev.to_le_bytes());
+        IpcMemHandle { reserved: b }
+    }
+
+    /// Maps the page an event handle of another process names.
+    unsafe fn open(h: &IpcMemHandle) -> Result<SharedPage, CUresult> {
+        let b = &h.reserved;
+        if &b[..8] != EVENT_MAGIC {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let pid = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes"));
+        let fd = u32::from_le_bytes(b[12..16].try_into().expect("4 bytes"));
+        let ino = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
+        let dev = u64::from_le_bytes(b[24..32].try_into().expect("8 bytes"));
+        if pid == std::process::id() {
+            return Err(CUDA_ERROR_INVALID_CONTEXT);
+        }
+        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL");
+        let f = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if f < 0 {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        let same = libc::fstat(f, &mut st) == 0 && st.st_ino == ino && st.st_dev == dev && st.st_size >= 4096;
+        let page = if same { Self::map(f) } else { None };
+        libc::close(f);
+        Ok(SharedPage {
+            page: page.ok_or(CUDA_ERROR_INVALID_HANDLE)?,
+            fd: -1,
+            ino,
+            dev,
+        })
+    }
+}
+
+impl Drop for SharedPage {
+    fn drop(&mut self) {
+        unsafe {
+            libc::munmap(self.page as *mut c_void, 4096);
+            if self.fd >= 0 {
+                libc::close(self.fd);
+            }
+        }
+    }
+}
+
+const EVENT_MAGIC: &[u8; 8] = b"ptx-jit\x03";
+
 api! {
     exports = ipc_exports;
+
+    fn cuIpcGetEventHandle(handle: *mut IpcMemHandle, ev: Handle) {
+        init_check()?;
+        let e = EVENTS.get(ev as usize)?;
+        // Made with CU_EVENT_INTERPROCESS (and so DISABLE_TIMING), in this process.
+        let page = e.shared.as_ref().filter(|p| p.fd >= 0).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if handle.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        out(handle, page.handle())
+    }
+    fn cuIpcOpenEventHandle(ev: *mut Handle, handle: IpcMemHandle) {
+        init_check()?;
+        let ctx = current_ctx()?;
+        if ev.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let page = SharedPage::open(&handle)?;
+        let flags = crate::event::INTERPROCESS | crate::event::DISABLE_TIMING;
+        out(ev, EVENTS.insert(crate::event::Event::new(ctx, flags, Some(page))) as Handle)
+    }
 
     fn cuIpcGetMemHandle(handle: *mut IpcMemHandle, dptr: CUdeviceptr) {
         get(handle, dptr)

@@ -242,14 +242,14 @@ fn get_proc_address_picks_variants_by_version() {
         );
         assert_eq!(pfn as usize, cuLaunchKernel as *const () as usize);
         // A cuda.h function the shim does not implement: found, and honest when called.
-        let ipc = CString::new("cuIpcGetEventHandle").unwrap();
+        let ipc = CString::new("cuMemRetainAllocationHandle").unwrap();
         assert_eq!(
             cuGetProcAddress_v2(ipc.as_ptr(), &mut pfn, 13000, 0, &mut status),
             CUDA_SUCCESS
         );
-        type IpcGetEventHandle = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
+        type RetainAllocationHandle = unsafe extern "C" fn(*mut c_void, *mut c_void) -> CUresult;
         assert_eq!(
-            std::mem::transmute::<*mut c_void, IpcGetEventHandle>(pfn)(null_mut(), null_mut()),
+            std::mem::transmute::<*mut c_void, RetainAllocationHandle>(pfn)(null_mut(), null_mut()),
             CUDA_ERROR_NOT_SUPPORTED
         );
         let missing = CString::new("cuNoSuchFunction").unwrap();

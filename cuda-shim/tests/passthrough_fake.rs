@@ -17,9 +17,9 @@ int cuCtxGetDevice(int *d) { *d = 0; return 0; }
 int cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 8 : a == 76 ? 6 : 0; return 0; }
 int cuModuleLoadData(void **m, const void *p) { strncpy(image, p, sizeof image - 1); *m = (void *)0x1230; return 0; }
 const char *fake_image(void) { return image; }
-int cuIpcGetEventHandle(void *handle, void *event) { return 42; }
+int cuMemRetainAllocationHandle(void *handle, void *addr) { return 42; }
 int cuGetProcAddress_v2(const char *n, void **p, int v, unsigned long long f, int *st) {
-    if (!strcmp(n, "cuIpcGetEventHandle")) { *p = (void *)cuIpcGetEventHandle; if (st) *st = 0; return 0; }
+    if (!strcmp(n, "cuMemRetainAllocationHandle")) { *p = (void *)cuMemRetainAllocationHandle; if (st) *st = 0; return 0; }
     *p = 0; if (st) *st = 1; return 500;
 }
 "#;
@@ -61,7 +61,7 @@ fn calls_and_retargeted_ptx_reach_the_real_driver() {
         assert!(seen.contains(".version 8.4"), "{seen}");
         assert!(seen.contains(".entry vecadd"), "{seen}");
         // A function the shim does not export comes from the real driver, traced.
-        let name = CString::new("cuIpcGetEventHandle").unwrap();
+        let name = CString::new("cuMemRetainAllocationHandle").unwrap();
         let mut pfn = null_mut();
         let mut status = -1;
         assert_eq!(
@@ -82,7 +82,7 @@ fn calls_and_retargeted_ptx_reach_the_real_driver() {
         "→12040) = CUDA_SUCCESS",
         "# passthrough: PTX retargeted for sm_86 / PTX 8.4",
         "cuModuleLoadData(module=0x",
-        "cuIpcGetEventHandle(pHandle=0x10, event=NULL) = CUresult(42)",
+        "cuMemRetainAllocationHandle(handle=0x10, addr=NULL) = CUresult(42)",
         "cuDeviceGetCount(n=0x",
     ] {
         assert!(log.contains(line), "missing `{line}` in\n{log}");

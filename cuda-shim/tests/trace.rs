@@ -39,7 +39,7 @@ fn every_call_is_traced_with_arguments_and_result() {
         assert_eq!(cuMemsetD32_v2(d, 7, 257), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuMemFree_v2(d), CUDA_SUCCESS);
         assert_eq!(cuStreamQuery(0x1234 as Handle), CUDA_ERROR_INVALID_HANDLE);
-        let name = CString::new("cuIpcGetEventHandle").unwrap();
+        let name = CString::new("cuMemRetainAllocationHandle").unwrap();
         let mut pfn = null_mut();
         let mut status = 0;
         assert_eq!(
