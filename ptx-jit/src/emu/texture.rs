@@ -315,15 +315,15 @@ pub unsafe fn sample(r: &Resource, s: &Sampler, c: Coords) -> Texel {
     let sizes = [r.width, r.height, r.depth];
     // A 1D texture is a 2D one of height 1 sampled at y = 0.
     let axes = r.dims.max(2) as usize;
-    let pos: Vec<f32> = (0..axes)
-        .map(|k| {
-            let u = if k < r.dims as usize { c.axis(k) } else { 0.0 };
-            unnormalise(u, sizes[k], s.normalized, s.address[k])
-        })
-        .collect();
+    let mut pos = [0f32; 3];
+    for (k, p) in pos.iter_mut().enumerate().take(axes) {
+        let u = if k < r.dims as usize { c.axis(k) } else { 0.0 };
+        *p = unnormalise(u, sizes[k], s.normalized, s.address[k]);
+    }
     let linear = s.linear && returns_float(r, s) && c.float;
-    // The texels that take part, each with its weight in 256ths.
-    let mut taps: Vec<([i64; 3], i64)> = vec![];
+    // The texels that take part (at most 8), each with its weight in 256ths: on the stack, as this
+    // runs once per fetch.
+    let mut taps: smallvec::SmallVec<[([i64; 3], i64); 8]> = smallvec::SmallVec::new();
     if !c.float {
         // Integer coordinates (`tex1Dfetch`) index elements directly, exact at any size.
         let mut at = [0i64; 3];
@@ -359,7 +359,7 @@ pub unsafe fn sample(r: &Resource, s: &Sampler, c: Coords) -> Texel {
         }
     }
     // Each tap's texel, or None for the border.
-    let texels: Vec<(Option<[i64; 4]>, i64)> = taps
+    let texels: smallvec::SmallVec<[(Option<[i64; 4]>, i64); 8]> = taps
         .iter()
         .map(|&(at, w)| {
             let mut idx = [0u32; 3];

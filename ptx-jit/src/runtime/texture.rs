@@ -38,6 +38,21 @@ struct Entry {
 /// its high 32 bits: a freed slot is reused, and a stale handle to it names nothing.
 static OBJECTS: RwLock<Vec<(u32, Option<Arc<Entry>>)>> = RwLock::new(Vec::new());
 
+/// Bumped by every change to [`OBJECTS`]: a thread's cached entry ([`LAST`]) is good while it holds.
+static CHANGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// The entry this thread used last (changes seen, handle, entry): kernels fetch from one texture
+    /// over and over, and the table's lock and the entry's count would otherwise be shared by every
+    /// thread on every fetch. A destroyed object's memory (an array's elements) can stay here until
+    /// the thread's next texture instruction.
+    static LAST: std::cell::RefCell<Option<(u64, u64, Arc<Entry>)>> = const { std::cell::RefCell::new(None) };
+}
+
+fn changed() {
+    CHANGES.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
 fn slot(handle: u64) -> Option<(usize, u32)> {
     let index = (handle as u32).checked_sub(1)? as usize;
     Some((index, (handle >> 32) as u32))
@@ -55,6 +70,7 @@ pub fn create(object: Object, keep: Option<Arc<dyn Any + Send + Sync>>) -> u64 {
         }
     };
     t[i].1 = e;
+    changed();
     (t[i].0 as u64) << 32 | (i as u64 + 1)
 }
 
@@ -64,6 +80,7 @@ pub fn destroy(handle: u64) -> bool {
     match slot(handle).and_then(|(i, g)| t.get_mut(i).filter(|(gen, e)| *gen == g && e.is_some())) {
         Some(entry) => {
             *entry = (entry.0.wrapping_add(1), None);
+            changed();
             true
         }
         None => false,
@@ -77,6 +94,7 @@ pub fn replace(handle: u64, object: Object, keep: Option<Arc<dyn Any + Send + Sy
     match slot(handle).and_then(|(i, g)| t.get_mut(i).filter(|(gen, e)| *gen == g && e.is_some())) {
         Some(entry) => {
             entry.1 = Some(Arc::new(Entry { object, _keep: keep }));
+            changed();
             true
         }
         None => false,
@@ -87,12 +105,28 @@ pub fn replace(handle: u64, object: Object, keep: Option<Arc<dyn Any + Send + Sy
 /// fault in a kernel's sampling leaves its coroutine without unwinding, and must not leave a lock
 /// held.
 pub fn with<R>(handle: u64, f: impl FnOnce(&Object) -> R) -> Option<R> {
-    let e = {
-        let t = OBJECTS.read();
-        let (i, g) = slot(handle)?;
-        t.get(i).filter(|(gen, _)| *gen == g)?.1.clone()?
+    let now = CHANGES.load(std::sync::atomic::Ordering::Acquire);
+    // The entry stays alive in `LAST` while `f` runs (nothing `f` calls changes `LAST`), so it is
+    // used through a pointer: no count to change, no lock, and no borrow left behind if `f` faults.
+    let cached = LAST.with(|l| match &*l.borrow() {
+        Some((seen, h, e)) if *seen == now && *h == handle => Some(Arc::as_ptr(e)),
+        _ => None,
+    });
+    let e = match cached {
+        Some(e) => e,
+        None => {
+            let e = {
+                let t = OBJECTS.read();
+                let (i, g) = slot(handle)?;
+                t.get(i).filter(|(gen, _)| *gen == g)?.1.clone()?
+            };
+            let p = Arc::as_ptr(&e);
+            LAST.with(|l| *l.borrow_mut() = Some((now, handle, e)));
+            p
+        }
     };
-    Some(f(&e.object))
+    // SAFETY: held by `LAST` (above) until this thread looks up another object.
+    Some(f(unsafe { &(*e).object }))
 }
 
 /// Called by JIT code: one texture or surface instruction of the calling thread (see
