@@ -1,6 +1,7 @@
 /* What the repository's C driver-API programs share: CHECK, which ends the program with the failing
  * call's name and result, EXPECT (a call gives a given result) and ASSERT, which end it likewise, read_file, which reads a PTX file whole (NUL-terminated), and
- * context_on_device0, which initialises the driver and makes a context on device 0 current. */
+ * launch_block, which runs a kernel as one block and waits, and context_on_device0, which initialises
+ * the driver and makes a context on device 0 current. */
 #ifndef PTX_JIT_DRIVER_UTIL_H
 #define PTX_JIT_DRIVER_UTIL_H
 
@@ -48,6 +49,14 @@ static inline char *read_file(const char *path) {
     s[n] = 0;
     fclose(f);
     return s;
+}
+
+/* Launches kernel `name` of module `m` as one block of bx x by threads, and waits for it. */
+static inline void launch_block(CUmodule m, const char *name, unsigned bx, unsigned by, void **args) {
+    CUfunction k;
+    CHECK(cuModuleGetFunction(&k, m, name));
+    CHECK(cuLaunchKernel(k, 1, 1, 1, bx, by, 1, 0, NULL, args, NULL));
+    CHECK(cuCtxSynchronize());
 }
 
 static inline CUcontext context_on_device0(void) {

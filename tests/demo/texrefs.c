@@ -39,12 +39,7 @@ static const char *PTX =
 static CUmodule mod;
 static CUdeviceptr out;
 
-static void run(const char *name, unsigned bx, unsigned by, void **args) {
-    CUfunction k;
-    CHECK(cuModuleGetFunction(&k, mod, name));
-    CHECK(cuLaunchKernel(k, 1, 1, 1, bx, by, 1, 0, NULL, args, NULL));
-    CHECK(cuCtxSynchronize());
-}
+static void run(const char *name, unsigned bx, unsigned by, void **args) { launch_block(mod, name, bx, by, args); }
 
 static void fetch(float x, float y, float *got) {
     void *args[] = {&x, &y, &out};

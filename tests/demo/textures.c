@@ -105,12 +105,7 @@ static const char *PTX =
 static CUmodule mod;
 static CUdeviceptr out;
 
-static void launch(const char *name, unsigned bx, unsigned by, void **args) {
-    CUfunction k;
-    CHECK(cuModuleGetFunction(&k, mod, name));
-    CHECK(cuLaunchKernel(k, 1, 1, 1, bx, by, 1, 0, NULL, args, NULL));
-    CHECK(cuCtxSynchronize());
-}
+static void launch(const char *name, unsigned bx, unsigned by, void **args) { launch_block(mod, name, bx, by, args); }
 
 static CUarray array3d(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned flags) {
     CUDA_ARRAY3D_DESCRIPTOR ad = {w, h, d, f, ch, flags};
