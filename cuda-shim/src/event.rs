@@ -42,9 +42,10 @@ impl Event {
     }
     pub fn wait(&self, generation: u64) {
         if let Some(p) = &self.shared {
-            // Another process may complete it: poll, backing off to a millisecond.
+            // Another process may complete it: poll, backing off to a millisecond, and give up if
+            // the process that issued the record is gone.
             let mut nap = std::time::Duration::from_micros(10);
-            while p.counters().1 < generation {
+            while p.counters().1 < generation && !p.issuer_gone() {
                 std::thread::sleep(nap);
                 nap = (nap * 2).min(std::time::Duration::from_millis(1));
             }

@@ -100,13 +100,37 @@ impl Named {
     }
 }
 
-/// A region moved into a memory file: its descriptor, the file's identity and length.
+/// A region moved into a memory file: its descriptor, the file's identity and length, and whether
+/// the region is a slab (which stays for the process's life).
 #[derive(Clone, Copy)]
 struct File {
     fd: i32,
     ino: u64,
     dev: u64,
     len: u64,
+    slab: bool,
+}
+
+/// A memory file of `len` bytes, its size sealed (an importer cannot shrink it under us, which would
+/// turn accesses into SIGBUS).
+unsafe fn memory_file(name: &std::ffi::CStr, len: u64) -> Option<(i32, libc::stat)> {
+    let fd = libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING);
+    if fd < 0 {
+        return None;
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    let ok = libc::ftruncate(fd, len as i64) == 0
+        && libc::fcntl(
+            fd,
+            libc::F_ADD_SEALS,
+            libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL,
+        ) == 0
+        && libc::fstat(fd, &mut st) == 0;
+    if !ok {
+        libc::close(fd);
+        return None;
+    }
+    Some((fd, st))
 }
 
 /// Exported regions, by start. A slab's stays for the process's life; a large allocation's goes
@@ -136,23 +160,15 @@ fn region(start: u64, size: u64) -> (u64, u64) {
 
 /// Moves `[start, start + len)` into a new memory file at the same addresses.
 unsafe fn move_to_file(start: u64, len: u64) -> Result<File, CUresult> {
-    let fd = libc::memfd_create(c"ptx-jit-ipc".as_ptr(), libc::MFD_CLOEXEC);
-    if fd < 0 {
-        return Err(CUDA_ERROR_OUT_OF_MEMORY);
-    }
-    let mut st: libc::stat = std::mem::zeroed();
-    let staging = if libc::ftruncate(fd, len as i64) == 0 && libc::fstat(fd, &mut st) == 0 {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    } else {
-        libc::MAP_FAILED
-    };
+    let (fd, st) = memory_file(c"ptx-jit-ipc", len).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+    let staging = libc::mmap(
+        std::ptr::null_mut(),
+        len as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        fd,
+        0,
+    );
     if staging == libc::MAP_FAILED {
         libc::close(fd);
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
@@ -180,16 +196,18 @@ unsafe fn move_to_file(start: u64, len: u64) -> Result<File, CUresult> {
         ino: st.st_ino,
         dev: st.st_dev,
         len,
+        slab: crate::arena::slab_of(start).is_some(),
     })
 }
 
 /// An allocation is freed: a large allocation's file closes (importers keep their mappings); a
 /// slab's stays, as the slab does.
 pub(crate) fn forget(start: u64) {
-    if crate::arena::slab_of(start).is_some() {
-        return;
-    }
-    if let Some(f) = REGIONS.lock().as_mut().and_then(|m| m.remove(&(start & !4095))) {
+    let mut regions = REGIONS.lock();
+    let Some(m) = regions.as_mut() else { return };
+    let key = start & !4095;
+    if m.get(&key).is_some_and(|f| !f.slab) {
+        let f = m.remove(&key).expect("found above");
         unsafe { libc::close(f.fd) };
     }
 }
@@ -336,14 +354,7 @@ impl SharedPage {
     /// A fresh page, zeroed.
     pub fn new() -> Result<SharedPage, CUresult> {
         unsafe {
-            let fd = libc::memfd_create(c"ptx-jit-ipc-event".as_ptr(), libc::MFD_CLOEXEC);
-            let mut st: libc::stat = std::mem::zeroed();
-            if fd < 0 || libc::ftruncate(fd, 4096) != 0 || libc::fstat(fd, &mut st) != 0 {
-                if fd >= 0 {
-                    libc::close(fd);
-                }
-                return Err(CUDA_ERROR_OUT_OF_MEMORY);
-            }
+            let (fd, st) = memory_file(c"ptx-jit-ipc-event", 4096).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
             let page = Self::map(fd).ok_or_else(|| {
                 libc::close(fd);
                 CUDA_ERROR_OUT_OF_MEMORY
@@ -381,7 +392,18 @@ impl SharedPage {
     }
 
     pub fn issue(&self) -> u64 {
+        // Who issued last: a waiter gives up if that process dies before completing it.
+        self.word(2)
+            .store(std::process::id() as u64, std::sync::atomic::Ordering::Release);
         self.word(0).fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1
+    }
+
+    /// Whether the process that issued the last record is gone (its record will never complete).
+    pub fn issuer_gone(&self) -> bool {
+        let pid = self.word(2).load(std::sync::atomic::Ordering::Acquire) as i32;
+        pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
     }
 
     pub fn complete(&self, generation: u64) {

@@ -309,10 +309,11 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
                 ),
             );
         }
+        // Before the memory goes back, as in `free`: another thread may be given the same addresses.
+        forget(p);
         if let Some(l) = layout(&a.kind) {
             unsafe { release(p as *mut u8, l) };
         }
-        forget(p);
     }
 }
 
@@ -367,6 +368,7 @@ fn lookup(ptr: u64) -> Option<(u64, u64, Info)> {
             host,
             id,
             flags,
+            exportable: matches!(a.kind, MemKind::Device { .. }),
         },
     ))
 }
@@ -380,6 +382,8 @@ struct Info {
     host: bool,
     id: u64,
     flags: u32,
+    /// `cuIpcGetMemHandle` takes it (`cuMemAlloc` memory).
+    exportable: bool,
 }
 
 /// `CUmemLocation` (cuda.h), passed by value: a location type and an id.
@@ -963,7 +967,7 @@ unsafe fn attribute(
         8 => *(data as *mut c_uint) = i.managed as c_uint, // IS_MANAGED
         9 => *(data as *mut c_int) = CONTEXTS.get(i.ctx).map_or(0, |c| c.device), // DEVICE_ORDINAL
         // IS_LEGACY_CUDA_IPC_CAPABLE: `cuMemAlloc` memory exports (`crate::ipc`).
-        10 => *(data as *mut c_uint) = (i.memtype == 2 && !i.managed && !i.host) as c_uint,
+        10 => *(data as *mut c_uint) = i.exportable as c_uint,
         11 | 19 => *(data as *mut u64) = *start, // RANGE_START_ADDR, MAPPING_BASE_ADDR
         12 | 18 => *(data as *mut usize) = *size as usize, // RANGE_SIZE, MAPPING_SIZE
         13 => *(data as *mut c_uint) = 1,        // MAPPED

@@ -161,9 +161,8 @@ fn level_of(d: &Array3DDescriptor, i: u32) -> Array3DDescriptor {
 }
 
 /// The texture and surface limits an H100 reports (`tests/gpu/probes_c/device_attributes.h100.txt`),
-/// by `CUdevice_attribute`: what arrays and resources may measure here too. Mipmap limits are absent
-/// (0): mipmaps are not supported.
-pub(crate) const LIMITS: [(i32, u64); 41] = [
+/// by `CUdevice_attribute`: what arrays and resources may measure here too.
+pub(crate) const LIMITS: [(i32, u64); 44] = [
     (14, 512),       // TEXTURE_ALIGNMENT
     (21, 131072),    // MAXIMUM_TEXTURE1D_WIDTH
     (22, 131072),    // MAXIMUM_TEXTURE2D_WIDTH
@@ -205,6 +204,9 @@ pub(crate) const LIMITS: [(i32, u64); 41] = [
     (70, 131072),    // MAXIMUM_TEXTURE2D_LINEAR_WIDTH
     (71, 65000),     // MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
     (72, 2097120),   // MAXIMUM_TEXTURE2D_LINEAR_PITCH
+    (73, 32768),     // MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
+    (74, 32768),     // MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
+    (77, 32768),     // MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
 ];
 
 /// One of [`LIMITS`] (0 for an attribute it does not list).
@@ -506,7 +508,7 @@ pub(crate) fn sampler(t: &TextureDesc) -> Result<Sampler, CUresult> {
     for (a, &m) in address.iter_mut().zip(&t.address_mode) {
         *a = Address::from_cuda(m).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     }
-    if t.filter_mode > 1 {
+    if t.filter_mode > 1 || t.mipmap_filter_mode > 1 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     Ok(Sampler {

@@ -603,6 +603,7 @@ fn run_cta(
     if cell.tools.any() {
         crate::runtime::sanitize::cta_done();
     }
+    crate::runtime::texture::release_cached();
     result
 }
 

@@ -398,6 +398,7 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: ptx_llvm::abi::BlockFn, fault: *co
         if cell.tools.any() {
             crate::runtime::sanitize::cta_done();
         }
+        crate::runtime::texture::release_cached();
     };
     let items = rows * runs_per_row;
     if items == 1 {

@@ -44,9 +44,14 @@ static CHANGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 thread_local! {
     /// The entry this thread used last (changes seen, handle, entry): kernels fetch from one texture
     /// over and over, and the table's lock and the entry's count would otherwise be shared by every
-    /// thread on every fetch. A destroyed object's memory (an array's elements) can stay here until
-    /// the thread's next texture instruction.
+    /// thread on every fetch. Emptied when the thread's CTA ends ([`release_cached`]).
     static LAST: std::cell::RefCell<Option<(u64, u64, Arc<Entry>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A CTA (or run of CTAs) is done: this thread lets go of the object it kept, so a destroyed
+/// object's memory goes back when its last launch ends.
+pub(crate) fn release_cached() {
+    LAST.with(|l| l.borrow_mut().take());
 }
 
 fn changed() {
@@ -256,6 +261,13 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
             buf[data..data + 4].copy_from_slice(&t);
             Ok(())
         }
+        // A mipmap sampled without a LOD: LOD 0, with the sampler's bias and clamp.
+        (TEX_SAMPLE, Object::Texture { sampler, levels, .. }) if !levels.is_empty() => {
+            // SAFETY: as for any texture, below.
+            let t = unsafe { tex::sample_lod(levels, sampler, coords(op, buf), 0.0) };
+            buf[data..data + 4].copy_from_slice(&t);
+            Ok(())
+        }
         (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler, .. }) => {
             let c = coords(op, buf);
             // SAFETY: the resource's memory lives while the object does (the driver keeps arrays
@@ -348,15 +360,13 @@ fn unpack(raw: &[u8; 16], op: TexOp, words: &mut [u32]) {
 fn pack(words: &[u32], op: TexOp, raw: &mut [u8; 16]) {
     let size = 1usize << op.dtype;
     for k in 0..op.vec as usize {
-        let bytes: Vec<u8> = if size == 8 {
-            [words[2 * k], words[2 * k + 1]]
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect()
+        let el = &mut raw[k * size..(k + 1) * size];
+        if size == 8 {
+            el[..4].copy_from_slice(&words[2 * k].to_le_bytes());
+            el[4..].copy_from_slice(&words[2 * k + 1].to_le_bytes());
         } else {
-            words[k].to_le_bytes()[..size].to_vec()
-        };
-        raw[k * size..(k + 1) * size].copy_from_slice(&bytes);
+            el.copy_from_slice(&words[k].to_le_bytes()[..size]);
+        }
     }
 }
 

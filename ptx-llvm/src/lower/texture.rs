@@ -106,6 +106,9 @@ impl<'ctx> Lowerer<'ctx> {
                 let extra = ops.len() - 2;
                 match d.get(G::Mip) {
                     Some(".grad") => {
+                        if extra > 2 {
+                            return refuse("with offsets or a depth comparison");
+                        }
                         op.grad = true;
                         for (g, o) in ops[2..4.min(ops.len())].iter().enumerate() {
                             let parts = match o {
@@ -116,9 +119,6 @@ impl<'ctx> Lowerer<'ctx> {
                                 let v = self.read(st, p, Type::B32, scope)?.into_int_value();
                                 put(self, bi::TEX_GRAD + 4 * g as u32 + k as u32, v)?;
                             }
-                        }
-                        if extra > 2 {
-                            return refuse("with offsets or a depth comparison");
                         }
                     }
                     Some(".level") => {
