@@ -15,7 +15,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "nvidia-cuda-crt==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test lint-rust bench fuzz deps llvm venv libs opencl clean
+.PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl clean
 
 all: build
 
@@ -144,6 +144,12 @@ bench: build venv opencl
 	  -L$(REL) -lcuda -lOpenCL -lm
 	LD_LIBRARY_PATH=$(REL) OMP_NUM_THREADS=2 ./build/bench build/kernels.ptx benches/kernels/kernels.cl \
 	  $(CU13)/bin/ptxas build/bench.json
+
+# Texture fetches per second on the CPU (benches/texture_fetch.c).
+bench-textures: build venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include benches/texture_fetch.c -o build/texture_fetch -L$(REL) -lcuda
+	LD_LIBRARY_PATH=$(REL) ./build/texture_fetch
 
 # ---- fuzzing ---------------------------------------------------------------------------------------
 
