@@ -83,6 +83,8 @@ impl Elements {
 pub struct Array {
     /// The context that made it, whose destruction destroys it.
     ctx: usize,
+    /// A mipmap's level, which goes with its mipmap, not on its own.
+    level: bool,
     desc: Array3DDescriptor,
     format: Format,
     elements: Arc<Elements>,
@@ -239,7 +241,7 @@ fn shape_fits(d: &Array3DDescriptor) -> bool {
     }
 }
 
-fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
+fn create_array(d: Array3DDescriptor, level: bool) -> Result<Handle, CUresult> {
     init_check()?;
     let ctx = current_ctx()?;
     if d.flags & !(LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT) != 0 {
@@ -277,6 +279,7 @@ fn create_array(d: Array3DDescriptor) -> Result<Handle, CUresult> {
     });
     Ok(ARRAYS.insert(Array {
         ctx,
+        level,
         desc: d,
         format,
         elements,
@@ -567,14 +570,17 @@ api! {
         if handle.is_null() || d.height == usize::MAX {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let h = create_array(Array3DDescriptor {
+        let h = create_array(
+            Array3DDescriptor {
             width: d.width,
             height: d.height,
             depth: 0,
             format: d.format,
             channels: d.channels,
             flags: 0,
-        })?;
+        },
+            false,
+        )?;
         out(handle, h)
     }
     fn cuArray3DCreate_v2(handle: *mut Handle, d: *const Array3DDescriptor) {
@@ -582,7 +588,7 @@ api! {
         if handle.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        out(handle, create_array(d)?)
+        out(handle, create_array(d, false)?)
     }
     fn cuMipmappedArrayCreate(handle: *mut Handle, d: *const Array3DDescriptor, levels: c_uint) {
         let d = *d.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
@@ -592,13 +598,19 @@ api! {
             .max()
             .unwrap_or(0)
             .max(1);
-        if handle.is_null() || levels == 0 || levels > 1 + longest.ilog2() || d.flags & CUBEMAP != 0 {
+        // Mipmaps have limits of their own (1D and 2D).
+        let fits = match (d.height, d.depth) {
+            (0, 0) => d.width as u64 <= limit(77),
+            (_, 0) => d.width as u64 <= limit(73) && d.height as u64 <= limit(74),
+            _ => true,
+        };
+        if handle.is_null() || levels == 0 || levels > 1 + longest.ilog2() || !fits || d.flags & CUBEMAP != 0 {
             return Err(if d.flags & CUBEMAP != 0 { CUDA_ERROR_NOT_SUPPORTED } else { CUDA_ERROR_INVALID_VALUE });
         }
         let mut m = Mipmapped { levels: vec![] };
         for i in 0..levels {
             // On failure, dropping `m` destroys the levels made so far.
-            m.levels.push(create_array(level_of(&d, i))? as usize);
+            m.levels.push(create_array(level_of(&d, i), true)? as usize);
         }
         out(handle, MIPMAPS.insert(m) as Handle)
     }
@@ -614,6 +626,9 @@ api! {
     }
     fn cuArrayDestroy(h: Handle) {
         init_check()?;
+        if ARRAYS.get(h as usize)?.level {
+            return Err(CUDA_ERROR_INVALID_VALUE); // a mipmap's level goes with its mipmap
+        }
         ARRAYS.remove(h as usize)?;
         Ok(())
     }

@@ -311,9 +311,13 @@ int main(void) {
     CUmipmappedArray mm;
     EXPECT(cuMipmappedArrayCreate(&mm, &md, 4), CUDA_ERROR_INVALID_VALUE); /* 4 x 4 has 3 levels */
     CHECK(cuMipmappedArrayCreate(&mm, &md, 3));
+    CUDA_ARRAY3D_DESCRIPTOR wide = {65536, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0};
+    CUmipmappedArray too_wide;
+    EXPECT(cuMipmappedArrayCreate(&too_wide, &wide, 1), CUDA_ERROR_INVALID_VALUE); /* past 32768 */
     for (unsigned l = 0; l < 3; l++) {
         CUarray level;
         CHECK(cuMipmappedArrayGetLevel(&level, mm, l));
+        EXPECT(cuArrayDestroy(level), CUDA_ERROR_INVALID_VALUE); /* it goes with its mipmap */
         CUDA_ARRAY3D_DESCRIPTOR ld;
         CHECK(cuArray3DGetDescriptor(&ld, level));
         ASSERT(ld.Width == 4u >> l && ld.Height == 4u >> l);
