@@ -37,7 +37,7 @@ pub struct IpcMemHandle {
 
 impl crate::trace::Arg for IpcMemHandle {
     fn show(&self) -> String {
-        match Named::decode(self) {
+        match Named::decode(self, MAGIC).or_else(|| Named::decode(self, EVENT_MAGIC)) {
             Some(n) => format!("{{pid={}, fd={}, offset={}, size={}}}", n.pid, n.fd, n.offset, n.size),
             None => "{not a ptx-jit handle}".into(),
         }
@@ -64,12 +64,15 @@ struct Named {
     size: u64,
 }
 
+/// What the first 8 bytes of a memory handle and of an event handle are.
 const MAGIC: &[u8; 8] = b"ptx-jit\x02";
+const EVENT_MAGIC: &[u8; 8] = b"ptx-jit\x03";
 
 impl Named {
-    fn encode(&self) -> IpcMemHandle {
+    /// The handle, beginning with `magic` ([`MAGIC`] or [`EVENT_MAGIC`]).
+    fn encode(&self, magic: &[u8; 8]) -> IpcMemHandle {
         let mut b = [0u8; 64];
-        b[..8].copy_from_slice(MAGIC);
+        b[..8].copy_from_slice(magic);
         b[8..12].copy_from_slice(&self.pid.to_le_bytes());
         b[12..16].copy_from_slice(&self.fd.to_le_bytes());
         for (k, v) in [self.ino, self.dev, self.len, self.offset, self.size]
@@ -81,7 +84,7 @@ impl Named {
         IpcMemHandle { reserved: b }
     }
 
-    fn decode(h: &IpcMemHandle) -> Option<Named> {
+    fn decode(h: &IpcMemHandle, magic: &[u8; 8]) -> Option<Named> {
         let b = &h.reserved;
         let u64_at = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes"));
         let u32_at = |k: usize| u32::from_le_bytes(b[k..k + 4].try_into().expect("4 bytes"));
@@ -95,9 +98,41 @@ impl Named {
             size: u64_at(48),
         };
         let sane =
-            &b[..8] == MAGIC && n.len > 0 && n.len.is_multiple_of(4096) && n.offset.checked_add(n.size)? <= n.len;
+            &b[..8] == magic && n.len > 0 && n.len.is_multiple_of(4096) && n.offset.checked_add(n.size)? <= n.len;
         sane.then_some(n)
     }
+}
+
+/// Maps `len` bytes of a memory file, shared.
+unsafe fn map_shared(fd: i32, len: u64) -> Option<*mut c_void> {
+    let p = libc::mmap(
+        std::ptr::null_mut(),
+        len as usize,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_SHARED,
+        fd,
+        0,
+    );
+    (p != libc::MAP_FAILED).then_some(p)
+}
+
+/// Maps the file another process's handle names, after checking it is that file and long enough:
+/// `INVALID_CONTEXT` for this process's own handle, `INVALID_HANDLE` when the exporter is gone or
+/// the file is another.
+unsafe fn map_peer(n: &Named) -> Result<*mut c_void, CUresult> {
+    if n.pid == std::process::id() {
+        return Err(CUDA_ERROR_INVALID_CONTEXT);
+    }
+    let path = std::ffi::CString::new(format!("/proc/{}/fd/{}", n.pid, n.fd)).expect("no NUL");
+    let fd = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+    if fd < 0 {
+        return Err(CUDA_ERROR_INVALID_HANDLE);
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    let same = libc::fstat(fd, &mut st) == 0 && st.st_ino == n.ino && st.st_dev == n.dev && st.st_size as u64 >= n.len;
+    let p = if same { map_shared(fd, n.len) } else { None };
+    libc::close(fd);
+    p.ok_or(CUDA_ERROR_INVALID_HANDLE)
 }
 
 /// A region moved into a memory file: its descriptor, the file's identity and length, and whether
@@ -161,18 +196,10 @@ fn region(start: u64, size: u64) -> (u64, u64) {
 /// Moves `[start, start + len)` into a new memory file at the same addresses.
 unsafe fn move_to_file(start: u64, len: u64) -> Result<File, CUresult> {
     let (fd, st) = memory_file(c"ptx-jit-ipc", len).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
-    let staging = libc::mmap(
-        std::ptr::null_mut(),
-        len as usize,
-        libc::PROT_READ | libc::PROT_WRITE,
-        libc::MAP_SHARED,
-        fd,
-        0,
-    );
-    if staging == libc::MAP_FAILED {
+    let Some(staging) = map_shared(fd, len) else {
         libc::close(fd);
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
-    }
+    };
     // Work queued on the region runs first; then the copy, and the file's mapping replaces the
     // region in one step (a failure leaves the region as it was).
     crate::memory::quiesce();
@@ -269,19 +296,19 @@ unsafe fn get(handle: *mut IpcMemHandle, dptr: CUdeviceptr) -> Result<(), CUresu
         offset: start - first,
         size,
     };
-    out(handle, n.encode())
+    out(handle, n.encode(MAGIC))
 }
 
 /// Opens a handle (both ABIs of `cuIpcOpenMemHandle`).
 unsafe fn open(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) -> Result<(), CUresult> {
     init_check()?;
     let ctx = current_ctx()?;
-    let n = Named::decode(&handle).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let n = Named::decode(&handle, MAGIC).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if dptr.is_null() || flags & !1 != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE); // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS only
     }
     if n.pid == std::process::id() {
-        return Err(CUDA_ERROR_INVALID_CONTEXT);
+        return Err(CUDA_ERROR_INVALID_CONTEXT); // before the lookup: its own handle is never open
     }
     let mut imports = IMPORTS.lock();
     let map = imports.get_or_insert_with(HashMap::new);
@@ -292,29 +319,7 @@ unsafe fn open(dptr: *mut CUdeviceptr, handle: IpcMemHandle, flags: c_uint) -> R
         i.opens += 1;
         return out(dptr, i.dptr);
     }
-    let path = std::ffi::CString::new(format!("/proc/{}/fd/{}", n.pid, n.fd)).expect("no NUL");
-    let fd = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-    if fd < 0 {
-        return Err(CUDA_ERROR_INVALID_HANDLE); // the exporter is gone, or freed it
-    }
-    let mut st: libc::stat = std::mem::zeroed();
-    let same = libc::fstat(fd, &mut st) == 0 && st.st_ino == n.ino && st.st_dev == n.dev && st.st_size as u64 >= n.len;
-    let p = if same {
-        libc::mmap(
-            std::ptr::null_mut(),
-            n.len as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    } else {
-        libc::MAP_FAILED
-    };
-    libc::close(fd);
-    if p == libc::MAP_FAILED {
-        return Err(CUDA_ERROR_INVALID_HANDLE);
-    }
+    let p = map_peer(&n)?;
     let d = p as u64 + n.offset;
     MEMORY.lock().insert(
         d,
@@ -355,10 +360,10 @@ impl SharedPage {
     pub fn new() -> Result<SharedPage, CUresult> {
         unsafe {
             let (fd, st) = memory_file(c"ptx-jit-ipc-event", 4096).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
-            let page = Self::map(fd).ok_or_else(|| {
+            let page = map_shared(fd, 4096).ok_or_else(|| {
                 libc::close(fd);
                 CUDA_ERROR_OUT_OF_MEMORY
-            })?;
+            })? as *mut std::sync::atomic::AtomicU64;
             Ok(SharedPage {
                 page,
                 fd,
@@ -366,18 +371,6 @@ impl SharedPage {
                 dev: st.st_dev,
             })
         }
-    }
-
-    unsafe fn map(fd: i32) -> Option<*mut std::sync::atomic::AtomicU64> {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            4096,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        );
-        (p != libc::MAP_FAILED).then_some(p as *mut std::sync::atomic::AtomicU64)
     }
 
     fn word(&self, k: usize) -> &std::sync::atomic::AtomicU64 {
@@ -410,43 +403,29 @@ impl SharedPage {
         self.word(1).fetch_max(generation, std::sync::atomic::Ordering::AcqRel);
     }
 
-    fn handle(&self) -> IpcMemHandle {
-        let mut b = [0u8; 64];
-        b[..8].copy_from_slice(EVENT_MAGIC);
-        b[8..12].copy_from_slice(&std::process::id().to_le_bytes());
-        b[12..16].copy_from_slice(&(self.fd as u32).to_le_bytes());
-        b[16..24].copy_from_slice(&self.ino.to_le_bytes());
-        b[24..32].copy_from_slice(&self.dev.to_le_bytes());
-        IpcMemHandle { reserved: b }
+    /// What the page's handle names: this process's file, one page.
+    fn named(&self) -> Named {
+        Named {
+            pid: std::process::id(),
+            fd: self.fd as u32,
+            ino: self.ino,
+            dev: self.dev,
+            len: 4096,
+            offset: 0,
+            size: 4096,
+        }
     }
 
     /// Maps the page an event handle of another process names.
     unsafe fn open(h: &IpcMemHandle) -> Result<SharedPage, CUresult> {
-        let b = &h.reserved;
-        if &b[..8] != EVENT_MAGIC {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let pid = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes"));
-        let fd = u32::from_le_bytes(b[12..16].try_into().expect("4 bytes"));
-        let ino = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
-        let dev = u64::from_le_bytes(b[24..32].try_into().expect("8 bytes"));
-        if pid == std::process::id() {
-            return Err(CUDA_ERROR_INVALID_CONTEXT);
-        }
-        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL");
-        let f = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-        if f < 0 {
-            return Err(CUDA_ERROR_INVALID_HANDLE);
-        }
-        let mut st: libc::stat = std::mem::zeroed();
-        let same = libc::fstat(f, &mut st) == 0 && st.st_ino == ino && st.st_dev == dev && st.st_size >= 4096;
-        let page = if same { Self::map(f) } else { None };
-        libc::close(f);
+        let n = Named::decode(h, EVENT_MAGIC)
+            .filter(|n| n.len == 4096)
+            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
         Ok(SharedPage {
-            page: page.ok_or(CUDA_ERROR_INVALID_HANDLE)?,
+            page: map_peer(&n)? as *mut std::sync::atomic::AtomicU64,
             fd: -1,
-            ino,
-            dev,
+            ino: n.ino,
+            dev: n.dev,
         })
     }
 }
@@ -462,8 +441,6 @@ impl Drop for SharedPage {
     }
 }
 
-const EVENT_MAGIC: &[u8; 8] = b"ptx-jit\x03";
-
 api! {
     exports = ipc_exports;
 
@@ -475,7 +452,7 @@ api! {
         if handle.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        out(handle, page.handle())
+        out(handle, page.named().encode(EVENT_MAGIC))
     }
     fn cuIpcOpenEventHandle(ev: *mut Handle, handle: IpcMemHandle) {
         init_check()?;
@@ -541,9 +518,10 @@ mod tests {
             offset: 256,
             size: 1000,
         };
-        assert!(Named::decode(&n.encode()) == Some(n));
-        assert!(Named::decode(&IpcMemHandle { reserved: [0; 64] }).is_none());
+        assert!(Named::decode(&n.encode(MAGIC), MAGIC) == Some(n));
+        assert!(Named::decode(&n.encode(MAGIC), EVENT_MAGIC).is_none());
+        assert!(Named::decode(&IpcMemHandle { reserved: [0; 64] }, MAGIC).is_none());
         let past = Named { size: 8000, ..n }; // beyond the file
-        assert!(Named::decode(&past.encode()).is_none());
+        assert!(Named::decode(&past.encode(MAGIC), MAGIC).is_none());
     }
 }

@@ -530,7 +530,7 @@ unsafe fn check_copy(c: &Copy3, src: Mem, dst: Mem) -> Result<Option<(bool, bool
 }
 
 /// What a queued copy keeps alive until it has run: the arrays it reads or writes.
-pub(crate) type Keep = Vec<std::sync::Arc<dyn std::any::Any + Send + Sync>>;
+pub(crate) type Keep = Vec<ptx_jit::runtime::texture::Keep>;
 
 /// Validates and runs (or queues) a copy. `stream` is `None` for the synchronous calls.
 unsafe fn copy(c: Copy3, src: Mem, dst: Mem, stream: Option<Handle>) -> Result<(), CUresult> {

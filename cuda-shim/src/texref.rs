@@ -129,13 +129,19 @@ pub(crate) fn release_module(module: usize) {
     });
 }
 
-/// Runs `f` on a reference's state, then makes its object match (when bound).
-fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUresult>) -> Result<(), CUresult> {
+/// The reference `h`, of the kind `surface` says.
+fn reference(h: Handle, surface: bool) -> Result<Arc<Reference>, CUresult> {
     init_check()?;
     let r = REFERENCES.get(h as usize)?;
     if r.surface != surface {
         return Err(CUDA_ERROR_INVALID_HANDLE);
     }
+    Ok(r)
+}
+
+/// Runs `f` on a reference's state, then makes its object match (when bound).
+fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUresult>) -> Result<(), CUresult> {
+    let r = reference(h, surface)?;
     let mut held = r.st.lock();
     // Changed on a copy, kept only if the reference can be made so: a refused call changes nothing.
     let mut st = held.clone();
@@ -178,7 +184,7 @@ fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUr
             levels: vec![],
         }
     };
-    let keep = keep.map(|k| k as crate::texture::Kept);
+    let keep = keep.map(|k| k as rt::Keep);
     if st.handle == 0 || !rt::replace(st.handle, object.clone(), keep.clone()) {
         st.handle = rt::create(object, keep);
     }
@@ -190,11 +196,7 @@ fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUr
 
 /// Reads a reference's state.
 fn read<R>(h: Handle, surface: bool, f: impl FnOnce(&State) -> R) -> Result<R, CUresult> {
-    init_check()?;
-    let r = REFERENCES.get(h as usize)?;
-    if r.surface != surface {
-        return Err(CUDA_ERROR_INVALID_HANDLE);
-    }
+    let r = reference(h, surface)?;
     let st = r.st.lock();
     Ok(f(&st))
 }

@@ -301,9 +301,6 @@ pub(crate) fn release_ctx(ctx: usize) {
     }
 }
 
-/// What a copy keeps alive while it is queued: an array's elements.
-pub(crate) type Kept = Arc<dyn std::any::Any + Send + Sync>;
-
 /// A copy's region of an array (byte `x`, row `y`, slice `z`; `extent` in bytes, rows, slices): its
 /// first byte, the array's pitch and rows per slice, and its elements. Refused unless the region
 /// lies inside.
@@ -311,7 +308,7 @@ pub(crate) fn array_region(
     h: Handle,
     [x, y, z]: [usize; 3],
     [w, rows, slices]: [usize; 3],
-) -> Result<(u64, usize, usize, Kept), CUresult> {
+) -> Result<(u64, usize, usize, rt::Keep), CUresult> {
     let a = ARRAYS.get(h as usize)?;
     let fits = |at: usize, n: usize, size: usize| at.checked_add(n).is_some_and(|end| end <= size);
     if !(fits(x, w, a.pitch()) && fits(y, rows, a.rows()) && fits(z, slices, a.slices())) {
@@ -323,7 +320,7 @@ pub(crate) fn array_region(
 
 /// The address of bytes `[offset, offset + n)` of an array's elements, all of them inside, and the
 /// elements.
-pub(crate) fn array_bytes(h: Handle, offset: usize, n: usize) -> Result<(u64, Kept), CUresult> {
+pub(crate) fn array_bytes(h: Handle, offset: usize, n: usize) -> Result<(u64, rt::Keep), CUresult> {
     let a = ARRAYS.get(h as usize)?;
     match offset.checked_add(n) {
         Some(end) if end as u64 <= a.elements.bytes => Ok((a.elements.base() + offset as u64, a.elements.clone())),
@@ -372,7 +369,7 @@ static MADE: parking_lot::Mutex<Option<HashMap<u64, Made>>> = parking_lot::Mutex
 
 /// The memory a resource description names: the resource and, for an array, its elements.
 /// A mipmap's levels come as well (empty for other resources), and what the object keeps alive.
-unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Resource>, Option<Kept>), CUresult> {
+unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Resource>, Option<rt::Keep>), CUresult> {
     if d.flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE); // "must be zero"
     }
@@ -384,7 +381,7 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Res
     match d.res_type {
         0 => {
             let (r, elements) = array_resource(word(0) as Handle, surface)?;
-            Ok((r, vec![], Some(elements as Kept)))
+            Ok((r, vec![], Some(elements as rt::Keep)))
         }
         _ if surface => Err(CUDA_ERROR_INVALID_VALUE),
         1 => {
@@ -396,7 +393,7 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Res
                 .collect::<Result<Vec<_>, _>>()?
                 .into_iter()
                 .unzip();
-            Ok((levels[0].clone(), levels, Some(Arc::new(kept) as Kept)))
+            Ok((levels[0].clone(), levels, Some(Arc::new(kept) as rt::Keep)))
         }
         // linear: devPtr, format and numChannels (two 32-bit words), sizeInBytes.
         2 => Ok((
@@ -555,7 +552,7 @@ fn destroy(h: u64, texture: bool) -> Result<(), CUresult> {
 }
 
 /// Registers an object with the runtime and records what it was made from.
-fn register(object: Object, keep: Option<Kept>, made: Made) -> u64 {
+fn register(object: Object, keep: Option<rt::Keep>, made: Made) -> u64 {
     let mut all = MADE.lock();
     let h = rt::create(object, keep);
     all.get_or_insert_with(HashMap::new).insert(h, made);

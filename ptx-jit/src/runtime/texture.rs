@@ -14,6 +14,9 @@ use ptx_llvm::builtin::*;
 use std::any::Any;
 use std::sync::Arc;
 
+/// What an object keeps alive while it lives (an array's elements).
+pub type Keep = Arc<dyn Any + Send + Sync>;
+
 /// What a handle names.
 #[derive(Clone)]
 pub enum Object {
@@ -31,7 +34,7 @@ pub enum Object {
 struct Entry {
     object: Object,
     /// Keeps the memory the object reads alive (an array), whatever the driver does with it.
-    _keep: Option<Arc<dyn Any + Send + Sync>>,
+    _keep: Option<Keep>,
 }
 
 /// Live objects. A handle is a slot's index plus one in its low 32 bits and the slot's generation in
@@ -64,7 +67,7 @@ fn slot(handle: u64) -> Option<(usize, u32)> {
 }
 
 /// Registers an object; its handle.
-pub fn create(object: Object, keep: Option<Arc<dyn Any + Send + Sync>>) -> u64 {
+pub fn create(object: Object, keep: Option<Keep>) -> u64 {
     let mut t = OBJECTS.write();
     let e = Some(Arc::new(Entry { object, _keep: keep }));
     let i = match t.iter().position(|(_, e)| e.is_none()) {
@@ -94,7 +97,7 @@ pub fn destroy(handle: u64) -> bool {
 
 /// Replaces the object `handle` names, keeping the handle (a texture reference bound anew); false if
 /// none is live.
-pub fn replace(handle: u64, object: Object, keep: Option<Arc<dyn Any + Send + Sync>>) -> bool {
+pub fn replace(handle: u64, object: Object, keep: Option<Keep>) -> bool {
     let mut t = OBJECTS.write();
     match slot(handle).and_then(|(i, g)| t.get_mut(i).filter(|(gen, e)| *gen == g && e.is_some())) {
         Some(entry) => {

@@ -54,14 +54,10 @@ impl<'ctx> Lowerer<'ctx> {
             "mov" if d.get(G::Vec).is_some() => {
                 // mov.v2/.v4: element by element between vector registers and brace lists.
                 let t = need_ty()?;
-                let parts = |op: &'m Operand<'a>, l: &Self| -> Vec<Operand<'a>> {
-                    match (op, l.expand_vector(op, scope)) {
-                        (_, Some(p)) => p,
-                        (Operand::Vector(v, _), None) => v.clone(),
-                        (o, None) => vec![o.clone()],
-                    }
-                };
-                let (dst, src) = (parts(&ops[0], self), parts(&ops[1], self));
+                let (dst, src) = (
+                    self.vector_elements(&ops[0], scope),
+                    self.vector_elements(&ops[1], scope),
+                );
                 // Read every source before writing, so `mov.v2 {a, b}, {b, a}` swaps.
                 let vals = src.iter().map(|o| self.read(st, o, t, scope)).collect::<R<Vec<_>>>()?;
                 for (o, v) in dst.iter().zip(vals) {

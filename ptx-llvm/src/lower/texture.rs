@@ -69,27 +69,22 @@ impl<'ctx> Lowerer<'ctx> {
             l.b.build_store(l.buf_word(buf, k)?, v)?;
             Ok(())
         };
-        if let Some(c) = items.get(1) {
-            let coords = match c {
-                Operand::Vector(v, _) => v.clone(),
-                o => self.expand_vector(o, scope).unwrap_or_else(|| vec![(*o).clone()]),
-            };
-            for (k, o) in coords.iter().take(4).enumerate() {
-                let v = self.read(st, o, Type::B32, scope)?.into_int_value();
-                put(self, bi::TEX_COORDS + k as u32, v)?;
+        // Up to 4 elements of a vector operand (coordinates, gradients), as 32-bit words from `at`.
+        let put_vector = |l: &mut Self, st: &mut Fn<'ctx, 'm, 'a>, o: &Operand<'a>, at: u32| -> R<()> {
+            for (k, e) in l.vector_elements(o, scope).iter().take(4).enumerate() {
+                let v = l.read(st, e, Type::B32, scope)?.into_int_value();
+                put(l, at + k as u32, v)?;
             }
+            Ok(())
+        };
+        if let Some(c) = items.get(1) {
+            put_vector(self, st, c, bi::TEX_COORDS)?;
         }
         // The data registers of a load's destination or a store's source.
-        let list = |l: &Self, o: &'m Operand<'a>| -> Vec<Operand<'a>> {
-            match o {
-                Operand::Vector(v, _) => v.clone(),
-                o => l.expand_vector(o, scope).unwrap_or_else(|| vec![o.clone()]),
-            }
-        };
         let mut dest_regs = dest.map(|o| match o {
             // `d|p`: the predicate says whether the texels were resident, which they always are.
-            Operand::Pair(d, p, _) => (list(self, d), Some((**p).clone())),
-            o => (list(self, o), None),
+            Operand::Pair(d, p, _) => (self.vector_elements(d, scope), Some((**p).clone())),
+            o => (self.vector_elements(o, scope), None),
         });
         match name {
             "tex" | "tld4" => {
@@ -111,14 +106,7 @@ impl<'ctx> Lowerer<'ctx> {
                         }
                         op.grad = true;
                         for (g, o) in ops[2..4.min(ops.len())].iter().enumerate() {
-                            let parts = match o {
-                                Operand::Vector(v, _) => v.clone(),
-                                o => self.expand_vector(o, scope).unwrap_or_else(|| vec![o.clone()]),
-                            };
-                            for (k, p) in parts.iter().take(4).enumerate() {
-                                let v = self.read(st, p, Type::B32, scope)?.into_int_value();
-                                put(self, bi::TEX_GRAD + 4 * g as u32 + k as u32, v)?;
-                            }
+                            put_vector(self, st, o, bi::TEX_GRAD + 4 * g as u32)?;
                         }
                     }
                     Some(".level") => {
@@ -159,7 +147,7 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 if let Some(s) = src {
                     let bits: u32 = 8 << op.dtype;
-                    for (k, o) in list(self, s).iter().take(op.vec as usize).enumerate() {
+                    for (k, o) in self.vector_elements(s, scope).iter().take(op.vec as usize).enumerate() {
                         let v = self
                             .read(
                                 st,

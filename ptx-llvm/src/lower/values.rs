@@ -445,6 +445,16 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// A whole vector register as the list of its elements, so `ld.v4.u32 v, [a]` and
     /// `mov.v2.u32 v, {a, b}` treat it like a brace list.
+    /// The elements an operand stands for: a vector register's components, a brace list's members,
+    /// or the operand alone.
+    pub(super) fn vector_elements<'a>(&self, op: &Operand<'a>, scope: &Scope<'_, 'a>) -> Vec<Operand<'a>> {
+        match (op, self.expand_vector(op, scope)) {
+            (_, Some(p)) => p,
+            (Operand::Vector(v, _), None) => v.clone(),
+            (o, None) => vec![o.clone()],
+        }
+    }
+
     pub(super) fn expand_vector<'a>(&self, op: &Operand<'a>, scope: &Scope<'_, 'a>) -> Option<Vec<Operand<'a>>> {
         let Operand::Sym { name, component: None } = op else {
             return None;
