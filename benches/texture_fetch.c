@@ -36,16 +36,9 @@ int main(void) {
     CHECK(cuMemAlloc(&o, (size_t)W * H * 4));
     const char *names[2] = {"point", "linear"};
     for (int filter = 0; filter < 2; filter++) {
-        CUDA_RESOURCE_DESC rd;
-        memset(&rd, 0, sizeof rd);
-        rd.resType = CU_RESOURCE_TYPE_ARRAY;
-        rd.res.array.hArray = a;
-        CUDA_TEXTURE_DESC td;
-        memset(&td, 0, sizeof td);
-        td.addressMode[0] = td.addressMode[1] = CU_TR_ADDRESS_MODE_CLAMP;
-        td.filterMode = filter ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
-        CUtexObject t;
-        CHECK(cuTexObjectCreate(&t, &rd, &td, NULL));
+        CUDA_RESOURCE_DESC rd = array_resource(a);
+        CUtexObject t = texture_object(&rd, CU_TR_ADDRESS_MODE_CLAMP,
+                                       filter ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT, 0, 0);
         unsigned w = W, h = H;
         void *args[] = {&t, &o, &w, &h};
         double best = 1e30;

@@ -1,13 +1,15 @@
 /* What the repository's C driver-API programs share: CHECK, which ends the program with the failing
  * call's name and result, EXPECT (a call gives a given result) and ASSERT, which end it likewise, read_file, which reads a PTX file whole (NUL-terminated), and
- * launch_block, which runs a kernel as one block and waits, and context_on_device0, which initialises
- * the driver and makes a context on device 0 current. */
+ * launch_block, which runs a kernel as one block and waits, array_resource and texture_object, which
+ * describe an array and make a texture object, and context_on_device0, which initialises the driver
+ * and makes a context on device 0 current. */
 #ifndef PTX_JIT_DRIVER_UTIL_H
 #define PTX_JIT_DRIVER_UTIL_H
 
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                  \
     do {                                                                             \
@@ -57,6 +59,30 @@ static inline void launch_block(CUmodule m, const char *name, unsigned bx, unsig
     CHECK(cuModuleGetFunction(&k, m, name));
     CHECK(cuLaunchKernel(k, 1, 1, 1, bx, by, 1, 0, NULL, args, NULL));
     CHECK(cuCtxSynchronize());
+}
+
+/* A resource description of CUDA array `a`. */
+static inline CUDA_RESOURCE_DESC array_resource(CUarray a) {
+    CUDA_RESOURCE_DESC rd;
+    memset(&rd, 0, sizeof rd);
+    rd.resType = CU_RESOURCE_TYPE_ARRAY;
+    rd.res.array.hArray = a;
+    return rd;
+}
+
+/* A texture object over `rd`: one address mode on every axis, a filter mode, CU_TRSF_* flags and a
+ * border colour (all four channels). */
+static inline CUtexObject texture_object(const CUDA_RESOURCE_DESC *rd, CUaddress_mode am, CUfilter_mode fm,
+                                         unsigned flags, float border) {
+    CUDA_TEXTURE_DESC td;
+    memset(&td, 0, sizeof td);
+    td.addressMode[0] = td.addressMode[1] = td.addressMode[2] = am;
+    td.filterMode = fm;
+    td.flags = flags;
+    for (int k = 0; k < 4; k++) td.borderColor[k] = border;
+    CUtexObject t;
+    CHECK(cuTexObjectCreate(&t, rd, &td, NULL));
+    return t;
 }
 
 static inline CUcontext context_on_device0(void) {

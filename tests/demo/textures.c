@@ -114,23 +114,9 @@ static CUarray array3d(size_t w, size_t h, size_t d, CUarray_format f, unsigned 
     return a;
 }
 
+/* A clamping texture object over `rd`. */
 static CUtexObject texture(CUDA_RESOURCE_DESC *rd, CUfilter_mode fm, unsigned flags) {
-    CUDA_TEXTURE_DESC td;
-    memset(&td, 0, sizeof td);
-    td.addressMode[0] = td.addressMode[1] = td.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
-    td.filterMode = fm;
-    td.flags = flags;
-    CUtexObject t;
-    CHECK(cuTexObjectCreate(&t, rd, &td, NULL));
-    return t;
-}
-
-static CUDA_RESOURCE_DESC of_array(CUarray a) {
-    CUDA_RESOURCE_DESC rd;
-    memset(&rd, 0, sizeof rd);
-    rd.resType = CU_RESOURCE_TYPE_ARRAY;
-    rd.res.array.hArray = a;
-    return rd;
+    return texture_object(rd, CU_TR_ADDRESS_MODE_CLAMP, fm, flags, 0);
 }
 
 int main(void) {
@@ -143,7 +129,7 @@ int main(void) {
     /* A surface: 8 x 4 floats written by a kernel, read back by the kernel and by a copy. */
     const unsigned W = 8, H = 4;
     CUarray sa = array3d(W, H, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST);
-    CUDA_RESOURCE_DESC srd = of_array(sa);
+    CUDA_RESOURCE_DESC srd = array_resource(sa);
     CUsurfObject s;
     CHECK(cuSurfObjectCreate(&s, &srd));
     void *fill_args[] = {&s, (void *)&W, (void *)&H, &out};
@@ -204,7 +190,7 @@ int main(void) {
     c3.Height = 3;
     c3.Depth = 2;
     CHECK(cuMemcpy3D(&c3));
-    CUDA_RESOURCE_DESC r3 = of_array(a3);
+    CUDA_RESOURCE_DESC r3 = array_resource(a3);
     CUtexObject t3 = texture(&r3, CU_TR_FILTER_MODE_POINT, CU_TRSF_READ_AS_INTEGER);
     unsigned x = 3, y = 2, z = 1;
     void *f3[] = {&t3, &x, &y, &z, &out};
@@ -237,7 +223,7 @@ int main(void) {
     c3.Height = 2;
     c3.Depth = 2;
     CHECK(cuMemcpy3D(&c3));
-    CUDA_RESOURCE_DESC rc = of_array(cube);
+    CUDA_RESOURCE_DESC rc = array_resource(cube);
     CUtexObject tc = texture(&rc, CU_TR_FILTER_MODE_LINEAR, 0);
     float fx = 1.0f, fy = 1.0f, fz = 1.0f;
     void *fl[] = {&tc, &fx, &fy, &fz, &out};
@@ -250,7 +236,7 @@ int main(void) {
     float layers[12];
     for (int i = 0; i < 12; i++) layers[i] = (float)(10 * (i / 4));
     CHECK(cuMemcpyHtoA(la, 0, layers, sizeof layers));
-    CUDA_RESOURCE_DESC rl = of_array(la);
+    CUDA_RESOURCE_DESC rl = array_resource(la);
     CUtexObject tl = texture(&rl, CU_TR_FILTER_MODE_LINEAR, 0);
     for (unsigned l = 0; l < 4; l++) {
         float lx = 0.7f, ly = 1.3f;
@@ -271,7 +257,7 @@ int main(void) {
     CUarray ls = array3d(2, 2, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST);
     float zeros[12] = {0};
     CHECK(cuMemcpyHtoA(ls, 0, zeros, sizeof zeros));
-    CUDA_RESOURCE_DESC rls = of_array(ls);
+    CUDA_RESOURCE_DESC rls = array_resource(ls);
     CUsurfObject lsurf;
     CHECK(cuSurfObjectCreate(&lsurf, &rls));
     unsigned one = 1;
@@ -289,7 +275,7 @@ int main(void) {
     float faces[48];
     for (int i = 0; i < 48; i++) faces[i] = (float)(100 * (i / 24) + 10 * (i / 4 % 6) + i % 4);
     CHECK(cuMemcpyHtoA(cubes, 0, faces, sizeof faces));
-    CUDA_RESOURCE_DESC rcube = of_array(cubes);
+    CUDA_RESOURCE_DESC rcube = array_resource(cubes);
     CUtexObject tcube = texture(&rcube, CU_TR_FILTER_MODE_LINEAR, CU_TRSF_NORMALIZED_COORDINATES);
     const float dirs[6][3] = {{3, 0, 0}, {-3, 0, 0}, {0, 2, 0}, {0, -2, 0}, {0, 0, 1}, {0, 0, -1}};
     for (unsigned c = 0; c < 2; c++)
@@ -422,7 +408,7 @@ int main(void) {
 
     /* What the driver refuses. */
     CUarray plain = array3d(4, 4, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0);
-    CUDA_RESOURCE_DESC rplain = of_array(plain);
+    CUDA_RESOURCE_DESC rplain = array_resource(plain);
     CUsurfObject s2;
     EXPECT(cuSurfObjectCreate(&s2, &rplain), CUDA_ERROR_INVALID_VALUE); /* no SURFACE_LDST */
     CUarray none;

@@ -57,19 +57,8 @@ static CUarray array(CUarray_format fmt, unsigned ch, size_t w, size_t h, const 
 }
 
 static CUtexObject texture(CUarray a, CUaddress_mode am, CUfilter_mode fm, unsigned flags, float border) {
-    CUDA_RESOURCE_DESC rd;
-    memset(&rd, 0, sizeof rd);
-    rd.resType = CU_RESOURCE_TYPE_ARRAY;
-    rd.res.array.hArray = a;
-    CUDA_TEXTURE_DESC td;
-    memset(&td, 0, sizeof td);
-    td.addressMode[0] = td.addressMode[1] = td.addressMode[2] = am;
-    td.filterMode = fm;
-    td.flags = flags;
-    for (int k = 0; k < 4; k++) td.borderColor[k] = border;
-    CUtexObject t;
-    CHECK(cuTexObjectCreate(&t, &rd, &td, NULL));
-    return t;
+    CUDA_RESOURCE_DESC rd = array_resource(a);
+    return texture_object(&rd, am, fm, flags, border);
 }
 
 /* Fetches at n coordinate pairs with kernel `fn` and prints `name x y: r g b a` (channels as bits). */
