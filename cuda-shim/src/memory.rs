@@ -479,7 +479,7 @@ impl Copy3 {
                 let d = self.dst as usize + z * self.dst_pitch * self.dst_rows + y * self.dst_pitch;
                 std::ptr::copy(s as *const u8, d as *mut u8, self.width);
                 if init {
-                    ptx_jit::runtime::sanitize::mark_written(d as u64, self.width as u64);
+                    ptx_jit::runtime::sanitize::mark_written(None, d as u64, self.width as u64);
                 }
             }
         }
@@ -906,7 +906,7 @@ pub(crate) unsafe fn fill_job(
         check_range(dst, extent as u64)?;
         if sanitizing(Tools::INITCHECK) {
             for y in 0..height {
-                ptx_jit::runtime::sanitize::mark_written((dst as usize + y * pitch) as u64, row as u64);
+                ptx_jit::runtime::sanitize::mark_written(None, (dst as usize + y * pitch) as u64, row as u64);
             }
         }
         for y in 0..height {

@@ -26,9 +26,11 @@ use crate::runtime::checked::FaultCell;
 use crate::runtime::Env;
 use parking_lot::{Mutex, RwLock};
 use ptx_llvm::builtin::*;
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 mod shadow;
 use shadow::{Acc, Shadow, Word};
@@ -272,7 +274,8 @@ struct Cta {
 }
 
 thread_local! {
-    static CTA: RefCell<Option<Cta>> = const { RefCell::new(None) };
+    /// Reached only through [`cta_slot`].
+    static CTA: UnsafeCell<Option<Cta>> = const { UnsafeCell::new(None) };
     /// The shadow table of the CTA this thread ran last, with its chunks.
     static SPARE_SHADOW: RefCell<shadow::Table> = RefCell::new(shadow::Table::default());
 }
@@ -285,15 +288,33 @@ fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
     [t % ntid[0], t / ntid[0] % ntid[1], t / (ntid[0] * ntid[1])]
 }
 
+/// This thread's CTA state. A plain cell rather than a `RefCell`, and `f` runs outside
+/// `LocalKey::with`, so that the whole of [`access`] inlines into one function: it runs for every
+/// access of a sanitized kernel.
+///
+/// # Safety
+/// Nothing `f` calls reaches `cta_slot` again (no function of this module that takes the slot calls
+/// another), so the reference it gets is the only one.
+#[inline(always)]
+fn cta_slot<R>(f: impl FnOnce(&mut Option<Cta>) -> R) -> R {
+    let slot = CTA.with(UnsafeCell::get);
+    // SAFETY: the slot is this thread's, and by the contract above not borrowed elsewhere now.
+    f(unsafe { &mut *slot })
+}
+
 /// Runs `f` on the shadow state of `env`'s CTA, opening it if this thread last ran another one.
 #[inline(always)]
 fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R {
-    CTA.with(|c| {
-        let mut c = c.borrow_mut();
-        if !matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell)) {
-            open(&mut c, env, cell);
+    cta_slot(|c| {
+        let same =
+            matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell));
+        if !same {
+            open(c, env, cell);
         }
-        f(c.as_mut().expect("opened"))
+        match c {
+            Some(cta) => f(cta),
+            None => unreachable!("opened above"),
+        }
     })
 }
 
@@ -355,7 +376,7 @@ fn settle(cta: &mut Cta) {
 
 /// The CTA this thread ran is finished: settles what waits for the end of its epoch.
 pub fn cta_done() {
-    if let Some(cta) = CTA.with(|c| c.borrow_mut().take()) {
+    if let Some(cta) = cta_slot(Option::take) {
         close(cta);
     }
 }
@@ -370,8 +391,8 @@ fn close(mut cta: Cta) {
 /// ordered before the waits that see it; counted as a barrier of the whole CTA, which can hide a
 /// race but never invents one): a new epoch starts.
 pub fn barrier_completed() {
-    CTA.with(|c| {
-        if let Some(cta) = c.borrow_mut().as_mut() {
+    cta_slot(|c| {
+        if let Some(cta) = c {
             settle(cta);
             cta.shadow.new_epoch();
         }
@@ -380,8 +401,8 @@ pub fn barrier_completed() {
 
 /// Warp `w` of the running CTA synchronised (a warp collective or `bar.warp.sync` released).
 pub fn warp_synced(w: usize) {
-    CTA.with(|c| {
-        if let Some(s) = c.borrow_mut().as_mut().and_then(|cta| cta.warp_sync.get_mut(w)) {
+    cta_slot(|c| {
+        if let Some(s) = c.as_mut().and_then(|cta| cta.warp_sync.get_mut(w)) {
             *s += 1;
         }
     });
@@ -439,7 +460,7 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
             }
         });
     } else {
-        mark_written(dst, bytes);
+        mark_written(Some(env.gridid), dst, bytes);
     }
 }
 
@@ -461,6 +482,10 @@ struct Conflict {
 /// Records access `me` in the current epoch's shadow of a byte (or word); the conflict it has with an
 /// earlier access, if any.
 fn race_byte(s: &mut Shadow, me: Acc, how: How) -> Option<Conflict> {
+    if s.untouched() {
+        s.first(me, how != How::Read);
+        return None;
+    }
     let conflicts = |other: Acc| !ordered(other, me) && (!other.atomic() || !me.atomic());
     let kind = |a: Acc, plain: How| if a.atomic() { How::Atomic } else { plain };
     let mut found = s.write().filter(|w| conflicts(*w)).map(|w| Conflict {
@@ -489,6 +514,7 @@ fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, sho
     for word in addr >> 2..=(addr + bytes - 1) >> 2 {
         let (lo, hi) = ((word << 2).max(addr), ((word << 2) + 4).min(addr + bytes));
         match cta.shadow.word(word, hi - lo == 4) {
+            Word::Fresh(s) => s.first(me, how != How::Read),
             Word::Whole(s) => {
                 if let Some(c) = race_byte(s, me, how) {
                     first.get_or_insert((lo, c));
@@ -592,9 +618,9 @@ fn initcheck(
         }
         missing
     } else {
-        let missing = reads && !global_written(addr, bytes);
+        let missing = reads && !global_written(env.gridid, addr, bytes);
         if writes {
-            mark_written(addr, bytes);
+            mark_written(Some(env.gridid), addr, bytes);
         }
         missing
     };
@@ -620,19 +646,21 @@ fn initcheck(
 
 // ---- initcheck's device allocations ------------------------------------------------------------------
 
+/// One bit per byte of a tracked allocation.
+type Bits = Arc<[AtomicU64]>;
+
 /// Device allocations whose bytes are undefined until written: start → one bit per byte.
-static TRACKED: RwLock<BTreeMap<u64, Vec<std::sync::atomic::AtomicU64>>> = RwLock::new(BTreeMap::new());
+static TRACKED: RwLock<BTreeMap<u64, Bits>> = RwLock::new(BTreeMap::new());
 /// Whether any allocation is tracked: without one (the CLI's buffers), global loads need no lookup.
 static ANY_TRACKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A new device allocation: undefined until written (initcheck).
 pub fn track(start: u64, len: u64) {
     let words = (len as usize).div_ceil(64);
-    TRACKED.write().insert(
-        start,
-        (0..words).map(|_| std::sync::atomic::AtomicU64::new(0)).collect(),
-    );
-    ANY_TRACKED.store(true, std::sync::atomic::Ordering::Release);
+    TRACKED
+        .write()
+        .insert(start, (0..words).map(|_| AtomicU64::new(0)).collect());
+    ANY_TRACKED.store(true, Ordering::Release);
 }
 
 /// The allocation at `start` is freed.
@@ -640,37 +668,61 @@ pub fn untrack(start: u64) {
     TRACKED.write().remove(&start);
 }
 
-/// Calls `f(bits, first byte, end byte)` for the tracked allocation holding `addr`, if any.
-fn in_tracked<R>(
-    addr: u64,
-    bytes: u64,
-    f: impl FnOnce(&[std::sync::atomic::AtomicU64], usize, usize) -> R,
-) -> Option<R> {
-    if !ANY_TRACKED.load(std::sync::atomic::Ordering::Acquire) {
-        return None;
-    }
-    let map = TRACKED.read();
-    let (start, bits) = map.range(..=addr).next_back()?;
-    let off = (addr - start) as usize;
-    (off < bits.len() * 64).then(|| f(bits, off, (off + bytes as usize).min(bits.len() * 64)))
+thread_local! {
+    /// The tracked allocation a kernel on this thread touched last, and its launch: (launch, start,
+    /// bits). Kernels touch the same buffers again and again, and without it every global access
+    /// under initcheck takes the table's lock, which CTAs on other cores contend for. Valid for one
+    /// launch, as `crate::runtime::checked`'s remembered ranges are; the `Arc` keeps the bits alive
+    /// even if the allocation is freed meanwhile.
+    static LAST_TRACKED: RefCell<Option<(u64, u64, Bits)>> = const { RefCell::new(None) };
 }
 
-/// `bytes` at `addr` have been written (a copy, a fill or a kernel's store).
-pub fn mark_written(addr: u64, bytes: u64) {
-    use std::sync::atomic::Ordering::Relaxed;
-    in_tracked(addr, bytes, |bits, from, to| {
+/// Calls `f(bits, first byte, end byte)` for the tracked allocation holding `addr`, if any; from a
+/// kernel of launch `gridid`, or from the host (`None`).
+fn in_tracked<R>(gridid: Option<u64>, addr: u64, bytes: u64, f: impl Fn(&[AtomicU64], usize, usize) -> R) -> Option<R> {
+    if !ANY_TRACKED.load(Ordering::Acquire) {
+        return None;
+    }
+    let within = |start: u64, bits: &[AtomicU64]| {
+        let off = addr.wrapping_sub(start) as usize;
+        (addr >= start && off < bits.len() * 64).then(|| (off, (off + bytes as usize).min(bits.len() * 64)))
+    };
+    if let Some(g) = gridid {
+        // `f` runs inside the borrow: cloning the `Arc` would touch a counter other cores share.
+        let hit = LAST_TRACKED.with(|l| match &*l.borrow() {
+            Some((lg, start, bits)) if *lg == g => within(*start, bits).map(|(from, to)| f(bits, from, to)),
+            _ => None,
+        });
+        if hit.is_some() {
+            return hit;
+        }
+    }
+    let (start, bits) = {
+        let map = TRACKED.read();
+        let (start, bits) = map.range(..=addr).next_back()?;
+        (*start, bits.clone())
+    };
+    let (from, to) = within(start, &bits)?;
+    if let Some(g) = gridid {
+        LAST_TRACKED.with(|l| *l.borrow_mut() = Some((g, start, bits.clone())));
+    }
+    Some(f(&bits, from, to))
+}
+
+/// `bytes` at `addr` have been written (a copy, a fill, or a store of a kernel of launch `gridid`).
+pub fn mark_written(gridid: Option<u64>, addr: u64, bytes: u64) {
+    in_tracked(gridid, addr, bytes, |bits, from, to| {
         for b in from..to {
-            bits[b / 64].fetch_or(1 << (b % 64), Relaxed);
+            bits[b / 64].fetch_or(1 << (b % 64), Ordering::Relaxed);
         }
     });
 }
 
-/// Whether every byte of `[addr, addr + bytes)` in a tracked allocation has been written (memory
-/// outside tracked allocations counts as written).
-pub fn global_written(addr: u64, bytes: u64) -> bool {
-    use std::sync::atomic::Ordering::Relaxed;
-    in_tracked(addr, bytes, |bits, from, to| {
-        (from..to).all(|b| bits[b / 64].load(Relaxed) >> (b % 64) & 1 == 1)
+/// Whether every byte of `[addr, addr + bytes)` in a tracked allocation has been written, as a
+/// kernel of launch `gridid` reads it (memory outside tracked allocations counts as written).
+fn global_written(gridid: u64, addr: u64, bytes: u64) -> bool {
+    in_tracked(Some(gridid), addr, bytes, |bits, from, to| {
+        (from..to).all(|b| bits[b / 64].load(Ordering::Relaxed) >> (b % 64) & 1 == 1)
     })
     .unwrap_or(true)
 }

@@ -66,6 +66,11 @@ pub struct Shadow {
 }
 
 impl Shadow {
+    /// Whether no access of the current epoch touched it (the first reader takes `reads[0]`).
+    pub fn untouched(&self) -> bool {
+        (self.write.tag | self.reads[0].tag) & PRESENT == 0
+    }
+
     /// The write of the current epoch, if any.
     pub fn write(&self) -> Option<Acc> {
         self.write.get()
@@ -77,6 +82,15 @@ impl Shadow {
 
     pub fn set_write(&mut self, a: Acc) {
         self.write = a;
+    }
+
+    /// Records the first access of the epoch.
+    pub fn first(&mut self, a: Acc, write: bool) {
+        if write {
+            self.write = a;
+        } else {
+            self.reads[0] = a;
+        }
     }
 
     /// Adds a reader, unless that thread has read already or two others have.
@@ -112,9 +126,12 @@ pub struct Table {
     cta_start: u32,
     /// The running CTA's chunks: chunk number (word / [`CHUNK`]) → index in `chunks`.
     index: FxHashMap<u64, u32>,
-    /// The last two chunks found, newest first: (chunk number, index). A thread typically alternates
-    /// between two arrays (saxpy's x and y).
-    last: [(u64, u32); 2],
+    /// The last two chunks used: (chunk number, the chunk). A thread typically alternates between
+    /// two arrays (saxpy's x and y). Pointers into `chunks`' boxes, which do not move while the CTA
+    /// runs, to save two dependent loads per access.
+    last: [(u64, *mut [Slot; CHUNK as usize]); 2],
+    /// Which of `last` was used most recently (the other is replaced).
+    recent: usize,
     /// The pool: the running CTA uses the first `used`.
     chunks: Vec<Chunk>,
     used: usize,
@@ -128,7 +145,8 @@ impl Default for Table {
             stamp: 0,
             cta_start: 0,
             index: FxHashMap::default(),
-            last: [(u64::MAX, 0); 2],
+            last: NO_LAST,
+            recent: 0,
             chunks: vec![],
             used: 0,
             split: vec![],
@@ -136,8 +154,13 @@ impl Default for Table {
     }
 }
 
+const NO_LAST: [(u64, *mut [Slot; CHUNK as usize]); 2] = [(u64::MAX, std::ptr::null_mut()); 2];
+
 /// A word's shadow as [`Table::word`] gives it.
 pub enum Word<'t> {
+    /// The word's shadow, which no access of this epoch has touched: the common case, which needs
+    /// no comparison.
+    Fresh(&'t mut Shadow),
     Whole(&'t mut Shadow),
     Bytes(&'t mut [Shadow; 4]),
 }
@@ -153,7 +176,7 @@ impl Table {
         self.next_stamp();
         self.cta_start = self.stamp;
         self.index.clear();
-        self.last = [(u64::MAX, 0); 2];
+        self.last = NO_LAST;
         self.used = 0;
         self.split.clear();
     }
@@ -177,40 +200,56 @@ impl Table {
         self.stamp += 1;
     }
 
+    /// Chunk `key`, made if the running CTA has none, now the most recent in `last`.
+    #[inline(never)]
+    fn find(&mut self, key: u64) -> *mut [Slot; CHUNK as usize] {
+        let (chunks, used) = (&mut self.chunks, &mut self.used);
+        let at = *self.index.entry(key).or_insert_with(|| {
+            if *used == chunks.len() {
+                chunks.push(Box::new([Slot::default(); CHUNK as usize]));
+            }
+            *used += 1;
+            (*used - 1) as u32
+        });
+        let chunk: *mut [Slot; CHUNK as usize] = &mut *self.chunks[at as usize];
+        self.recent ^= 1;
+        self.last[self.recent] = (key, chunk);
+        chunk
+    }
+
     /// The current epoch's shadow of the 4-byte word `word` (address / 4), split into bytes first if
     /// `whole` is false. A shadow from an earlier epoch comes back empty, stamped with this one.
+    #[inline(always)]
     pub fn word(&mut self, word: u64, whole: bool) -> Word<'_> {
         let (stamp, cta_start) = (self.stamp, self.cta_start);
         let key = word / CHUNK;
-        let at = if self.last[0].0 == key {
+        let chunk = if self.last[0].0 == key {
+            self.recent = 0;
             self.last[0].1
         } else if self.last[1].0 == key {
-            self.last.swap(0, 1);
-            self.last[0].1
+            self.recent = 1;
+            self.last[1].1
         } else {
-            let (chunks, used) = (&mut self.chunks, &mut self.used);
-            let at = *self.index.entry(key).or_insert_with(|| {
-                if *used == chunks.len() {
-                    chunks.push(Box::new([Slot::default(); CHUNK as usize]));
-                }
-                *used += 1;
-                (*used - 1) as u32
-            });
-            self.last = [(key, at), self.last[0]];
-            at
+            self.find(key)
         };
-        let slot = &mut self.chunks[at as usize][(word % CHUNK) as usize];
+        // SAFETY: `last` points into `chunks`' boxes, which live until `open_cta` clears `last`.
+        let slot = unsafe { &mut (*chunk)[(word % CHUNK) as usize] };
         if slot.split != 0 && slot.whole.stamp < cta_start {
             slot.split = 0;
         }
-        if slot.whole.stamp != stamp {
+        let stale = slot.whole.stamp != stamp;
+        if stale {
             slot.whole = Shadow {
                 stamp,
                 ..Shadow::default()
             };
         }
         if slot.split == 0 && whole {
-            return Word::Whole(&mut slot.whole);
+            return if stale {
+                Word::Fresh(&mut slot.whole)
+            } else {
+                Word::Whole(&mut slot.whole)
+            };
         }
         if slot.split == 0 {
             self.split.push([slot.whole; 4]);
@@ -233,14 +272,14 @@ mod tests {
 
     fn write(t: &mut Table, word: u64, thread: u32) {
         match t.word(word, true) {
-            Word::Whole(s) => s.set_write(Acc::new(thread, 0, 7, false)),
+            Word::Fresh(s) | Word::Whole(s) => s.set_write(Acc::new(thread, 0, 7, false)),
             Word::Bytes(b) => b.iter_mut().for_each(|s| s.set_write(Acc::new(thread, 0, 7, false))),
         }
     }
 
     fn writer(t: &mut Table, word: u64) -> Option<u32> {
         match t.word(word, true) {
-            Word::Whole(s) => s.write().map(Acc::t),
+            Word::Fresh(s) | Word::Whole(s) => s.write().map(Acc::t),
             Word::Bytes(b) => b[0].write().map(Acc::t),
         }
     }
@@ -277,7 +316,8 @@ mod tests {
         t.new_epoch();
         assert!(matches!(t.word(1, true), Word::Bytes(b) if b.iter().all(|s| s.write().is_none())));
         t.open_cta();
-        assert!(matches!(t.word(1, true), Word::Whole(_)));
+        assert!(matches!(t.word(1, true), Word::Fresh(_)), "whole again, and empty");
+        assert!(matches!(t.word(1, true), Word::Whole(_)), "no longer fresh");
     }
 
     #[test]
