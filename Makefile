@@ -43,10 +43,12 @@ $(STAMP):
 
 # NVIDIA's libraries whose own PTX the tests run, unmodified (issue 21), at versions known to ship PTX
 # (the fat binaries of nvidia-curand 10.4.5.25 hold sm_120 machine code and no PTX), in a venv of their
-# own: cuSPARSE brings nvJitLink, and numba-cuda, finding nvJitLink, links its kernels into machine
-# code (LTO) that the CPU cannot run. A failed download skips their tests with a message; it does not
-# fail the build.
-LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12"
+# own: cuSPARSE brings nvJitLink, and numba-cuda, finding nvJitLink, links its kernels with LTO, which
+# needs this project's nvJitLink loaded first (LD_PRELOAD). The same venv holds numba-cuda as its
+# documentation installs it (numba-cuda[cu13], with NVIDIA's nvJitLink), for that test. A failed
+# download skips their tests with a message; it does not fail the build.
+LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12" \
+              "numba-cuda[cu13]==0.30.4"
 LIBS_VENV  := .venv-nvidia
 LIBS_STAMP := $(LIBS_VENV)/.installed
 LIBS_PY     = $(LIBS_VENV)/bin/python
@@ -59,11 +61,15 @@ $(LIBS_STAMP): $(STAMP)
 # ---- build -----------------------------------------------------------------------------------------
 
 build: llvm
-	cargo build --release -p ptx-jit -p cuda-shim
+	cargo build --release -p ptx-jit -p cuda-shim -p nvjitlink-shim
 	@# Cargo names the cdylib libcuda.so; clients load libcuda.so.1 (its SONAME).
 	cp -f --remove-destination $(REL)/deps/libcuda.so $(REL)/libcuda.so.1
 	ln -sfn libcuda.so.1 $(REL)/libcuda.so
-	@echo "built $(REL)/ptx-jit and $(REL)/libcuda.so.1"
+	@# nvJitLink in a directory of its own: a client that finds it turns LTO on (README, "nvJitLink").
+	mkdir -p $(REL)/nvjitlink
+	cp -f --remove-destination $(REL)/libnvJitLink.so $(REL)/nvjitlink/libnvJitLink.so.13
+	ln -sfn libnvJitLink.so.13 $(REL)/nvjitlink/libnvJitLink.so
+	@echo "built $(REL)/ptx-jit, $(REL)/libcuda.so.1 and $(REL)/nvjitlink/libnvJitLink.so.13"
 
 build/client: tests/demo/client.c venv
 	mkdir -p build
@@ -90,6 +96,11 @@ build/sanitize_client: tests/faults/sanitize.c
 $(DRIVER_PROGRAMS): venv
 	mkdir -p build
 	cc -O2 -Wall -I$(CU13)/include $(filter %.c,$^) -o $@ -L$(REL) -lcuda
+
+# Linked with this project's libnvJitLink.so.13 as a program built against NVIDIA's would be.
+build/nvjitlink: tests/demo/nvjitlink.c venv
+	mkdir -p build
+	cc -O2 -Wall -I$(CU13)/include $< -o $@ -L$(REL)/nvjitlink -L$(REL) -lnvJitLink -lcuda
 
 build/no_ptx.fatbin: tests/gpu/probes_c/no_ptx.cu venv
 	mkdir -p build
@@ -169,7 +180,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/nvjitlink libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -267,6 +278,15 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "ALL VERIFIED" build/printf.out
 	@echo; echo "== numba-cuda client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/numba_client.py
+	@echo; echo "== nvJitLink: PTX linked into an image our driver loads, and NVIDIA's errors"
+	LD_LIBRARY_PATH=$(REL):$(REL)/nvjitlink ./build/nvjitlink | tee build/nvjitlink.out
+	grep -q "NVJITLINK VERIFIED" build/nvjitlink.out
+	@echo; echo "== numba-cuda as documented (numba-cuda[cu13], NVIDIA's nvJitLink): LTO by default, our nvJitLink preloaded"
+	if [ -f $(LIBS_STAMP) ]; then LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(REL) \
+	  $(LIBS_PY) tests/python/numba_lto_client.py | tee build/numba_lto.out; grep -q "NUMBA LTO VERIFIED" build/numba_lto.out; \
+	  cd build && LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(abspath $(REL)) \
+	  $(abspath $(LIBS_PY)) -m numba.runtests numba.cuda.tests.cudapy.test_atomics numba.cuda.tests.cudapy.test_intrinsics; \
+	  else echo "skipped: numba-cuda[cu13] is not installed"; fi
 	@echo; echo "== fat binaries made by nvcc, libraries, JIT logs and the linker"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/fatbin_link_client.py $(CU13)/bin/nvcc
 	@echo; echo "== fresh PTX from numba-cuda and NVRTC: lint clean, canonical form round-trips"

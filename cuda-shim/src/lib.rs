@@ -96,6 +96,7 @@ pub mod fatbin;
 pub mod library;
 pub mod link;
 mod module;
+pub mod nvjitlink;
 pub use module::*;
 pub(crate) use module::{image_ptx, load_ptx, JitLog};
 

@@ -20,10 +20,69 @@ pub struct LinkState {
 
 pub static LINKS: once_cell::sync::Lazy<Table<LinkState>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Link));
 
-// CUjitInputType
-const INPUT_CUBIN: c_int = 0;
-const INPUT_PTX: c_int = 1;
-const INPUT_FATBINARY: c_int = 2;
+/// What a linker input holds: the driver's `CUjitInputType` and nvJitLink's `nvJitLinkInputType`
+/// number them differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    Ptx,
+    Fatbin,
+    Cubin,
+    /// A host object or library (`.o`, `.a`) with device code in it.
+    Object,
+    /// NVVM's link-time IR.
+    LtoIr,
+}
+
+impl Input {
+    /// `CUjitInputType`.
+    fn of_driver(kind: c_int) -> Option<Input> {
+        Some(match kind {
+            0 => Input::Cubin,
+            1 => Input::Ptx,
+            2 => Input::Fatbin,
+            3 | 4 => Input::Object,
+            5 => Input::LtoIr,
+            _ => return None,
+        })
+    }
+}
+
+/// The PTX text of one linker input, or why it cannot be linked (and the driver's error code).
+pub(crate) fn input_ptx(kind: Input, data: &[u8], sm: u32, name: &str) -> Result<String, (String, CUresult)> {
+    let text = match kind {
+        Input::Ptx => {
+            let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+            std::str::from_utf8(&data[..end])
+                .map_err(|_| ("PTX input is not text".to_string(), CUDA_ERROR_INVALID_PTX))?
+                .to_string()
+        }
+        Input::Fatbin => fatbin::best_ptx(data, sm).map_err(|e| (e.to_string(), e.code()))?,
+        Input::Cubin => {
+            return Err((
+                "a cubin is machine code; the CPU backend links PTX only".into(),
+                CUDA_ERROR_NOT_SUPPORTED,
+            ))
+        }
+        Input::Object => {
+            return Err((
+                "objects and libraries hold machine code; the CPU backend links PTX only".into(),
+                CUDA_ERROR_NOT_SUPPORTED,
+            ))
+        }
+        Input::LtoIr => {
+            return Err((
+                "NVVM/LTO-IR inputs are not supported; link PTX".into(),
+                CUDA_ERROR_NOT_SUPPORTED,
+            ))
+        }
+    };
+    // Check the input now, as the driver does, so the error names the input it comes from.
+    let (_, diags) = ptx_front::parser::parse(&text);
+    if diags.iter().any(|d| d.is_error()) {
+        return Err((ptx_jit::one_line(&diags, name, &text), CUDA_ERROR_INVALID_PTX));
+    }
+    Ok(text)
+}
 
 /// One linked PTX text out of several PTX modules (`(name, text)`).
 pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
@@ -137,45 +196,14 @@ unsafe fn add_input(state: Handle, kind: c_int, data: &[u8], name: &str) -> Resu
         log.finish(false);
         Err(code)
     };
-    let text = match kind {
-        INPUT_PTX => {
-            let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-            match std::str::from_utf8(&data[..end]) {
-                Ok(t) => t.to_string(),
-                Err(_) => return fail("PTX input is not text".into(), CUDA_ERROR_INVALID_PTX),
-            }
+    let kind = Input::of_driver(kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    match input_ptx(kind, data, crate::device::sm(), name) {
+        Ok(text) => {
+            l.inputs.lock().push((name.to_string(), text));
+            Ok(())
         }
-        INPUT_FATBINARY => match fatbin::best_ptx(data, crate::device::sm()) {
-            Ok(t) => t,
-            Err(e) => return fail(e.to_string(), e.code()),
-        },
-        INPUT_CUBIN => {
-            return fail(
-                "a cubin is machine code; the CPU backend links PTX only".into(),
-                CUDA_ERROR_NOT_SUPPORTED,
-            )
-        }
-        3 | 4 => {
-            return fail(
-                "objects and libraries hold machine code; the CPU backend links PTX only".into(),
-                CUDA_ERROR_NOT_SUPPORTED,
-            )
-        }
-        5 => {
-            return fail(
-                "NVVM/LTO-IR inputs are not supported; link PTX".into(),
-                CUDA_ERROR_NOT_SUPPORTED,
-            )
-        }
-        _ => return Err(CUDA_ERROR_INVALID_VALUE),
-    };
-    // Check the input now, as the driver does, so the error names the input it comes from.
-    let (_, diags) = ptx_front::parser::parse(&text);
-    if diags.iter().any(|d| d.is_error()) {
-        return fail(ptx_jit::one_line(&diags, name, &text), CUDA_ERROR_INVALID_PTX);
+        Err((msg, code)) => fail(msg, code),
     }
-    l.inputs.lock().push((name.to_string(), text));
-    Ok(())
 }
 
 unsafe fn input_name<'a>(name: *const c_char) -> &'a str {

@@ -24,6 +24,7 @@ pub enum Tag {
     Reference = 11,
     Mipmapped = 12,
     // High numbers, clear of the others.
+    JitLink = 13,
     Link = 14,
     Library = 15,
 }
