@@ -47,16 +47,21 @@ $(STAMP):
 # needs this project's nvJitLink loaded first (LD_PRELOAD). The same venv holds numba-cuda as its
 # documentation installs it (numba-cuda[cu13], with NVIDIA's nvJitLink), for that test. A failed
 # download skips their tests with a message; it does not fail the build.
-LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12" \
-              "numba-cuda[cu13]==0.30.4"
+LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12"
 LIBS_VENV  := .venv-nvidia
 LIBS_STAMP := $(LIBS_VENV)/.installed
 LIBS_PY     = $(LIBS_VENV)/bin/python
 LIBS_LIB    = $(firstword $(wildcard $(LIBS_VENV)/lib/python3*/site-packages/nvidia/cu13/lib))
-libs: $(LIBS_STAMP)
+# numba-cuda as documented, and what its own test modules import.
+NUMBA13      := "numba-cuda[cu13]==0.30.4" "pytest==9.*" "filecheck==1.*"
+NUMBA13_STAMP = $(LIBS_VENV)/.numba-cu13
+libs: $(LIBS_STAMP) $(NUMBA13_STAMP)
 $(LIBS_STAMP): $(STAMP)
 	(python3 -m venv $(LIBS_VENV) && $(LIBS_VENV)/bin/pip install -q numpy $(LIB_WHEELS) && touch $@) \
 	  || echo "skipped: cannot install $(LIB_WHEELS)"
+$(NUMBA13_STAMP): $(LIBS_STAMP)
+	([ -x $(LIBS_PY) ] && $(LIBS_PY) -m pip install -q $(NUMBA13) && touch $@) \
+	  || echo "skipped: cannot install $(NUMBA13)"
 
 # ---- build -----------------------------------------------------------------------------------------
 
@@ -78,7 +83,7 @@ build/client: tests/demo/client.c venv
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
 	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe build/textures \
-	build/texrefs build/ipc
+	build/texrefs build/ipc build/memops
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
@@ -90,6 +95,7 @@ build/texture_probe: tests/gpu/probes_c/texture_probe.c
 build/textures: tests/demo/textures.c
 build/texrefs: tests/demo/texrefs.c
 build/ipc: tests/demo/ipc.c
+build/memops: tests/demo/memops.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
 build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
@@ -180,7 +186,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/nvjitlink libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/nvjitlink libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -226,6 +232,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== Device memory shared between two processes (cuIpcGetMemHandle, cuIpcOpenMemHandle)"
 	LD_LIBRARY_PATH=$(REL) ./build/ipc | tee build/ipc.out
 	grep -q "IPC VERIFIED" build/ipc.out
+	@echo; echo "== Stream memory operations: waits, writes, atomic reductions, capture, cancellation"
+	LD_LIBRARY_PATH=$(REL) ./build/memops | tee build/memops.out
+	grep -q "MEMOPS VERIFIED" build/memops.out
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_textures | tee build/nvcc_textures.out
 	grep -q "TEXTURES VERIFIED" build/nvcc_textures.out
 	grep -q 'label="kernel add' build/graph.dot
@@ -282,7 +291,7 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	LD_LIBRARY_PATH=$(REL):$(REL)/nvjitlink ./build/nvjitlink | tee build/nvjitlink.out
 	grep -q "NVJITLINK VERIFIED" build/nvjitlink.out
 	@echo; echo "== numba-cuda as documented (numba-cuda[cu13], NVIDIA's nvJitLink): LTO by default, our nvJitLink preloaded"
-	if [ -f $(LIBS_STAMP) ]; then LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(REL) \
+	if [ -f $(NUMBA13_STAMP) ]; then LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(REL) \
 	  $(LIBS_PY) tests/python/numba_lto_client.py | tee build/numba_lto.out; grep -q "NUMBA LTO VERIFIED" build/numba_lto.out; \
 	  cd build && LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(abspath $(REL)) \
 	  $(abspath $(LIBS_PY)) -m numba.runtests numba.cuda.tests.cudapy.test_atomics numba.cuda.tests.cudapy.test_intrinsics; \

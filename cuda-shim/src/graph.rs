@@ -47,6 +47,8 @@ pub enum NodeType {
     Empty = 5,
     WaitEvent = 6,
     EventRecord = 7,
+    /// Stream memory operations, captured (`crate::memop`).
+    BatchMemOp = 12,
 }
 
 impl NodeType {
@@ -60,6 +62,7 @@ impl NodeType {
             NodeType::Empty => "empty",
             NodeType::WaitEvent => "wait event",
             NodeType::EventRecord => "event record",
+            NodeType::BatchMemOp => "batch mem op",
         }
     }
 }

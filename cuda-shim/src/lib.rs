@@ -95,6 +95,7 @@ mod export_table;
 pub mod fatbin;
 pub mod library;
 pub mod link;
+mod memop;
 mod module;
 pub mod nvjitlink;
 pub use module::*;

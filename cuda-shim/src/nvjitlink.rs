@@ -15,9 +15,12 @@
 //!   error log says how to get PTX instead (numba-cuda: `lto=False`);
 //! - machine code (cubins, host objects and libraries) is refused.
 //!
-//! Options are nvJitLink's: `-arch=sm_NN` is required, `-lto` and `-ptx` are kept, the other
-//! documented ones are accepted and passed on to NVIDIA's library for LTO-IR, and anything else is an
-//! unrecognised option, as with NVIDIA's library.
+//! Options are nvJitLink's: `-arch=sm_NN` is required, the other documented ones are accepted and
+//! passed on to NVIDIA's library for LTO-IR, and anything else is an unrecognised option, as with
+//! NVIDIA's library. A handle whose creation failed fails every later call the same way.
+//!
+//! NVIDIA's library optimises the LTO-IR inputs on their own, before our link: a call from LTO-IR
+//! into a function that only a PTX input defines stays an external call, which our link resolves.
 
 use crate::link::{input_ptx, link_ptx, Input};
 use crate::state::{Table, Tag};
@@ -35,8 +38,7 @@ pub mod result {
     pub const INTERNAL: i32 = 6;
     pub const UNRECOGNIZED_INPUT: i32 = 8;
     pub const NULL_INPUT: i32 = 10;
-    pub const INCORRECT_INPUT_TYPE: i32 = 12;
-    pub const ARCH_MISMATCH: i32 = 13;
+    pub const INCOMPATIBLE_OPTIONS: i32 = 11;
     pub const UNRECOGNIZED_ARCH: i32 = 16;
 }
 use result::*;
@@ -53,35 +55,45 @@ const INPUT_ANY: c_int = 10;
 /// The version of nvJitLink's API this library follows (the venv's `nvJitLink.h`).
 pub const VERSION: (u32, u32) = (13, 5);
 
-/// Options NVIDIA documents for nvJitLink, besides `-arch`, `-lto` and `-ptx`: accepted, and passed on
-/// for LTO-IR. A trailing `=` takes a value.
-const OTHER_OPTIONS: &[&str] = &[
-    "-maxrregcount=",
+/// Options `nvJitLink.h` documents, besides `-arch`: accepted, and passed on to NVIDIA's library for
+/// LTO-IR. Flags first, then options that take a value after `=`.
+const FLAGS: &[&str] = &[
+    "-lto",
+    "-ptx",
+    "-O0",
+    "-O3",
     "-time",
     "-verbose",
-    "-O",
     "-g",
     "-lineinfo",
+    "-optimize-unused-variables",
+    "-nvvm-latest",
+    "-no-cache",
+    "-device-stack-protector",
+    "-r",
+];
+const WITH_VALUE: &[&str] = &[
+    "-maxrregcount=",
+    "-Ofc=",
     "-ftz=",
     "-prec-div=",
     "-prec-sqrt=",
     "-fma=",
     "-kernels-used=",
     "-variables-used=",
-    "-optimize-unused-variables",
     "-Xptxas=",
     "-Xnvvm=",
     "-split-compile=",
     "-split-compile-extended=",
     "-jump-table-density=",
-    "-no-cache",
-    "-device-stack-protector=",
 ];
 
 /// One `nvJitLinkHandle`.
 struct Linker {
     /// The `sm_NN` of `-arch`.
     sm: u32,
+    /// Whether `nvJitLinkCreate` failed: every later call on the handle fails.
+    failed_create: bool,
     /// Every option as given, for NVIDIA's library.
     options: Vec<String>,
     ptx: Vec<(String, String)>,
@@ -104,14 +116,31 @@ fn guard(f: impl FnOnce() -> c_int) -> c_int {
 
 /// Runs `f` on the linker `h` names.
 fn with<R>(h: Handle, f: impl FnOnce(&mut Linker) -> R) -> Result<R, c_int> {
+    if h.is_null() {
+        return Err(NULL_INPUT);
+    }
     let l = LINKERS.get(h as usize).map_err(|_| INVALID_INPUT)?;
     let mut l = l.lock();
     Ok(f(&mut l))
 }
 
-/// The `sm_NN` of an `-arch` value (`sm_90a` and `sm_100f` name their base architecture).
+/// Runs `f` on the linker `h` names, unless its creation failed: then an internal error, as NVIDIA's
+/// library gives.
+fn usable(h: Handle, f: impl FnOnce(&mut Linker) -> c_int) -> c_int {
+    with(h, |l| {
+        if l.failed_create {
+            return fail(l, (INTERNAL, "the linker was not created (see the error above)".into()));
+        }
+        f(l)
+    })
+    .unwrap_or_else(|e| e)
+}
+
+/// The `NN` of an `-arch` value: `sm_NN`, or `compute_NN`, which the header allows when only PTX is
+/// produced, as it always is here (`sm_90a` and `sm_100f` name their base architecture).
 fn arch(value: &str) -> Option<u32> {
-    value.strip_prefix("sm_")?.trim_end_matches(['a', 'f']).parse().ok()
+    let n = value.strip_prefix("sm_").or_else(|| value.strip_prefix("compute_"))?;
+    n.trim_end_matches(['a', 'f']).parse().ok()
 }
 
 /// The linker's options, or the error and its log line.
@@ -120,20 +149,16 @@ fn parse_options(options: &[String]) -> Result<u32, (c_int, String)> {
     for o in options {
         if let Some(v) = o.strip_prefix("-arch=") {
             sm = Some(arch(v).ok_or((UNRECOGNIZED_ARCH, format!("unrecognized -arch value `{v}`")))?);
-        } else if !(o == "-lto"
-            || o == "-ptx"
-            || OTHER_OPTIONS.iter().any(|k| {
-                if k.ends_with('=') {
-                    o.starts_with(k)
-                } else {
-                    o == k || (*k == "-O" && o.starts_with("-O"))
-                }
-            }))
-        {
+        } else if !(FLAGS.contains(&o.as_str()) || WITH_VALUE.iter().any(|k| o.starts_with(k))) {
             return Err((UNRECOGNIZED_OPTION, format!("unrecognized option `{o}`")));
         }
     }
-    sm.ok_or((MISSING_ARCH, "option -arch=sm_NN not specified".into()))
+    let sm = sm.ok_or((MISSING_ARCH, "option -arch=sm_NN not specified".to_string()))?;
+    let only_ptx = ["-lto", "-ptx"].iter().all(|f| options.iter().any(|o| o == f));
+    if options.iter().any(|o| o.starts_with("-arch=compute_")) && !only_ptx {
+        return Err((INCOMPATIBLE_OPTIONS, "-arch=compute_NN needs -lto and -ptx".into()));
+    }
+    Ok(sm)
 }
 
 /// What an `NVJITLINK_INPUT_ANY` input is, from its first bytes.
@@ -169,13 +194,26 @@ fn add(l: &mut Linker, kind: c_int, data: &[u8], name: &str) -> Result<(), (c_in
             ))
         }
     };
-    let code = |input| match input {
-        Input::Cubin | Input::Object => INCORRECT_INPUT_TYPE,
-        _ => INVALID_INPUT,
-    };
-    let text = input_ptx(input, data, l.sm, name).map_err(|(msg, _)| (code(input), format!("{name}: {msg}")))?;
+    let text = input_ptx(input, data, l.sm, name).map_err(|(msg, _)| (INVALID_INPUT, format!("{name}: {msg}")))?;
+    // NVIDIA's library compiles each PTX input as it is added, so PTX for a newer architecture than
+    // `-arch` fails here, as a compile error.
+    if let Some(sm) = target_of(&text).filter(|&sm| sm > l.sm) {
+        return Err((
+            PTX_COMPILE,
+            format!("{name}: PTX for sm_{sm} cannot be compiled for -arch=sm_{}", l.sm),
+        ));
+    }
     l.ptx.push((name.to_string(), text));
     Ok(())
+}
+
+/// The architecture a PTX module's `.target` names.
+fn target_of(text: &str) -> Option<u32> {
+    let (m, _) = ptx_front::parser::parse(text);
+    m.directives.iter().find_map(|d| match d {
+        ptx_front::ast::ModuleDirective::Target { targets, .. } => targets.first().and_then(|t| arch(t.text)),
+        _ => None,
+    })
 }
 
 /// Links what `l` holds: its LTO-IR through NVIDIA's nvJitLink first, then all PTX; checks the result.
@@ -186,7 +224,7 @@ fn complete(l: &mut Linker) -> Result<(), (c_int, String)> {
     if !l.lto_ir.is_empty() {
         let nvidia = nvidia().map_err(|why| {
             (
-                INCORRECT_INPUT_TYPE,
+                INVALID_INPUT,
                 format!(
                     "{} is NVVM link-time IR, which only NVIDIA's nvJitLink can read, and {why}; \
                      set PTXJIT_NVJITLINK to NVIDIA's libnvJitLink.so.13, or have the compiler emit PTX \
@@ -198,19 +236,6 @@ fn complete(l: &mut Linker) -> Result<(), (c_int, String)> {
         let text = lto_to_ptx(nvidia, &l.options, &l.lto_ir).map_err(|e| (NVVM_COMPILE, e))?;
         via = format!(" ({} LTO-IR input(s) through NVIDIA's nvJitLink)", l.lto_ir.len());
         ptx.push(("<LTO-IR>".into(), text));
-    }
-    for (name, text) in &ptx {
-        let (m, _) = ptx_front::parser::parse(text);
-        let target = m.directives.iter().find_map(|d| match d {
-            ptx_front::ast::ModuleDirective::Target { targets, .. } => targets.first().and_then(|t| arch(t.text)),
-            _ => None,
-        });
-        if let Some(sm) = target.filter(|&sm| sm > l.sm) {
-            return Err((
-                ARCH_MISMATCH,
-                format!("{name}: PTX for sm_{sm} cannot be compiled for -arch=sm_{}", l.sm),
-            ));
-        }
     }
     let text = link_ptx(&ptx).map_err(|e| (PTX_COMPILE, format!("link failed: {e}")))?;
     if let Err(diags) = ptx_jit::front(&text) {
@@ -234,31 +259,32 @@ fn complete(l: &mut Linker) -> Result<(), (c_int, String)> {
 /// NVIDIA's.
 pub const FORWARDER_MARK: &str = "ptxjit_nvjitlink_forwarder";
 
-/// NVIDIA's nvJitLink, loaded once: from `PTXJIT_NVJITLINK`, else from the `nvidia/cu13/lib` (or
-/// `nvidia/nvjitlink/lib`) directory of an NVIDIA wheel this process has loaded a library from.
+/// NVIDIA's nvJitLink, loaded once found: from `PTXJIT_NVJITLINK`, else from the `nvidia/cu13/lib`
+/// (or `nvidia/nvjitlink/lib`) directory of an NVIDIA wheel this process has loaded a library from.
+/// A failure is not kept: a later link may come after the process has loaded such a library.
 fn nvidia() -> Result<&'static libloading::Library, String> {
-    static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let candidates = candidates();
-        if candidates.is_empty() {
-            return Err("NVIDIA's nvJitLink was not found".into());
-        }
-        let mut why = vec![];
-        for path in candidates {
-            // Its own symbols first, and none of them made global: ours have the same names.
-            let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
-            match unsafe { libloading::os::unix::Library::open(Some(&path), flags) } {
-                Ok(lib) if unsafe { lib.get::<*const c_void>(FORWARDER_MARK.as_bytes()) }.is_ok() => {
-                    why.push(format!("{} is this project's own", path.display()))
-                }
-                Ok(lib) => return Ok(lib.into()),
-                Err(e) => why.push(e.to_string()),
+    static LIB: OnceLock<libloading::Library> = OnceLock::new();
+    if let Some(lib) = LIB.get() {
+        return Ok(lib);
+    }
+    let candidates = candidates();
+    if candidates.is_empty() {
+        return Err("NVIDIA's nvJitLink was not found".into());
+    }
+    let mut why = vec![];
+    for path in candidates {
+        // Its own symbols first (RTLD_DEEPBIND), and none of them made global: ours have the same
+        // names. (Sanitizer runtimes refuse RTLD_DEEPBIND; LTO-IR cannot be linked under them.)
+        let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
+        match unsafe { libloading::os::unix::Library::open(Some(&path), flags) } {
+            Ok(lib) if unsafe { lib.get::<*const c_void>(FORWARDER_MARK.as_bytes()) }.is_ok() => {
+                why.push(format!("{} is this project's own", path.display()))
             }
+            Ok(lib) => return Ok(LIB.get_or_init(|| lib.into())),
+            Err(e) => why.push(e.to_string()),
         }
-        Err(format!("NVIDIA's nvJitLink could not be loaded ({})", why.join("; ")))
-    })
-    .as_ref()
-    .map_err(Clone::clone)
+    }
+    Err(format!("NVIDIA's nvJitLink could not be loaded ({})", why.join("; ")))
 }
 
 fn candidates() -> Vec<std::path::PathBuf> {
@@ -316,9 +342,6 @@ fn lto_to_ptx(lib: &libloading::Library, options: &[String], inputs: &[(String, 
     // SAFETY: each call follows nvJitLink.h; buffers are sized by the matching size call.
     unsafe {
         let r = create(&mut h, ptrs.len() as u32, ptrs.as_ptr());
-        if r != SUCCESS {
-            return Err(format!("NVIDIA's nvJitLinkCreate failed ({r})"));
-        }
         let text = |size: Size, fill: Fill| {
             let mut n = 0usize;
             if size(h, &mut n) != SUCCESS || n == 0 {
@@ -329,8 +352,12 @@ fn lto_to_ptx(lib: &libloading::Library, options: &[String], inputs: &[(String, 
             let end = buf.iter().position(|&b| b == 0).unwrap_or(n);
             String::from_utf8_lossy(&buf[..end]).into_owned()
         };
-        let mut result = Ok(());
-        for (name, data) in inputs {
+        let mut result = if r == SUCCESS {
+            Ok(())
+        } else {
+            Err(format!("nvJitLinkCreate failed ({r}): {}", text(log_size, log)))
+        };
+        for (name, data) in inputs.iter().take_while(|_| result.is_ok()) {
             let cname = CString::new(name.as_str()).unwrap_or_default();
             let r = add(h, INPUT_LTOIR, data.as_ptr().cast(), data.len(), cname.as_ptr());
             if r != SUCCESS {
@@ -342,7 +369,9 @@ fn lto_to_ptx(lib: &libloading::Library, options: &[String], inputs: &[(String, 
             result = Err(text(log_size, log));
         }
         let out = result.map(|()| text(ptx_size, ptx));
-        destroy(&mut h);
+        if !h.is_null() {
+            destroy(&mut h);
+        }
         out.map_err(|e| format!("NVIDIA's nvJitLink: {}", e.trim()))
     }
 }
@@ -362,15 +391,22 @@ fn fail(l: &mut Linker, (code, msg): (c_int, String)) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkCreate(handle: *mut Handle, n: u32, options: *const *const c_char) -> c_int {
     guard(|| {
-        if handle.is_null() || (n > 0 && options.is_null()) {
+        if handle.is_null() || options.is_null() {
             return NULL_INPUT;
         }
-        let options: Vec<String> = (0..n as usize)
-            .filter_map(|i| c_str(*options.add(i)))
-            .flat_map(|o| o.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        // NVIDIA's library takes "-arch=sm_80 -lto" in one entry too.
+        let options: Option<Vec<&str>> = (0..n as usize).map(|i| c_str(*options.add(i))).collect();
+        let Some(options) = options else {
+            return NULL_INPUT;
+        };
+        let options = options
+            .iter()
+            .flat_map(|o| o.split_whitespace())
+            .map(str::to_string)
             .collect();
         let mut l = Linker {
             sm: 0,
+            failed_create: false,
             options,
             ptx: vec![],
             lto_ir: vec![],
@@ -385,7 +421,10 @@ pub unsafe extern "C" fn ptxjit_nvJitLinkCreate(handle: *mut Handle, n: u32, opt
                 l.sm = sm;
                 SUCCESS
             }
-            Err(e) => fail(&mut l, e),
+            Err(e) => {
+                l.failed_create = true;
+                fail(&mut l, e)
+            }
         };
         *handle = LINKERS.insert(parking_lot::Mutex::new(l)) as Handle;
         r
@@ -396,6 +435,9 @@ pub unsafe extern "C" fn ptxjit_nvJitLinkCreate(handle: *mut Handle, n: u32, opt
 pub unsafe extern "C" fn ptxjit_nvJitLinkDestroy(handle: *mut Handle) -> c_int {
     guard(|| {
         if handle.is_null() {
+            return NULL_INPUT;
+        }
+        if (*handle).is_null() {
             return NULL_INPUT;
         }
         match LINKERS.remove(*handle as usize) {
@@ -422,10 +464,9 @@ pub unsafe extern "C" fn ptxjit_nvJitLinkAddData(
         }
         let bytes = std::slice::from_raw_parts(data as *const u8, size);
         let name = c_str(name).unwrap_or("<input>");
-        with(h, |l| {
+        usable(h, |l| {
             add(l, kind, bytes, name).map_or_else(|e| fail(l, e), |()| SUCCESS)
         })
-        .unwrap_or_else(|e| e)
     })
 }
 
@@ -435,25 +476,16 @@ pub unsafe extern "C" fn ptxjit_nvJitLinkAddFile(h: Handle, kind: c_int, path: *
         let Some(path) = c_str(path) else {
             return NULL_INPUT;
         };
-        with(h, |l| match std::fs::read(path) {
+        usable(h, |l| match std::fs::read(path) {
             Ok(bytes) => add(l, kind, &bytes, path).map_or_else(|e| fail(l, e), |()| SUCCESS),
             Err(e) => fail(l, (INVALID_INPUT, format!("{path}: {e}"))),
         })
-        .unwrap_or_else(|e| e)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkComplete(h: Handle) -> c_int {
-    guard(|| {
-        with(h, |l| {
-            if l.sm == 0 {
-                return MISSING_ARCH;
-            }
-            complete(l).map_or_else(|e| fail(l, e), |()| SUCCESS)
-        })
-        .unwrap_or_else(|e| e)
-    })
+    guard(|| usable(h, |l| complete(l).map_or_else(|e| fail(l, e), |()| SUCCESS)))
 }
 
 /// The size of one of the linker's outputs (with its NUL, for text).
@@ -588,8 +620,20 @@ mod tests {
         assert_eq!(parse_options(&opts(&["-arch=sm_90a"])), Ok(90));
         assert_eq!(parse_options(&opts(&["-lto"])).unwrap_err().0, MISSING_ARCH);
         assert_eq!(
+            parse_options(&opts(&["-arch=compute_80", "-lto", "-ptx", "-r"])),
+            Ok(80)
+        );
+        assert_eq!(
             parse_options(&opts(&["-arch=compute_80"])).unwrap_err().0,
+            INCOMPATIBLE_OPTIONS
+        );
+        assert_eq!(
+            parse_options(&opts(&["-arch=gfx90a"])).unwrap_err().0,
             UNRECOGNIZED_ARCH
+        );
+        assert_eq!(
+            parse_options(&opts(&["-arch=sm_80", "-O2"])).unwrap_err().0,
+            UNRECOGNIZED_OPTION
         );
         assert_eq!(
             parse_options(&opts(&["-arch=sm_80", "-fast"])).unwrap_err().0,

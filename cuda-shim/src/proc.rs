@@ -24,6 +24,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::ipc::ipc_exports(),
         crate::launch::launch_exports(),
         crate::memory::memory_exports(),
+        crate::memop::memop_exports(),
         crate::stream::stream_exports(),
         crate::library::exports(),
         crate::link::exports(),

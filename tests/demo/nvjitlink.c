@@ -8,8 +8,9 @@
 #include <stdint.h>
 
 typedef struct nvJitLink *nvJitLinkHandle;
-enum { OK = 0, UNRECOGNIZED_OPTION = 1, MISSING_ARCH = 2, NVVM_COMPILE = 5, INCORRECT_INPUT_TYPE = 12, ARCH_MISMATCH = 13 };
-enum { INPUT_CUBIN = 1, INPUT_PTX = 2, INPUT_LTOIR = 3, INPUT_ANY = 10 };
+/* nvJitLinkResult; the errors below are those NVIDIA's nvJitLink 13.5 gives for the same calls. */
+enum { OK = 0, UNRECOGNIZED_OPTION = 1, MISSING_ARCH = 2, INVALID_INPUT = 3, PTX_COMPILE = 4, INTERNAL = 6, NULL_INPUT = 10 };
+enum { INPUT_PTX = 2, INPUT_ANY = 10 };
 int nvJitLinkCreate(nvJitLinkHandle *h, uint32_t n, const char **options);
 /* What nvJitLink.h of CUDA 13.5 turns nvJitLinkCreate into. */
 int __nvJitLinkCreate_13_5(nvJitLinkHandle *h, uint32_t n, const char **options);
@@ -18,6 +19,8 @@ int nvJitLinkAddData(nvJitLinkHandle h, int kind, const void *data, size_t size,
 int nvJitLinkComplete(nvJitLinkHandle h);
 int nvJitLinkGetLinkedCubinSize(nvJitLinkHandle h, size_t *size);
 int nvJitLinkGetLinkedCubin(nvJitLinkHandle h, void *cubin);
+int nvJitLinkGetLinkedPtxSize(nvJitLinkHandle h, size_t *size);
+int nvJitLinkGetLinkedPtx(nvJitLinkHandle h, char *ptx);
 int nvJitLinkGetErrorLogSize(nvJitLinkHandle h, size_t *size);
 int nvJitLinkGetErrorLog(nvJitLinkHandle h, char *log);
 int nvJitLinkVersion(unsigned *major, unsigned *minor);
@@ -75,8 +78,17 @@ int main(void) {
     LINK(nvJitLinkGetLinkedCubinSize(h, &size), OK);
     char *image = malloc(size);
     LINK(nvJitLinkGetLinkedCubin(h, image), OK);
+    size_t ptx_size = 0;
+    LINK(nvJitLinkGetLinkedPtxSize(h, &ptx_size), OK);
+    char *ptx = malloc(ptx_size);
+    LINK(nvJitLinkGetLinkedPtx(h, ptx), OK);
+    ASSERT(ptx_size == size && memcmp(ptx, image, size) == 0 && ptx[size - 1] == 0);
+    ASSERT(strstr(ptx, ".visible .func (.param .b32 r) triple") && strstr(ptx, ".visible .entry k"));
+    free(ptx);
     LINK(nvJitLinkDestroy(&h), OK);
     ASSERT(h == NULL);
+    LINK(nvJitLinkComplete(h), NULL_INPUT);
+    LINK(nvJitLinkDestroy(&h), NULL_INPUT);
 
     CUcontext ctx = context_on_device0();
     CUmodule m;
@@ -91,7 +103,7 @@ int main(void) {
     printf("linked kernel: out[63] = %d\n", out[63]);
 
     /* Errors, as NVIDIA's library gives them. */
-    LINK(nvJitLinkCreate(&h, 0, NULL), MISSING_ARCH);
+    LINK(nvJitLinkCreate(&h, 0, opts), MISSING_ARCH);
     LINK(nvJitLinkDestroy(&h), OK);
     const char *unknown[] = {"-arch=sm_80", "-fast-math-please"};
     LINK(nvJitLinkCreate(&h, 2, unknown), UNRECOGNIZED_OPTION);
@@ -99,13 +111,14 @@ int main(void) {
     ASSERT(strstr(log, "-fast-math-please") != NULL);
     printf("unknown option: %s", log);
     free(log);
+    /* A handle whose creation failed refuses its inputs. */
+    LINK(nvJitLinkAddData(h, INPUT_PTX, CALLEE, strlen(CALLEE), "callee.ptx"), INTERNAL);
     LINK(nvJitLinkDestroy(&h), OK);
 
     LINK(nvJitLinkCreate(&h, 1, opts), OK);
     static const unsigned char cubin[64] = {0x7f, 'E', 'L', 'F', [18] = 190};
-    LINK(nvJitLinkAddData(h, INPUT_ANY, cubin, sizeof cubin, "kernel.cubin"), INCORRECT_INPUT_TYPE);
-    LINK(nvJitLinkAddData(h, INPUT_PTX, NEWER, strlen(NEWER), "newer.ptx"), OK);
-    LINK(nvJitLinkComplete(h), ARCH_MISMATCH);
+    LINK(nvJitLinkAddData(h, INPUT_ANY, cubin, sizeof cubin, "kernel.cubin"), INVALID_INPUT);
+    LINK(nvJitLinkAddData(h, INPUT_PTX, NEWER, strlen(NEWER), "newer.ptx"), PTX_COMPILE);
     log = error_log(h);
     ASSERT(strstr(log, "machine code") && strstr(log, "sm_100"));
     printf("machine code and newer PTX:\n%s", log);
@@ -118,7 +131,7 @@ int main(void) {
     LINK(nvJitLinkCreate(&h, 2, lto), OK);
     static const unsigned char ltoir[16] = {0xed, 0x43, 0x4e, 0x7f, 1};
     LINK(nvJitLinkAddData(h, INPUT_ANY, ltoir, sizeof ltoir, "kernel.ltoir"), OK);
-    LINK(nvJitLinkComplete(h), INCORRECT_INPUT_TYPE);
+    LINK(nvJitLinkComplete(h), INVALID_INPUT);
     log = error_log(h);
     ASSERT(strstr(log, "PTXJIT_NVJITLINK") && strstr(log, "lto=False"));
     printf("LTO-IR without NVIDIA's nvJitLink: %s", log);

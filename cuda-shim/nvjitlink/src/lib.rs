@@ -4,8 +4,9 @@
 //! reader and the PTX checker live; this library only gives them nvJitLink's names, the plain ones
 //! and the versioned ones (`__nvJitLinkCreate_13_5`) that `nvJitLink.h` makes programs call.
 //!
-//! `libcuda.so.1` is found beside this library or in the directory above (the build puts this
-//! library in `nvjitlink/` under `libcuda.so.1`'s directory), else by the loader's search.
+//! `libcuda.so.1` is the one the process has loaded, else the one beside this library or in the
+//! directory above (the build puts this library in `nvjitlink/` under `libcuda.so.1`'s directory),
+//! else the one the loader's search finds.
 //!
 //! It lives in a directory of its own because a client that finds an nvJitLink turns link-time
 //! optimisation on (numba-cuda does), and LTO-IR needs NVIDIA's own nvJitLink as well: only where
@@ -29,6 +30,16 @@ pub static ptxjit_nvjitlink_forwarder: u8 = 1;
 fn driver() -> Option<&'static libloading::Library> {
     static LIB: OnceLock<Option<libloading::Library>> = OnceLock::new();
     LIB.get_or_init(|| {
+        // The libcuda.so.1 this process has loaded already, if any: a second copy would be a second
+        // driver, with its own tables.
+        let flags = libc::RTLD_NOW | libc::RTLD_NOLOAD;
+        // SAFETY: RTLD_NOLOAD loads nothing, so no initialiser runs.
+        if let Ok(lib) = unsafe { libloading::os::unix::Library::open(Some("libcuda.so.1"), flags) } {
+            // Unless it is NVIDIA's driver, which has no nvJitLink in it.
+            if unsafe { lib.get::<*const c_void>(b"ptxjit_nvJitLinkCreate\0") }.is_ok() {
+                return Some(lib.into());
+            }
+        }
         let dir = own_dir();
         let near = [dir.clone(), dir.and_then(|d| d.parent().map(|p| p.to_path_buf()))];
         let beside = near

@@ -34,6 +34,11 @@ impl Cancel {
     pub fn reset(&self) {
         self.at.store(0, Ordering::Release);
     }
+    /// Whether the deadline has passed: work that waits without running kernel code (a stream's
+    /// wait on memory) checks this to end itself.
+    pub fn due(&self) -> bool {
+        self.deadline().is_some_and(|d| Instant::now() >= d)
+    }
     /// When the launches end, if cancelled.
     fn deadline(&self) -> Option<Instant> {
         match self.at.load(Ordering::Acquire) {

@@ -293,29 +293,32 @@ fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
 /// access of a sanitized kernel.
 ///
 /// # Safety
-/// Nothing `f` calls reaches `cta_slot` again (no function of this module that takes the slot calls
-/// another), so the reference it gets is the only one.
+/// Nothing `f` calls may reach `cta_slot` again (no function of this module that takes the slot
+/// calls another), so that the reference it gets is the only one.
 #[inline(always)]
-fn cta_slot<R>(f: impl FnOnce(&mut Option<Cta>) -> R) -> R {
+unsafe fn cta_slot<R>(f: impl FnOnce(&mut Option<Cta>) -> R) -> R {
     let slot = CTA.with(UnsafeCell::get);
     // SAFETY: the slot is this thread's, and by the contract above not borrowed elsewhere now.
-    f(unsafe { &mut *slot })
+    f(&mut *slot)
 }
 
 /// Runs `f` on the shadow state of `env`'s CTA, opening it if this thread last ran another one.
 #[inline(always)]
 fn with_cta<R>(env: &Env, cell: &FaultCell, f: impl FnOnce(&mut Cta) -> R) -> R {
-    cta_slot(|c| {
-        let same =
-            matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell));
-        if !same {
-            open(c, env, cell);
-        }
-        match c {
-            Some(cta) => f(cta),
-            None => unreachable!("opened above"),
-        }
-    })
+    // SAFETY: `open` and the callers' `f` (the access checks) never take the slot.
+    unsafe {
+        cta_slot(|c| {
+            let same =
+                matches!(&*c, Some(s) if s.gridid == env.gridid && s.ctaid == env.ctaid && std::ptr::eq(s.cell, cell));
+            if !same {
+                open(c, env, cell);
+            }
+            match c {
+                Some(cta) => f(cta),
+                None => unreachable!("opened above"),
+            }
+        })
+    }
 }
 
 /// Closes the CTA this thread ran before, if any, and opens `env`'s. Apart from [`with_cta`], which
@@ -376,7 +379,8 @@ fn settle(cta: &mut Cta) {
 
 /// The CTA this thread ran is finished: settles what waits for the end of its epoch.
 pub fn cta_done() {
-    if let Some(cta) = cta_slot(Option::take) {
+    // SAFETY: taking the state out holds no reference.
+    if let Some(cta) = unsafe { cta_slot(Option::take) } {
         close(cta);
     }
 }
@@ -391,21 +395,27 @@ fn close(mut cta: Cta) {
 /// ordered before the waits that see it; counted as a barrier of the whole CTA, which can hide a
 /// race but never invents one): a new epoch starts.
 pub fn barrier_completed() {
-    cta_slot(|c| {
-        if let Some(cta) = c {
-            settle(cta);
-            cta.shadow.new_epoch();
-        }
-    });
+    // SAFETY: `settle` and `new_epoch` never take the slot.
+    unsafe {
+        cta_slot(|c| {
+            if let Some(cta) = c {
+                settle(cta);
+                cta.shadow.new_epoch();
+            }
+        })
+    };
 }
 
 /// Warp `w` of the running CTA synchronised (a warp collective or `bar.warp.sync` released).
 pub fn warp_synced(w: usize) {
-    cta_slot(|c| {
-        if let Some(s) = c.as_mut().and_then(|cta| cta.warp_sync.get_mut(w)) {
-            *s += 1;
-        }
-    });
+    // SAFETY: a counter's update takes nothing else.
+    unsafe {
+        cta_slot(|c| {
+            if let Some(s) = c.as_mut().and_then(|cta| cta.warp_sync.get_mut(w)) {
+                *s += 1;
+            }
+        })
+    };
 }
 
 /// A checked access that stayed in bounds (called by `ptxjit_check`): racecheck and initcheck.
@@ -668,13 +678,16 @@ pub fn untrack(start: u64) {
     TRACKED.write().remove(&start);
 }
 
+/// Tracked allocations a thread remembers: a kernel moves between a few buffers.
+const REMEMBERED_TRACKED: usize = 4;
+
 thread_local! {
-    /// The tracked allocation a kernel on this thread touched last, and its launch: (launch, start,
-    /// bits). Kernels touch the same buffers again and again, and without it every global access
+    /// The tracked allocations a kernel on this thread touched last (up to [`REMEMBERED_TRACKED`]), and
+    /// their launch: (launch, [(start, bits)]). Kernels touch the same buffers again and again, and without it every global access
     /// under initcheck takes the table's lock, which CTAs on other cores contend for. Valid for one
     /// launch, as `crate::runtime::checked`'s remembered ranges are; the `Arc` keeps the bits alive
     /// even if the allocation is freed meanwhile.
-    static LAST_TRACKED: RefCell<Option<(u64, u64, Bits)>> = const { RefCell::new(None) };
+    static LAST_TRACKED: RefCell<(u64, Vec<(u64, Bits)>)> = const { RefCell::new((0, Vec::new())) };
 }
 
 /// Calls `f(bits, first byte, end byte)` for the tracked allocation holding `addr`, if any; from a
@@ -690,23 +703,30 @@ fn in_tracked<R>(gridid: Option<u64>, addr: u64, bytes: u64, f: impl Fn(&[Atomic
     if let Some(g) = gridid {
         // `f` runs inside the borrow: cloning the `Arc` would touch a counter other cores share.
         let hit = LAST_TRACKED.with(|l| match &*l.borrow() {
-            Some((lg, start, bits)) if *lg == g => within(*start, bits).map(|(from, to)| f(bits, from, to)),
+            (lg, list) if *lg == g => list
+                .iter()
+                .find_map(|(start, bits)| within(*start, bits).map(|(from, to)| f(bits, from, to))),
             _ => None,
         });
         if hit.is_some() {
             return hit;
         }
     }
-    let (start, bits) = {
-        let map = TRACKED.read();
-        let (start, bits) = map.range(..=addr).next_back()?;
-        (*start, bits.clone())
-    };
-    let (from, to) = within(start, &bits)?;
+    let map = TRACKED.read();
+    let (start, bits) = map.range(..=addr).next_back()?;
+    let (from, to) = within(*start, bits)?;
     if let Some(g) = gridid {
-        LAST_TRACKED.with(|l| *l.borrow_mut() = Some((g, start, bits.clone())));
+        LAST_TRACKED.with(|l| {
+            let (lg, list) = &mut *l.borrow_mut();
+            if *lg != g {
+                *lg = g;
+                list.clear();
+            }
+            list.truncate(REMEMBERED_TRACKED - 1);
+            list.insert(0, (*start, bits.clone()));
+        });
     }
-    Some(f(&bits, from, to))
+    Some(f(bits, from, to))
 }
 
 /// `bytes` at `addr` have been written (a copy, a fill, or a store of a kernel of launch `gridid`).

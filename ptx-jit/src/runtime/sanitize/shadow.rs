@@ -194,6 +194,8 @@ impl Table {
                 c.fill(Slot::default());
             }
             self.split.clear();
+            // Writing the chunks through `chunks` retires the pointers `last` holds.
+            self.last = NO_LAST;
             self.stamp = 0;
             self.cta_start = 0;
         }
