@@ -12,7 +12,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # NVIDIA wheels, pinned to their major version.
 WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" \
-          "nvidia-cuda-crt==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
+          "nvidia-cuda-crt==13.*" "nvidia-cuda-cccl==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
 .PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl clean

@@ -6,6 +6,9 @@ use crate::{device_check, init_check, out, CUdevice, Handle};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::Ordering;
 
+/// `CU_LIMIT_MALLOC_HEAP_SIZE`: the device heap of kernels' `malloc`.
+const MALLOC_HEAP_SIZE: c_int = 2;
+
 /// `CUlimit` values, indexed by limit; `None` for limits this device does not have.
 const LIMIT_DEFAULTS: [Option<u64>; 11] = [
     Some(1024),    // STACK_SIZE
@@ -236,6 +239,10 @@ api! {
             (8, _) | (_, None) => Err(CUDA_ERROR_UNSUPPORTED_LIMIT), // read-only or absent
             (_, Some(s)) => {
                 *s = v as u64;
+                if limit == MALLOC_HEAP_SIZE {
+                    // One device heap for the process: the last size set holds.
+                    ptx_jit::set_heap_limit(v as u64);
+                }
                 Ok(())
             }
         }

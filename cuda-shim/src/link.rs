@@ -3,7 +3,8 @@
 //! The CPU backend compiles PTX, so the linked "image" that `cuLinkComplete` hands back is PTX text too
 //! (NUL-terminated), which `cuModuleLoadData` and `cuLibraryLoadData` accept. Linking resolves the
 //! `.extern` declarations of one input against the definitions of another: declarations that some input
-//! defines are dropped, weak definitions give way to the first definition, and the header takes the
+//! defines are dropped, weak (and common) definitions of functions and variables give way to a strong
+//! one or to the first, two strong definitions are an error, and the header takes the
 //! highest `.version` and target of the inputs. Machine code (cubin, object, archive) and LTO-IR cannot
 //! be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED` and a message in the error log.
 
@@ -109,6 +110,9 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
                     any_def.insert(f.name.text);
                 }
                 Item::Var(v) if v.linkage != Some(Linkage::Extern) => {
+                    if v.linkage == Some(Linkage::Visible) && !strong.insert(v.name.text) {
+                        return Err(format!("duplicate definition of '{}'", v.name.text));
+                    }
                     any_def.insert(v.name.text);
                 }
                 _ => {}
@@ -141,6 +145,34 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
             }
         }
     }
+    // A function some input calls that no input defines, and not one of the device runtime's, is
+    // an undefined reference, as NVIDIA's linkers report it.
+    for (m, _) in &parsed {
+        for item in &m.items {
+            let Item::Function(f) = item else { continue };
+            let mut missing = None;
+            ptx_front::ast::visit(f.body.as_deref().unwrap_or(&[]), &mut |st| {
+                if let ptx_front::ast::Statement::Inst(i) = st {
+                    if i.opcode.text == "call" {
+                        for o in &i.operands {
+                            if let ptx_front::ast::Operand::Sym { name, .. } = o {
+                                let n = name.text;
+                                if declared_only(&parsed, n)
+                                    && !any_def.contains(n)
+                                    && !ptx_jit::DEVICE_FUNCTIONS.contains(&n)
+                                {
+                                    missing.get_or_insert(n);
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+            if let Some(n) = missing {
+                return Err(format!("undefined reference to '{n}' in '{}'", f.name.text));
+            }
+        }
+    }
     let mut out = format!(
         ".version {}.{}\n.target {target}\n.address_size 64\n",
         version.0, version.1
@@ -163,6 +195,15 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
                 Item::Var(v) if v.linkage == Some(Linkage::Extern) => {
                     !any_def.contains(v.name.text) && emitted.insert(v.name.text)
                 }
+                // Weak and common variables (header-defined constants, such as libcu++'s, that every
+                // input carries) give way to a strong definition, and to an earlier one of their own.
+                Item::Var(v) if matches!(v.linkage, Some(Linkage::Weak | Linkage::Common)) => {
+                    !strong.contains(v.name.text) && emitted.insert(v.name.text)
+                }
+                Item::Var(v) => {
+                    emitted.insert(v.name.text);
+                    true
+                }
                 _ => true,
             };
             if keep {
@@ -176,6 +217,14 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// Whether `name` is a function some input declares (`.extern`) and none defines.
+fn declared_only(parsed: &[(ptx_front::ast::Module<'_>, Vec<ptx_front::Diagnostic>)], name: &str) -> bool {
+    parsed
+        .iter()
+        .flat_map(|(m, _)| &m.items)
+        .any(|i| matches!(i, Item::Function(f) if f.name.text == name && f.body.is_none()))
 }
 
 fn span_of(item: &Item) -> std::ops::Range<usize> {
@@ -336,6 +385,31 @@ mod tests {
     fn duplicate_strong_definitions_are_an_error() {
         let e = link_ptx(&[("b.ptx".into(), CALLEE.into()), ("c.ptx".into(), CALLEE.into())]).unwrap_err();
         assert!(e.contains("duplicate definition of 'twice'"), "{e}");
+    }
+
+    #[test]
+    fn weak_and_common_variables_are_kept_once_and_give_way_to_a_strong_one() {
+        let module = |vars: &str| format!(".version 8.0\n.target sm_80\n.address_size 64\n{vars}\n");
+        let a = module(".weak .global .align 4 .u32 order = 3;\n.common .global .align 8 .u64 slot;");
+        let b = module(".weak .global .align 4 .u32 order = 3;\n.common .global .align 8 .u64 slot;");
+        let out = link_ptx(&[("a.ptx".into(), a.clone()), ("b.ptx".into(), b)]).unwrap();
+        assert_eq!(out.matches(" order = 3").count(), 1, "{out}");
+        assert_eq!(out.matches(" slot;").count(), 1, "{out}");
+        let strong = module(".visible .global .align 4 .u32 order = 5;");
+        let out = link_ptx(&[("a.ptx".into(), a), ("s.ptx".into(), strong.clone())]).unwrap();
+        assert!(out.contains("order = 5") && !out.contains("order = 3"), "{out}");
+        ptx_jit::load(&out).expect("the linked module compiles");
+        let e = link_ptx(&[("s.ptx".into(), strong.clone()), ("t.ptx".into(), strong)]).unwrap_err();
+        assert!(e.contains("duplicate definition of 'order'"), "{e}");
+    }
+
+    #[test]
+    fn a_call_nothing_defines_is_an_undefined_reference() {
+        let e = link_ptx(&[("a.ptx".into(), CALLER.into())]).unwrap_err();
+        assert_eq!(e, "undefined reference to 'twice' in 'k'");
+        // The device runtime's functions need no definition.
+        let printf = CALLER.replace("twice", "vprintf");
+        link_ptx(&[("p.ptx".into(), printf)]).expect("vprintf is the runtime's");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod memory_map;
 pub mod nvptx;
 pub mod runtime;
 
+pub use runtime::device_libs::set_heap_limit;
 pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
 pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};
@@ -21,9 +22,13 @@ pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
+/// The functions of NVIDIA's device runtime that kernels may call without defining them (bound to
+/// [`runtime_symbols`]).
+pub const DEVICE_FUNCTIONS: [&str; 4] = ["vprintf", "__assertfail", "malloc", "free"];
+
 /// The runtime's entry points that generated code calls, by name: the crate root hands them to the JIT
 /// (`host`), so the JIT does not depend on the runtime's modules.
-pub(crate) fn runtime_symbols() -> [(&'static str, u64); 9] {
+pub(crate) fn runtime_symbols() -> [(&'static str, u64); 11] {
     [
         // NVIDIA's device runtime, in place of the C library's functions of the same names.
         (
@@ -34,6 +39,8 @@ pub(crate) fn runtime_symbols() -> [(&'static str, u64); 9] {
             "__assertfail",
             crate::runtime::device_libs::ptxjit_assertfail as *const () as u64,
         ),
+        ("malloc", crate::runtime::device_libs::ptxjit_malloc as *const () as u64),
+        ("free", crate::runtime::device_libs::ptxjit_free as *const () as u64),
         (
             ptx_llvm::builtin::MEM,
             crate::runtime::memops::ptxjit_mem as *const () as u64,
@@ -138,4 +145,15 @@ pub fn one_line(diags: &[Diagnostic], file: &str, src: &str) -> String {
         .map(|d| d.one_line(file, src))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod device_function_tests {
+    use super::*;
+
+    #[test]
+    fn device_functions_are_bound() {
+        let bound: Vec<&str> = runtime_symbols().iter().map(|(n, _)| *n).collect();
+        assert!(DEVICE_FUNCTIONS.iter().all(|f| bound.contains(f)), "{bound:?}");
+    }
 }

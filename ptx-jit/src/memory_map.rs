@@ -41,7 +41,8 @@ pub fn set_global_memory(lookup: RangeLookup) {
     *GLOBAL_MEMORY.write() = lookup;
 }
 
-/// The valid range (start, end) holding `addr`, if any.
+/// The valid range (start, end) holding `addr`, if any: the host's, or a registered one (the device
+/// heap registers its blocks here under the driver shim too).
 pub fn lookup(addr: u64) -> Option<(u64, u64)> {
-    (GLOBAL_MEMORY.read())(addr)
+    (GLOBAL_MEMORY.read())(addr).or_else(|| region_of(addr))
 }

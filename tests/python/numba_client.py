@@ -140,6 +140,31 @@ def main():
             use_mix[8, 128](xs, ys)
             report(f"link=[.cu] external device function, lineinfo={lineinfo}", np.array_equal(ys, xs * 7 - np.arange(1000)))
 
+    # numba's in-kernel allocator (NRT): np.empty inside a kernel, a slice of it returned by a device
+    # function, kept alive by reference counts; device-side malloc and free underneath.
+    from numba.cuda import config
+
+    config.CUDA_ENABLE_NRT = True
+    try:
+
+        @cuda.jit
+        def tail(x):
+            return x[5:]
+
+        @cuda.jit
+        def nrt_slice(out):
+            t = np.empty(10, np.int64)
+            for k in range(10):
+                t[k] = 3 * k + 1
+            s = tail(t)
+            out[0] = s[0] + s[4]
+
+        out = np.zeros(1, dtype=np.int64)
+        nrt_slice[1, 1](out)
+        report("in-kernel np.empty and a returned slice (NRT)", int(out[0]) == 16 + 28)
+    finally:
+        config.CUDA_ENABLE_NRT = False
+
     print("ALL VERIFIED" if failures == 0 else "FAILED")
     return 1 if failures else 0
 

@@ -93,6 +93,8 @@ pub enum FaultKind {
     /// A texture or surface instruction on a handle that names no live object of its kind, or a
     /// surface access out of bounds under `.trap` (`crate::runtime::texture`): what happened.
     Texture(&'static str),
+    /// A device-heap call that cannot be honoured (`free` of a pointer `malloc` did not return).
+    Heap(&'static str),
 }
 
 /// The first bad access (or `trap`, failed assertion, hardware fault or end from outside) of a launch.

@@ -1,11 +1,15 @@
 //! The functions of NVIDIA's device runtime that kernels call by name, bound in the JIT in place of
 //! the C library's namesakes: `vprintf` (CUDA's `printf`: a format string and a buffer of arguments,
-//! each aligned to its size, floats promoted to double) and `__assertfail` (a failed `assert`).
-//! Host-flavour functions take the thread's environment first.
+//! each aligned to its size, floats promoted to double), `__assertfail` (a failed `assert`), and
+//! `malloc`/`free` (the device heap). Host-flavour functions take the thread's environment first.
 
+use crate::runtime::checked::{Fault, FaultCell, FaultKind};
 use crate::runtime::Env;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr};
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One conversion of a format: the spec text (`%08.3f`) and how many argument bytes it reads.
 fn conversions(fmt: &[u8]) -> Vec<(usize, usize, u8, usize)> {
@@ -153,6 +157,70 @@ pub extern "C" fn ptxjit_assertfail(
         text(message)
     );
     crate::runtime::checked::trap(env, 0, crate::runtime::checked::FaultKind::Assert);
+}
+
+// ---- the device heap ---------------------------------------------------------------------------
+
+/// The device heap's size (`CU_LIMIT_MALLOC_HEAP_SIZE`, 8 MiB by default as on a GPU): what kernels'
+/// `malloc` may hold at once. One heap for the process.
+static HEAP_LIMIT: AtomicU64 = AtomicU64::new(8 << 20);
+/// Bytes the heap's live blocks hold.
+static HEAP_USED: AtomicU64 = AtomicU64::new(0);
+/// Live blocks: address → size. Only these may be freed.
+static HEAP: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
+
+/// Sets the device heap's size (`cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`).
+pub fn set_heap_limit(bytes: u64) {
+    HEAP_LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// `malloc(size)` in a kernel: a block of the device heap, 16-byte aligned, valid in every thread and
+/// launch until `free`; null when the heap is full, as on a GPU.
+pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
+    let rounded = size.div_ceil(16).saturating_mul(16);
+    if size == 0
+        || HEAP_USED.fetch_add(rounded, Ordering::Relaxed).saturating_add(rounded) > HEAP_LIMIT.load(Ordering::Relaxed)
+    {
+        if size != 0 {
+            HEAP_USED.fetch_sub(rounded, Ordering::Relaxed);
+        }
+        return 0;
+    }
+    // SAFETY: a plain allocation, freed only by `ptxjit_free`; zeroed so that what a kernel reads
+    // before writing is not the host's garbage.
+    let p = unsafe { libc::calloc(1, rounded as usize) } as u64;
+    if p == 0 {
+        HEAP_USED.fetch_sub(rounded, Ordering::Relaxed);
+        return 0;
+    }
+    HEAP.lock().get_or_insert_with(HashMap::new).insert(p, rounded);
+    crate::memory_map::register(p, rounded);
+    p
+}
+
+/// `free(ptr)` in a kernel: returns a block to the device heap. Null is ignored; a pointer the heap
+/// did not hand out ends the launch (when checked) and is never given to the host's allocator.
+pub extern "C" fn ptxjit_free(env: *const Env, ptr: u64) {
+    if ptr == 0 {
+        return;
+    }
+    let Some(size) = HEAP.lock().as_mut().and_then(|h| h.remove(&ptr)) else {
+        // SAFETY: generated code passes its own environment.
+        let env = unsafe { &*env };
+        if let Some(cell) = unsafe { (env.fault as *const FaultCell).as_ref() } {
+            cell.record(Fault {
+                addr: ptr,
+                tid: Some(env.tid),
+                ctaid: Some(env.ctaid),
+                ..Fault::of(FaultKind::Heap("freed a pointer the device heap did not hand out"))
+            });
+        }
+        return;
+    };
+    crate::memory_map::unregister(ptr);
+    HEAP_USED.fetch_sub(size, Ordering::Relaxed);
+    // SAFETY: `ptr` came from `calloc` in `ptxjit_malloc` and was live until the removal above.
+    unsafe { libc::free(ptr as *mut libc::c_void) };
 }
 
 #[cfg(test)]

@@ -360,7 +360,9 @@ fn fault_error(k: &HostKernel, f: &crate::runtime::checked::Fault) -> LaunchErro
         )),
         FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),
         FaultKind::Cancelled => LaunchError::Failed(format!("{at} was cancelled: its context was destroyed")),
-        FaultKind::Texture(what) => LaunchError::IllegalAddress(format!("{at} {what}: {:#x}", f.addr)),
+        FaultKind::Texture(what) | FaultKind::Heap(what) => {
+            LaunchError::IllegalAddress(format!("{at} {what}: {:#x}", f.addr))
+        }
     }
 }
 
