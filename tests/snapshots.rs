@@ -116,8 +116,8 @@ fn tempfile_dir() -> std::path::PathBuf {
     d
 }
 
-/// The backend's diagnostics, rendered: P0402 for an instruction the requested target cannot run, and
-/// P0401 for valid PTX the host backend does not lower yet.
+/// The backend's diagnostics, rendered: P0402 for an instruction the requested target cannot run,
+/// P0401 for valid PTX the host backend does not lower yet, P0404 for a call nothing defines.
 #[test]
 fn backend_diagnostics() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -133,6 +133,11 @@ fn backend_diagnostics() {
     let (m, _) = ptx_jit::front(unsupported).unwrap();
     let diags = ptx_jit::jit::host::host_ir(&m, false).unwrap_err();
     text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));
+    // A call of a function that no module defines (it would bind to the C library's `abort`).
+    let unlinked = ".version 8.5\n.target sm_80\n.address_size 64\n.extern .func abort ();\n.visible .entry k()\n{\n\tcall.uni abort, ();\n\tret;\n}\n";
+    let (m, _) = ptx_jit::front(unlinked).unwrap();
+    let diags = ptx_jit::jit::host::host_ir(&m, false).unwrap_err();
+    text.extend(diags.iter().map(|d| d.render("unlinked.ptx", unlinked, false)));
     // Module variables beyond the device's memory (host-dependent, so the limit is redacted).
     let huge = ".version 8.5\n.target sm_90\n.address_size 64\n.global .align 8 .b8 table[1099511627776];\n";
     let (m, _) = ptx_jit::front(huge).unwrap();

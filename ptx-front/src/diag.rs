@@ -85,6 +85,8 @@ codes! {
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
     P0403 => "does not fit in the device's memory",
     "The module's `.global` and `.const` variables together need more memory than the device presents (for the CPU backend, half of the host's physical memory). Loading it through the driver fails with CUDA_ERROR_OUT_OF_MEMORY.\n\nWrong:\n    .global .align 8 .b8 table[1099511627776];\nRight:\n    allocate the buffer with cuMemAlloc and pass its address as a kernel parameter";
+    P0404 => "calls a function no module defines",
+    "A `.func` declared `.extern` (or without a body) is called, but the module does not define it, and it is not one of the device runtime's functions (`vprintf`, `malloc`, `free`, `__assertfail`). A separately compiled module must be linked with the one that defines it (cuLinkAddData, nvJitLink) before it is loaded, as NVIDIA's driver requires.\n\nWrong:\n    .extern .func helper ();\n    ... call helper, ();   // in a module loaded on its own\nRight:\n    link the module that defines `helper` with this one, then load the linked image";
     P0402 => "invalid target or PTX version",
     "The requested sm_XX and PTX version are not a pair that LLVM's NVPTX backend and the PTX ISA allow, for example sm_90 with PTX 7.0 (sm_90 needs PTX 7.8).";
 }

@@ -22,9 +22,7 @@ pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
-/// The functions of NVIDIA's device runtime that kernels may call without defining them (bound to
-/// [`runtime_symbols`]).
-pub const DEVICE_FUNCTIONS: [&str; 4] = ["vprintf", "__assertfail", "malloc", "free"];
+pub use ptx_llvm::builtin::DEVICE_FUNCTIONS;
 
 /// The runtime's entry points that generated code calls, by name: the crate root hands them to the JIT
 /// (`host`), so the JIT does not depend on the runtime's modules.

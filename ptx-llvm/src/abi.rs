@@ -111,6 +111,10 @@ pub mod builtin {
     }
     /// The space code's own bits.
     pub const SPACE_MASK: u32 = 0xff;
+    /// The functions of NVIDIA's device runtime that kernels call by name without defining them: the
+    /// runtime binds them (`ptx_jit::runtime_symbols`). Any other function a module only declares
+    /// must come from a linked module.
+    pub const DEVICE_FUNCTIONS: [&str; 4] = ["vprintf", "__assertfail", "malloc", "free"];
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
     /// one of `MEM_*` (with a `ptxjit_fp` code in `b` for `MEM_ATOMIC_FP`).
     pub const MEM: &str = "ptxjit_mem";

@@ -30,6 +30,21 @@ impl<'ctx> Lowerer<'ctx> {
         // first function of a `.calltargets` list).
         let (decl_rets, decl_params, target) = match scope.lookup(fname.text) {
             Some(Entry::Func(f)) => {
+                if f.body.is_none()
+                    && self.flavour == Flavour::Host
+                    && !crate::builtin::DEVICE_FUNCTIONS.contains(&fname.text)
+                {
+                    // On the host such a name would bind to the C library's namesake (`abort`).
+                    return Err(Fail::Diag(Box::new(
+                        Diagnostic::error(
+                            Code::P0404,
+                            fname.span,
+                            format!("`{}` is called but no module defines it", fname.text),
+                        )
+                        .label("declared, never defined")
+                        .help("link the module that defines it (cuLinkAddData, nvJitLink) before loading"),
+                    )));
+                }
                 let fv = *self
                     .funcs
                     .get(fname.text)
