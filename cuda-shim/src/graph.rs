@@ -67,6 +67,9 @@ impl NodeType {
     }
 }
 
+/// A batch-memory-operation node's context and operations (`CUstreamBatchMemOpParams` as words).
+type MemOps = (usize, Arc<Vec<[u64; 6]>>);
+
 pub struct Node {
     pub graph: usize,
     pub kind: NodeType,
@@ -76,6 +79,9 @@ pub struct Node {
     kernel: Mutex<Option<KernelParams>>,
     /// Event record and wait nodes: the event.
     event: Mutex<Option<Arc<crate::event::Event>>>,
+    /// Batch-memory-operation nodes made by `cuGraphAddBatchMemOpNode`: their context and operations,
+    /// for `cuGraphBatchMemOpNodeGetParams` (whose array points here).
+    memops: Mutex<Option<MemOps>>,
 }
 
 /// A kernel node's launch, with its argument buffer.
@@ -140,6 +146,7 @@ impl Graph {
             job: Mutex::new(job),
             kernel: Mutex::new(None),
             event: Mutex::new(None),
+            memops: Mutex::new(None),
         });
         let mut unique = deps.to_vec();
         unique.sort_unstable();
@@ -483,6 +490,29 @@ unsafe fn deps_of<'a>(deps: *const Handle, n: usize) -> Result<&'a [usize], CUre
     Ok(std::slice::from_raw_parts(deps as *const usize, n))
 }
 
+/// `CUDA_BATCH_MEM_OP_NODE_PARAMS`.
+#[repr(C)]
+pub struct BatchMemOpParams {
+    ctx: Handle,
+    count: c_uint,
+    ops: *const [u64; 6],
+    flags: c_uint,
+}
+
+/// A batch-memory-operation node's context (the current one if none is named), its checked
+/// operations and its work.
+unsafe fn batch_mem_op_node(p: *const BatchMemOpParams) -> Result<(MemOps, NodeJob), CUresult> {
+    let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let ctx = if p.ctx.is_null() {
+        crate::state::current_ctx()?
+    } else {
+        p.ctx as usize
+    };
+    let words = crate::memop::batch_ops(p.count, p.ops, p.flags)?;
+    let job = crate::memop::batch_job(&*CONTEXTS.get(ctx)?, &words)?;
+    Ok(((ctx, Arc::new(words)), job))
+}
+
 unsafe fn add_node(
     pn: *mut Handle,
     g: Handle,
@@ -685,12 +715,23 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
 /// new parameters in later launches of `e`; the graph itself keeps its own.
 unsafe fn exec_kernel_params(e: Handle, node: Handle, p: *const KernelNodeParams, v2: bool) -> Result<(), CUresult> {
     init_check()?;
+    exec_set_job(e, node, NodeType::Kernel, || Ok(kernel_node(p, v2)?.1))
+}
+
+/// Gives node `node` of executable graph `e` (a node of `kind`) the work `job` makes, for the
+/// launches queued from now on.
+fn exec_set_job(
+    e: Handle,
+    node: Handle,
+    kind: NodeType,
+    job: impl FnOnce() -> Result<NodeJob, CUresult>,
+) -> Result<(), CUresult> {
     let exec = EXECS.get(e as usize)?;
     let n = NODES.get(node as usize)?;
-    if !exec.nodes.contains(&(node as usize)) || n.kind != NodeType::Kernel {
+    if !exec.nodes.contains(&(node as usize)) || n.kind != kind {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let (_, job) = kernel_node(p, v2)?;
+    let job = job()?;
     let mut plan = exec.plan.lock();
     let mut new = (**plan).clone();
     let step = new
@@ -953,6 +994,42 @@ api! {
         let p = p.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let f = p.f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
         add_node(pn, g, deps, n, NodeType::Host, Some(host_job(f, p.data))).map(drop)
+    }
+    fn cuGraphAddBatchMemOpNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const BatchMemOpParams) {
+        init_check()?;
+        let (ops, job) = batch_mem_op_node(p)?;
+        let h = add_node(pn, g, deps, n, NodeType::BatchMemOp, Some(job))?;
+        *NODES.get(h)?.memops.lock() = Some(ops);
+        Ok(())
+    }
+    fn cuGraphBatchMemOpNodeGetParams(node: Handle, p: *mut BatchMemOpParams) {
+        init_check()?;
+        let p = p.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let node = NODES.get(node as usize)?;
+        let memops = node.memops.lock();
+        let (ctx, words) = memops.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        *p = BatchMemOpParams {
+            ctx: *ctx as Handle,
+            count: words.len() as c_uint,
+            ops: words.as_ptr(),
+            flags: 0,
+        };
+        Ok(())
+    }
+    fn cuGraphBatchMemOpNodeSetParams(node: Handle, p: *const BatchMemOpParams) {
+        init_check()?;
+        let node = NODES.get(node as usize)?;
+        if node.kind != NodeType::BatchMemOp || node.memops.lock().is_none() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let (ops, job) = batch_mem_op_node(p)?;
+        *node.job.lock() = Some(job);
+        *node.memops.lock() = Some(ops);
+        Ok(())
+    }
+    fn cuGraphExecBatchMemOpNodeSetParams(e: Handle, node: Handle, p: *const BatchMemOpParams) {
+        init_check()?;
+        exec_set_job(e, node, NodeType::BatchMemOp, || Ok(batch_mem_op_node(p)?.1))
     }
     fn cuGraphAddEmptyNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize) {
         add_node(pn, g, deps, n, NodeType::Empty, None).map(drop)

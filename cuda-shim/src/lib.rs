@@ -95,7 +95,7 @@ mod export_table;
 pub mod fatbin;
 pub mod library;
 pub mod link;
-mod memop;
+pub(crate) mod memop;
 mod module;
 pub mod nvjitlink;
 pub use module::*;

@@ -7,13 +7,15 @@
 //! word, except that destroying the context ends it (the stream's work then fails). Writes, atomic
 //! reductions and barriers are the host's atomics and fences. The address must lie in device
 //! memory or registered host memory and be aligned to the operation's width. Captured into a graph,
-//! the operations become one batch-memory-operation node.
+//! the operations become one batch-memory-operation node, as `cuGraphAddBatchMemOpNode` makes
+//! (`crate::graph`).
 
 use crate::errors::*;
 use crate::stream::{resolve, run_async};
 use crate::{init_check, Handle};
 use std::ffi::c_uint;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// `CUstreamWaitValue_flags`: the condition in the low bits, and a flush of remote writes (nothing
@@ -236,20 +238,40 @@ fn run(op: Op, cancel: &ptx_jit::Cancel) -> Result<(), CUresult> {
     Ok(())
 }
 
+/// Runs `ops` in order; a wait ends when `cancel` is due.
+fn job(ops: Vec<Op>, cancel: Arc<ptx_jit::Cancel>) -> impl Fn() -> Result<(), CUresult> + Send + Sync + 'static {
+    move || ops.iter().try_for_each(|&op| run(op, &cancel))
+}
+
 /// Queues `ops` on stream `s`, to run in order.
 fn queue(s: Handle, ops: Vec<Op>) -> Result<(), CUresult> {
     let cancel = resolve(s)?.0.cancel.clone();
-    run_async(s, Some(crate::graph::NodeType::BatchMemOp), move || {
-        ops.iter().try_for_each(|&op| run(op, &cancel))
-    })
+    run_async(s, Some(crate::graph::NodeType::BatchMemOp), job(ops, cancel))
+}
+
+/// A batch's operations (`CUstreamBatchMemOpParams`, as words), checked.
+pub(crate) unsafe fn batch_ops(
+    count: c_uint,
+    params: *const [u64; 6],
+    flags: c_uint,
+) -> Result<Vec<[u64; 6]>, CUresult> {
+    if count == 0 || count > MAX_BATCH || params.is_null() || flags != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let words = std::slice::from_raw_parts(params, count as usize).to_vec();
+    words.iter().try_for_each(|p| batch_op(p).map(drop))?;
+    Ok(words)
+}
+
+/// A graph node's work for a checked batch: its waits end when context `ctx` is destroyed.
+pub(crate) fn batch_job(ctx: &crate::state::Context, words: &[[u64; 6]]) -> Result<crate::graph::NodeJob, CUresult> {
+    let ops = words.iter().map(batch_op).collect::<Result<Vec<_>, _>>()?;
+    Ok(Arc::new(job(ops, ctx.cancel.clone())))
 }
 
 unsafe fn batch(s: Handle, count: c_uint, params: *const [u64; 6], flags: c_uint) -> Result<(), CUresult> {
     init_check()?;
-    if count == 0 || count > MAX_BATCH || params.is_null() || flags != 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let ops = std::slice::from_raw_parts(params, count as usize)
+    let ops = batch_ops(count, params, flags)?
         .iter()
         .map(batch_op)
         .collect::<Result<Vec<_>, _>>()?;

@@ -1,6 +1,7 @@
 /* Stream memory operations: a stream waits on a flag that another stream, the host or a batch sets,
  * with each condition (GEQ with wrap-around, EQ, AND, NOR) in 32 and 64 bits; writes, atomic
- * reductions and barriers in cuStreamBatchMemOp; capture into a graph (one batch-mem-op node);
+ * reductions and barriers in cuStreamBatchMemOp; capture into a graph (one batch-mem-op node), and
+ * explicit batch-mem-op nodes;
  * the errors a bad address, width or flag gives; and a context destroyed while a wait can never be
  * satisfied (the destruction ends it instead of hanging). */
 #include "driver_util.h"
@@ -134,6 +135,40 @@ int main(void) {
     printf("captured write: a batch-mem-op node; out = %u\n", v);
     CHECK(cuGraphExecDestroy(exec));
     CHECK(cuGraphDestroy(g));
+
+    /* An explicit batch-mem-op node: its parameters read back, set on the node and on the
+     * executable graph. */
+    CUstreamBatchMemOpParams w;
+    memset(&w, 0, sizeof w);
+    w.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    w.writeValue.address = out;
+    w.writeValue.value = 47;
+    CUDA_BATCH_MEM_OP_NODE_PARAMS np = {ctx, 1, &w, 0};
+    CUgraph g2;
+    CHECK(cuGraphCreate(&g2, 0));
+    CUgraphNode wn;
+    CHECK(cuGraphAddBatchMemOpNode(&wn, g2, NULL, 0, &np));
+    CUDA_BATCH_MEM_OP_NODE_PARAMS got;
+    CHECK(cuGraphBatchMemOpNodeGetParams(wn, &got));
+    ASSERT(got.count == 1 && got.paramArray[0].writeValue.value == 47 && got.paramArray[0].writeValue.address == out);
+    w.writeValue.value = 48;
+    CHECK(cuGraphBatchMemOpNodeSetParams(wn, &np));
+    CHECK(cuGraphInstantiate(&exec, g2, 0));
+    CHECK(cuGraphLaunch(exec, b));
+    CHECK(cuStreamSynchronize(b));
+    CHECK(cuMemcpyDtoH(&v, out, 4));
+    ASSERT(v == 48);
+    w.writeValue.value = 49;
+    CHECK(cuGraphExecBatchMemOpNodeSetParams(exec, wn, &np));
+    CHECK(cuGraphLaunch(exec, b));
+    CHECK(cuStreamSynchronize(b));
+    CHECK(cuMemcpyDtoH(&v, out, 4));
+    ASSERT(v == 49);
+    w.writeValue.address = out + 1;
+    EXPECT(cuGraphBatchMemOpNodeSetParams(wn, &np), CUDA_ERROR_INVALID_VALUE);
+    printf("explicit batch-mem-op node: set, read back, updated in the executable graph; out = %u\n", v);
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g2));
 
     /* A wait nothing will satisfy: destroying the context ends it. */
     CHECK(cuStreamWaitValue32(a, flag, 99, CU_STREAM_WAIT_VALUE_EQ));
