@@ -156,7 +156,8 @@ impl Graph {
     }
 
     /// The nodes' jobs in a dependency order (Kahn's algorithm, stable in the order of addition);
-    /// `None` if the dependencies form a cycle.
+    /// `None` if the dependencies form a cycle. Nodes run one at a time, so memory-operation nodes
+    /// (which may wait on a flag another branch sets) come after every other node that is ready.
     fn ordered(&self) -> Option<Vec<usize>> {
         let nodes = self.nodes.lock();
         let index: std::collections::HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0, i)).collect();
@@ -167,14 +168,22 @@ impl Graph {
                 after[index[d]].push(i);
             }
         }
-        let mut ready: std::collections::BTreeSet<usize> = (0..nodes.len()).filter(|&i| waiting[i] == 0).collect();
+        let last: Vec<bool> = nodes
+            .iter()
+            .map(|n| NODES.get(n.0).is_ok_and(|n| n.kind == NodeType::BatchMemOp))
+            .collect();
+        // Ready nodes by (runs last, order of addition).
+        let mut ready: std::collections::BTreeSet<(bool, usize)> = (0..nodes.len())
+            .filter(|&i| waiting[i] == 0)
+            .map(|i| (last[i], i))
+            .collect();
         let mut order = Vec::with_capacity(nodes.len());
-        while let Some(i) = ready.pop_first() {
+        while let Some((_, i)) = ready.pop_first() {
             order.push(nodes[i].0);
             for &j in &after[i] {
                 waiting[j] -= 1;
                 if waiting[j] == 0 {
-                    ready.insert(j);
+                    ready.insert((last[j], j));
                 }
             }
         }

@@ -87,6 +87,12 @@ pub(crate) fn input_ptx(kind: Input, data: &[u8], sm: u32, name: &str) -> Result
 
 /// One linked PTX text out of several PTX modules (`(name, text)`).
 pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
+    link(inputs, true)
+}
+
+/// [`link_ptx`], or, unless `whole`, a relocatable link (nvJitLink's `-r`), whose calls may stay
+/// undefined for a later link.
+pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> {
     if inputs.is_empty() {
         return Err("nothing to link".into());
     }
@@ -108,6 +114,9 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
                         return Err(format!("duplicate definition of '{}'", f.name.text));
                     }
                     any_def.insert(f.name.text);
+                }
+                Item::Directive(ptx_front::ast::Directive::Alias { alias, .. }) => {
+                    any_def.insert(alias.text);
                 }
                 Item::Var(v) if v.linkage != Some(Linkage::Extern) => {
                     if v.linkage == Some(Linkage::Visible) && !strong.insert(v.name.text) {
@@ -147,7 +156,15 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
     }
     // A function some input calls that no input defines, and not one of the device runtime's, is
     // an undefined reference, as NVIDIA's linkers report it.
-    for (m, _) in &parsed {
+    let declared: std::collections::HashSet<&str> = parsed
+        .iter()
+        .flat_map(|(m, _)| &m.items)
+        .filter_map(|i| match i {
+            Item::Function(f) if f.body.is_none() => Some(f.name.text),
+            _ => None,
+        })
+        .collect();
+    for (m, _) in parsed.iter().filter(|_| whole) {
         for item in &m.items {
             let Item::Function(f) = item else { continue };
             let mut missing = None;
@@ -157,7 +174,7 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
                         for o in &i.operands {
                             if let ptx_front::ast::Operand::Sym { name, .. } = o {
                                 let n = name.text;
-                                if declared_only(&parsed, n)
+                                if declared.contains(n)
                                     && !any_def.contains(n)
                                     && !ptx_jit::DEVICE_FUNCTIONS.contains(&n)
                                 {
@@ -177,8 +194,23 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
         ".version {}.{}\n.target {target}\n.address_size 64\n",
         version.0, version.1
     );
+    // Each common symbol's largest declaration: (bytes, where, input), the first of that size.
+    let mut largest_common: std::collections::HashMap<&str, (u64, u32, usize)> = Default::default();
+    for (input, (m, _)) in parsed.iter().enumerate() {
+        for item in &m.items {
+            if let Item::Var(v) = item {
+                if v.linkage == Some(Linkage::Common) {
+                    let here = (v.size_bytes(), v.span.start, input);
+                    let best = largest_common.entry(v.name.text).or_insert(here);
+                    if here.0 > best.0 {
+                        *best = here;
+                    }
+                }
+            }
+        }
+    }
     let mut emitted = std::collections::HashSet::new();
-    for ((name, text), (m, _)) in inputs.iter().zip(&parsed) {
+    for (input, ((name, text), (m, _))) in inputs.iter().zip(&parsed).enumerate() {
         out.push_str(&format!("\n// ---- {name}\n"));
         for item in &m.items {
             let keep = match item {
@@ -195,10 +227,17 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
                 Item::Var(v) if v.linkage == Some(Linkage::Extern) => {
                     !any_def.contains(v.name.text) && emitted.insert(v.name.text)
                 }
-                // Weak and common variables (header-defined constants, such as libcu++'s, that every
-                // input carries) give way to a strong definition, and to an earlier one of their own.
-                Item::Var(v) if matches!(v.linkage, Some(Linkage::Weak | Linkage::Common)) => {
+                // Weak variables (header-defined constants, such as libcu++'s, that every input
+                // carries) give way to a strong definition, and to an earlier weak one.
+                Item::Var(v) if v.linkage == Some(Linkage::Weak) => {
                     !strong.contains(v.name.text) && emitted.insert(v.name.text)
+                }
+                // A common symbol resolves to its largest declaration (the manual's rule), the
+                // first of that size.
+                Item::Var(v) if v.linkage == Some(Linkage::Common) => {
+                    !strong.contains(v.name.text)
+                        && largest_common.get(v.name.text) == Some(&(v.size_bytes(), v.span.start, input))
+                        && emitted.insert(v.name.text)
                 }
                 Item::Var(v) => {
                     emitted.insert(v.name.text);
@@ -217,14 +256,6 @@ pub fn link_ptx(inputs: &[(String, String)]) -> Result<String, String> {
         }
     }
     Ok(out)
-}
-
-/// Whether `name` is a function some input declares (`.extern`) and none defines.
-fn declared_only(parsed: &[(ptx_front::ast::Module<'_>, Vec<ptx_front::Diagnostic>)], name: &str) -> bool {
-    parsed
-        .iter()
-        .flat_map(|(m, _)| &m.items)
-        .any(|i| matches!(i, Item::Function(f) if f.name.text == name && f.body.is_none()))
 }
 
 fn span_of(item: &Item) -> std::ops::Range<usize> {
@@ -391,10 +422,11 @@ mod tests {
     fn weak_and_common_variables_are_kept_once_and_give_way_to_a_strong_one() {
         let module = |vars: &str| format!(".version 8.0\n.target sm_80\n.address_size 64\n{vars}\n");
         let a = module(".weak .global .align 4 .u32 order = 3;\n.common .global .align 8 .u64 slot;");
-        let b = module(".weak .global .align 4 .u32 order = 3;\n.common .global .align 8 .u64 slot;");
+        let b = module(".weak .global .align 4 .u32 order = 3;\n.common .global .align 8 .u64 slot[4];");
         let out = link_ptx(&[("a.ptx".into(), a.clone()), ("b.ptx".into(), b)]).unwrap();
         assert_eq!(out.matches(" order = 3").count(), 1, "{out}");
-        assert_eq!(out.matches(" slot;").count(), 1, "{out}");
+        assert_eq!(out.matches(" slot").count(), 1, "{out}");
+        assert!(out.contains(" slot[4];"), "the largest common declaration wins: {out}");
         let strong = module(".visible .global .align 4 .u32 order = 5;");
         let out = link_ptx(&[("a.ptx".into(), a), ("s.ptx".into(), strong.clone())]).unwrap();
         assert!(out.contains("order = 5") && !out.contains("order = 3"), "{out}");

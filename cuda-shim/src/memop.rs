@@ -166,7 +166,7 @@ fn holds(cond: Cond, now: u64, value: u64, wide: bool) -> bool {
     }
 }
 
-/// The word at `addr` (checked when the operation was queued; freeing memory waits for the stream).
+/// The word at `addr` (checked by `run` just before).
 fn load(addr: u64, wide: bool) -> u64 {
     // SAFETY: an aligned word of live device or registered host memory, touched only atomically here.
     unsafe {
@@ -179,6 +179,14 @@ fn load(addr: u64, wide: bool) -> u64 {
 }
 
 fn run(op: Op, cancel: &ptx_jit::Cancel) -> Result<(), CUresult> {
+    // Checked again now: a graph's operation, or one on another context's memory, may outlive the
+    // memory it was given.
+    match op {
+        Op::Wait { addr, wide, .. } | Op::Write { addr, wide, .. } | Op::Reduce { addr, wide, .. } => {
+            word_at(addr, wide).map_err(|_| CUDA_ERROR_ILLEGAL_ADDRESS)?
+        }
+        Op::Barrier => {}
+    }
     match op {
         Op::Wait {
             addr,

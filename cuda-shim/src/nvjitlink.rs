@@ -22,7 +22,7 @@
 //! NVIDIA's library optimises the LTO-IR inputs on their own, before our link: a call from LTO-IR
 //! into a function that only a PTX input defines stays an external call, which our link resolves.
 
-use crate::link::{input_ptx, link_ptx, Input};
+use crate::link::{input_ptx, link, Input};
 use crate::state::{Table, Tag};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -237,7 +237,8 @@ fn complete(l: &mut Linker) -> Result<(), (c_int, String)> {
         via = format!(" ({} LTO-IR input(s) through NVIDIA's nvJitLink)", l.lto_ir.len());
         ptx.push(("<LTO-IR>".into(), text));
     }
-    let text = link_ptx(&ptx).map_err(|e| (PTX_COMPILE, format!("link failed: {e}")))?;
+    let whole = !l.options.iter().any(|o| o == "-r");
+    let text = link(&ptx, whole).map_err(|e| (PTX_COMPILE, format!("link failed: {e}")))?;
     if let Err(diags) = ptx_jit::front(&text) {
         return Err((PTX_COMPILE, ptx_jit::one_line(&diags, "<linked>", &text)));
     }

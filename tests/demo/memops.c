@@ -136,6 +136,29 @@ int main(void) {
     CHECK(cuGraphExecDestroy(exec));
     CHECK(cuGraphDestroy(g));
 
+    /* Captured across two streams: a waits for a flag that b's branch sets (with a memset). The wait
+     * is captured first, and the graph runs its nodes one at a time: the memset must not be stuck
+     * behind it. */
+    CUevent fork, join;
+    CHECK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+    CUdeviceptr gate = words + 32;
+    CHECK(cuMemsetD32(gate, 0, 1));
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuEventRecord(fork, a));
+    CHECK(cuStreamWaitEvent(b, fork, 0));
+    CHECK(cuStreamWaitValue32(a, gate, 5, CU_STREAM_WAIT_VALUE_EQ));
+    CHECK(cuMemsetD32Async(gate, 5, 1, b));
+    CHECK(cuEventRecord(join, b));
+    CHECK(cuStreamWaitEvent(a, join, 0));
+    CHECK(cuStreamEndCapture(a, &g));
+    CHECK(cuGraphInstantiate(&exec, g, 0));
+    CHECK(cuGraphLaunch(exec, a));
+    CHECK(cuStreamSynchronize(a));
+    printf("captured wait and the memset of another branch that releases it: the graph finishes\n");
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g));
+
     /* An explicit batch-mem-op node: its parameters read back, set on the node and on the
      * executable graph. */
     CUstreamBatchMemOpParams w;

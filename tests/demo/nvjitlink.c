@@ -125,6 +125,21 @@ int main(void) {
     free(log);
     LINK(nvJitLinkDestroy(&h), OK);
 
+    /* A call nothing defines: an undefined reference, unless the link is relocatable (-r). */
+    LINK(nvJitLinkCreate(&h, 1, opts), OK);
+    LINK(nvJitLinkAddData(h, INPUT_PTX, CALLER, strlen(CALLER), "caller.ptx"), OK);
+    LINK(nvJitLinkComplete(h), PTX_COMPILE);
+    log = error_log(h);
+    ASSERT(strstr(log, "undefined reference to 'triple'"));
+    free(log);
+    LINK(nvJitLinkDestroy(&h), OK);
+    const char *relocatable[] = {"-arch=sm_80", "-r"};
+    LINK(nvJitLinkCreate(&h, 2, relocatable), OK);
+    LINK(nvJitLinkAddData(h, INPUT_PTX, CALLER, strlen(CALLER), "caller.ptx"), OK);
+    LINK(nvJitLinkComplete(h), OK);
+    LINK(nvJitLinkDestroy(&h), OK);
+    printf("an undefined reference, and the same link with -r\n");
+
     /* LTO-IR (only its magic number matters here) with NVIDIA's nvJitLink out of reach. */
     setenv("PTXJIT_NVJITLINK", "/nonexistent/libnvJitLink.so.13", 1);
     const char *lto[] = {"-arch=sm_80", "-lto"};

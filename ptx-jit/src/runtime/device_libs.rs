@@ -178,12 +178,13 @@ pub fn set_heap_limit(bytes: u64) {
 /// launch until `free`; null when the heap is full, as on a GPU.
 pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
     let rounded = size.div_ceil(16).saturating_mul(16);
+    let limit = HEAP_LIMIT.load(Ordering::Relaxed);
+    let fits = |used: u64| used.checked_add(rounded).filter(|&u| u <= limit);
     if size == 0
-        || HEAP_USED.fetch_add(rounded, Ordering::Relaxed).saturating_add(rounded) > HEAP_LIMIT.load(Ordering::Relaxed)
+        || HEAP_USED
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, fits)
+            .is_err()
     {
-        if size != 0 {
-            HEAP_USED.fetch_sub(rounded, Ordering::Relaxed);
-        }
         return 0;
     }
     // SAFETY: a plain allocation, freed only by `ptxjit_free`; zeroed so that what a kernel reads
@@ -199,7 +200,7 @@ pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
 }
 
 /// `free(ptr)` in a kernel: returns a block to the device heap. Null is ignored; a pointer the heap
-/// did not hand out ends the launch (when checked) and is never given to the host's allocator.
+/// did not hand out ends the launch and is never given to the host's allocator.
 pub extern "C" fn ptxjit_free(env: *const Env, ptr: u64) {
     if ptr == 0 {
         return;

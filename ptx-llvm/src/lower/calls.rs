@@ -4,6 +4,27 @@
 use super::*;
 
 impl<'ctx> Lowerer<'ctx> {
+    /// Refuses a function that has no body here and is not one of the device runtime's, before a
+    /// call or its address: on the host such a name would bind to the C library's namesake (`abort`).
+    pub(super) fn defined_somewhere(&self, f: &Function<'_>, name: &Name<'_>) -> R<()> {
+        if f.body.is_some()
+            || self.flavour != Flavour::Host
+            || self.aliases.contains(name.text)
+            || crate::builtin::DEVICE_FUNCTIONS.contains(&name.text)
+        {
+            return Ok(());
+        }
+        Err(Fail::Diag(Box::new(
+            Diagnostic::error(
+                Code::P0404,
+                name.span,
+                format!("`{}` is used but no module defines it", name.text),
+            )
+            .label("declared, never defined")
+            .help("link the module that defines it (cuLinkAddData, nvJitLink) before loading"),
+        )))
+    }
+
     pub(super) fn call<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
@@ -30,21 +51,7 @@ impl<'ctx> Lowerer<'ctx> {
         // first function of a `.calltargets` list).
         let (decl_rets, decl_params, target) = match scope.lookup(fname.text) {
             Some(Entry::Func(f)) => {
-                if f.body.is_none()
-                    && self.flavour == Flavour::Host
-                    && !crate::builtin::DEVICE_FUNCTIONS.contains(&fname.text)
-                {
-                    // On the host such a name would bind to the C library's namesake (`abort`).
-                    return Err(Fail::Diag(Box::new(
-                        Diagnostic::error(
-                            Code::P0404,
-                            fname.span,
-                            format!("`{}` is called but no module defines it", fname.text),
-                        )
-                        .label("declared, never defined")
-                        .help("link the module that defines it (cuLinkAddData, nvJitLink) before loading"),
-                    )));
-                }
+                self.defined_somewhere(f, fname)?;
                 let fv = *self
                     .funcs
                     .get(fname.text)

@@ -69,6 +69,15 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
+        // `.alias alias, aliasee;`: the alias's declaration stands for the aliasee's function.
+        for item in &m.items {
+            if let Item::Directive(ast::Directive::Alias { alias, aliasee, .. }) = item {
+                if let Some(&fv) = self.funcs.get(aliasee.text) {
+                    self.funcs.insert(alias.text.to_string(), fv);
+                    self.aliases.insert(alias.text.to_string());
+                }
+            }
+        }
         // Variables come after functions: their initializers may hold function addresses.
         for v in &vars {
             self.module_var(v)?;

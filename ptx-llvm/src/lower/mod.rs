@@ -199,6 +199,7 @@ fn lower_only<'ctx>(
         shared_offsets: HashMap::new(),
         shared_size: 0,
         funcs: HashMap::new(),
+        aliases: Default::default(),
         diags: vec![],
         asm_used: vec![],
         symbol_inits: vec![],
@@ -302,6 +303,8 @@ struct Lowerer<'ctx> {
     shared_offsets: HashMap<String, u64>,
     shared_size: u64,
     funcs: HashMap<String, FunctionValue<'ctx>>,
+    /// Names that `.alias` directives define as another function (`funcs` maps them to it).
+    aliases: std::collections::HashSet<String>,
     diags: Vec<Diagnostic>,
     /// Nvvm: instructions (by span start) lowered through inline PTX.
     asm_used: Vec<u32>,

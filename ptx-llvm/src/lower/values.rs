@@ -170,7 +170,8 @@ impl<'ctx> Lowerer<'ctx> {
                         let a = self.var_address(st, name, scope)?;
                         self.of_bits(a, want, false)
                     }
-                    Some(Entry::Func(_)) => {
+                    Some(Entry::Func(func)) => {
+                        self.defined_somewhere(func, name)?;
                         let f = *self
                             .funcs
                             .get(name.text)
