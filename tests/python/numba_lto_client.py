@@ -13,7 +13,10 @@ import tempfile
 import warnings
 
 import numpy as np
-from numba import cuda, float32
+from numba import cuda
+
+# The kernel numba_client.py runs through the driver's linker, here under LTO.
+from numba_client import TPB, block_sum
 
 warnings.simplefilter("ignore")  # numba's occupancy and host-array notes are not failures
 
@@ -45,22 +48,6 @@ def scale(x, k):
     i = cuda.grid(1)
     if i < x.size:
         x[i] *= k
-
-
-@cuda.jit
-def tile_sum(x, out):
-    part = cuda.shared.array(64, dtype=float32)
-    t = cuda.threadIdx.x
-    part[t] = x[cuda.grid(1)]
-    cuda.syncthreads()
-    s = 32
-    while s > 0:
-        if t < s:
-            part[t] += part[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = part[0]
 
 
 # numba's ABI for a foreign device function: the result through a pointer, a status returned.
@@ -108,10 +95,10 @@ def main():
     assert np.array_equal(d.copy_to_host(), x * np.float32(3))
     print("lto=False kernel (PTX linked by our nvJitLink alone): exact")
 
-    v = np.arange(64 * 32, dtype=np.float32)
-    sums = cuda.device_array(32, dtype=np.float32)
-    tile_sum[32, 64](cuda.to_device(v), sums)
-    assert np.array_equal(sums.copy_to_host(), v.reshape(32, 64).sum(axis=1))
+    v = np.arange(32 * TPB, dtype=np.uint32)
+    sums = cuda.device_array(32, dtype=np.uint32)
+    block_sum[32, TPB](cuda.to_device(v), sums)
+    assert np.array_equal(sums.copy_to_host(), v.reshape(32, TPB).sum(axis=1, dtype=np.uint32))
     print("shared-memory tree reduction under LTO: exact")
 
     with tempfile.TemporaryDirectory() as tmp:
