@@ -83,7 +83,7 @@ build/client: tests/demo/client.c venv
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
 	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe build/textures \
-	build/texrefs build/ipc build/memops
+	build/texrefs build/ipc build/memops build/device_heap
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
@@ -96,6 +96,7 @@ build/textures: tests/demo/textures.c
 build/texrefs: tests/demo/texrefs.c
 build/ipc: tests/demo/ipc.c
 build/memops: tests/demo/memops.c
+build/device_heap: tests/demo/device_heap.c
 build/peer_probe: tests/gpu/probes_c/peer_probe.c
 build/pointer_attributes: tests/gpu/probes_c/pointer_attributes.c
 build/sanitize_client: tests/faults/sanitize.c
@@ -186,7 +187,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/nvjitlink libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -235,6 +236,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== Stream memory operations: waits, writes, atomic reductions, capture, cancellation"
 	LD_LIBRARY_PATH=$(REL) ./build/memops | tee build/memops.out
 	grep -q "MEMOPS VERIFIED" build/memops.out
+	@echo; echo "== The device heap (malloc and free in kernels): its size, exhaustion, a foreign free, a new context's heap"
+	LD_LIBRARY_PATH=$(REL) ./build/device_heap | tee build/device_heap.out
+	grep -q "DEVICE HEAP VERIFIED" build/device_heap.out
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_textures | tee build/nvcc_textures.out
 	grep -q "TEXTURES VERIFIED" build/nvcc_textures.out
 	grep -q 'label="kernel add' build/graph.dot

@@ -95,6 +95,9 @@ pub fn destroy_ctx(h: usize, keep: bool) -> Result<(), CUresult> {
     EVENTS.retain(|_, e| e.ctx != h);
     c.streams.sticky.store(CUDA_SUCCESS, Ordering::Release);
     *c.config.lock() = Config::default();
+    if CONTEXTS.len() == keep as usize {
+        ptx_jit::reset_heap();
+    }
     Ok(())
 }
 
@@ -238,11 +241,13 @@ api! {
         match (limit, slot.as_mut()) {
             (8, _) | (_, None) => Err(CUDA_ERROR_UNSUPPORTED_LIMIT), // read-only or absent
             (_, Some(s)) => {
-                *s = v as u64;
                 if limit == MALLOC_HEAP_SIZE {
-                    // One device heap for the process: the last size set holds.
-                    ptx_jit::set_heap_limit(v as u64);
+                    // One device heap for the process: the last size set before a kernel uses it.
+                    if !ptx_jit::set_heap_limit(v as u64) {
+                        return Err(CUDA_ERROR_INVALID_VALUE);
+                    }
                 }
+                *s = v as u64;
                 Ok(())
             }
         }

@@ -68,6 +68,9 @@ impl<T> Table<T> {
     pub fn retain(&self, f: impl FnMut(&usize, &mut Arc<T>) -> bool) {
         self.map.lock().retain(f);
     }
+    pub fn len(&self) -> usize {
+        self.map.lock().len()
+    }
 }
 
 pub struct Context {

@@ -14,7 +14,7 @@ pub mod memory_map;
 pub mod nvptx;
 pub mod runtime;
 
-pub use runtime::device_libs::set_heap_limit;
+pub use runtime::device_libs::{reset_heap, set_heap_limit};
 pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
 pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr};
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// One conversion of a format: the spec text (`%08.3f`) and how many argument bytes it reads.
 fn conversions(fmt: &[u8]) -> Vec<(usize, usize, u8, usize)> {
@@ -162,21 +162,46 @@ pub extern "C" fn ptxjit_assertfail(
 // ---- the device heap ---------------------------------------------------------------------------
 
 /// The device heap's size (`CU_LIMIT_MALLOC_HEAP_SIZE`, 8 MiB by default as on a GPU): what kernels'
-/// `malloc` may hold at once. One heap for the process.
-static HEAP_LIMIT: AtomicU64 = AtomicU64::new(8 << 20);
+/// `malloc` may hold at once. One heap for the process, made again when its last context goes.
+static HEAP_LIMIT: AtomicU64 = AtomicU64::new(HEAP_DEFAULT);
 /// Bytes the heap's live blocks hold.
 static HEAP_USED: AtomicU64 = AtomicU64::new(0);
 /// Live blocks: address → size. Only these may be freed.
 static HEAP: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
 
-/// Sets the device heap's size (`cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`).
-pub fn set_heap_limit(bytes: u64) {
+/// The heap's size before any `cuCtxSetLimit`.
+const HEAP_DEFAULT: u64 = 8 << 20;
+/// Whether a kernel has called `malloc` since the heap was made: its size is fixed from then on.
+static HEAP_IN_USE: AtomicBool = AtomicBool::new(false);
+
+/// Sets the device heap's size (`cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`); false, as CUDA refuses
+/// it, once a kernel has used the heap.
+pub fn set_heap_limit(bytes: u64) -> bool {
+    if HEAP_IN_USE.load(Ordering::Relaxed) {
+        return false;
+    }
     HEAP_LIMIT.store(bytes, Ordering::Relaxed);
+    true
+}
+
+/// Frees every block and gives the heap its default size again: the last context is gone, and a
+/// GPU's heap goes with its context.
+pub fn reset_heap() {
+    let blocks = HEAP.lock().take().unwrap_or_default();
+    for (p, _) in blocks {
+        crate::memory_map::unregister(p);
+        // SAFETY: each block came from `calloc` in `ptxjit_malloc` and was live until taken above.
+        unsafe { libc::free(p as *mut libc::c_void) };
+    }
+    HEAP_USED.store(0, Ordering::Relaxed);
+    HEAP_LIMIT.store(HEAP_DEFAULT, Ordering::Relaxed);
+    HEAP_IN_USE.store(false, Ordering::Relaxed);
 }
 
 /// `malloc(size)` in a kernel: a block of the device heap, 16-byte aligned, valid in every thread and
 /// launch until `free`; null when the heap is full, as on a GPU.
 pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
+    HEAP_IN_USE.store(true, Ordering::Relaxed);
     let rounded = size.div_ceil(16).saturating_mul(16);
     let limit = HEAP_LIMIT.load(Ordering::Relaxed);
     let fits = |used: u64| used.checked_add(rounded).filter(|&u| u <= limit);
