@@ -100,6 +100,8 @@ pub struct KernelParams {
 pub struct Graph {
     /// Nodes in the order they were added, with the nodes each depends on.
     nodes: Mutex<Vec<(usize, Vec<usize>)>>,
+    /// The user objects it holds references to (`cuGraphRetainUserObject`).
+    pub user_objects: crate::user_object::Held,
 }
 
 /// A graph's nodes in the order they run, each with its job (`None`: nothing to do).
@@ -126,6 +128,8 @@ pub struct Exec {
     /// Held while a launch runs: two launches of one executable graph (on two streams) never run
     /// at the same time.
     running: Mutex<()>,
+    /// References to the graph's user objects when it was instantiated, held as long as this is.
+    _user_objects: crate::user_object::Held,
 }
 
 pub static GRAPHS: once_cell::sync::Lazy<Table<Graph>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Graph));
@@ -716,6 +720,7 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
         shape: shape(&graph)?,
         plan: Mutex::new(Arc::new(plan)),
         running: Mutex::new(()),
+        _user_objects: graph.user_objects.duplicate(),
     }) as Handle;
     Ok(())
 }

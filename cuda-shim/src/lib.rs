@@ -28,6 +28,7 @@ pub use proc::{api_names, implementation_table, resolve, resolve_for};
 mod state;
 pub mod stream;
 pub mod trace;
+mod user_object;
 
 pub use context::*;
 pub use device::*;

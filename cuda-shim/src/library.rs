@@ -128,6 +128,10 @@ api! {
         crate::device_check(dev)?;
         status(crate::launch::cuFuncSetAttribute(kernel, attr, v))
     }
+    fn cuKernelSetCacheConfig(kernel: Handle, cfg: c_int, dev: CUdevice) {
+        crate::device_check(dev)?;
+        status(crate::launch::cuFuncSetCacheConfig(kernel, cfg))
+    }
     fn cuLibraryLoadData(lib: *mut Handle, code: *const c_void, jit_opts: *mut c_int, jit_vals: *mut *mut c_void, n_jit: c_uint, lib_opts: *mut c_int, lib_vals: *mut *mut c_void, n_lib: c_uint) {
         library_options(n_lib, lib_opts, lib_vals, false)?;
         library_load(lib, code, n_jit, jit_opts, jit_vals)

@@ -25,6 +25,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::launch::launch_exports(),
         crate::memory::memory_exports(),
         crate::memop::memop_exports(),
+        crate::user_object::user_object_exports(),
         crate::stream::stream_exports(),
         crate::library::exports(),
         crate::link::exports(),

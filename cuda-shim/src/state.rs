@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Tag {
+    UserObject = 0,
     Context = 1,
     Module = 2,
     Function = 3,

@@ -1,5 +1,5 @@
-/* CUDA graphs through the driver API: stream capture across two streams, explicit construction, and
- * the errors capture gives. Prints GRAPHS VERIFIED or stops at the first difference.
+/* CUDA graphs through the driver API: stream capture across two streams, explicit construction, the
+ * errors capture gives, and user objects that graphs hold. Prints GRAPHS VERIFIED or stops at the first difference.
  *
  * 1. Capture: on stream a, a memset, then a fork to stream b through an event (b scales one half
  *    while a scales the other), a join back through a second event, a host function, and a copy.
@@ -46,6 +46,7 @@ static void CUDA_CB sleep_then_mark(void *data) {
     slept = 1;
 }
 static void CUDA_CB read_mark(void *data) { *(int *)data = slept; }
+static void CUDA_CB count_destroy(void *data) { ++*(volatile int *)data; }
 
 static void launch_scale(CUfunction f, CUstream s, CUdeviceptr p, unsigned n, unsigned k) {
     void *args[] = {&p, &n, &k};
@@ -295,6 +296,32 @@ int main(int argc, char **argv) {
     CHECK(cuStreamSynchronize(b));
     CHECK(cuMemcpyDtoH(host, buf, N * 4));
     ASSERT(host[0] == 5 && host[N - 1] == 5);
+
+    /* User objects: the destructor runs, on a thread of its own, once the program, the graph and
+     * the executable graph made from it have all let go. */
+    static volatile int destroyed;
+    CUuserObject uo;
+    CHECK(cuUserObjectCreate(&uo, (void *)&destroyed, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    EXPECT(cuUserObjectCreate(&uo, NULL, count_destroy, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    CUgraph ug;
+    CHECK(cuGraphCreate(&ug, 0));
+    CHECK(cuGraphRetainUserObject(ug, uo, 2, 0));
+    CHECK(cuGraphReleaseUserObject(ug, uo, 1));
+    EXPECT(cuGraphReleaseUserObject(ug, uo, 2), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuUserObjectRelease(uo, 1)); /* the program's: the graph still holds one */
+    CUgraphNode empty;
+    CHECK(cuGraphAddEmptyNode(&empty, ug, NULL, 0));
+    CUgraphExec uexec;
+    CHECK(cuGraphInstantiate(&uexec, ug, 0));
+    CHECK(cuGraphDestroy(ug)); /* the executable graph holds its own reference */
+    usleep(20000);
+    ASSERT(destroyed == 0);
+    CHECK(cuGraphLaunch(uexec, b));
+    CHECK(cuStreamSynchronize(b));
+    CHECK(cuGraphExecDestroy(uexec));
+    for (int i = 0; i < 100 && !destroyed; i++) usleep(10000);
+    ASSERT(destroyed == 1);
+    printf("user object destroyed once the program, the graph and the executable graph let go\n");
     printf("GRAPHS VERIFIED\n");
     return 0;
 }
