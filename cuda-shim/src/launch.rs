@@ -301,8 +301,8 @@ api! {
         let a = attrs(h, k);
         out(v, match attr {
             0 => max_threads(k) as c_int,                       // MAX_THREADS_PER_BLOCK
-            1 => k.static_shared as c_int,                      // SHARED_SIZE_BYTES
-            2 => 0,                                             // CONST_SIZE_BYTES: module constants are globals here
+            1 => k.shared_bytes as c_int,                       // SHARED_SIZE_BYTES
+            2 => k.const_bytes.min(c_int::MAX as u64) as c_int, // CONST_SIZE_BYTES: the module's `.const` bank
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
             4 => device::registers_per_thread() as c_int,       // NUM_REGS (see there)
             5 | 6 => device::sm() as i32,          // PTX_VERSION, BINARY_VERSION: the target it runs as

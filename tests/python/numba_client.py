@@ -140,6 +140,24 @@ def main():
             use_mix[8, 128](xs, ys)
             report(f"link=[.cu] external device function, lineinfo={lineinfo}", np.array_equal(ys, xs * 7 - np.arange(1000)))
 
+    # Function attributes as a GPU reports them: the module's constant bytes, and static shared bytes
+    # without the padding before dynamic shared memory (10 float32 take 40).
+    table = np.arange(24, dtype=np.int64)
+
+    @cuda.jit
+    def attrs_kernel(out):
+        c = cuda.const.array_like(table)
+        sm = cuda.shared.array(10, dtype=float32)
+        for j in range(10):
+            sm[j] = j
+        out[0] = c[cuda.threadIdx.x + 5] + sm[9]
+
+    o = np.zeros(1, dtype=np.float32)
+    attrs_kernel[1, 1](o)
+    k = next(iter(attrs_kernel.overloads.values()))
+    ok = o[0] == 14 and k.const_mem_size >= table.nbytes and k.shared_mem_per_block == 40
+    report("const and shared bytes of a kernel (cuFuncGetAttribute)", ok)
+
     # numba's in-kernel allocator (NRT): np.empty inside a kernel, a slice of it returned by a device
     # function, kept alive by reference counts; device-side malloc and free underneath.
     from numba.cuda import config

@@ -42,6 +42,7 @@ impl<'ctx> Lowerer<'ctx> {
                 }
             }
         }
+        self.shared_used = self.shared_size;
         // Dynamic shared memory starts 16-aligned, or as its declarations' `.align` asks.
         let dynamic_align = dynamic.iter().map(|v| v.alignment()).max().unwrap_or(1).max(16);
         self.shared_size = align_up(self.shared_size, dynamic_align);
@@ -109,6 +110,9 @@ impl<'ctx> Lowerer<'ctx> {
                 v.span,
                 "module variables without a size are not supported yet",
             ));
+        }
+        if v.space == Space::Const && v.linkage != Some(ast::Linkage::Extern) {
+            self.const_size += size;
         }
         if self.globals.contains_key(v.name.text) {
             return Err(unsupported(

@@ -63,6 +63,12 @@ pub struct KernelInfo {
     /// Bytes of static `.shared` memory; dynamic shared memory starts at this offset (aligned to 16, or
     /// to the largest `.align` of its declarations).
     pub static_shared: u64,
+    /// Bytes the static `.shared` variables take (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`): without the
+    /// padding before dynamic shared memory.
+    pub shared_bytes: u64,
+    /// Bytes of the module's `.const` variables, which every kernel of the module may read
+    /// (`CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`, the user constant bank ptxas reports).
+    pub const_bytes: u64,
     /// Bytes of the kernel's own `.local` variables, per thread (its callees' come on top).
     pub local_bytes: u64,
     /// Host flavour: how the runtime runs the kernel's CTAs.
@@ -198,6 +204,8 @@ fn lower_only<'ctx>(
         globals: HashMap::new(),
         shared_offsets: HashMap::new(),
         shared_size: 0,
+        shared_used: 0,
+        const_size: 0,
         funcs: HashMap::new(),
         aliases: Default::default(),
         diags: vec![],
@@ -302,6 +310,10 @@ struct Lowerer<'ctx> {
     /// Host flavour: offset of each `.shared` variable in the CTA's shared window.
     shared_offsets: HashMap<String, u64>,
     shared_size: u64,
+    /// Bytes the static `.shared` variables take, before the padding that aligns dynamic shared memory.
+    shared_used: u64,
+    /// Bytes of the module's `.const` variables (its user constant bank).
+    const_size: u64,
     funcs: HashMap<String, FunctionValue<'ctx>>,
     /// Names that `.alias` directives define as another function (`funcs` maps them to it).
     aliases: std::collections::HashSet<String>,
@@ -782,6 +794,8 @@ impl<'ctx> Lowerer<'ctx> {
             params,
             param_bytes: off,
             static_shared: self.shared_size,
+            shared_bytes: self.shared_used,
+            const_bytes: self.const_size,
             local_bytes,
             exec: Exec::Loop,
             max_threads: directive(".maxntid").map(|v| v.iter().product()),
