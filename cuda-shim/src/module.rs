@@ -289,7 +289,8 @@ fn render(diags: &[ptx_jit::Diagnostic], text: &str) {
 
 /// The CUDA error for a module or kernel the JIT refuses.
 fn load_error(diags: &[ptx_jit::Diagnostic]) -> CUresult {
-    // Broken syntax, names or headers are "invalid PTX" for sure. Anything else may be valid PTX
+    // Broken syntax, names or headers, and calls of functions no module defines (ptxas's "unresolved
+    // extern function") are "invalid PTX" for sure. Anything else may be valid PTX
     // beyond what the ISA table and the backend know yet (an opcode, modifier or type form), so it
     // is reported as "not supported" rather than blamed on the module.
     use ptx_jit::Code::*;
@@ -299,7 +300,7 @@ fn load_error(diags: &[ptx_jit::Diagnostic]) -> CUresult {
     let code = |c| diags.iter().any(|d| d.is_error() && d.code == c);
     if code(P0403) {
         CUDA_ERROR_OUT_OF_MEMORY
-    } else if broken || code(P0207) {
+    } else if broken || code(P0207) || code(P0404) {
         CUDA_ERROR_INVALID_PTX
     } else {
         CUDA_ERROR_NOT_SUPPORTED
