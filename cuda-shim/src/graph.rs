@@ -112,6 +112,9 @@ type Steps = Vec<(usize, Option<NodeJob>)>;
 #[derive(Clone)]
 struct Plan {
     steps: Steps,
+    /// References to the graph's user objects, held as long as a launch or an executable graph runs
+    /// this plan (an update swaps them with the plan).
+    user_objects: Arc<crate::user_object::Held>,
     /// Event record nodes and wait nodes, by node (of the graph instantiated from).
     records: Vec<(usize, Arc<crate::event::Event>)>,
     waits: Vec<(usize, Arc<crate::event::Event>)>,
@@ -128,8 +131,6 @@ pub struct Exec {
     /// Held while a launch runs: two launches of one executable graph (on two streams) never run
     /// at the same time.
     running: Mutex<()>,
-    /// References to the graph's user objects when it was instantiated, held as long as this is.
-    _user_objects: crate::user_object::Held,
 }
 
 pub static GRAPHS: once_cell::sync::Lazy<Table<Graph>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Graph));
@@ -662,8 +663,14 @@ fn event_record_job(e: Arc<crate::event::Event>) -> NodeJob {
 
 fn child_job(child: usize) -> Result<NodeJob, CUresult> {
     let g = GRAPHS.get(child)?;
-    let steps = plan(&g, None)?.steps;
-    Ok(Arc::new(move || run(&steps)))
+    // The child's user objects live as long as the node's work does.
+    let Plan {
+        steps, user_objects, ..
+    } = plan(&g, None)?;
+    Ok(Arc::new(move || {
+        let _keep = &user_objects;
+        run(&steps)
+    }))
 }
 
 /// What a launch of `g` runs: its nodes in a dependency order with their jobs, and its event nodes.
@@ -674,6 +681,7 @@ fn plan(g: &Graph, keys: Option<&[usize]>) -> Result<Plan, CUresult> {
         g.nodes.lock().iter().enumerate().map(|(i, n)| (n.0, i)).collect();
     let key = |h: usize| keys.map_or(h, |k| k[position[&h]]);
     let mut plan = Plan {
+        user_objects: Arc::new(g.user_objects.duplicate()),
         steps: vec![],
         records: vec![],
         waits: vec![],
@@ -720,7 +728,6 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
         shape: shape(&graph)?,
         plan: Mutex::new(Arc::new(plan)),
         running: Mutex::new(()),
-        _user_objects: graph.user_objects.duplicate(),
     }) as Handle;
     Ok(())
 }

@@ -36,7 +36,7 @@ fn attrs(h: usize, k: &ptx_jit::KernelInfo) -> FuncAttrs {
 fn default_attrs(k: &ptx_jit::KernelInfo) -> FuncAttrs {
     FuncAttrs {
         // Without an opt-in, static plus dynamic shared memory stays within the 48 KiB default.
-        max_dynamic_shared: dev::MAX_SHARED_PER_BLOCK.saturating_sub(k.static_shared),
+        max_dynamic_shared: dev::MAX_SHARED_PER_BLOCK.saturating_sub(k.shared_bytes),
         carveout: -1,
         cache: 0,
         name: None,
@@ -302,7 +302,7 @@ api! {
         out(v, match attr {
             0 => max_threads(k) as c_int,                       // MAX_THREADS_PER_BLOCK
             1 => k.shared_bytes as c_int,                       // SHARED_SIZE_BYTES
-            2 => k.const_bytes.min(c_int::MAX as u64) as c_int, // CONST_SIZE_BYTES: the module's `.const` bank
+            2 => k.const_bytes.min(c_int::MAX as u64) as c_int, // CONST_SIZE_BYTES: the `.const` bank it reaches
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
             4 => device::registers_per_thread() as c_int,       // NUM_REGS (see there)
             5 | 6 => device::sm() as i32,          // PTX_VERSION, BINARY_VERSION: the target it runs as
@@ -324,7 +324,7 @@ api! {
         let mut a = attrs(h, k);
         match attr {
             8 => {
-                if v < 0 || k.static_shared + v as u64 > device::max_shared_per_block_optin() {
+                if v < 0 || k.shared_bytes + v as u64 > device::max_shared_per_block_optin() {
                     return Err(CUDA_ERROR_INVALID_VALUE);
                 }
                 a.max_dynamic_shared = v as u64;
@@ -423,7 +423,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let per_block = (device::max_shared_per_sm() / blocks as u64).min(device::max_shared_per_block_optin());
-        out(size, per_block.saturating_sub(kernel(&fo)?.info.static_shared) as usize)
+        out(size, per_block.saturating_sub(kernel(&fo)?.info.shared_bytes) as usize)
     }
 }
 

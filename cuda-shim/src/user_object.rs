@@ -1,8 +1,9 @@
 //! User objects (`cuUserObjectCreate`): a host pointer and a destructor, reference counted by the
 //! program and by the graphs that hold it (`cuGraphRetainUserObject`), so that resources a graph's
-//! work needs live as long as the graph, and as every executable graph made from it. The
-//! destructor runs on a thread of its own once the last reference goes, as CUDA runs it outside
-//! the calling thread (and it may not call CUDA).
+//! work needs live as long as the graph, every executable graph made from it (until an update
+//! brings another graph's) and every launch in flight. Destructors run on one thread of their own,
+//! in order, once the last reference goes, as CUDA runs them outside the calling thread (and they
+//! may not call CUDA).
 
 use crate::errors::*;
 use crate::state::{Table, Tag};
@@ -41,11 +42,32 @@ pub fn release(h: usize, n: u64) -> Result<(), CUresult> {
     if *refs == 0 {
         drop(refs);
         OBJECTS.remove(h)?;
-        let (ptr, destroy) = (o.ptr, o.destroy);
-        // SAFETY: the program gave this destructor for this pointer; it runs once.
-        std::thread::spawn(move || unsafe { destroy(ptr as *mut c_void) });
+        destructor_thread(o.ptr, o.destroy);
     }
     Ok(())
+}
+
+/// Runs a destructor on the one thread that runs them all, in the order their objects died, as CUDA
+/// does.
+fn destructor_thread(ptr: usize, destroy: Destroy) {
+    static QUEUE: Mutex<Option<std::sync::mpsc::Sender<(usize, Destroy)>>> = Mutex::new(None);
+    let mut q = QUEUE.lock();
+    let tx = q.get_or_insert_with(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Destroy)>();
+        let spawned = std::thread::Builder::new()
+            .name("cuda-user-objects".into())
+            .spawn(move || {
+                for (ptr, destroy) in rx {
+                    // SAFETY: the program gave this destructor for this pointer; it runs once.
+                    unsafe { destroy(ptr as *mut c_void) };
+                }
+            });
+        if spawned.is_err() {
+            eprintln!("ptx-jit: no thread for user objects' destructors; they will not run");
+        }
+        tx
+    });
+    let _ = tx.send((ptr, destroy));
 }
 
 /// References a graph (or an executable graph) holds: object → count.
@@ -75,11 +97,11 @@ impl Held {
     }
     /// The same references again, for an executable graph made from this graph.
     pub fn duplicate(&self) -> Held {
-        let held = self.0.lock().clone();
-        for &(h, n) in &held {
+        let held = self.0.lock();
+        for &(h, n) in held.iter() {
             let _ = retain(h, n);
         }
-        Held(Mutex::new(held))
+        Held(Mutex::new(held.clone()))
     }
 }
 
@@ -95,7 +117,7 @@ api! {
     exports = user_object_exports;
     fn cuUserObjectCreate(obj: *mut Handle, ptr: *mut c_void, destroy: *mut c_void, refs: c_uint, flags: c_uint) {
         init_check()?;
-        if obj.is_null() || destroy.is_null() || refs == 0 || flags != NO_DESTRUCTOR_SYNC {
+        if obj.is_null() || destroy.is_null() || refs == 0 || refs > i32::MAX as c_uint || flags != NO_DESTRUCTOR_SYNC {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         // SAFETY: a CUhostFn, as cuda.h declares the parameter.
@@ -109,21 +131,21 @@ api! {
     }
     fn cuUserObjectRetain(obj: Handle, n: c_uint) {
         init_check()?;
-        if n == 0 {
+        if n == 0 || n > i32::MAX as c_uint {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         retain(obj as usize, n as u64)
     }
     fn cuUserObjectRelease(obj: Handle, n: c_uint) {
         init_check()?;
-        if n == 0 {
+        if n == 0 || n > i32::MAX as c_uint {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         release(obj as usize, n as u64)
     }
     fn cuGraphRetainUserObject(g: Handle, obj: Handle, n: c_uint, flags: c_uint) {
         init_check()?;
-        if n == 0 || flags & !MOVE != 0 {
+        if n == 0 || n > i32::MAX as c_uint || flags & !MOVE != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let graph = crate::graph::GRAPHS.get(g as usize)?;
@@ -137,7 +159,7 @@ api! {
     }
     fn cuGraphReleaseUserObject(g: Handle, obj: Handle, n: c_uint) {
         init_check()?;
-        if n == 0 {
+        if n == 0 || n > i32::MAX as c_uint {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         crate::graph::GRAPHS.get(g as usize)?.user_objects.remove(obj as usize, n as u64)

@@ -322,6 +322,24 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 100 && !destroyed; i++) usleep(10000);
     ASSERT(destroyed == 1);
     printf("user object destroyed once the program, the graph and the executable graph let go\n");
+    /* A child graph's references live on in the parent that copied it. */
+    destroyed = 0;
+    CHECK(cuUserObjectCreate(&uo, (void *)&destroyed, count_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CUgraph child, parent;
+    CHECK(cuGraphCreate(&child, 0));
+    CHECK(cuGraphRetainUserObject(child, uo, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    CHECK(cuGraphAddEmptyNode(&empty, child, NULL, 0));
+    CHECK(cuGraphCreate(&parent, 0));
+    CUgraphNode cn;
+    CHECK(cuGraphAddChildGraphNode(&cn, parent, NULL, 0, child));
+    CHECK(cuGraphDestroy(child));
+    usleep(20000);
+    ASSERT(destroyed == 0);
+    CHECK(cuGraphDestroy(parent));
+    for (int i = 0; i < 100 && !destroyed; i++) usleep(10000);
+    ASSERT(destroyed == 1);
+    EXPECT(cuUserObjectRelease(uo, 1), CUDA_ERROR_INVALID_HANDLE);
+    printf("a child graph's user object lives as long as the parent that copied it\n");
     printf("GRAPHS VERIFIED\n");
     return 0;
 }

@@ -174,6 +174,13 @@ const HEAP_DEFAULT: u64 = 8 << 20;
 /// Whether a kernel has called `malloc` since the heap was made: its size is fixed from then on.
 static HEAP_IN_USE: AtomicBool = AtomicBool::new(false);
 
+/// A kernel called `malloc` or `free`: the heap's size is fixed from now on.
+fn heap_used() {
+    if !HEAP_IN_USE.load(Ordering::Relaxed) {
+        HEAP_IN_USE.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Sets the device heap's size (`cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`); false, as CUDA refuses
 /// it, once a kernel has used the heap.
 pub fn set_heap_limit(bytes: u64) -> bool {
@@ -188,12 +195,13 @@ pub fn set_heap_limit(bytes: u64) -> bool {
 /// GPU's heap goes with its context.
 pub fn reset_heap() {
     let blocks = HEAP.lock().take().unwrap_or_default();
-    for (p, _) in blocks {
+    for (p, size) in blocks {
         crate::memory_map::unregister(p);
+        // What was taken, not a store of 0: a `malloc` racing this keeps its own count right.
+        HEAP_USED.fetch_sub(size, Ordering::Relaxed);
         // SAFETY: each block came from `calloc` in `ptxjit_malloc` and was live until taken above.
         unsafe { libc::free(p as *mut libc::c_void) };
     }
-    HEAP_USED.store(0, Ordering::Relaxed);
     HEAP_LIMIT.store(HEAP_DEFAULT, Ordering::Relaxed);
     HEAP_IN_USE.store(false, Ordering::Relaxed);
 }
@@ -201,7 +209,7 @@ pub fn reset_heap() {
 /// `malloc(size)` in a kernel: a block of the device heap, 16-byte aligned, valid in every thread and
 /// launch until `free`; null when the heap is full, as on a GPU.
 pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
-    HEAP_IN_USE.store(true, Ordering::Relaxed);
+    heap_used();
     let rounded = size.div_ceil(16).saturating_mul(16);
     let limit = HEAP_LIMIT.load(Ordering::Relaxed);
     let fits = |used: u64| used.checked_add(rounded).filter(|&u| u <= limit);
@@ -227,6 +235,7 @@ pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
 /// `free(ptr)` in a kernel: returns a block to the device heap. Null is ignored; a pointer the heap
 /// did not hand out ends the launch and is never given to the host's allocator.
 pub extern "C" fn ptxjit_free(env: *const Env, ptr: u64) {
+    heap_used();
     if ptr == 0 {
         return;
     }

@@ -168,10 +168,12 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         )));
     }
     let max_shared = crate::device::profile().shared_per_block_optin;
-    if k.info.static_shared + l.dynamic_shared > max_shared {
+    // The limit counts the variables' bytes, as CUDA's attributes do, not the padding this backend
+    // puts before dynamic shared memory.
+    if k.info.shared_bytes + l.dynamic_shared > max_shared {
         return Err(LaunchError::OutOfResources(format!(
             "{} bytes of shared memory per block (max {max_shared})",
-            k.info.static_shared + l.dynamic_shared
+            k.info.shared_bytes + l.dynamic_shared
         )));
     }
     if (l.params.len() as u64) < k.info.param_bytes {

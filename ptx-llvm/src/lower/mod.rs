@@ -66,7 +66,7 @@ pub struct KernelInfo {
     /// Bytes the static `.shared` variables take (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`): without the
     /// padding before dynamic shared memory.
     pub shared_bytes: u64,
-    /// Bytes of the module's `.const` variables, which every kernel of the module may read
+    /// Bytes of the `.const` variables lowered with the kernel, which are those it can reach
     /// (`CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`, the user constant bank ptxas reports).
     pub const_bytes: u64,
     /// Bytes of the kernel's own `.local` variables, per thread (its callees' come on top).
