@@ -34,27 +34,32 @@ static CUmodule load(size_t heap) {
     return m;
 }
 
+/* Runs `take` (each of 64 threads mallocs 32 KiB) and counts the threads that got memory, which
+ * is 16-byte aligned. */
+static int take(CUmodule m, CUdeviceptr ptrs, uint64_t *p) {
+    void *args[] = {&ptrs};
+    launch_block(m, "take", 64, 1, args);
+    CHECK(cuMemcpyDtoH(p, ptrs, 64 * 8));
+    int got = 0;
+    for (int i = 0; i < 64; i++) {
+        ASSERT(p[i] % 16 == 0);
+        got += p[i] != 0;
+    }
+    return got;
+}
+
 int main(void) {
     CUcontext ctx = context_on_device0();
     CUmodule m = load(1 << 20);
     CUdeviceptr ptrs;
     CHECK(cuMemAlloc(&ptrs, 64 * 8));
     void *args[] = {&ptrs};
-    launch_block(m, "take", 64, 1, args);
     uint64_t p[64];
-    CHECK(cuMemcpyDtoH(p, ptrs, sizeof p));
-    int got = 0;
-    for (int i = 0; i < 64; i++) {
-        ASSERT(p[i] % 16 == 0);
-        got += p[i] != 0;
-    }
+    int got = take(m, ptrs, p);
     ASSERT(got == 32);
     printf("64 mallocs of 32 KiB in a 1 MiB heap: %d get memory, the rest null\n", got);
     launch_block(m, "give_back", 64, 1, args);
-    launch_block(m, "take", 64, 1, args);
-    CHECK(cuMemcpyDtoH(p, ptrs, sizeof p));
-    got = 0;
-    for (int i = 0; i < 64; i++) got += p[i] != 0;
+    got = take(m, ptrs, p);
     ASSERT(got == 32);
     printf("freed and taken again: %d\n", got);
     EXPECT(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 2 << 20), CUDA_ERROR_INVALID_VALUE);
@@ -74,10 +79,7 @@ int main(void) {
     ctx = context_on_device0();
     m = load(2 << 20);
     CHECK(cuMemAlloc(&ptrs, 64 * 8));
-    launch_block(m, "take", 64, 1, args);
-    CHECK(cuMemcpyDtoH(p, ptrs, sizeof p));
-    got = 0;
-    for (int i = 0; i < 64; i++) got += p[i] != 0;
+    got = take(m, ptrs, p);
     ASSERT(got == 64);
     printf("a new context's 2 MiB heap: all %d get memory\n", got);
     CHECK(cuCtxDestroy(ctx));
