@@ -522,8 +522,8 @@ unsafe fn batch_mem_op_node(p: *const BatchMemOpParams) -> Result<(MemOps, NodeJ
     } else {
         p.ctx as usize
     };
-    let words = crate::memop::batch_ops(p.count, p.ops, p.flags)?;
-    let job = crate::memop::batch_job(&*CONTEXTS.get(ctx)?, &words)?;
+    let (words, ops) = crate::memop::batch_ops(p.count, p.ops, p.flags)?;
+    let job = crate::memop::batch_job(&*CONTEXTS.get(ctx)?, ops);
     Ok(((ctx, Arc::new(words)), job))
 }
 

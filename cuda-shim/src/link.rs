@@ -48,8 +48,29 @@ impl Input {
     }
 }
 
-/// The PTX text of one linker input, or why it cannot be linked (and the driver's error code).
-pub(crate) fn input_ptx(kind: Input, data: &[u8], sm: u32, name: &str) -> Result<String, (String, CUresult)> {
+/// The number of a target name: `sm_90a` and `compute_90` are 90 (an `a` or `f` suffix names the
+/// base architecture).
+pub(crate) fn sm_number(target: &str) -> Option<u32> {
+    let n = target.strip_prefix("sm_").or_else(|| target.strip_prefix("compute_"))?;
+    n.trim_end_matches(['a', 'f']).parse().ok()
+}
+
+/// The architecture a parsed module's `.target` names first.
+fn target_of(m: &ptx_front::ast::Module<'_>) -> Option<u32> {
+    m.directives.iter().find_map(|d| match d {
+        ModuleDirective::Target { targets, .. } => targets.first().and_then(|t| sm_number(t.text)),
+        _ => None,
+    })
+}
+
+/// The PTX text of one linker input and the architecture its `.target` names, or why it cannot be
+/// linked (and the driver's error code).
+pub(crate) fn input_ptx(
+    kind: Input,
+    data: &[u8],
+    sm: u32,
+    name: &str,
+) -> Result<(String, Option<u32>), (String, CUresult)> {
     let text = match kind {
         Input::Ptx => {
             let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
@@ -78,11 +99,13 @@ pub(crate) fn input_ptx(kind: Input, data: &[u8], sm: u32, name: &str) -> Result
         }
     };
     // Check the input now, as the driver does, so the error names the input it comes from.
-    let (_, diags) = ptx_front::parser::parse(&text);
+    let (m, diags) = ptx_front::parser::parse(&text);
     if diags.iter().any(|d| d.is_error()) {
         return Err((ptx_jit::one_line(&diags, name, &text), CUDA_ERROR_INVALID_PTX));
     }
-    Ok(text)
+    let target = target_of(&m);
+    drop(m);
+    Ok((text, target))
 }
 
 /// One linked PTX text out of several PTX modules (`(name, text)`).
@@ -103,12 +126,18 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         }
     }
     let defines = |f: &Function| f.body.is_some();
-    // Names defined with external linkage by some input, strong first.
+    // Names defined with external linkage by some input, strong first; functions only declared; and
+    // each common symbol's largest declaration: (bytes, where, input), the first of that size.
     let mut strong = std::collections::HashSet::new();
     let mut any_def = std::collections::HashSet::new();
-    for (m, _) in &parsed {
+    let mut declared = std::collections::HashSet::new();
+    let mut largest_common: std::collections::HashMap<&str, (u64, u32, usize)> = Default::default();
+    for (input, (m, _)) in parsed.iter().enumerate() {
         for item in &m.items {
             match item {
+                Item::Function(f) if !defines(f) => {
+                    declared.insert(f.name.text);
+                }
                 Item::Function(f) if defines(f) => {
                     if f.linkage == Some(Linkage::Visible) && !strong.insert(f.name.text) {
                         return Err(format!("duplicate definition of '{}'", f.name.text));
@@ -121,6 +150,13 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
                 Item::Var(v) if v.linkage != Some(Linkage::Extern) => {
                     if v.linkage == Some(Linkage::Visible) && !strong.insert(v.name.text) {
                         return Err(format!("duplicate definition of '{}'", v.name.text));
+                    }
+                    if v.linkage == Some(Linkage::Common) {
+                        let here = (v.size_bytes(), v.span.start, input);
+                        let best = largest_common.entry(v.name.text).or_insert(here);
+                        if here.0 > best.0 {
+                            *best = here;
+                        }
                     }
                     any_def.insert(v.name.text);
                 }
@@ -135,16 +171,7 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
             match d {
                 ModuleDirective::Version { major, minor, .. } => version = version.max((*major, *minor)),
                 ModuleDirective::Target { targets, .. } => {
-                    let n = targets
-                        .first()
-                        .and_then(|t| {
-                            t.text
-                                .trim_start_matches("sm_")
-                                .trim_end_matches(['a', 'f'])
-                                .parse()
-                                .ok()
-                        })
-                        .unwrap_or(0);
+                    let n = targets.first().and_then(|t| sm_number(t.text)).unwrap_or(0);
                     if target.is_empty() || n > sm {
                         sm = n;
                         target = targets.iter().map(|t| t.text).collect::<Vec<_>>().join(", ");
@@ -156,14 +183,6 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
     }
     // A function some input calls that no input defines, and not one of the device runtime's, is
     // an undefined reference, as NVIDIA's linkers report it.
-    let declared: std::collections::HashSet<&str> = parsed
-        .iter()
-        .flat_map(|(m, _)| &m.items)
-        .filter_map(|i| match i {
-            Item::Function(f) if f.body.is_none() => Some(f.name.text),
-            _ => None,
-        })
-        .collect();
     for (m, _) in parsed.iter().filter(|_| whole) {
         for item in &m.items {
             let Item::Function(f) = item else { continue };
@@ -194,21 +213,6 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         ".version {}.{}\n.target {target}\n.address_size 64\n",
         version.0, version.1
     );
-    // Each common symbol's largest declaration: (bytes, where, input), the first of that size.
-    let mut largest_common: std::collections::HashMap<&str, (u64, u32, usize)> = Default::default();
-    for (input, (m, _)) in parsed.iter().enumerate() {
-        for item in &m.items {
-            if let Item::Var(v) = item {
-                if v.linkage == Some(Linkage::Common) {
-                    let here = (v.size_bytes(), v.span.start, input);
-                    let best = largest_common.entry(v.name.text).or_insert(here);
-                    if here.0 > best.0 {
-                        *best = here;
-                    }
-                }
-            }
-        }
-    }
     let mut emitted = std::collections::HashSet::new();
     for (input, ((name, text), (m, _))) in inputs.iter().zip(&parsed).enumerate() {
         out.push_str(&format!("\n// ---- {name}\n"));
@@ -278,7 +282,7 @@ unsafe fn add_input(state: Handle, kind: c_int, data: &[u8], name: &str) -> Resu
     };
     let kind = Input::of_driver(kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     match input_ptx(kind, data, crate::device::sm(), name) {
-        Ok(text) => {
+        Ok((text, _)) => {
             l.inputs.lock().push((name.to_string(), text));
             Ok(())
         }

@@ -38,7 +38,7 @@ mod kind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cond {
+pub(crate) enum Cond {
     /// `(int)(*addr - value) >= 0`: at or past `value`, wrapping.
     Geq,
     Eq,
@@ -49,14 +49,15 @@ enum Cond {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reduce {
+pub(crate) enum Reduce {
     Add,
     And,
     Or,
 }
 
+/// One memory operation, decoded and checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     Wait {
         addr: u64,
         value: u64,
@@ -257,33 +258,28 @@ fn queue(s: Handle, ops: Vec<Op>) -> Result<(), CUresult> {
     run_async(s, Some(crate::graph::NodeType::BatchMemOp), job(ops, cancel))
 }
 
-/// A batch's operations (`CUstreamBatchMemOpParams`, as words), checked.
+/// A batch's operations as given (`CUstreamBatchMemOpParams`, as words), and decoded.
 pub(crate) unsafe fn batch_ops(
     count: c_uint,
     params: *const [u64; 6],
     flags: c_uint,
-) -> Result<Vec<[u64; 6]>, CUresult> {
+) -> Result<(Vec<[u64; 6]>, Vec<Op>), CUresult> {
     if count == 0 || count > MAX_BATCH || params.is_null() || flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let words = std::slice::from_raw_parts(params, count as usize).to_vec();
-    words.iter().try_for_each(|p| batch_op(p).map(drop))?;
-    Ok(words)
+    let ops = words.iter().map(batch_op).collect::<Result<_, _>>()?;
+    Ok((words, ops))
 }
 
-/// A graph node's work for a checked batch: its waits end when context `ctx` is destroyed.
-pub(crate) fn batch_job(ctx: &crate::state::Context, words: &[[u64; 6]]) -> Result<crate::graph::NodeJob, CUresult> {
-    let ops = words.iter().map(batch_op).collect::<Result<Vec<_>, _>>()?;
-    Ok(Arc::new(job(ops, ctx.cancel.clone())))
+/// A graph node's work for a batch: its waits end when context `ctx` is destroyed.
+pub(crate) fn batch_job(ctx: &crate::state::Context, ops: Vec<Op>) -> crate::graph::NodeJob {
+    Arc::new(job(ops, ctx.cancel.clone()))
 }
 
 unsafe fn batch(s: Handle, count: c_uint, params: *const [u64; 6], flags: c_uint) -> Result<(), CUresult> {
     init_check()?;
-    let ops = batch_ops(count, params, flags)?
-        .iter()
-        .map(batch_op)
-        .collect::<Result<Vec<_>, _>>()?;
-    queue(s, ops)
+    queue(s, batch_ops(count, params, flags)?.1)
 }
 
 api! {

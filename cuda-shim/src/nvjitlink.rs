@@ -22,7 +22,7 @@
 //! NVIDIA's library optimises the LTO-IR inputs on their own, before our link: a call from LTO-IR
 //! into a function that only a PTX input defines stays an external call, which our link resolves.
 
-use crate::link::{input_ptx, link, Input};
+use crate::link::{input_ptx, link, sm_number, Input};
 use crate::state::{Table, Tag};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -136,19 +136,13 @@ fn usable(h: Handle, f: impl FnOnce(&mut Linker) -> c_int) -> c_int {
     .unwrap_or_else(|e| e)
 }
 
-/// The `NN` of an `-arch` value: `sm_NN`, or `compute_NN`, which the header allows when only PTX is
-/// produced, as it always is here (`sm_90a` and `sm_100f` name their base architecture).
-fn arch(value: &str) -> Option<u32> {
-    let n = value.strip_prefix("sm_").or_else(|| value.strip_prefix("compute_"))?;
-    n.trim_end_matches(['a', 'f']).parse().ok()
-}
-
 /// The linker's options, or the error and its log line.
 fn parse_options(options: &[String]) -> Result<u32, (c_int, String)> {
     let mut sm = None;
     for o in options {
         if let Some(v) = o.strip_prefix("-arch=") {
-            sm = Some(arch(v).ok_or((UNRECOGNIZED_ARCH, format!("unrecognized -arch value `{v}`")))?);
+            // `compute_NN` too, which the header allows when only PTX is produced.
+            sm = Some(sm_number(v).ok_or((UNRECOGNIZED_ARCH, format!("unrecognized -arch value `{v}`")))?);
         } else if !(FLAGS.contains(&o.as_str()) || WITH_VALUE.iter().any(|k| o.starts_with(k))) {
             return Err((UNRECOGNIZED_OPTION, format!("unrecognized option `{o}`")));
         }
@@ -194,10 +188,11 @@ fn add(l: &mut Linker, kind: c_int, data: &[u8], name: &str) -> Result<(), (c_in
             ))
         }
     };
-    let text = input_ptx(input, data, l.sm, name).map_err(|(msg, _)| (INVALID_INPUT, format!("{name}: {msg}")))?;
+    let (text, target) =
+        input_ptx(input, data, l.sm, name).map_err(|(msg, _)| (INVALID_INPUT, format!("{name}: {msg}")))?;
     // NVIDIA's library compiles each PTX input as it is added, so PTX for a newer architecture than
     // `-arch` fails here, as a compile error.
-    if let Some(sm) = target_of(&text).filter(|&sm| sm > l.sm) {
+    if let Some(sm) = target.filter(|&sm| sm > l.sm) {
         return Err((
             PTX_COMPILE,
             format!("{name}: PTX for sm_{sm} cannot be compiled for -arch=sm_{}", l.sm),
@@ -205,15 +200,6 @@ fn add(l: &mut Linker, kind: c_int, data: &[u8], name: &str) -> Result<(), (c_in
     }
     l.ptx.push((name.to_string(), text));
     Ok(())
-}
-
-/// The architecture a PTX module's `.target` names.
-fn target_of(text: &str) -> Option<u32> {
-    let (m, _) = ptx_front::parser::parse(text);
-    m.directives.iter().find_map(|d| match d {
-        ptx_front::ast::ModuleDirective::Target { targets, .. } => targets.first().and_then(|t| arch(t.text)),
-        _ => None,
-    })
 }
 
 /// Links what `l` holds: its LTO-IR through NVIDIA's nvJitLink first, then all PTX; checks the result.
@@ -248,9 +234,7 @@ fn complete(l: &mut Linker) -> Result<(), (c_int, String)> {
         l.sm,
         t.elapsed().as_secs_f64() * 1e3
     );
-    let mut bytes = text.into_bytes();
-    bytes.push(0);
-    l.linked = Some(bytes);
+    l.linked = Some(with_nul(&text));
     Ok(())
 }
 
@@ -435,10 +419,7 @@ pub unsafe extern "C" fn ptxjit_nvJitLinkCreate(handle: *mut Handle, n: u32, opt
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkDestroy(handle: *mut Handle) -> c_int {
     guard(|| {
-        if handle.is_null() {
-            return NULL_INPUT;
-        }
-        if (*handle).is_null() {
+        if handle.is_null() || (*handle).is_null() {
             return NULL_INPUT;
         }
         match LINKERS.remove(*handle as usize) {
@@ -522,8 +503,8 @@ unsafe fn copy_out(h: Handle, out: *mut c_void, what: impl FnOnce(&Linker) -> Re
 }
 
 /// The linked image: PTX, which this project's driver loads as NVIDIA's loads a cubin.
-fn linked(l: &Linker) -> Result<Vec<u8>, c_int> {
-    l.linked.clone().ok_or(INTERNAL)
+fn linked(l: &Linker) -> Result<&[u8], c_int> {
+    l.linked.as_deref().ok_or(INTERNAL)
 }
 
 fn with_nul(s: &str) -> Vec<u8> {
@@ -534,22 +515,22 @@ fn with_nul(s: &str) -> Vec<u8> {
 
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkGetLinkedCubinSize(h: Handle, size: *mut usize) -> c_int {
-    size_of(h, size, |l| linked(l).map(|b| b.len()))
+    size_of(h, size, |l| linked(l).map(<[u8]>::len))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkGetLinkedCubin(h: Handle, out: *mut c_void) -> c_int {
-    copy_out(h, out, linked)
+    copy_out(h, out, |l| linked(l).map(<[u8]>::to_vec))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkGetLinkedPtxSize(h: Handle, size: *mut usize) -> c_int {
-    size_of(h, size, |l| linked(l).map(|b| b.len()))
+    size_of(h, size, |l| linked(l).map(<[u8]>::len))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn ptxjit_nvJitLinkGetLinkedPtx(h: Handle, out: *mut c_char) -> c_int {
-    copy_out(h, out.cast(), linked)
+    copy_out(h, out.cast(), |l| linked(l).map(<[u8]>::to_vec))
 }
 
 /// Linking into LTO-IR needs NVIDIA's compiler: refused, with a line in the error log.
