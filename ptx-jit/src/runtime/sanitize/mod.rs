@@ -493,6 +493,7 @@ struct Conflict {
 /// earlier access, if any.
 fn race_byte(s: &mut Shadow, me: Acc, how: How) -> Option<Conflict> {
     if s.untouched() {
+        // The common case, the epoch's first access to the byte (or word): nothing to compare.
         s.first(me, how != How::Read);
         return None;
     }
@@ -524,7 +525,6 @@ fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, sho
     for word in addr >> 2..=(addr + bytes - 1) >> 2 {
         let (lo, hi) = ((word << 2).max(addr), ((word << 2) + 4).min(addr + bytes));
         match cta.shadow.word(word, hi - lo == 4) {
-            Word::Fresh(s) => s.first(me, how != How::Read),
             Word::Whole(s) => {
                 if let Some(c) = race_byte(s, me, how) {
                     first.get_or_insert((lo, c));
@@ -682,11 +682,11 @@ pub fn untrack(start: u64) {
 const REMEMBERED_TRACKED: usize = 4;
 
 thread_local! {
-    /// The tracked allocations a kernel on this thread touched last (up to [`REMEMBERED_TRACKED`]), and
-    /// their launch: (launch, [(start, bits)]). Kernels touch the same buffers again and again, and without it every global access
-    /// under initcheck takes the table's lock, which CTAs on other cores contend for. Valid for one
-    /// launch, as `crate::runtime::checked`'s remembered ranges are; the `Arc` keeps the bits alive
-    /// even if the allocation is freed meanwhile.
+    /// The tracked allocations a kernel on this thread touched last (up to [`REMEMBERED_TRACKED`]),
+    /// and their launch: (launch, [(start, bits)]). Kernels touch the same buffers again and again,
+    /// and without it every global access under initcheck takes the table's lock, which CTAs on
+    /// other cores contend for. Valid for one launch, as `crate::runtime::checked`'s remembered
+    /// ranges are; the `Arc` keeps the bits alive even if the allocation is freed meanwhile.
     static LAST_TRACKED: RefCell<(u64, Vec<(u64, Bits)>)> = const { RefCell::new((0, Vec::new())) };
 }
 

@@ -158,9 +158,6 @@ const NO_LAST: [(u64, *mut [Slot; CHUNK as usize]); 2] = [(u64::MAX, std::ptr::n
 
 /// A word's shadow as [`Table::word`] gives it.
 pub enum Word<'t> {
-    /// The word's shadow, which no access of this epoch has touched: the common case, which needs
-    /// no comparison.
-    Fresh(&'t mut Shadow),
     Whole(&'t mut Shadow),
     Bytes(&'t mut [Shadow; 4]),
 }
@@ -239,19 +236,14 @@ impl Table {
         if slot.split != 0 && slot.whole.stamp < cta_start {
             slot.split = 0;
         }
-        let stale = slot.whole.stamp != stamp;
-        if stale {
+        if slot.whole.stamp != stamp {
             slot.whole = Shadow {
                 stamp,
                 ..Shadow::default()
             };
         }
         if slot.split == 0 && whole {
-            return if stale {
-                Word::Fresh(&mut slot.whole)
-            } else {
-                Word::Whole(&mut slot.whole)
-            };
+            return Word::Whole(&mut slot.whole);
         }
         if slot.split == 0 {
             self.split.push([slot.whole; 4]);
@@ -274,14 +266,14 @@ mod tests {
 
     fn write(t: &mut Table, word: u64, thread: u32) {
         match t.word(word, true) {
-            Word::Fresh(s) | Word::Whole(s) => s.set_write(Acc::new(thread, 0, 7, false)),
+            Word::Whole(s) => s.set_write(Acc::new(thread, 0, 7, false)),
             Word::Bytes(b) => b.iter_mut().for_each(|s| s.set_write(Acc::new(thread, 0, 7, false))),
         }
     }
 
     fn writer(t: &mut Table, word: u64) -> Option<u32> {
         match t.word(word, true) {
-            Word::Fresh(s) | Word::Whole(s) => s.write().map(Acc::t),
+            Word::Whole(s) => s.write().map(Acc::t),
             Word::Bytes(b) => b[0].write().map(Acc::t),
         }
     }
@@ -318,8 +310,10 @@ mod tests {
         t.new_epoch();
         assert!(matches!(t.word(1, true), Word::Bytes(b) if b.iter().all(|s| s.write().is_none())));
         t.open_cta();
-        assert!(matches!(t.word(1, true), Word::Fresh(_)), "whole again, and empty");
-        assert!(matches!(t.word(1, true), Word::Whole(_)), "no longer fresh");
+        assert!(
+            matches!(t.word(1, true), Word::Whole(s) if s.untouched()),
+            "whole again, and empty"
+        );
     }
 
     #[test]
