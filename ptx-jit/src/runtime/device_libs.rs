@@ -6,7 +6,7 @@
 use crate::runtime::checked::{Fault, FaultCell, FaultKind};
 use crate::runtime::Env;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, CStr};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -167,7 +167,7 @@ static HEAP_LIMIT: AtomicU64 = AtomicU64::new(HEAP_DEFAULT);
 /// Bytes the heap's live blocks hold.
 static HEAP_USED: AtomicU64 = AtomicU64::new(0);
 /// Live blocks: address → size. Only these may be freed.
-static HEAP: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
+static HEAP: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
 
 /// The heap's size before any `cuCtxSetLimit`.
 const HEAP_DEFAULT: u64 = 8 << 20;
@@ -194,13 +194,9 @@ pub fn set_heap_limit(bytes: u64) -> bool {
 /// Frees every block and gives the heap its default size again: the last context is gone, and a
 /// GPU's heap goes with its context.
 pub fn reset_heap() {
-    let blocks = HEAP.lock().take().unwrap_or_default();
-    for (p, size) in blocks {
-        crate::memory_map::unregister(p);
-        // What was taken, not a store of 0: a `malloc` racing this keeps its own count right.
-        HEAP_USED.fetch_sub(size, Ordering::Relaxed);
-        // SAFETY: each block came from `calloc` in `ptxjit_malloc` and was live until taken above.
-        unsafe { libc::free(p as *mut libc::c_void) };
+    // Each block's size is given back, not a store of 0: a `malloc` racing this keeps its count.
+    for (p, size) in std::mem::take(&mut *HEAP.lock()) {
+        release(p, size);
     }
     HEAP_LIMIT.store(HEAP_DEFAULT, Ordering::Relaxed);
     HEAP_IN_USE.store(false, Ordering::Relaxed);
@@ -227,7 +223,7 @@ pub extern "C" fn ptxjit_malloc(_env: *const Env, size: u64) -> u64 {
         HEAP_USED.fetch_sub(rounded, Ordering::Relaxed);
         return 0;
     }
-    HEAP.lock().get_or_insert_with(HashMap::new).insert(p, rounded);
+    HEAP.lock().insert(p, rounded);
     crate::memory_map::register(p, rounded);
     p
 }
@@ -239,7 +235,7 @@ pub extern "C" fn ptxjit_free(env: *const Env, ptr: u64) {
     if ptr == 0 {
         return;
     }
-    let Some(size) = HEAP.lock().as_mut().and_then(|h| h.remove(&ptr)) else {
+    let Some(size) = HEAP.lock().remove(&ptr) else {
         // SAFETY: generated code passes its own environment.
         let env = unsafe { &*env };
         if let Some(cell) = unsafe { (env.fault as *const FaultCell).as_ref() } {
@@ -252,9 +248,15 @@ pub extern "C" fn ptxjit_free(env: *const Env, ptr: u64) {
         }
         return;
     };
+    release(ptr, size);
+}
+
+/// Gives a block the caller took out of `HEAP` back to the system.
+fn release(ptr: u64, size: u64) {
     crate::memory_map::unregister(ptr);
     HEAP_USED.fetch_sub(size, Ordering::Relaxed);
-    // SAFETY: `ptr` came from `calloc` in `ptxjit_malloc` and was live until the removal above.
+    // SAFETY: `ptr` came from `calloc` in `ptxjit_malloc`, and its removal from `HEAP` made the
+    // caller its only owner.
     unsafe { libc::free(ptr as *mut libc::c_void) };
 }
 
