@@ -83,13 +83,14 @@ build/client: tests/demo/client.c venv
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
 	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe build/textures \
-	build/texrefs build/ipc build/memops build/device_heap
+	build/texrefs build/ipc build/memops build/device_heap build/lazy_ptx
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
 build/device_attributes: tests/gpu/probes_c/device_attributes.c
 build/devices: tests/demo/devices.c
 build/lazy: tests/demo/lazy.c
+build/lazy_ptx: tests/gpu/probes_c/lazy_ptx.c
 build/graphs: tests/demo/graphs.c
 build/texture_probe: tests/gpu/probes_c/texture_probe.c
 build/textures: tests/demo/textures.c
@@ -187,7 +188,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -220,6 +221,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "LAZY VERIFIED" build/lazy.out
 	CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$(REL) ./build/lazy | tee build/eager.out
 	grep -q "EAGER VERIFIED" build/eager.out
+	@# Where PTX errors surface, lazy and eager, against an H200's answers.
+	(LD_LIBRARY_PATH=$(REL) ./build/lazy_ptx && CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$(REL) ./build/lazy_ptx) > build/lazy_ptx.out
+	diff tests/gpu/probes_c/lazy_ptx.expected build/lazy_ptx.out
 	@echo; echo "== CUDA graphs: stream capture across streams, an explicit graph, capture's errors"
 	LD_LIBRARY_PATH=$(REL) ./build/graphs build/graph.dot | tee build/graphs.out
 	grep -q "GRAPHS VERIFIED" build/graphs.out

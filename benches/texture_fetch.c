@@ -31,7 +31,7 @@ int main(void) {
     CUDA_ARRAY_DESCRIPTOR ad = {W, H, CU_AD_FORMAT_FLOAT, 1};
     CUarray a;
     CHECK(cuArrayCreate(&a, &ad));
-    CHECK(cuMemcpyHtoA(a, 0, img, (size_t)W * H * 4));
+    array_copy(a, img, (size_t)W * 4, H, 1, 1);
     CUdeviceptr o;
     CHECK(cuMemAlloc(&o, (size_t)W * H * 4));
     const char *names[2] = {"point", "linear"};

@@ -200,12 +200,14 @@ api! {
     }
     fn cuCtxSynchronize() {
         let c = current()?;
+        crate::graph::forbid_sync()?;
         c.streams.synchronize();
         c.streams.check()
     }
     fn cuCtxSynchronize_v2(ctx: Handle) {
         init_check()?;
         let c = ctx_or_current(ctx)?;
+        crate::graph::forbid_sync()?;
         c.streams.synchronize();
         c.streams.check()
     }
@@ -241,13 +243,13 @@ api! {
         match (limit, slot.as_mut()) {
             (8, _) | (_, None) => Err(CUDA_ERROR_UNSUPPORTED_LIMIT), // read-only or absent
             (_, Some(s)) => {
-                if limit == MALLOC_HEAP_SIZE {
-                    // One device heap for the process: the last size set before a kernel uses it.
-                    if !ptx_jit::set_heap_limit(v as u64) {
-                        return Err(CUDA_ERROR_INVALID_VALUE);
-                    }
-                }
-                *s = v as u64;
+                // One device heap for the process: the last size set before a kernel uses it, as
+                // the heap rounds it.
+                *s = if limit == MALLOC_HEAP_SIZE {
+                    ptx_jit::set_heap_limit(v as u64).ok_or(CUDA_ERROR_INVALID_VALUE)?
+                } else {
+                    v as u64
+                };
                 Ok(())
             }
         }

@@ -17,7 +17,9 @@
 //!   nodes; a stream that waits for it joins the capture. `cuStreamEndCapture` on the stream that
 //!   began it ends the capture of every stream that joined and gives the graph; a stream that joined
 //!   and did not rejoin the origin makes it fail (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`). Waiting for a
-//!   capturing stream (synchronise, query) is refused and invalidates the capture, as CUDA does.
+//!   capturing stream (synchronise, query) is refused and invalidates the capture, as CUDA does, and
+//!   so does ending it on another stream than its origin (`…_UNMATCHED`, then `…_INVALIDATED` at the
+//!   origin's end, as an H200 answers).
 //! - Not supported: capturing stream-ordered allocation (`cuMemAllocAsync`/`cuMemFreeAsync`),
 //!   memory allocation and free nodes, conditional nodes, external semaphores, the other node
 //!   setters of executable graphs: those calls return `CUDA_ERROR_NOT_SUPPORTED` (or
@@ -223,9 +225,7 @@ impl Session {
     /// that list, so no stream joins once it is taken.
     fn close(&self) -> Vec<Arc<Queue>> {
         let mut joined = self.joined.lock();
-        if !self.ended.swap(true, Ordering::AcqRel) && self.mode == 0 {
-            GLOBAL_CAPTURES.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.ended.store(true, Ordering::Release);
         std::mem::take(&mut *joined)
     }
     pub fn ended(&self) -> bool {
@@ -264,8 +264,8 @@ pub struct Capturing {
 
 static CAPTURE_IDS: AtomicU64 = AtomicU64::new(1);
 
-/// Global-mode captures in progress in the process (they forbid unsafe calls on every thread).
-static GLOBAL_CAPTURES: AtomicU64 = AtomicU64::new(0);
+/// Global-mode captures begun in the process (those not ended forbid unsafe calls on every thread).
+static GLOBAL_SESSIONS: Mutex<Vec<std::sync::Weak<Session>>> = Mutex::new(Vec::new());
 
 fn queue_id(q: &Queue) -> usize {
     Arc::as_ptr(&q.progress) as usize
@@ -302,14 +302,24 @@ pub fn forbid_wait(q: &Queue) -> Result<(), CUresult> {
     }
 }
 
-/// A synchronous call (one that waits for the device) made while a global-mode capture is in
-/// progress, which CUDA refuses as potentially unsafe ("operation not permitted when stream is
-/// capturing"), unless this thread relaxed its mode.
+/// A device-wide synchronise made while a global-mode capture is in progress, which CUDA refuses as
+/// potentially unsafe ("operation not permitted when stream is capturing"), unless this thread
+/// relaxed its mode; the captures can then no longer end well (an H200: `cuStreamEndCapture` gives
+/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Synchronous copies and memsets are not refused: an
+/// H200 runs a `cuMemsetD32` made while a non-blocking stream captures in global mode.
 pub fn forbid_sync() -> Result<(), CUresult> {
-    if GLOBAL_CAPTURES.load(Ordering::Acquire) > 0 && crate::stream::capture_mode() != 2 {
-        return Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    if crate::stream::capture_mode() == 2 {
+        return Ok(());
     }
-    Ok(())
+    let mut sessions = GLOBAL_SESSIONS.lock();
+    sessions.retain(|w| w.upgrade().is_some_and(|s| !s.ended()));
+    if sessions.is_empty() {
+        return Ok(());
+    }
+    for s in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+        s.invalid.store(true, Ordering::Release);
+    }
+    Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 }
 
 /// `cuEventRecord` on a capturing stream: the event stands for the stream's last nodes.
@@ -359,22 +369,20 @@ unsafe fn begin_capture(s: Handle, mode: c_int) -> Result<(), CUresult> {
         return Err(CUDA_ERROR_ILLEGAL_STATE);
     }
     let graph = GRAPHS.insert(Graph::default());
-    if mode == 0 {
-        GLOBAL_CAPTURES.fetch_add(1, Ordering::AcqRel);
-    }
-    *cap = Some(Capturing {
-        session: Arc::new(Session {
-            graph,
-            id: CAPTURE_IDS.fetch_add(1, Ordering::Relaxed),
-            mode,
-            origin: queue_id(&q),
-            thread: std::thread::current().id(),
-            joined: Mutex::new(vec![]),
-            invalid: AtomicBool::new(false),
-            ended: AtomicBool::new(false),
-        }),
-        deps: vec![],
+    let session = Arc::new(Session {
+        graph,
+        id: CAPTURE_IDS.fetch_add(1, Ordering::Relaxed),
+        mode,
+        origin: queue_id(&q),
+        thread: std::thread::current().id(),
+        joined: Mutex::new(vec![]),
+        invalid: AtomicBool::new(false),
+        ended: AtomicBool::new(false),
     });
+    if mode == 0 {
+        GLOBAL_SESSIONS.lock().push(Arc::downgrade(&session));
+    }
+    *cap = Some(Capturing { session, deps: vec![] });
     Ok(())
 }
 
@@ -387,6 +395,8 @@ unsafe fn end_capture(s: Handle, pg: *mut Handle) -> Result<(), CUresult> {
     let c = q.capture.lock().clone().ok_or(CUDA_ERROR_ILLEGAL_STATE)?;
     let session = c.session;
     if session.origin != queue_id(&q) {
+        // The capture can no longer end well (an H200: the origin's end then gives INVALIDATED).
+        session.invalid.store(true, Ordering::Release);
         return Err(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
     }
     if session.mode != 2 && session.thread != std::thread::current().id() {
@@ -408,10 +418,10 @@ unsafe fn end_capture(s: Handle, pg: *mut Handle) -> Result<(), CUresult> {
     if session.invalid.load(Ordering::Acquire) || unjoined {
         drop_graph(session.graph);
         *pg = std::ptr::null_mut();
-        return Err(if unjoined {
-            CUDA_ERROR_STREAM_CAPTURE_UNJOINED
-        } else {
+        return Err(if session.invalid.load(Ordering::Acquire) {
             CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+        } else {
+            CUDA_ERROR_STREAM_CAPTURE_UNJOINED
         });
     }
     *pg = session.graph as Handle;
@@ -522,7 +532,7 @@ unsafe fn batch_mem_op_node(p: *const BatchMemOpParams) -> Result<(MemOps, NodeJ
     } else {
         p.ctx as usize
     };
-    let (words, ops) = crate::memop::batch_ops(p.count, p.ops, p.flags)?;
+    let (words, ops) = crate::memop::batch_ops(p.count, p.ops, p.flags, crate::memop::Api::V2)?;
     let job = crate::memop::batch_job(&*CONTEXTS.get(ctx)?, ops);
     Ok(((ctx, Arc::new(words)), job))
 }

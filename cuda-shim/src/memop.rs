@@ -21,7 +21,8 @@ use std::time::Duration;
 /// `CUstreamWaitValue_flags`: the condition in the low bits, and a flush of remote writes (nothing
 /// to flush on one machine).
 const WAIT_FLUSH: c_uint = 1 << 30;
-/// `CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`.
+/// `CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`: taken by the CUDA 8 and 9 names only; cuda.h says the
+/// v2 API does not support it, and an H200 answers `CUDA_ERROR_INVALID_VALUE`.
 const WRITE_NO_BARRIER: c_uint = 1;
 /// `cuStreamBatchMemOp` takes at most this many operations.
 const MAX_BATCH: c_uint = 256;
@@ -105,8 +106,16 @@ fn wait(addr: u64, value: u64, flags: c_uint, wide: bool) -> Result<Op, CUresult
     })
 }
 
-fn write(addr: u64, value: u64, flags: c_uint, wide: bool) -> Result<Op, CUresult> {
-    if flags & !WRITE_NO_BARRIER != 0 {
+/// API generations: the CUDA 8 and 9 names (v1) and those of CUDA 11.7 and later (v2).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Api {
+    V1,
+    V2,
+}
+
+fn write(addr: u64, value: u64, flags: c_uint, wide: bool, api: Api) -> Result<Op, CUresult> {
+    let allowed = if api == Api::V1 { WRITE_NO_BARRIER } else { 0 };
+    if flags & !allowed != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     word_at(addr, wide)?;
@@ -119,14 +128,14 @@ fn write(addr: u64, value: u64, flags: c_uint, wide: bool) -> Result<Op, CUresul
 }
 
 /// One `CUstreamBatchMemOpParams` (a 48-byte union whose first word is the operation), as words.
-fn batch_op(p: &[u64; 6]) -> Result<Op, CUresult> {
+fn batch_op(p: &[u64; 6], api: Api) -> Result<Op, CUresult> {
     let (op, hi) = (p[0] as u32, (p[0] >> 32) as u32);
     match op {
         // waitValue / writeValue: operation, address, value (32 or 64 bits), flags, alias.
         kind::WAIT_32 => wait(p[1], p[2] & 0xffff_ffff, p[3] as c_uint, false),
         kind::WAIT_64 => wait(p[1], p[2], p[3] as c_uint, true),
-        kind::WRITE_32 => write(p[1], p[2] & 0xffff_ffff, p[3] as c_uint, false),
-        kind::WRITE_64 => write(p[1], p[2], p[3] as c_uint, true),
+        kind::WRITE_32 => write(p[1], p[2] & 0xffff_ffff, p[3] as c_uint, false, api),
+        kind::WRITE_64 => write(p[1], p[2], p[3] as c_uint, true, api),
         // flushRemoteWrites / memoryBarrier: operation, flags (0 / SYS or GPU scope).
         kind::FLUSH_REMOTE_WRITES if hi == 0 => Ok(Op::Barrier),
         kind::BARRIER if hi <= 1 => Ok(Op::Barrier),
@@ -263,12 +272,13 @@ pub(crate) unsafe fn batch_ops(
     count: c_uint,
     params: *const [u64; 6],
     flags: c_uint,
+    api: Api,
 ) -> Result<(Vec<[u64; 6]>, Vec<Op>), CUresult> {
     if count == 0 || count > MAX_BATCH || params.is_null() || flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let words = std::slice::from_raw_parts(params, count as usize).to_vec();
-    let ops = words.iter().map(batch_op).collect::<Result<_, _>>()?;
+    let ops = words.iter().map(|w| batch_op(w, api)).collect::<Result<_, _>>()?;
     Ok((words, ops))
 }
 
@@ -277,9 +287,14 @@ pub(crate) fn batch_job(ctx: &crate::state::Context, ops: Vec<Op>) -> crate::gra
     Arc::new(job(ops, ctx.cancel.clone()))
 }
 
-unsafe fn batch(s: Handle, count: c_uint, params: *const [u64; 6], flags: c_uint) -> Result<(), CUresult> {
+unsafe fn batch(s: Handle, count: c_uint, params: *const [u64; 6], flags: c_uint, api: Api) -> Result<(), CUresult> {
     init_check()?;
-    queue(s, batch_ops(count, params, flags)?.1)
+    queue(s, batch_ops(count, params, flags, api)?.1)
+}
+
+fn write_value(s: Handle, addr: u64, value: u64, flags: c_uint, wide: bool, api: Api) -> Result<(), CUresult> {
+    init_check()?;
+    queue(s, vec![write(addr, value, flags, wide, api)?])
 }
 
 api! {
@@ -293,17 +308,16 @@ api! {
         queue(s, vec![wait(addr, value, flags, true)?])
     }
     fn cuStreamWriteValue32_v2[cuStreamWriteValue32_v2_ptsz](s: Handle, addr: u64, value: u32, flags: c_uint) {
-        init_check()?;
-        queue(s, vec![write(addr, value as u64, flags, false)?])
+        write_value(s, addr, value as u64, flags, false, Api::V2)
     }
     fn cuStreamWriteValue64_v2[cuStreamWriteValue64_v2_ptsz](s: Handle, addr: u64, value: u64, flags: c_uint) {
-        init_check()?;
-        queue(s, vec![write(addr, value, flags, true)?])
+        write_value(s, addr, value, flags, true, Api::V2)
     }
     fn cuStreamBatchMemOp_v2[cuStreamBatchMemOp_v2_ptsz](s: Handle, count: c_uint, params: *const [u64; 6], flags: c_uint) {
-        batch(s, count, params, flags)
+        batch(s, count, params, flags, Api::V2)
     }
-    // The names of CUDA 8 and 9 (the "v1" operations) have the same ABI and, here, the same meaning.
+    // The names of CUDA 8 and 9 (the "v1" operations) have the same ABI and meaning, and their writes
+    // may skip the memory barrier.
     fn cuStreamWaitValue32[cuStreamWaitValue32_ptsz](s: Handle, addr: u64, value: u32, flags: c_uint) {
         crate::status(cuStreamWaitValue32_v2(s, addr, value, flags))
     }
@@ -311,13 +325,13 @@ api! {
         crate::status(cuStreamWaitValue64_v2(s, addr, value, flags))
     }
     fn cuStreamWriteValue32[cuStreamWriteValue32_ptsz](s: Handle, addr: u64, value: u32, flags: c_uint) {
-        crate::status(cuStreamWriteValue32_v2(s, addr, value, flags))
+        write_value(s, addr, value as u64, flags, false, Api::V1)
     }
     fn cuStreamWriteValue64[cuStreamWriteValue64_ptsz](s: Handle, addr: u64, value: u64, flags: c_uint) {
-        crate::status(cuStreamWriteValue64_v2(s, addr, value, flags))
+        write_value(s, addr, value, flags, true, Api::V1)
     }
     fn cuStreamBatchMemOp[cuStreamBatchMemOp_ptsz](s: Handle, count: c_uint, params: *const [u64; 6], flags: c_uint) {
-        batch(s, count, params, flags)
+        batch(s, count, params, flags, Api::V1)
     }
 }
 
@@ -344,11 +358,14 @@ mod tests {
         // A 64-bit atomic add: operation 8, flags 0, reduction ADD (0), data type unsigned 64.
         let p = [8, (0b10110u64 << 32), 0x1000, 5, 0, 0];
         assert!(
-            matches!(batch_op(&p), Err(CUDA_ERROR_INVALID_VALUE)),
+            matches!(batch_op(&p, Api::V2), Err(CUDA_ERROR_INVALID_VALUE)),
             "no memory at 0x1000"
         );
-        assert_eq!(batch_op(&[6, 0, 0, 0, 0, 0]), Ok(Op::Barrier));
-        assert_eq!(batch_op(&[6 | (2 << 32), 0, 0, 0, 0, 0]), Err(CUDA_ERROR_INVALID_VALUE));
-        assert_eq!(batch_op(&[7, 0, 0, 0, 0, 0]), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(batch_op(&[6, 0, 0, 0, 0, 0], Api::V2), Ok(Op::Barrier));
+        assert_eq!(
+            batch_op(&[6 | (2 << 32), 0, 0, 0, 0, 0], Api::V2),
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
+        assert_eq!(batch_op(&[7, 0, 0, 0, 0, 0], Api::V2), Err(CUDA_ERROR_INVALID_VALUE));
     }
 }

@@ -75,8 +75,11 @@ pub(crate) struct JitLog {
     error: Option<(*mut u8, usize, *mut *mut c_void)>,
     info: Option<(*mut u8, usize, *mut *mut c_void)>,
     wall: Option<*mut *mut c_void>,
-    /// Check the whole module at a lazy load: the caller wants to read what is wrong with it now
-    /// (it passed an error log buffer, or it is the linker checking its result).
+    /// Check the whole module at a lazy load: a load through the module API, which NVIDIA's driver
+    /// checks whole at load even when lazy (an H200), a caller that wants to read what is wrong now
+    /// (it passed an error log buffer), or the linker checking its result. Libraries
+    /// (`cuLibraryLoadData`, the runtime's fat binaries) are checked kernel by kernel, as they are
+    /// used: their cost follows the kernels used, whatever the size of the module.
     pub(crate) check_whole: bool,
     pub(crate) error_text: String,
     pub(crate) info_text: String,
@@ -144,6 +147,7 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (text, retain) = image_ptx(image, log)?;
+    log.check_whole = true;
     *module = load_ptx(ctx, &text, retain, log)? as Handle;
     Ok(())
 }
@@ -221,7 +225,7 @@ pub(crate) unsafe fn enumerate(
 
 /// Loads PTX into a module owned by context `ctx` (0: by no context, as libraries are): lazily unless
 /// `CUDA_MODULE_LOADING=EAGER`, so a kernel is prepared when first looked up ([`prepare`]), but
-/// checked whole when the caller asked for an error log.
+/// checked whole first where `log.check_whole` says.
 pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
     let loading = ptx_jit::Loading::from_env();
@@ -229,10 +233,8 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mu
         checked: ptx_jit::checked_from_env(),
         ..ptx_jit::jit::host::options()
     };
-    // A caller that passes an error log buffer wants to read there what is wrong with the module
-    // (numba-cuda, for one, shows it): the whole text is checked now, as an eager load would.
     let loaded = match loading {
-        ptx_jit::Loading::Lazy if log.check_whole => ptx_jit::front(text).map(drop),
+        ptx_jit::Loading::Lazy if log.check_whole => ptx_jit::check_whole(text).map(drop),
         _ => Ok(()),
     }
     .and_then(|()| ptx_jit::load_retained(text, options, loading, retain));

@@ -341,10 +341,9 @@ pub fn resolve(s: Handle) -> Result<(Arc<Context>, Arc<Queue>), CUresult> {
 }
 
 /// Runs `job` on the stream and waits for it: the synchronous memory calls, which CUDA orders on
-/// the default stream (refused while a capture forbids such calls, `crate::graph::forbid_sync`).
+/// the default stream (refused while that stream captures).
 pub fn run_sync(s: Handle, job: impl FnOnce() -> Result<(), CUresult>) -> Result<(), CUresult> {
     let (ctx, q) = resolve(s)?;
-    crate::graph::forbid_sync()?;
     crate::graph::forbid_wait(&q)?;
     ctx.streams.check()?;
     let mut result = Ok(());

@@ -152,7 +152,7 @@ fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUr
             return Ok(());
         }
         Binding::Array(a) => {
-            let (res, elements) = array_resource(a as Handle, surface)?;
+            let (res, elements) = array_resource(a as Handle)?;
             (res, Some(elements))
         }
         Binding::Linear { ptr, bytes } => (linear_resource(ptr, (st.format, st.channels), bytes, 1)?, None),
@@ -237,7 +237,7 @@ api! {
         if flags != OVERRIDE_FORMAT {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let (res, _) = array_resource(array, false)?;
+        let (res, _) = array_resource(array)?;
         update(r, false, |st| {
             st.binding = Binding::Array(array as usize);
             (st.format, st.channels) = (res.format, res.channels);
@@ -359,7 +359,7 @@ api! {
         if flags != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        array_resource(array, true)?;
+        array_resource(array)?;
         update(r, true, |st| {
             st.binding = Binding::Array(array as usize);
             Ok(())

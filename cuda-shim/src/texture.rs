@@ -318,10 +318,14 @@ pub(crate) fn array_region(
     Ok((at, a.pitch(), a.rows(), a.elements.clone()))
 }
 
-/// The address of bytes `[offset, offset + n)` of an array's elements, all of them inside, and the
-/// elements.
+/// The address of bytes `[offset, offset + n)` of a 1D array's elements, all of them inside, and the
+/// elements: what the 1D copies (`cuMemcpyHtoA`, `cuMemcpyAtoH`, ...) take. A 2D, 3D or layered
+/// array is refused, as an H200 refuses `cuMemcpyAtoH` from a 2D array (cuMemcpy2D/3D copy those).
 pub(crate) fn array_bytes(h: Handle, offset: usize, n: usize) -> Result<(u64, rt::Keep), CUresult> {
     let a = ARRAYS.get(h as usize)?;
+    if a.desc.height != 0 || a.desc.depth != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     match offset.checked_add(n) {
         Some(end) if end as u64 <= a.elements.bytes => Ok((a.elements.base() + offset as u64, a.elements.clone())),
         _ => Err(CUDA_ERROR_INVALID_VALUE),
@@ -380,7 +384,7 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Res
     };
     match d.res_type {
         0 => {
-            let (r, elements) = array_resource(word(0) as Handle, surface)?;
+            let (r, elements) = array_resource(word(0) as Handle)?;
             Ok((r, vec![], Some(elements as rt::Keep)))
         }
         _ if surface => Err(CUDA_ERROR_INVALID_VALUE),
@@ -389,7 +393,7 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Res
             let (levels, kept): (Vec<Resource>, Vec<Arc<Elements>>) = m
                 .levels
                 .iter()
-                .map(|&l| array_resource(l as Handle, false))
+                .map(|&l| array_resource(l as Handle))
                 .collect::<Result<Vec<_>, _>>()?
                 .into_iter()
                 .unzip();
@@ -411,13 +415,24 @@ unsafe fn resource(d: &ResourceDesc, surface: bool) -> Result<(Resource, Vec<Res
     }
 }
 
-/// An array as a resource, and its elements; a surface needs an array made for surfaces.
-pub(crate) fn array_resource(h: Handle, surface: bool) -> Result<(Resource, Arc<Elements>), CUresult> {
+/// An array as a resource, and its elements. A surface may be made of any array: an H200 makes a
+/// surface object of an array made without `CUDA_ARRAY3D_SURFACE_LDST`.
+pub(crate) fn array_resource(h: Handle) -> Result<(Resource, Arc<Elements>), CUresult> {
     let a = ARRAYS.get(h as usize)?;
-    if surface && a.desc.flags & SURFACE_LDST == 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
     Ok((a.resource(), a.elements.clone()))
+}
+
+/// The texture and surface objects made of array or mipmap `h` (`res_type` 0 or 1) are freed with
+/// it: their memory goes back, and a kernel that uses one faults (an H200 ends such a launch with an
+/// illegal address), while their handles stay until destroyed.
+fn free_objects_of(res_type: c_uint, h: Handle) {
+    if let Some(m) = MADE.lock().as_ref() {
+        for (&obj, made) in m {
+            if made.resource.res_type == res_type && made.resource.res[0] == h as u64 {
+                rt::replace(obj, Object::Freed, None);
+            }
+        }
+    }
 }
 
 /// Checks linear memory for a texture: a start aligned to `align` and 1, 2 or 4 channels.
@@ -601,9 +616,12 @@ api! {
             (_, 0) => d.width as u64 <= limit(73) && d.height as u64 <= limit(74),
             _ => true,
         };
-        if handle.is_null() || levels == 0 || levels > 1 + longest.ilog2() || !fits || d.flags & CUBEMAP != 0 {
+        if handle.is_null() || levels == 0 || !fits || d.flags & CUBEMAP != 0 {
             return Err(if d.flags & CUBEMAP != 0 { CUDA_ERROR_NOT_SUPPORTED } else { CUDA_ERROR_INVALID_VALUE });
         }
+        // More levels than the size allows make as many as it allows (an H200: 4 asked of a 4 x 4
+        // array give levels 0 to 2).
+        let levels = levels.min(1 + longest.ilog2());
         let mut m = Mipmapped { levels: vec![] };
         for i in 0..levels {
             // On failure, dropping `m` destroys the levels made so far.
@@ -619,6 +637,7 @@ api! {
     fn cuMipmappedArrayDestroy(h: Handle) {
         init_check()?;
         MIPMAPS.remove(h as usize)?;
+        free_objects_of(1, h);
         Ok(())
     }
     fn cuArrayDestroy(h: Handle) {
@@ -627,14 +646,13 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE); // a mipmap's level goes with its mipmap
         }
         ARRAYS.remove(h as usize)?;
+        free_objects_of(0, h);
         Ok(())
     }
     fn cuArrayGetDescriptor_v2(d: *mut ArrayDescriptor, h: Handle) {
         init_check()?;
+        // Of a 3D or layered array too (an H200 answers with its width, height, format and channels).
         let a = ARRAYS.get(h as usize)?;
-        if a.desc.depth != 0 {
-            return Err(CUDA_ERROR_INVALID_VALUE); // a 3D or layered array: cuArray3DGetDescriptor
-        }
         out(
             d,
             ArrayDescriptor {

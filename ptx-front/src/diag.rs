@@ -81,6 +81,9 @@ codes! {
     "An integer immediate has more bits than the operand's type; ptxas keeps the low bits silently. Warning.\n\nWrong:\n    add.u16 %rs1, %rs2, 70000;\nRight:\n    add.u16 %rs1, %rs2, 4464;";
     P0509 => "non-ASCII character",
     "The text has a character outside ASCII, here in a comment or string where the grammar allows it. ptxas and ptx-jit accept it, but NVIDIA's driver JIT (`cuModuleLoadData` on a GPU) refuses the whole module. Warning.\n\nWrong:\n    // a café's kernel\nRight:\n    // a cafe's kernel";
+    P0510 => "query NVIDIA's driver refuses for objects",
+    "`txq` and `suq` on a texture or surface object (a `.u64` handle in a register) other than `.width`, `.height` and `.depth` (and `txq.level`'s): valid PTX that ptxas compiles and ptx-jit runs, but NVIDIA's driver refuses. Measured on an H200 (driver 580.159.04): a kernel with such a `txq` fails at its lookup (`CUDA_ERROR_NOT_FOUND`; at `cuModuleLoadData` when loading is eager), a module with such a `suq` at load (`CUDA_ERROR_NOT_SUPPORTED`). Warning.\n\nWrong:\n    txq.normalized_coords.b32 %r1, [%rd1];\nRight:\n    pass what the kernel needs to know about the texture as a kernel parameter"
+    ;
     P0401 => "not supported by this backend yet",
     "The PTX is valid, but ptx-jit cannot lower this instruction or form for the requested backend yet. The message names the instruction; see README.md for what works today.";
     P0403 => "does not fit in the device's memory",

@@ -80,6 +80,70 @@ pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>),
     }
 }
 
+/// [`front`], and every function the module uses but does not define must be one the device runtime
+/// provides (P0404): what NVIDIA's driver reports when a module is loaded, lazily or not (an H200
+/// fails `cuModuleLoadData` for a broken kernel, a broken function no kernel calls and an undefined
+/// callee alike). Warnings are returned.
+pub fn check_whole(src: &str) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let (m, diags) = front(src)?;
+    let undefined = undefined_functions(&m);
+    if undefined.is_empty() {
+        Ok(diags)
+    } else {
+        Err(undefined)
+    }
+}
+
+/// The first use of each function declared without a body and defined nowhere in the module (not
+/// through `.alias`, not one of the device runtime's), as P0404 errors: a module loaded on its own
+/// cannot run such a call.
+fn undefined_functions(m: &ptx_front::ast::Module<'_>) -> Vec<Diagnostic> {
+    use ptx_front::ast::{visit, Directive, Item, Statement};
+    let aliases: Vec<&str> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Directive(Directive::Alias { alias, .. }) => Some(alias.text),
+            _ => None,
+        })
+        .collect();
+    let mut missing: Vec<&str> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Function(f) if f.body.is_none() => Some(f.name.text),
+            _ => None,
+        })
+        .filter(|n| !aliases.contains(n) && !DEVICE_FUNCTIONS.contains(n))
+        .collect();
+    // A declaration the module's own definition follows (or precedes) is no gap.
+    for i in &m.items {
+        if let Item::Function(f) = i {
+            if f.body.is_some() {
+                missing.retain(|n| *n != f.name.text);
+            }
+        }
+    }
+    let mut diags = vec![];
+    for body in m.items.iter().filter_map(|i| match i {
+        Item::Function(f) => f.body.as_deref(),
+        _ => None,
+    }) {
+        visit(body, &mut |st| {
+            let Statement::Inst(i) = st else { return };
+            for op in &i.operands {
+                op.names(&mut |n| {
+                    if let Some(at) = missing.iter().position(|m| *m == n.text) {
+                        missing.swap_remove(at);
+                        diags.push(ptx_llvm::undefined_function(n));
+                    }
+                });
+            }
+        });
+    }
+    diags
+}
+
 /// PTX text to host code, ready to launch: the whole module checked and every kernel prepared now.
 pub fn load(src: &str) -> Result<HostModule, Vec<Diagnostic>> {
     load_with(src, false)
@@ -103,9 +167,9 @@ pub fn load_options(src: &str, options: Options) -> Result<HostModule, Vec<Diagn
     load_as(src, options, Loading::Eager)
 }
 
-/// Loads a module lazily or eagerly ([`Loading`]). An eager load checks the whole text first, so it
-/// fails on an error anywhere, also in a function no kernel reaches; a lazy load reports a kernel's
-/// errors when the kernel is first asked for ([`HostModule::prepare`]).
+/// Loads a module lazily or eagerly ([`Loading`]). An eager load checks the whole text first
+/// ([`check_whole`]), so it fails on an error anywhere, also in a function no kernel reaches; a lazy
+/// load reports a kernel's errors when the kernel is first asked for ([`HostModule::prepare`]).
 pub fn load_as(src: &str, options: Options, loading: Loading) -> Result<HostModule, Vec<Diagnostic>> {
     load_retained(src, options, loading, Retain::Copy)
 }
@@ -118,7 +182,7 @@ pub fn load_retained(
     retain: Retain,
 ) -> Result<HostModule, Vec<Diagnostic>> {
     if loading == Loading::Eager {
-        front(src)?;
+        check_whole(src)?;
     }
     jit::host::load_text(src, retain, true, options, loading)
 }
@@ -148,6 +212,29 @@ pub fn one_line(diags: &[Diagnostic], file: &str, src: &str) -> String {
 #[cfg(test)]
 mod device_function_tests {
     use super::*;
+
+    #[test]
+    fn a_whole_check_finds_functions_no_module_defines() {
+        let module = |decls: &str, call: &str| {
+            format!(
+                ".version 7.0\n.target sm_75\n.address_size 64\n{decls}\n\
+                 .visible .entry k() {{\n {call}\n ret;\n}}\n"
+            )
+        };
+        let codes = |src: &str| match check_whole(src) {
+            Ok(_) => vec![],
+            Err(d) => d.iter().map(|d| d.code).collect::<Vec<_>>(),
+        };
+        // Declared, called, defined nowhere: P0404, once however often it is called.
+        assert_eq!(codes(&module(".extern .func f();", "call f; call f;")), [Code::P0404]);
+        // Declared and defined later in the module; the device runtime's; declared, never used.
+        assert!(codes(&module(".func f();\n.func f() { ret; }", "call f;")).is_empty());
+        let printf = ".extern .func (.param .b32 r) vprintf (.param .b64 a, .param .b64 b);";
+        let use_printf = "{ .param .b64 a; .param .b64 b; .param .b32 r; st.param.b64 [a], 0; st.param.b64 [b], 0;\n \
+                          call (r), vprintf, (a, b); }";
+        assert!(codes(&module(printf, use_printf)).is_empty());
+        assert!(codes(&module(".extern .func g();", "")).is_empty());
+    }
 
     #[test]
     fn device_functions_are_bound() {

@@ -9,7 +9,7 @@ mod lower;
 
 pub use abi::{builtin, collective, regions, TID_METADATA};
 
-pub use lower::{lower, lower_kernel, lower_with, Exec, KernelInfo, Lowered, Options, ParamInfo};
+pub use lower::{lower, lower_kernel, lower_with, undefined_function, Exec, KernelInfo, Lowered, Options, ParamInfo};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavour {

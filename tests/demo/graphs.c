@@ -96,8 +96,8 @@ int main(int argc, char **argv) {
     CUstreamCaptureStatus status;
     CHECK(cuStreamIsCapturing(a, &status));
     ASSERT(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
-    /* A global-mode capture forbids synchronous calls on every thread meanwhile. */
-    EXPECT(cuMemsetD32(out, 9, N), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    /* A synchronous memset meanwhile runs (an H200's answer): the capturing stream is non-blocking. */
+    CHECK(cuMemsetD32(out, 0, N));
     CHECK(cuStreamIsCapturing(b, &status));
     ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
     CHECK(cuMemsetD32Async(buf, 2, N, a));
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
     CUgraphNode roots[4];
     size_t nroots = 4;
     CHECK(cuGraphGetRootNodes(d, roots, &nroots));
-    ASSERT(nroots == 2 && roots[0] == fill && roots[1] == right);
+    ASSERT(nroots == 2 && ((roots[0] == fill && roots[1] == right) || (roots[0] == right && roots[1] == fill)));
     CUgraphNode sum_deps[4];
     size_t nsum = 4;
     CHECK(cuGraphNodeGetDependencies(sum, sum_deps, NULL, &nsum));
@@ -282,10 +282,24 @@ int main(int argc, char **argv) {
     CHECK(cuEventRecord(fork, a));
     CHECK(cuStreamWaitEvent(b, fork, 0));
     launch_scale(scale, b, buf, N, 1);
+    /* Ending on the stream that joined fails, and the capture with it (an H200's answers). */
     EXPECT(cuStreamEndCapture(b, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    EXPECT(cuStreamEndCapture(a, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CHECK(cuStreamIsCapturing(b, &status));
+    ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    /* A stream that joined and never rejoined the origin (the documented code; an H200 agrees). */
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK(cuEventRecord(fork, a));
+    CHECK(cuStreamWaitEvent(b, fork, 0));
+    launch_scale(scale, b, buf, N, 1);
     EXPECT(cuStreamEndCapture(a, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
     CHECK(cuStreamIsCapturing(b, &status));
     ASSERT(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    /* A device-wide synchronise during a global-mode capture is refused, and the capture fails (an
+     * H200's answers). */
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    EXPECT(cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT(cuStreamEndCapture(a, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 
     EXPECT(cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL),
            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
@@ -307,7 +321,9 @@ int main(int argc, char **argv) {
     CHECK(cuGraphCreate(&ug, 0));
     CHECK(cuGraphRetainUserObject(ug, uo, 2, 0));
     CHECK(cuGraphReleaseUserObject(ug, uo, 1));
+#ifndef KEEP_GOING /* an H200's driver (580.159.04) accepts this and then crashes the program */
     EXPECT(cuGraphReleaseUserObject(ug, uo, 2), CUDA_ERROR_INVALID_VALUE);
+#endif
     CHECK(cuUserObjectRelease(uo, 1)); /* the program's: the graph still holds one */
     CUgraphNode empty;
     CHECK(cuGraphAddEmptyNode(&empty, ug, NULL, 0));
@@ -338,7 +354,9 @@ int main(int argc, char **argv) {
     CHECK(cuGraphDestroy(parent));
     for (int i = 0; i < 100 && !destroyed; i++) usleep(10000);
     ASSERT(destroyed == 1);
+#ifndef KEEP_GOING /* an H200's driver does not check: the object is gone */
     EXPECT(cuUserObjectRelease(uo, 1), CUDA_ERROR_INVALID_HANDLE);
+#endif
     printf("a child graph's user object lives as long as the parent that copied it\n");
     printf("GRAPHS VERIFIED\n");
     return 0;

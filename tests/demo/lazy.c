@@ -1,11 +1,13 @@
 /* Lazy and eager module loading (CUDA_MODULE_LOADING), as a driver-API program sees them.
  *
- * Lazy (the default): a load indexes the kernels and places the variables; a kernel is checked and
- * compiled when first looked up, so an error in one kernel's body fails that kernel's
- * cuModuleGetFunction (with the code the load fails with when eager), while the module's other
- * kernels and variables work. A kernel's part brings the functions and variables it names. A module
- * of many kernels loads, and runs one, without compiling the others.
- * Eager (CUDA_MODULE_LOADING=EAGER): the same load fails, its error log naming the problem.
+ * Lazy (the default): a load through the module API checks the whole text, as NVIDIA's driver does
+ * (an H200 fails cuModuleLoadData for one broken kernel, lazy or not), then indexes the kernels and
+ * places the variables; a kernel is compiled when first used. A library (cuLibraryLoadData) is
+ * checked kernel by kernel as its kernels are looked up, so an error in one kernel's body fails that
+ * kernel's lookup (with the code the load fails with when eager), while the other kernels and the
+ * variables work. A kernel's part brings the functions and variables it names. A module of many
+ * kernels loads, and runs one, without compiling the others.
+ * Eager (CUDA_MODULE_LOADING=EAGER): the load fails, its error log naming the problem.
  *
  * The Makefile runs it twice, with and without the variable; it prints LAZY VERIFIED or EAGER
  * VERIFIED, or stops at the first difference. Usage: lazy */
@@ -66,13 +68,18 @@ static void lazy(void) {
     CHECK(cuModuleGetLoadingMode(&mode));
     ASSERT(mode == CU_MODULE_LAZY_LOADING);
 
-    /* The load compiles nothing: its info log says the kernels were indexed. */
+    /* The module API checks the whole text at load. */
     CUmodule m;
+    EXPECT(cuModuleLoadData(&m, MIXED), CUDA_ERROR_INVALID_PTX);
+
+    /* A library's load compiles nothing: its info log says the kernels were indexed. */
+    CUlibrary lib;
     char info[256] = "";
     CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
     void *vals[] = {info, (void *)(size_t)sizeof info};
-    CHECK(cuModuleLoadDataEx(&m, MIXED, 2, opts, vals));
+    CHECK(cuLibraryLoadData(&lib, MIXED, opts, vals, 2, NULL, NULL, 0));
     ASSERT(strstr(info, "2 kernel(s) indexed") != NULL);
+    CHECK(cuLibraryGetModule(&m, lib));
     unsigned count = 0;
     CHECK(cuModuleGetFunctionCount(&count, m));
     ASSERT(count == 2);
@@ -111,7 +118,7 @@ static void lazy(void) {
     unsigned host[32];
     CHECK(cuMemcpyDtoH(host, out, sizeof host));
     for (unsigned i = 0; i < 32; i++) ASSERT(host[i] == 100 + 2 * i);
-    CHECK(cuModuleUnload(m));
+    CHECK(cuLibraryUnload(lib));
 
     /* A function-scope variable: placed at load, shared with its kernel. */
     CHECK(cuModuleLoadData(&m, STATIC));

@@ -59,16 +59,15 @@ static const char *PTX =
     " tex.2d.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd1, {%f1, %f2}];\n"
     " ld.param.u64 %rd2, [out]; st.global.v4.f32 [%rd2], {%f4, %f5, %f6, %f7};\n"
     " ret;\n}\n"
-    /* queries(t, s, out): txq and suq answers. */
+    /* queries(t, s, out): the texture's and the surface's sizes (the queries NVIDIA's driver compiles
+     * for objects; see MORE_QUERIES). */
     ".visible .entry queries(.param .u64 t, .param .u64 s, .param .u64 out) {\n"
-    " .reg .u32 %r<12>; .reg .u64 %rd<4>;\n"
+    " .reg .u32 %r<8>; .reg .u64 %rd<4>;\n"
     " ld.param.u64 %rd1, [t]; ld.param.u64 %rd2, [s]; ld.param.u64 %rd3, [out];\n"
     " txq.width.b32 %r1, [%rd1]; txq.height.b32 %r2, [%rd1]; txq.depth.b32 %r3, [%rd1];\n"
-    " txq.normalized_coords.b32 %r4, [%rd1]; txq.filter_mode.b32 %r5, [%rd1]; txq.array_size.b32 %r6, [%rd1];\n"
-    " suq.width.b32 %r7, [%rd2]; suq.height.b32 %r8, [%rd2]; suq.memory_layout.b32 %r9, [%rd2];\n"
-    " st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r4};\n"
-    " st.global.v4.u32 [%rd3+16], {%r5, %r6, %r7, %r8};\n"
-    " st.global.u32 [%rd3+32], %r9;\n"
+    " suq.width.b32 %r4, [%rd2]; suq.height.b32 %r5, [%rd2]; suq.depth.b32 %r6, [%rd2];\n"
+    " st.global.v2.u32 [%rd3], {%r1, %r2}; st.global.v2.u32 [%rd3+8], {%r3, %r4};\n"
+    " st.global.v2.u32 [%rd3+16], {%r5, %r6};\n"
     " ret;\n}\n"
     /* surf_layer(s, l, v): stores v at element (1, 1) of layer l of a layered 2D surface of floats. */
     ".visible .entry surf_layer(.param .u64 s, .param .u32 l, .param .f32 v) {\n"
@@ -86,14 +85,13 @@ static const char *PTX =
     " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f4; st.global.v4.f32 [%rd2+16], {%f8, %f9, %f10, %f11};\n"
     " ret;\n}\n"
     /* mip(t, lod, gx, out): out[0] = tex.level.2d at the centre and LOD lod; out[1] = tex.grad.2d at
-     * the centre with gradients (gx, 0) and (0, 0); out[2] = txq.num_mipmap_levels. */
+     * the centre with gradients (gx, 0) and (0, 0). */
     ".visible .entry mip(.param .u64 t, .param .f32 lod, .param .f32 gx, .param .u64 out) {\n"
-    " .reg .f32 %f<12>; .reg .u32 %r<2>; .reg .u64 %rd<3>;\n"
+    " .reg .f32 %f<12>; .reg .u64 %rd<3>;\n"
     " ld.param.u64 %rd1, [t]; ld.param.f32 %f1, [lod]; ld.param.f32 %f2, [gx]; mov.f32 %f3, 0f3F000000; mov.f32 %f4, 0f00000000;\n"
     " tex.level.2d.v4.f32.f32 {%f5, %f6, %f7, %f8}, [%rd1, {%f3, %f3}], %f1;\n"
     " tex.grad.2d.v4.f32.f32 {%f9, %f10, %f11, %f6}, [%rd1, {%f3, %f3}], {%f2, %f4}, {%f4, %f4};\n"
-    " txq.num_mipmap_levels.b32 %r1, [%rd1];\n"
-    " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f5; st.global.f32 [%rd2+4], %f9; st.global.u32 [%rd2+8], %r1;\n"
+    " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f5; st.global.f32 [%rd2+4], %f9;\n"
     " ret;\n}\n"
     /* trap(s): a store one element past the surface's end under .trap. */
     ".visible .entry trap(.param .u64 s, .param .u32 x) {\n"
@@ -102,8 +100,70 @@ static const char *PTX =
     " sust.b.2d.b32.trap [%rd1, {%r1, %r2}], %r2;\n"
     " ret;\n}\n";
 
+/* The other texture and surface queries, valid PTX that ptxas compiles and ptx-jit runs, but that
+ * NVIDIA's driver (an H200, 580.159.04) refuses for objects: a kernel with one of these txq
+ * queries fails at its lookup (CUDA_ERROR_NOT_FOUND; at load when loading is eager), a module with
+ * one of these suq queries at load (CUDA_ERROR_NOT_SUPPORTED). The linter warns (P0510). */
+static const char *MORE_TXQ =
+    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry more_txq(.param .u64 t, .param .u64 out) {\n"
+    " .reg .u32 %r<8>; .reg .u64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [t]; ld.param.u64 %rd2, [out];\n"
+    " txq.normalized_coords.b32 %r1, [%rd1]; txq.filter_mode.b32 %r2, [%rd1]; txq.array_size.b32 %r3, [%rd1];\n"
+    " txq.num_mipmap_levels.b32 %r4, [%rd1]; txq.channel_data_type.b32 %r5, [%rd1];\n"
+    " txq.channel_order.b32 %r6, [%rd1];\n"
+    " st.global.v2.u32 [%rd2], {%r1, %r2}; st.global.v2.u32 [%rd2+8], {%r3, %r4};\n"
+    " st.global.v2.u32 [%rd2+16], {%r5, %r6};\n"
+    " ret;\n}\n";
+static const char *MORE_SUQ =
+    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry more_suq(.param .u64 s, .param .u64 out) {\n"
+    " .reg .u32 %r<6>; .reg .u64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [s]; ld.param.u64 %rd2, [out];\n"
+    " suq.channel_data_type.b32 %r1, [%rd1]; suq.channel_order.b32 %r2, [%rd1];\n"
+    " suq.array_size.b32 %r3, [%rd1]; suq.memory_layout.b32 %r4, [%rd1];\n"
+    " st.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4};\n"
+    " ret;\n}\n";
+
 static CUmodule mod;
 static CUdeviceptr out;
+
+/* The queries of MORE_TXQ and MORE_SUQ: run on ptx-jit, refused by NVIDIA's driver. */
+static void more_queries(CUtexObject t, CUsurfObject s) {
+    char name[256];
+    CUdevice dev;
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDeviceGetName(name, sizeof name, dev));
+    CUmodule m;
+    CUfunction k;
+    if (!strstr(name, "ptx-jit")) {
+        CUmoduleLoadingMode mode;
+        CHECK(cuModuleGetLoadingMode(&mode));
+        if (mode == CU_MODULE_EAGER_LOADING) {
+            EXPECT(cuModuleLoadData(&m, MORE_TXQ), CUDA_ERROR_NOT_FOUND);
+        } else {
+            CHECK(cuModuleLoadData(&m, MORE_TXQ));
+            EXPECT(cuModuleGetFunction(&k, m, "more_txq"), CUDA_ERROR_NOT_FOUND);
+        }
+        EXPECT(cuModuleLoadData(&m, MORE_SUQ), CUDA_ERROR_NOT_SUPPORTED);
+        printf("the other queries: refused by NVIDIA's driver\n");
+        return;
+    }
+    unsigned u[6];
+    CHECK(cuModuleLoadData(&m, MORE_TXQ));
+    void *ta[] = {&t, &out};
+    launch_block(m, "more_txq", 1, 1, ta);
+    CHECK(cuMemcpyDtoH(u, out, 24));
+    /* Element coordinates, point filtering, no layers or levels, CU_AD_FORMAT_UNSIGNED_INT32, 2 channels. */
+    ASSERT(u[0] == 0 && u[1] == 0 && u[2] == 0 && u[3] == 0 && u[4] == CU_AD_FORMAT_UNSIGNED_INT32 && u[5] == 2);
+    CHECK(cuModuleLoadData(&m, MORE_SUQ));
+    void *sa[] = {&s, &out};
+    launch_block(m, "more_suq", 1, 1, sa);
+    CHECK(cuMemcpyDtoH(u, out, 16));
+    /* CU_AD_FORMAT_FLOAT, 1 channel, no layers, an array (not linear memory). */
+    ASSERT(u[0] == CU_AD_FORMAT_FLOAT && u[1] == 1 && u[2] == 0 && u[3] == 0);
+    printf("the other queries: run on ptx-jit (NVIDIA's driver refuses them)\n");
+}
 
 static void launch(const char *name, unsigned bx, unsigned by, void **args) { launch_block(mod, name, bx, by, args); }
 
@@ -171,7 +231,18 @@ int main(void) {
     CHECK(cuMemcpy2D(&cp));
     cp.dstXInBytes = 7 * 4;
     EXPECT(cuMemcpy2D(&cp), CUDA_ERROR_INVALID_VALUE);
-    CHECK(cuMemcpyAtoH(f, sa, (3 * W + 6) * 4, 8));
+    EXPECT(cuMemcpyAtoH(f, sa, (3 * W + 6) * 4, 8), CUDA_ERROR_INVALID_VALUE); /* a 2D array */
+    memset(&cp, 0, sizeof cp);
+    cp.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    cp.srcArray = sa;
+    cp.srcXInBytes = 6 * 4;
+    cp.srcY = 3;
+    cp.dstMemoryType = CU_MEMORYTYPE_HOST;
+    cp.dstHost = f;
+    cp.dstPitch = 8;
+    cp.WidthInBytes = 8;
+    cp.Height = 1;
+    CHECK(cuMemcpy2D(&cp));
     ASSERT(f[0] == -3 && f[1] == -4);
 
     /* A 3D array of uint2 written by cuMemcpy3D at an offset, read with integer coordinates. */
@@ -197,17 +268,20 @@ int main(void) {
     launch("fetch3d", 1, 1, f3);
     CHECK(cuMemcpyDtoH(u, out, 16));
     unsigned at = ((1 * 3 + 2) * 4 + 3) * 2;
-    ASSERT(u[0] == 1000 + at && u[1] == 1001 + at && u[2] == 0 && u[3] == 1);
-    /* Out of range along z clamps. */
+    SHOW("fetch3d (3, 2, 1): %u %u %u %u\n", u[0], u[1], u[2], u[3]);
+    ASSERT(u[0] == 1000 + at && u[1] == 1001 + at && u[2] == 0 && u[3] == 0); /* missing channels: 0 */
+    /* Out of range along z: integer coordinates read 0, whatever the address mode (an H200). */
     z = 9;
     launch("fetch3d", 1, 1, f3);
     CHECK(cuMemcpyDtoH(u, out, 16));
-    ASSERT(u[0] == 1000 + at);
+    SHOW("fetch3d (3, 2, 9): %u %u %u %u\n", u[0], u[1], u[2], u[3]);
+    ASSERT(u[0] == 0 && u[1] == 0 && u[2] == 0 && u[3] == 0);
     CUDA_ARRAY3D_DESCRIPTOR got3;
     CHECK(cuArray3DGetDescriptor(&got3, a3));
     ASSERT(got3.Width == 4 && got3.Height == 3 && got3.Depth == 2 && got3.NumChannels == 2);
     CUDA_ARRAY_DESCRIPTOR got2;
-    EXPECT(cuArrayGetDescriptor(&got2, a3), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuArrayGetDescriptor(&got2, a3)); /* of a 3D array too, as an H200 answers */
+    ASSERT(got2.Width == 4 && got2.Height == 3 && got2.Format == CU_AD_FORMAT_UNSIGNED_INT32 && got2.NumChannels == 2);
 
     /* Trilinear filtering of a 2x2x2 float cube: at the centre, the mean of the eight corners. */
     CUarray cube = array3d(2, 2, 2, CU_AD_FORMAT_FLOAT, 1, 0);
@@ -235,7 +309,7 @@ int main(void) {
     CUarray la = array3d(2, 2, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED);
     float layers[12];
     for (int i = 0; i < 12; i++) layers[i] = (float)(10 * (i / 4));
-    CHECK(cuMemcpyHtoA(la, 0, layers, sizeof layers));
+    array_copy(la, layers, 8, 2, 3, 1);
     CUDA_RESOURCE_DESC rl = array_resource(la);
     CUtexObject tl = texture(&rl, CU_TR_FILTER_MODE_LINEAR, 0);
     for (unsigned l = 0; l < 4; l++) {
@@ -243,20 +317,22 @@ int main(void) {
         void *la_args[] = {&tl, &l, &lx, &ly, &out};
         launch("layer", 1, 1, la_args);
         CHECK(cuMemcpyDtoH(f, out, 4));
+        SHOW("layer %u: %g\n", l, f[0]);
         ASSERT(f[0] == (float)(10 * (l < 3 ? l : 2))); /* the layer index clamps */
     }
 
-    /* tex.1d on the 3D texture reads its first row. */
+    /* tex.1d on the 3D texture: a geometry that is not the texture's reads 0 (an H200). */
     unsigned two = 2;
     void *row[] = {&t3, &two, &out};
     launch("fetch1d", 1, 1, row);
     CHECK(cuMemcpyDtoH(u, out, 16));
-    ASSERT(u[0] == 1004 && u[1] == 1005);
+    SHOW("fetch1d of the 3D texture at 2: %u %u %u %u\n", u[0], u[1], u[2], u[3]);
+    ASSERT(u[0] == 0 && u[1] == 0 && u[2] == 0 && u[3] == 0);
 
     /* A layered surface: a store into layer 1 lands there, and nowhere else. */
     CUarray ls = array3d(2, 2, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST);
     float zeros[12] = {0};
-    CHECK(cuMemcpyHtoA(ls, 0, zeros, sizeof zeros));
+    array_copy(ls, zeros, 8, 2, 3, 1);
     CUDA_RESOURCE_DESC rls = array_resource(ls);
     CUsurfObject lsurf;
     CHECK(cuSurfObjectCreate(&lsurf, &rls));
@@ -265,7 +341,7 @@ int main(void) {
     void *la_store[] = {&lsurf, &one, &v};
     launch("surf_layer", 1, 1, la_store);
     float got12[12];
-    CHECK(cuMemcpyAtoH(got12, ls, 0, sizeof got12));
+    array_copy(ls, got12, 8, 2, 3, 0);
     for (int i = 0; i < 12; i++) ASSERT(got12[i] == (i == 4 + 3 ? 42.5f : 0.0f));
 
     /* Two cubes of 2 x 2 faces: texel (i, j) of face f of cube c is 100 c + 10 f + 2 j + i. A
@@ -274,7 +350,7 @@ int main(void) {
     CUarray cubes = array3d(2, 2, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED);
     float faces[48];
     for (int i = 0; i < 48; i++) faces[i] = (float)(100 * (i / 24) + 10 * (i / 4 % 6) + i % 4);
-    CHECK(cuMemcpyHtoA(cubes, 0, faces, sizeof faces));
+    array_copy(cubes, faces, 8, 2, 12, 1);
     CUDA_RESOURCE_DESC rcube = array_resource(cubes);
     CUtexObject tcube = texture(&rcube, CU_TR_FILTER_MODE_LINEAR, CU_TRSF_NORMALIZED_COORDINATES);
     const float dirs[6][3] = {{3, 0, 0}, {-3, 0, 0}, {0, 2, 0}, {0, -2, 0}, {0, 0, 1}, {0, 0, -1}};
@@ -284,6 +360,7 @@ int main(void) {
             void *ca[] = {&tcube, &c, &cx, &cy, &cz, &out};
             launch("cube", 1, 1, ca);
             CHECK(cuMemcpyDtoH(f, out, 32));
+            SHOW("cube %u face %d: %g, gather %g %g %g %g\n", c, face, f[0], f[4], f[5], f[6], f[7]);
             ASSERT(f[0] == 100.0f * c + 10.0f * face + 1.5f);
             float base = 10.0f * face;
             ASSERT(f[4] == base + 2 && f[5] == base + 3 && f[6] == base + 1 && f[7] == base);
@@ -295,7 +372,12 @@ int main(void) {
     /* A mipmapped 4 x 4 float array of 3 levels, filled with 1, 2 and 4, linear between levels. */
     CUDA_ARRAY3D_DESCRIPTOR md = {4, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0};
     CUmipmappedArray mm;
-    EXPECT(cuMipmappedArrayCreate(&mm, &md, 4), CUDA_ERROR_INVALID_VALUE); /* 4 x 4 has 3 levels */
+    /* 4 x 4 has 3 levels: asked for 4, an H200 makes 3. */
+    CHECK(cuMipmappedArrayCreate(&mm, &md, 4));
+    CUarray lv;
+    CHECK(cuMipmappedArrayGetLevel(&lv, mm, 2));
+    EXPECT(cuMipmappedArrayGetLevel(&lv, mm, 3), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMipmappedArrayDestroy(mm));
     CHECK(cuMipmappedArrayCreate(&mm, &md, 3));
     CUDA_ARRAY3D_DESCRIPTOR wide = {65536, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0};
     CUmipmappedArray too_wide;
@@ -303,13 +385,15 @@ int main(void) {
     for (unsigned l = 0; l < 3; l++) {
         CUarray level;
         CHECK(cuMipmappedArrayGetLevel(&level, mm, l));
+#ifndef KEEP_GOING /* an H200's driver (580.159.04) accepts it (and the program fails later) */
         EXPECT(cuArrayDestroy(level), CUDA_ERROR_INVALID_VALUE); /* it goes with its mipmap */
+#endif
         CUDA_ARRAY3D_DESCRIPTOR ld;
         CHECK(cuArray3DGetDescriptor(&ld, level));
         ASSERT(ld.Width == 4u >> l && ld.Height == 4u >> l);
         float fill[16];
         for (int i = 0; i < 16; i++) fill[i] = (float)(1 << l);
-        CHECK(cuMemcpyHtoA(level, 0, fill, ld.Width * ld.Height * 4));
+        array_copy(level, fill, ld.Width * 4, ld.Height, 1, 1);
     }
     CUDA_RESOURCE_DESC rm;
     memset(&rm, 0, sizeof rm);
@@ -334,12 +418,14 @@ int main(void) {
         float by_lod, by_grad;
         memcpy(&by_lod, &u[0], 4);
         memcpy(&by_grad, &u[1], 4);
-        ASSERT(by_lod == mips[i][2] && by_grad == mips[i][3] && u[2] == 3);
+        SHOW("mip lod %g gx %g: %g %g\n", lod, gx, by_lod, by_grad);
+        ASSERT(by_lod == mips[i][2] && by_grad == mips[i][3]);
     }
     CHECK(cuTexObjectDestroy(tm));
     CHECK(cuMipmappedArrayDestroy(mm));
 
-    /* Linear memory as a 1D texture of int2 (tex1Dfetch): clamped at the end. */
+    /* Linear memory as a 1D texture of int2 (tex1Dfetch): 0 past the end, as integer coordinates
+     * outside any texture read. */
     CUdeviceptr lin;
     CHECK(cuMemAlloc(&lin, 64 * 8));
     int ints[128];
@@ -357,8 +443,9 @@ int main(void) {
         void *a1[] = {&tlin, &i, &out};
         launch("fetch1d", 1, 1, a1);
         CHECK(cuMemcpyDtoH(u, out, 16));
-        unsigned e = i < 64 ? i : 63;
-        ASSERT((int)u[0] == ints[2 * e] && (int)u[1] == ints[2 * e + 1] && u[2] == 0 && u[3] == 1);
+        SHOW("linear fetch %u: %d %d %u %u\n", i, (int)u[0], (int)u[1], u[2], u[3]);
+        int x0 = i < 64 ? ints[2 * i] : 0, x1 = i < 64 ? ints[2 * i + 1] : 0; /* past the end: 0 */
+        ASSERT((int)u[0] == x0 && (int)u[1] == x1 && u[2] == 0 && u[3] == 0);
     }
     /* A misaligned start is refused. */
     rlin.res.linear.devPtr = lin + 4;
@@ -397,20 +484,23 @@ int main(void) {
     void *a2[] = {&tp, &px, &py, &out};
     launch("fetch2d", 1, 1, a2);
     CHECK(cuMemcpyDtoH(f, out, 16));
-    ASSERT(f[0] == 32768.0f / 65535.0f && f[1] == 0.0f && f[2] == 0.0f && f[3] == 1.0f);
+    SHOW("unorm16 corner: %a %a %a %a\n", f[0], f[1], f[2], f[3]);
+    ASSERT(f[0] == 32768.0f / 65535.0f && f[1] == 0.0f && f[2] == 0.0f && f[3] == 0.0f);
 
     /* Queries. */
     void *qa[] = {&t3, &s, &out};
     launch("queries", 1, 1, qa);
-    CHECK(cuMemcpyDtoH(u, out, 36));
-    ASSERT(u[0] == 4 && u[1] == 3 && u[2] == 2 && u[3] == 0 && u[4] == 0 && u[5] == 0);
-    ASSERT(u[6] == W && u[7] == H && u[8] == 0);
+    CHECK(cuMemcpyDtoH(u, out, 24));
+    SHOW("queries: texture %u x %u x %u; surface %u x %u x %u\n", u[0], u[1], u[2], u[3], u[4], u[5]);
+    ASSERT(u[0] == 4 && u[1] == 3 && u[2] == 2 && u[3] == W && u[4] == H && u[5] == 0); /* 2D: depth 0 */
+    more_queries(t3, s);
 
     /* What the driver refuses. */
     CUarray plain = array3d(4, 4, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0);
     CUDA_RESOURCE_DESC rplain = array_resource(plain);
     CUsurfObject s2;
-    EXPECT(cuSurfObjectCreate(&s2, &rplain), CUDA_ERROR_INVALID_VALUE); /* no SURFACE_LDST */
+    CHECK(cuSurfObjectCreate(&s2, &rplain)); /* without SURFACE_LDST too, as an H200 makes it */
+    CHECK(cuSurfObjectDestroy(s2));
     CUarray none;
     CUDA_ARRAY3D_DESCRIPTOR three = {4, 4, 0, CU_AD_FORMAT_FLOAT, 3, 0};
     EXPECT(cuArray3DCreate(&none, &three), CUDA_ERROR_INVALID_VALUE); /* 3 channels */
@@ -421,15 +511,12 @@ int main(void) {
     CHECK(cuSurfObjectGetResourceDesc(&gotr, s));
     ASSERT(gotr.resType == CU_RESOURCE_TYPE_ARRAY && gotr.res.array.hArray == sa);
     CHECK(cuTexObjectDestroy(tlin));
+    CHECK(cuArrayDestroy(a3));
+#ifndef KEEP_GOING /* an H200's driver checks none of these: it gives 0, 0 and 709 */
     EXPECT(cuTexObjectDestroy(tlin), CUDA_ERROR_INVALID_VALUE);
     EXPECT(cuTexObjectDestroy(s), CUDA_ERROR_INVALID_VALUE); /* a surface, not a texture */
-    /* A texture outlives its array's destruction, and still reads it. */
-    CHECK(cuArrayDestroy(a3));
     EXPECT(cuArrayDestroy(a3), CUDA_ERROR_INVALID_HANDLE);
-    x = 0, y = 0, z = 0;
-    launch("fetch3d", 1, 1, f3);
-    CHECK(cuMemcpyDtoH(u, out, 16));
-    ASSERT(u[0] == 1000);
+#endif
 
     /* A store past the surface's end under .trap ends the launch, as an illegal address. */
     CUfunction k;
@@ -454,6 +541,22 @@ int main(void) {
     CHECK(cuModuleGetFunction(&f1, mod, "fetch1d"));
     CHECK(cuLaunchKernel(f1, 1, 1, 1, 1, 1, 1, 0, NULL, stale, NULL));
     EXPECT(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+
+    /* In a third, a texture whose array was destroyed faults when a kernel reads it, as on an H200
+     * (the array's memory is gone; the handle stays until destroyed). */
+    CUcontext third;
+    CHECK(cuCtxCreate(&third, NULL, 0, dev));
+    CHECK(cuModuleLoadData(&mod, PTX));
+    CHECK(cuMemAlloc(&out, 64));
+    CUarray gone = array3d(4, 0, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+    CUDA_RESOURCE_DESC rg = array_resource(gone);
+    CUtexObject tg = texture(&rg, CU_TR_FILTER_MODE_POINT, 0);
+    CHECK(cuArrayDestroy(gone));
+    void *ga[] = {&tg, &zero, &out};
+    CHECK(cuModuleGetFunction(&f1, mod, "fetch1d"));
+    CHECK(cuLaunchKernel(f1, 1, 1, 1, 1, 1, 1, 0, NULL, ga, NULL));
+    EXPECT(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(cuTexObjectDestroy(tg));
     printf("TEXTURES VERIFIED\n");
     return 0;
 }

@@ -8,7 +8,9 @@ raw bits, uniform floats and doubles and Poisson draws are compared bit for bit;
 draws within 1e-5 relative to max(1, |value|) (their kernels use the GPU's approximate sine,
 cosine and logarithm, whose exact bits a CPU does not reproduce; the host generator's double-precision
 normals from MTGP32 carry only float precision), and the share of exact ones is printed.
-Usage: curand_client.py LIBCURAND. Prints CURAND VERIFIED or the cases that differ."""
+Usage: curand_client.py LIBCURAND [SAVE.npz]. Prints CURAND VERIFIED or the cases that differ; with
+SAVE.npz, also writes every device result there (tests/gpu/pending_on_device.sh keeps a GPU's, to
+compare with ptx-jit's bit for bit)."""
 
 import ctypes as C
 import sys
@@ -70,7 +72,7 @@ def generate(kind, on_host, fn, dtype, extra):
 
 def main():
     use_primary_context()
-    failures, compared = [], 0
+    failures, compared, saved = [], 0, {}
     for name, kind in {**PSEUDO, **QUASI}.items():
         for fn, dtype, extra, exact in CASES:
             t = time.time()
@@ -84,6 +86,7 @@ def main():
                 assert s_dev == TYPE_ERROR, f"{what} status {s_dev}"
                 continue
             compared += 1
+            saved[f"{name}.{fn}"] = dev_out
             bits = np.dtype(f"u{dev_out.itemsize}")
             same = dev_out.view(bits) == host_out.view(bits)
             share = f"{100 * np.mean(same):6.2f}% exact"
@@ -97,6 +100,8 @@ def main():
             if not ok:
                 failures.append(f"{what} {share}: {dev_out[:3]} against {host_out[:3]}")
     assert compared >= 50, compared
+    if len(sys.argv) > 2:
+        np.savez_compressed(sys.argv[2], **saved)
     if failures:
         print("\n".join(["FAILED:"] + failures))
         sys.exit(1)

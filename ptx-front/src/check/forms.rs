@@ -167,6 +167,36 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 .help(format!("write `{name}.sync` and add a member mask operand such as `0xffffffff`")),
             );
         }
+        // Queries of texture and surface objects beyond their size, which NVIDIA's driver refuses.
+        if matches!(name, "txq" | "suq") {
+            let query = i.mods.iter().find(|m| !matches!(m.text, ".b32" | ".level"));
+            let handle = match i.operands.get(1) {
+                Some(Operand::Addr(a)) => a.base.as_ref(),
+                Some(Operand::Bracket(items, _)) => match items.first() {
+                    Some(Operand::Sym { name, .. }) => Some(name),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let object = handle.is_some_and(|h| matches!(self.lookup(h, scope), Some(Entry::Reg { .. })));
+            if let Some(q) = query.filter(|q| object && !matches!(q.text, ".width" | ".height" | ".depth")) {
+                let fails = if name == "txq" {
+                    "the kernel's lookup fails with CUDA_ERROR_NOT_FOUND"
+                } else {
+                    "the module's load fails with CUDA_ERROR_NOT_SUPPORTED"
+                };
+                self.diags.push(
+                    Diagnostic::warning(
+                        Code::P0510,
+                        q.span,
+                        format!("NVIDIA's driver refuses `{name}{}` of an object: {fails}", q.text),
+                    )
+                    .label("refused by the driver on a GPU")
+                    .note("ptx-jit runs it on the CPU, with the manual's meaning")
+                    .help("pass what the kernel needs to know about the texture or surface as a parameter"),
+                );
+            }
+        }
         // A direct call passes as many arguments, and takes as many results, as the callee declares.
         if name == "call" {
             let (rets, callee, args) = match i.operands.as_slice() {

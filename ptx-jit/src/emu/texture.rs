@@ -16,11 +16,13 @@
 //! - Normalised coordinates are scaled by the size in single precision, after wrapping (`u - ⌊u⌋`)
 //!   or mirroring; wrap and mirror apply to normalised coordinates only (otherwise they clamp, as
 //!   the programming guide says).
+//! - The channels a format lacks read as 0, alpha too, as floats and as integers.
+//! - Integer coordinates index elements exactly, and one outside the texture reads 0 in every
+//!   channel, whatever the address mode (a 3D array's z past its depth under clamp).
 //!
 //! Not measured, so chosen and documented: float texels are filtered exactly and rounded once to
 //! single precision; 3D filtering splits each bilinear weight between the two slices the same way
-//! the bilinear weights are split; snorm8 texels are filtered as floats; missing channels read as
-//! 0, and alpha as 1.
+//! the bilinear weights are split; snorm8 texels are filtered as floats.
 
 /// `CUarray_format`: how one channel of a texel is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,7 +226,7 @@ fn address(i: i64, n: u32, mode: Address, normalized: bool) -> Option<u32> {
     } as u32)
 }
 
-/// One texel's channels as raw integers (sign-extended) or float bits, 0 and 1 filling missing ones.
+/// One texel's channels as raw integers (sign-extended) or float bits, 0 filling missing ones.
 /// # Safety
 /// `(x, y, z, layer)` must be inside the resource, whose memory must be readable.
 unsafe fn load(r: &Resource, x: u32, y: u32, z: u32, layer: u32) -> [i64; 4] {
@@ -250,7 +252,7 @@ unsafe fn load(r: &Resource, x: u32, y: u32, z: u32, layer: u32) -> [i64; 4] {
 /// Channel `c` of a raw texel as the texture returns it (no filtering).
 fn convert(r: &Resource, s: &Sampler, raw: i64, c: usize) -> u32 {
     if c >= r.channels as usize {
-        return missing(r, s, c);
+        return 0;
     }
     if !returns_float(r, s) || matches!(r.format, Format::F16 | Format::F32) {
         return raw as u32;
@@ -262,15 +264,6 @@ fn convert(r: &Resource, s: &Sampler, raw: i64, c: usize) -> u32 {
         _ => (raw as f32 / 32767.0).max(-1.0),
     };
     v.to_bits()
-}
-
-/// A channel the format does not have: 0, alpha 1.
-fn missing(r: &Resource, s: &Sampler, c: usize) -> u32 {
-    match (c, returns_float(r, s)) {
-        (3, true) => 1f32.to_bits(),
-        (3, false) => 1,
-        _ => 0,
-    }
 }
 
 /// The border colour's channel `c` as the texture returns it.
@@ -325,10 +318,14 @@ pub unsafe fn sample(r: &Resource, s: &Sampler, c: Coords) -> Texel {
     // runs once per fetch.
     let mut taps: smallvec::SmallVec<[([i64; 3], i64); 8]> = smallvec::SmallVec::new();
     if !c.float {
-        // Integer coordinates (`tex1Dfetch`) index elements directly, exact at any size.
+        // Integer coordinates (`tex1Dfetch`) index elements directly, exact at any size; outside
+        // the texture they read 0.
         let mut at = [0i64; 3];
-        for (a, &v) in at.iter_mut().zip(&c.xyz).take(r.dims as usize) {
+        for (k, (a, &v)) in at.iter_mut().zip(&c.xyz).take(r.dims as usize).enumerate() {
             *a = v as i32 as i64;
+            if !(0..sizes[k] as i64).contains(a) {
+                return [0; 4];
+            }
         }
         taps.push((at, 256));
     } else if !linear {
@@ -376,7 +373,6 @@ pub unsafe fn sample(r: &Resource, s: &Sampler, c: Coords) -> Texel {
     let mut out = [0u32; 4];
     for (ch, o) in out.iter_mut().enumerate() {
         if ch >= r.channels as usize {
-            *o = missing(r, s, ch);
             continue;
         }
         if !linear {
@@ -641,8 +637,8 @@ mod tests {
         // Half a 256th past texel 0's centre rounds up to one 256th; less rounds down.
         assert_eq!(f(unsafe { sample(&r, &s, at(0.5 + 0.5 / 256.0, 0.0)) }[0]), 1.0 / 256.0);
         assert_eq!(f(unsafe { sample(&r, &s, at(0.5 + 0.37 / 256.0, 0.0)) }[0]), 0.0);
-        // Missing channels: 0, alpha 1.
-        assert_eq!(unsafe { sample(&r, &s, at(1.0, 0.0)) }.map(f), [0.5, 0.0, 0.0, 1.0]);
+        // Missing channels: 0, alpha too.
+        assert_eq!(unsafe { sample(&r, &s, at(1.0, 0.0)) }.map(f), [0.5, 0.0, 0.0, 0.0]);
     }
 
     #[test]
@@ -785,5 +781,8 @@ mod tests {
         };
         assert_eq!(unsafe { sample(&r, &s, at(1 << 24)) }[0], 3);
         assert_eq!(unsafe { sample(&r, &s, at((1 << 24) + 1)) }[0], 7);
+        // Outside the texture: 0, not the clamped edge.
+        assert_eq!(unsafe { sample(&r, &s, at(n)) }, [0; 4]);
+        assert_eq!(unsafe { sample(&r, &s, at(u32::MAX)) }, [0; 4]);
     }
 }

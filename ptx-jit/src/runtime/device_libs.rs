@@ -181,14 +181,16 @@ fn heap_used() {
     }
 }
 
-/// Sets the device heap's size (`cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`); false, as CUDA refuses
-/// it, once a kernel has used the heap.
-pub fn set_heap_limit(bytes: u64) -> bool {
+/// Sets the device heap's size (`cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`) and gives the size the
+/// heap gets, as an H200 does: at least 4 MiB, rounded up to 64 KiB (1 MiB reads back as 4 MiB,
+/// 4 MiB + 1 as 4 MiB + 64 KiB). `None`, as CUDA refuses it, once a kernel has used the heap.
+pub fn set_heap_limit(bytes: u64) -> Option<u64> {
     if HEAP_IN_USE.load(Ordering::Relaxed) {
-        return false;
+        return None;
     }
-    HEAP_LIMIT.store(bytes, Ordering::Relaxed);
-    true
+    let size = bytes.max(4 << 20).checked_next_multiple_of(64 << 10).unwrap_or(!0xffff);
+    HEAP_LIMIT.store(size, Ordering::Relaxed);
+    Some(size)
 }
 
 /// Frees every block and gives the heap its default size again: the last context is gone, and a

@@ -29,6 +29,9 @@ pub enum Object {
     Surface {
         resource: Resource,
     },
+    /// An object whose array was destroyed under it: any use faults, as on an H200, which ends such
+    /// a launch with an illegal address.
+    Freed,
 }
 
 struct Entry {
@@ -166,6 +169,7 @@ pub(crate) extern "C" fn ptxjit_tex(code: u32, env: *const Env, handle: u64, buf
             handle,
         ),
         Some(Err(Misuse::Bounds(at))) => fault("accessed a surface out of bounds under `.trap`; the address", at),
+        Some(Err(Misuse::Freed)) => fault("used a texture or surface object whose array was destroyed", handle),
         None if handle == 0 => fault("used a null texture or surface object (or a reference never bound)", 0),
         None => fault(
             "used a texture or surface object that does not exist (never created, or destroyed)",
@@ -181,6 +185,8 @@ enum Misuse {
     Kind,
     /// A surface access out of bounds under `.trap`, at this address.
     Bounds(u64),
+    /// An object whose array is gone.
+    Freed,
 }
 
 /// Where a geometry's coordinates start in the buffer (after a layer or cube index) and how many
@@ -211,10 +217,27 @@ fn coords(op: TexOp, buf: &[u32]) -> Coords {
     }
 }
 
+/// Whether a plain geometry (`.1d`, `.2d`, `.3d`) has other dimensions than the texture, which is
+/// neither layered nor a cubemap: an H200 returns 0 in every channel then (`tex.1d` of a 3D array).
+fn mismatched(op: TexOp, r: &tex::Resource) -> bool {
+    let dims = match TEX_GEOMS[op.geom as usize] {
+        "1d" => 1,
+        "2d" => 2,
+        "3d" => 3,
+        _ => return false,
+    };
+    r.layers == 0 && !r.cube && r.dims != dims
+}
+
 /// Runs one instruction on an object.
 fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> {
     let data = TEX_DATA as usize;
     match (op.kind, o) {
+        (_, Object::Freed) => Err(Misuse::Freed),
+        (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, .. }) if mismatched(op, resource) => {
+            buf[data..data + 4].fill(0);
+            Ok(())
+        }
         (TEX_SAMPLE | TEX_GATHER, Object::Texture { resource, sampler, .. }) if matches!(op.geom, 5 | 6) => {
             // A cube or cube-array geometry on a cubemap: float coordinates, a direction.
             if !resource.cube {
@@ -375,9 +398,14 @@ fn pack(words: &[u32], op: TexOp, raw: &mut [u8; 16]) {
 
 /// `txq` / `suq`: one attribute (see `ptx_llvm::builtin::TEX_QUERIES`).
 fn query(q: u32, r: &Resource, s: Option<&Sampler>) -> u32 {
+    // A surface (no sampler) has no extent along the dimensions it lacks: an H200's `suq.depth` of a
+    // 2D surface is 0.
+    let surface = s.is_none();
     match TEX_QUERIES[q as usize] {
         "width" => r.width,
+        "height" if surface && r.dims < 2 => 0,
         "height" => r.height,
+        "depth" if surface && r.dims < 3 => 0,
         "depth" => r.depth,
         // CUDA's source-language enumerations: the array format and the channel count.
         "channel_data_type" => r.format.to_cuda(),

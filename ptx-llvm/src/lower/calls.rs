@@ -3,6 +3,19 @@
 
 use super::*;
 
+/// P0404 at a use of `name`, a function declared without a body that no module defines: the
+/// lowering refuses it (on the host it would bind to the C library's namesake), and a whole-module
+/// check at load reports it (`ptx_jit::check_whole`).
+pub fn undefined_function(name: &Name<'_>) -> Diagnostic {
+    Diagnostic::error(
+        Code::P0404,
+        name.span,
+        format!("`{}` is used but no module defines it", name.text),
+    )
+    .label("declared, never defined")
+    .help("link the module that defines it (cuLinkAddData, nvJitLink) before loading")
+}
+
 impl<'ctx> Lowerer<'ctx> {
     /// Refuses a function that has no body here and is not one of the device runtime's, before a
     /// call or its address: on the host such a name would bind to the C library's namesake (`abort`).
@@ -14,15 +27,7 @@ impl<'ctx> Lowerer<'ctx> {
         {
             return Ok(());
         }
-        Err(Fail::Diag(Box::new(
-            Diagnostic::error(
-                Code::P0404,
-                name.span,
-                format!("`{}` is used but no module defines it", name.text),
-            )
-            .label("declared, never defined")
-            .help("link the module that defines it (cuLinkAddData, nvJitLink) before loading"),
-        )))
+        Err(Fail::Diag(Box::new(undefined_function(name))))
     }
 
     pub(super) fn call<'m, 'a>(

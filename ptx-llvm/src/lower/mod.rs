@@ -7,6 +7,7 @@ mod asm;
 mod async_copy;
 mod builtin;
 mod calls;
+pub use calls::undefined_function;
 mod convert;
 mod declare;
 mod dispatch;

@@ -154,6 +154,17 @@ int main(void) {
     fetch("tld4r_clamp", "tld4r", texture(a4, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0, 0), xy, n2, 4);
     fetch("tld4r_wrap_norm", "tld4r",
           texture(a4, CU_TR_ADDRESS_MODE_WRAP, CU_TR_FILTER_MODE_POINT, CU_TRSF_NORMALIZED_COORDINATES, 0), xy, n2, 4);
+
+    /* Every channel of 1- and 2-channel textures: what a GPU gives for the channels a format lacks. */
+    float *few = sweep(0.0f, 1.0f, 4, 0);
+    fetch("float1_all4", "tex1d", texture(a1, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0, 0), few, 4, 4);
+    fetch("snorm16_all4", "tex1d", texture(a2, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0, 0), few, 4, 4);
+    float two[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CUarray a5 = array(CU_AD_FORMAT_FLOAT, 2, 4, 0, two, 8);
+    fetch("float2_all4", "tex1d", texture(a5, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_POINT, 0, 0), few, 4, 4);
+    unsigned char u1[4] = {0, 85, 170, 255};
+    CUarray a6 = array(CU_AD_FORMAT_UNSIGNED_INT8, 1, 4, 0, u1, 1);
+    fetch("unorm8_all4", "tex1d", texture(a6, CU_TR_ADDRESS_MODE_CLAMP, CU_TR_FILTER_MODE_LINEAR, 0, 0), few, 4, 4);
     fflush(stdout);
     return 0;
 }
