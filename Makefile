@@ -10,9 +10,10 @@ REL    := target/release
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# NVIDIA wheels, pinned to their major version.
+# NVIDIA wheels, pinned to their major version, and what numba-cuda's own test modules import.
 WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" \
-          "nvidia-cuda-crt==13.*" "nvidia-cuda-cccl==13.*" "cuda-bindings==13.*" "numba-cuda==0.*"
+          "nvidia-cuda-crt==13.*" "nvidia-cuda-cccl==13.*" "cuda-bindings==13.*" "numba-cuda==0.*" \
+          "filecheck==1.*" "pytest==9.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
 .PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl clean
@@ -118,13 +119,14 @@ build/no_ptx.fatbin: tests/gpu/probes_c/no_ptx.cu venv
 # shared one, libcudart.so.13 from the nvidia-cuda-runtime wheel. -arch=sm_75 embeds sm_75 machine code
 # and compute_75 PTX; the driver runs the PTX.
 NVCC_PROGRAMS := build/nvcc_program build/nvcc_devices build/nvcc_faults build/nvcc_printf build/nvcc_graphs \
-	build/nvcc_textures
+	build/nvcc_textures build/nvcc_cooperative
 build/nvcc_program: tests/nvcc/program.cu
 build/nvcc_devices: tests/nvcc/devices.cu
 build/nvcc_faults: tests/nvcc/faults.cu
 build/nvcc_printf: tests/nvcc/printf_assert.cu
 build/nvcc_graphs: tests/nvcc/graphs.cu
 build/nvcc_textures: tests/nvcc/textures.cu
+build/nvcc_cooperative: tests/nvcc/cooperative.cu
 $(NVCC_PROGRAMS): venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
@@ -188,7 +190,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -295,6 +297,12 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "ALL VERIFIED" build/printf.out
 	@echo; echo "== numba-cuda client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/numba_client.py
+	@echo; echo "== numba-cuda's cooperative groups (grid.sync(), libcudadevrt linked through cuLink*)"
+	cd build && LD_LIBRARY_PATH=$(abspath $(REL)) $(abspath $(PY)) -m numba.runtests numba.cuda.tests.cudapy.test_cooperative_groups \
+	  numba.cuda.tests.doc_examples.test_cg numba.cuda.tests.doc_examples.test_laplace
+	@echo; echo "== an nvcc-built cooperative launch (cooperative groups' grid.sync())"
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_cooperative | tee build/nvcc_cooperative.out
+	grep -q "COOPERATIVE VERIFIED" build/nvcc_cooperative.out
 	@echo; echo "== nvJitLink: PTX linked into an image our driver loads, and NVIDIA's errors"
 	LD_LIBRARY_PATH=$(REL):$(REL)/nvjitlink ./build/nvjitlink | tee build/nvjitlink.out
 	grep -q "NVJITLINK VERIFIED" build/nvjitlink.out
@@ -302,7 +310,8 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	if [ -f $(NUMBA13_STAMP) ]; then LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(REL) \
 	  $(LIBS_PY) tests/python/numba_lto_client.py | tee build/numba_lto.out; grep -q "NUMBA LTO VERIFIED" build/numba_lto.out; \
 	  cd build && LD_PRELOAD=$(abspath $(REL))/nvjitlink/libnvJitLink.so.13 LD_LIBRARY_PATH=$(abspath $(REL)) \
-	  $(abspath $(LIBS_PY)) -m numba.runtests numba.cuda.tests.cudapy.test_atomics numba.cuda.tests.cudapy.test_intrinsics; \
+	  $(abspath $(LIBS_PY)) -m numba.runtests numba.cuda.tests.cudapy.test_atomics numba.cuda.tests.cudapy.test_intrinsics \
+	  numba.cuda.tests.cudapy.test_cooperative_groups; \
 	  else echo "skipped: numba-cuda[cu13] is not installed"; fi
 	@echo; echo "== fat binaries made by nvcc, libraries, JIT logs and the linker"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/fatbin_link_client.py $(CU13)/bin/nvcc

@@ -264,8 +264,9 @@ pub struct Capturing {
 
 static CAPTURE_IDS: AtomicU64 = AtomicU64::new(1);
 
-/// Global-mode captures begun in the process (those not ended forbid unsafe calls on every thread).
-static GLOBAL_SESSIONS: Mutex<Vec<std::sync::Weak<Session>>> = Mutex::new(Vec::new());
+/// Captures begun in global or thread-local mode (those not ended forbid unsafe calls: a global one on
+/// every thread, a thread-local one on the thread that began it).
+static STRICT_SESSIONS: Mutex<Vec<std::sync::Weak<Session>>> = Mutex::new(Vec::new());
 
 fn queue_id(q: &Queue) -> usize {
     Arc::as_ptr(&q.progress) as usize
@@ -302,24 +303,36 @@ pub fn forbid_wait(q: &Queue) -> Result<(), CUresult> {
     }
 }
 
-/// A device-wide synchronise made while a global-mode capture is in progress, which CUDA refuses as
-/// potentially unsafe ("operation not permitted when stream is capturing"), unless this thread
-/// relaxed its mode; the captures can then no longer end well (an H200: `cuStreamEndCapture` gives
-/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Synchronous copies and memsets are not refused: an
-/// H200 runs a `cuMemsetD32` made while a non-blocking stream captures in global mode.
+/// A device-wide synchronise made while a capture forbids it (a global-mode one anywhere, or a
+/// thread-local one this thread began), which CUDA refuses as potentially unsafe ("operation not
+/// permitted when stream is capturing"), unless this thread relaxed its mode; those captures can then
+/// no longer end well (an H200: `cuStreamEndCapture` gives `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`).
+/// Synchronous copies and memsets are not refused: an H200 runs a `cuMemsetD32` made while a
+/// non-blocking stream captures in global mode.
 pub fn forbid_sync() -> Result<(), CUresult> {
     if crate::stream::capture_mode() == 2 {
         return Ok(());
     }
-    let mut sessions = GLOBAL_SESSIONS.lock();
-    sessions.retain(|w| w.upgrade().is_some_and(|s| !s.ended()));
-    if sessions.is_empty() {
+    let me = std::thread::current().id();
+    let mut sessions = STRICT_SESSIONS.lock();
+    prune(&mut sessions);
+    let forbidding: Vec<Arc<Session>> = sessions
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .filter(|s| s.mode == 0 || s.thread == me)
+        .collect();
+    if forbidding.is_empty() {
         return Ok(());
     }
-    for s in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+    for s in forbidding {
         s.invalid.store(true, Ordering::Release);
     }
     Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+}
+
+/// Drops the captures that have ended from a list of them.
+fn prune(sessions: &mut Vec<std::sync::Weak<Session>>) {
+    sessions.retain(|w| w.upgrade().is_some_and(|s| !s.ended()));
 }
 
 /// `cuEventRecord` on a capturing stream: the event stands for the stream's last nodes.
@@ -379,8 +392,10 @@ unsafe fn begin_capture(s: Handle, mode: c_int) -> Result<(), CUresult> {
         invalid: AtomicBool::new(false),
         ended: AtomicBool::new(false),
     });
-    if mode == 0 {
-        GLOBAL_SESSIONS.lock().push(Arc::downgrade(&session));
+    if mode != 2 {
+        let mut sessions = STRICT_SESSIONS.lock();
+        prune(&mut sessions);
+        sessions.push(Arc::downgrade(&session));
     }
     *cap = Some(Capturing { session, deps: vec![] });
     Ok(())
@@ -584,7 +599,7 @@ unsafe fn kernel_node(p: *const KernelNodeParams, v2: bool) -> Result<(KernelPar
     let kern = if v2 { (*p).kern } else { std::ptr::null_mut() };
     let p = &*(p as *const KernelNodeParamsV1);
     let f = if p.func.is_null() && v2 { kern } else { p.func };
-    let (args, job) = crate::launch::prepare_launch(f, p.grid, p.block, p.shared, p.params, p.extra, None)?;
+    let (args, job) = crate::launch::prepare_launch(f, p.grid, p.block, p.shared, p.params, p.extra, None, false)?;
     let arg_ptrs = crate::launch::param_offsets(f)?
         .into_iter()
         .map(|o| args.as_ptr() as usize + o)

@@ -97,7 +97,7 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     cooperative: bool,
 ) -> Result<(), CUresult> {
-    let (_, job) = prepare_launch(f, grid, block, shared, params, extra, Some(stream))?;
+    let (_, job) = prepare_launch(f, grid, block, shared, params, extra, Some(stream), cooperative)?;
     if cooperative {
         // Every block of a cooperative grid must be resident at once.
         let (_, fo) = func(f)?;
@@ -113,7 +113,8 @@ unsafe fn launch(
 
 /// Checks a launch of `f` and copies its arguments: the argument buffer, and the job that runs the
 /// launch (on a stream's worker, or as a graph's kernel node, as often as that runs). `stream` is
-/// the launch's stream, for its context's cancellation; `None` for a graph node.
+/// the launch's stream, for its context's cancellation; `None` for a graph node. A cooperative launch
+/// runs every CTA at once and gives the kernel a grid workspace (`ptx_jit::Launch::cooperative`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn prepare_launch(
     f: Handle,
@@ -123,6 +124,7 @@ pub(crate) unsafe fn prepare_launch(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
     stream: Option<Handle>,
+    cooperative: bool,
 ) -> Result<(Arc<Vec<u8>>, crate::graph::NodeJob), CUresult> {
     let (h, fo) = func(f)?;
     let cancel = match stream {
@@ -146,6 +148,7 @@ pub(crate) unsafe fn prepare_launch(
         let k = kernel(&fo)?;
         let l = ptx_jit::Launch {
             cancel: cancel.clone(),
+            cooperative,
             ..launch_of(grid, block, shared, &buf)
         };
         ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))

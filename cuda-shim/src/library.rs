@@ -220,7 +220,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let mut log = JitLog::default();
-        log.check_whole = true; // the module API, as cuModuleLoadData
+        log.check = crate::module::WholeCheck::Invalid; // the module API, as cuModuleLoadData
         let (text, retain) = crate::module::fatbin_ptx(image, &mut log)?;
         *module = load_ptx(ctx, &text, retain, &mut log)? as Handle;
         Ok(())

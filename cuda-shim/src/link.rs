@@ -6,7 +6,9 @@
 //! defines are dropped, weak (and common) definitions of functions and variables give way to a strong
 //! one or to the first, two strong definitions are an error, and the header takes the
 //! highest `.version` and target of the inputs. Machine code (cubin, object, archive) and LTO-IR cannot
-//! be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED` and a message in the error log.
+//! be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED` and a message in the error log,
+//! except NVIDIA's device runtime (`libcudadevrt.a`), for which the linker takes ptx-jit's own
+//! (`device_runtime.ptx`: the cooperative-groups grid barrier).
 
 use crate::errors::*;
 use crate::state::*;
@@ -63,6 +65,45 @@ fn target_of(m: &ptx_front::ast::Module<'_>) -> Option<u32> {
     })
 }
 
+/// ptx-jit's device runtime, linked where a program links NVIDIA's `libcudadevrt.a`.
+pub(crate) const DEVICE_RUNTIME: &str = include_str!("device_runtime.ptx");
+
+/// Whether `data` is NVIDIA's device runtime library: an `ar` archive holding
+/// `cuda_device_runtime.o` (its one member in CUDA 13).
+fn is_device_runtime(data: &[u8]) -> bool {
+    let Some(mut rest) = data.strip_prefix(b"!<arch>\n") else {
+        return false;
+    };
+    // Members: a 60-byte header (the name in its first 16 bytes, the size in decimal at 48..58),
+    // then the data, padded to an even length. GNU's `//` member holds the names longer than 15
+    // bytes, which a header gives as `/offset`.
+    let mut long_names: &[u8] = &[];
+    while rest.len() >= 60 {
+        let (header, body) = rest.split_at(60);
+        let Some(size) = std::str::from_utf8(&header[48..58])
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+        else {
+            return false;
+        };
+        let raw = std::str::from_utf8(&header[..16]).unwrap_or_default().trim_end();
+        let name: &[u8] = match raw.strip_prefix('/').map(str::parse::<usize>) {
+            Some(Ok(at)) => {
+                let from = long_names.get(at..).unwrap_or_default();
+                &from[..from.iter().position(|&b| b == b'/' || b == b'\n').unwrap_or(from.len())]
+            }
+            _ => raw.trim_end_matches('/').as_bytes(),
+        };
+        if raw == "//" {
+            long_names = body.get(..size).unwrap_or_default();
+        } else if name == b"cuda_device_runtime.o" {
+            return true;
+        }
+        rest = body.get(size + size % 2..).unwrap_or_default();
+    }
+    false
+}
+
 /// The PTX text of one linker input and the architecture its `.target` names, or why it cannot be
 /// linked (and the driver's error code).
 pub(crate) fn input_ptx(
@@ -85,6 +126,7 @@ pub(crate) fn input_ptx(
                 CUDA_ERROR_NOT_SUPPORTED,
             ))
         }
+        Input::Object if is_device_runtime(data) => DEVICE_RUNTIME.to_string(),
         Input::Object => {
             return Err((
                 "objects and libraries hold machine code; the CPU backend links PTX only".into(),
@@ -126,18 +168,14 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         }
     }
     let defines = |f: &Function| f.body.is_some();
-    // Names defined with external linkage by some input, strong first; functions only declared; and
-    // each common symbol's largest declaration: (bytes, where, input), the first of that size.
+    // Names defined with external linkage by some input, strong first, and each common symbol's
+    // largest declaration: (bytes, where, input), the first of that size.
     let mut strong = std::collections::HashSet::new();
     let mut any_def = std::collections::HashSet::new();
-    let mut declared = std::collections::HashSet::new();
     let mut largest_common: std::collections::HashMap<&str, (u64, u32, usize)> = Default::default();
     for (input, (m, _)) in parsed.iter().enumerate() {
         for item in &m.items {
             match item {
-                Item::Function(f) if !defines(f) => {
-                    declared.insert(f.name.text);
-                }
                 Item::Function(f) if defines(f) => {
                     if f.linkage == Some(Linkage::Visible) && !strong.insert(f.name.text) {
                         return Err(format!("duplicate definition of '{}'", f.name.text));
@@ -181,32 +219,14 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
             }
         }
     }
-    // A function some input calls that no input defines, and not one of the device runtime's, is
-    // an undefined reference, as NVIDIA's linkers report it.
+    // A function some input uses that no input defines, and not one of the device runtime's, is an
+    // undefined reference, as NVIDIA's linkers report it (the rule the driver's load applies too).
     for (m, _) in parsed.iter().filter(|_| whole) {
-        for item in &m.items {
-            let Item::Function(f) = item else { continue };
-            let mut missing = None;
-            ptx_front::ast::visit(f.body.as_deref().unwrap_or(&[]), &mut |st| {
-                if let ptx_front::ast::Statement::Inst(i) = st {
-                    if i.opcode.text == "call" {
-                        for o in &i.operands {
-                            if let ptx_front::ast::Operand::Sym { name, .. } = o {
-                                let n = name.text;
-                                if declared.contains(n)
-                                    && !any_def.contains(n)
-                                    && !ptx_jit::DEVICE_FUNCTIONS.contains(&n)
-                                {
-                                    missing.get_or_insert(n);
-                                }
-                            }
-                        }
-                    }
-                }
+        if let Some(u) = ptx_jit::undefined_uses(m, |n| any_def.contains(n)).first() {
+            return Err(match u.user {
+                Some(f) => format!("undefined reference to '{}' in '{f}'", u.name.text),
+                None => format!("undefined reference to '{}'", u.name.text),
             });
-            if let Some(n) = missing {
-                return Err(format!("undefined reference to '{n}' in '{}'", f.name.text));
-            }
         }
     }
     let mut out = format!(
@@ -355,7 +375,7 @@ api! {
         // Check that the result compiles, so that a bad link fails here, with the log filled in.
         let r = r.and_then(|text| {
             let mut probe = JitLog::default();
-            probe.check_whole = true;
+            probe.check = crate::module::WholeCheck::All;
             let m = load_ptx(0, &text, ptx_jit::Retain::Copy, &mut probe).inspect_err(|_| log.error_text = probe.error_text.clone())?;
             let _ = MODULES.remove(m).map(|_| ());
             MEMORY.lock().retain(|_, a| !matches!(a.kind, MemKind::ModuleVar(h) if h == m));
@@ -406,6 +426,30 @@ mod tests {
     const CALLEE: &str = ".version 8.5\n.target sm_80\n.address_size 64\n\
         .visible .func (.param .b32 r) twice (.param .b32 x) {\n .reg .b32 %r<3>;\n ld.param.b32 %r1, [x];\n\
         add.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n";
+
+    #[test]
+    fn nvidias_device_runtime_is_known_by_its_member() {
+        // An archive as GNU ar writes it: a symbol table, the long names, then the member.
+        let member = |name: &str, body: &[u8]| {
+            let mut m = format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, 644, body.len()).into_bytes();
+            m.extend_from_slice(body);
+            if body.len() % 2 == 1 {
+                m.push(b'\n');
+            }
+            m
+        };
+        let archive = |long: &str| {
+            let mut a = b"!<arch>\n".to_vec();
+            a.extend(member("/", &[0, 0, 0, 0]));
+            a.extend(member("//", format!("{long}/\n").as_bytes()));
+            a.extend(member("/0", b"\x7fELF"));
+            a
+        };
+        assert!(is_device_runtime(&archive("cuda_device_runtime.o")));
+        assert!(!is_device_runtime(&archive("my_device_library.o")));
+        assert!(!is_device_runtime(b"!<arch>\n"));
+        assert!(!is_device_runtime(b"\x7fELF"));
+    }
 
     #[test]
     fn resolves_declarations_against_definitions() {

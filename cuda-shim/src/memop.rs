@@ -113,17 +113,23 @@ pub(crate) enum Api {
     V2,
 }
 
-fn write(addr: u64, value: u64, flags: c_uint, wide: bool, api: Api) -> Result<Op, CUresult> {
+/// Whether a write with `flags` keeps its memory barrier, or why `api` refuses the flags.
+fn write_barrier(flags: c_uint, api: Api) -> Result<bool, CUresult> {
     let allowed = if api == Api::V1 { WRITE_NO_BARRIER } else { 0 };
     if flags & !allowed != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
+    Ok(flags & WRITE_NO_BARRIER == 0)
+}
+
+fn write(addr: u64, value: u64, flags: c_uint, wide: bool, api: Api) -> Result<Op, CUresult> {
+    let barrier = write_barrier(flags, api)?;
     word_at(addr, wide)?;
     Ok(Op::Write {
         addr,
         value,
         wide,
-        barrier: flags & WRITE_NO_BARRIER == 0,
+        barrier,
     })
 }
 
@@ -362,6 +368,11 @@ mod tests {
             "no memory at 0x1000"
         );
         assert_eq!(batch_op(&[6, 0, 0, 0, 0, 0], Api::V2), Ok(Op::Barrier));
+        // A write without its memory barrier: through the CUDA 8 names only.
+        assert_eq!(write_barrier(WRITE_NO_BARRIER, Api::V1), Ok(false));
+        assert_eq!(write_barrier(WRITE_NO_BARRIER, Api::V2), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(write_barrier(0, Api::V2), Ok(true));
+        assert_eq!(write_barrier(2, Api::V1), Err(CUDA_ERROR_INVALID_VALUE));
         assert_eq!(
             batch_op(&[6 | (2 << 32), 0, 0, 0, 0, 0], Api::V2),
             Err(CUDA_ERROR_INVALID_VALUE)

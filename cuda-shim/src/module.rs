@@ -75,15 +75,27 @@ pub(crate) struct JitLog {
     error: Option<(*mut u8, usize, *mut *mut c_void)>,
     info: Option<(*mut u8, usize, *mut *mut c_void)>,
     wall: Option<*mut *mut c_void>,
-    /// Check the whole module at a lazy load: a load through the module API, which NVIDIA's driver
-    /// checks whole at load even when lazy (an H200), a caller that wants to read what is wrong now
-    /// (it passed an error log buffer), or the linker checking its result. Libraries
-    /// (`cuLibraryLoadData`, the runtime's fat binaries) are checked kernel by kernel, as they are
-    /// used: their cost follows the kernels used, whatever the size of the module.
-    pub(crate) check_whole: bool,
+    /// How much of the module a lazy load checks at once.
+    pub(crate) check: WholeCheck,
     pub(crate) error_text: String,
     pub(crate) info_text: String,
     pub(crate) wall_ms: f64,
+}
+
+/// How much of a module a lazy load checks before it indexes the kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum WholeCheck {
+    /// Nothing: each kernel is checked when first used. Libraries (`cuLibraryLoadData`, the runtime's
+    /// fat binaries): their cost follows the kernels used, whatever the size of the module.
+    #[default]
+    Kernels,
+    /// The module API, which NVIDIA's driver checks whole at load even when lazy (an H200 fails
+    /// `cuModuleLoadData` for a broken kernel, an unused broken function, an undefined callee): what
+    /// is certainly invalid PTX fails the load; what may be valid PTX beyond what ptx-jit knows fails
+    /// the kernels that use it, at their lookup, and the other kernels run.
+    Invalid,
+    /// Every error fails the load: the caller reads the error log, or the linker checks its result.
+    All,
 }
 
 // The pointers are the caller's option slots, which the API requires to stay valid for the linker's life;
@@ -112,7 +124,7 @@ impl JitLog {
         }
         if let (Some(b), Some((s, slot))) = (ebuf, esize) {
             log.error = Some((b, s, slot));
-            log.check_whole = true;
+            log.check = WholeCheck::All;
         }
         if let (Some(b), Some((s, slot))) = (ibuf, isize) {
             log.info = Some((b, s, slot));
@@ -147,7 +159,7 @@ unsafe fn module_load(module: *mut Handle, image: *const c_void, log: &mut JitLo
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (text, retain) = image_ptx(image, log)?;
-    log.check_whole = true;
+    log.check = log.check.max(WholeCheck::Invalid);
     *module = load_ptx(ctx, &text, retain, log)? as Handle;
     Ok(())
 }
@@ -225,7 +237,7 @@ pub(crate) unsafe fn enumerate(
 
 /// Loads PTX into a module owned by context `ctx` (0: by no context, as libraries are): lazily unless
 /// `CUDA_MODULE_LOADING=EAGER`, so a kernel is prepared when first looked up ([`prepare`]), but
-/// checked whole first where `log.check_whole` says.
+/// checked whole first as `log.check` says.
 pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
     let loading = ptx_jit::Loading::from_env();
@@ -233,9 +245,12 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mu
         checked: ptx_jit::checked_from_env(),
         ..ptx_jit::jit::host::options()
     };
-    let loaded = match loading {
-        ptx_jit::Loading::Lazy if log.check_whole => ptx_jit::check_whole(text).map(drop),
-        _ => Ok(()),
+    let loaded = match (loading, log.check) {
+        (ptx_jit::Loading::Lazy, WholeCheck::Kernels) | (ptx_jit::Loading::Eager, _) => Ok(()),
+        (_, check) => match ptx_jit::check_whole(text) {
+            Err(d) if check == WholeCheck::Invalid && load_error(&d) == CUDA_ERROR_NOT_SUPPORTED => Ok(()),
+            r => r.map(drop),
+        },
     }
     .and_then(|()| ptx_jit::load_retained(text, options, loading, retain));
     match loaded {

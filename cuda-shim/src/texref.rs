@@ -139,6 +139,18 @@ fn reference(h: Handle, surface: bool) -> Result<Arc<Reference>, CUresult> {
     Ok(r)
 }
 
+/// Array `array` is destroyed: the references bound to it hold a freed object, which faults when a
+/// kernel reads it (as a texture object of a destroyed array does), until bound anew.
+pub(crate) fn array_destroyed(array: Handle) {
+    REFERENCES.retain(|_, r| {
+        let st = r.st.lock();
+        if matches!(st.binding, Binding::Array(a) if a == array as usize) && st.handle != 0 {
+            rt::replace(st.handle, Object::Freed, None);
+        }
+        true
+    });
+}
+
 /// Runs `f` on a reference's state, then makes its object match (when bound).
 fn update(h: Handle, surface: bool, f: impl FnOnce(&mut State) -> Result<(), CUresult>) -> Result<(), CUresult> {
     let r = reference(h, surface)?;

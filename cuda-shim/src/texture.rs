@@ -422,10 +422,14 @@ pub(crate) fn array_resource(h: Handle) -> Result<(Resource, Arc<Elements>), CUr
     Ok((a.resource(), a.elements.clone()))
 }
 
-/// The texture and surface objects made of array or mipmap `h` (`res_type` 0 or 1) are freed with
-/// it: their memory goes back, and a kernel that uses one faults (an H200 ends such a launch with an
-/// illegal address), while their handles stay until destroyed.
+/// The texture and surface objects made of array or mipmap `h` (`res_type` 0 or 1), and the
+/// references bound to an array, are freed with it: their memory goes back, and a kernel that uses
+/// one faults (an H200 ends such a launch with an illegal address), while their handles stay until
+/// destroyed.
 fn free_objects_of(res_type: c_uint, h: Handle) {
+    if res_type == 0 {
+        crate::texref::array_destroyed(h);
+    }
     if let Some(m) = MADE.lock().as_ref() {
         for (&obj, made) in m {
             if made.resource.res_type == res_type && made.resource.res[0] == h as u64 {
@@ -636,8 +640,12 @@ api! {
     }
     fn cuMipmappedArrayDestroy(h: Handle) {
         init_check()?;
-        MIPMAPS.remove(h as usize)?;
+        let m = MIPMAPS.remove(h as usize)?;
         free_objects_of(1, h);
+        // Objects made of one of its levels go with them.
+        for &l in &m.levels {
+            free_objects_of(0, l as Handle);
+        }
         Ok(())
     }
     fn cuArrayDestroy(h: Handle) {

@@ -86,7 +86,10 @@ pub fn front(src: &str) -> Result<(ptx_front::ast::Module<'_>, Vec<Diagnostic>),
 /// callee alike). Warnings are returned.
 pub fn check_whole(src: &str) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     let (m, diags) = front(src)?;
-    let undefined = undefined_functions(&m);
+    let undefined: Vec<Diagnostic> = undefined_uses(&m, |_| false)
+        .iter()
+        .map(|u| ptx_llvm::undefined_function(&u.name))
+        .collect();
     if undefined.is_empty() {
         Ok(diags)
     } else {
@@ -94,11 +97,29 @@ pub fn check_whole(src: &str) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     }
 }
 
-/// The first use of each function declared without a body and defined nowhere in the module (not
-/// through `.alias`, not one of the device runtime's), as P0404 errors: a module loaded on its own
-/// cannot run such a call.
-fn undefined_functions(m: &ptx_front::ast::Module<'_>) -> Vec<Diagnostic> {
-    use ptx_front::ast::{visit, Directive, Item, Statement};
+/// A use of a function that a module declares without a body and does not define (nor make through
+/// `.alias`), and that the device runtime does not provide: the first for each such function.
+pub struct UndefinedUse<'a> {
+    pub name: ptx_front::ast::Name<'a>,
+    /// The function whose body uses it; `None` for a variable's initializer.
+    pub user: Option<&'a str>,
+}
+
+/// The uses in `m` of functions declared without a body, defined neither in `m` nor where `elsewhere`
+/// says (another module a linker joins), and not the device runtime's: a `call`'s callee, the
+/// address a `mov` or `cvta` takes, a variable's initializer. The one rule the driver's load, the
+/// linkers and nvJitLink apply.
+pub fn undefined_uses<'m, 'a>(
+    m: &'m ptx_front::ast::Module<'a>,
+    elsewhere: impl Fn(&str) -> bool,
+) -> Vec<UndefinedUse<'a>> {
+    use ptx_front::ast::{visit, Directive, Item, Operand, Statement, VarDecl};
+    let functions = || {
+        m.items.iter().filter_map(|i| match i {
+            Item::Function(f) => Some(f),
+            _ => None,
+        })
+    };
     let aliases: Vec<&str> = m
         .items
         .iter()
@@ -107,41 +128,54 @@ fn undefined_functions(m: &ptx_front::ast::Module<'_>) -> Vec<Diagnostic> {
             _ => None,
         })
         .collect();
-    let mut missing: Vec<&str> = m
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Function(f) if f.body.is_none() => Some(f.name.text),
-            _ => None,
-        })
-        .filter(|n| !aliases.contains(n) && !DEVICE_FUNCTIONS.contains(n))
+    let mut missing: Vec<&str> = functions()
+        .filter(|f| f.body.is_none())
+        .map(|f| f.name.text)
+        .filter(|n| !aliases.contains(n) && !DEVICE_FUNCTIONS.contains(n) && !elsewhere(n))
+        .filter(|n| !functions().any(|f| f.body.is_some() && f.name.text == *n))
         .collect();
-    // A declaration the module's own definition follows (or precedes) is no gap.
-    for i in &m.items {
-        if let Item::Function(f) = i {
-            if f.body.is_some() {
-                missing.retain(|n| *n != f.name.text);
-            }
+    let mut uses = vec![];
+    let mut check = |n: &ptx_front::ast::Name<'a>, user: Option<&'a str>| {
+        if let Some(at) = missing.iter().position(|m| *m == n.text) {
+            missing.swap_remove(at);
+            uses.push(UndefinedUse { name: *n, user });
+        }
+    };
+    fn initializer<'a>(
+        v: &VarDecl<'a>,
+        user: Option<&'a str>,
+        check: &mut impl FnMut(&ptx_front::ast::Name<'a>, Option<&'a str>),
+    ) {
+        if let Some(init) = &v.init {
+            init.names(&mut |n| check(n, user));
         }
     }
-    let mut diags = vec![];
-    for body in m.items.iter().filter_map(|i| match i {
-        Item::Function(f) => f.body.as_deref(),
-        _ => None,
-    }) {
-        visit(body, &mut |st| {
-            let Statement::Inst(i) = st else { return };
-            for op in &i.operands {
-                op.names(&mut |n| {
-                    if let Some(at) = missing.iter().position(|m| *m == n.text) {
-                        missing.swap_remove(at);
-                        diags.push(ptx_llvm::undefined_function(n));
-                    }
-                });
+    for i in &m.items {
+        if let Item::Var(v) = i {
+            initializer(v, None, &mut check);
+        }
+    }
+    for f in functions() {
+        let Some(body) = &f.body else { continue };
+        let user = Some(f.name.text);
+        visit(body, &mut |st| match st {
+            Statement::Var(v) => initializer(v, user, &mut check),
+            Statement::Inst(i) => {
+                let named = match (i.opcode.text, i.operands.as_slice()) {
+                    // call (results), f, (arguments): the callee follows the optional result list.
+                    ("call", [Operand::List(..), Operand::Sym { name, .. }, ..])
+                    | ("call", [Operand::Sym { name, .. }, ..]) => Some(name),
+                    ("mov" | "cvta", [_, Operand::Sym { name, .. }, ..]) => Some(name),
+                    _ => None,
+                };
+                if let Some(n) = named {
+                    check(n, user);
+                }
             }
+            _ => {}
         });
     }
-    diags
+    uses
 }
 
 /// PTX text to host code, ready to launch: the whole module checked and every kernel prepared now.
@@ -234,6 +268,15 @@ mod device_function_tests {
                           call (r), vprintf, (a, b); }";
         assert!(codes(&module(printf, use_printf)).is_empty());
         assert!(codes(&module(".extern .func g();", "")).is_empty());
+        // Its address taken by a `mov` or held by a variable's initializer.
+        assert_eq!(
+            codes(&module(".extern .func f();", ".reg .b64 %rd1;\n mov.u64 %rd1, f;")),
+            [Code::P0404]
+        );
+        assert_eq!(
+            codes(&module(".extern .func f();\n.global .u64 fp = f;", "")),
+            [Code::P0404]
+        );
     }
 
     #[test]

@@ -530,6 +530,10 @@ pub struct Env {
     /// initcheck: the running CTA's shared bytes written, one bit each (null where generated code
     /// cannot keep them, which then calls the runtime).
     pub written: *mut u64,
+    /// A cooperative launch's grid workspace (0 otherwise), as the driver hands it to kernels in
+    /// `%envreg1` (high half) and `%envreg2` (low half): cooperative groups' grid barrier counts CTAs
+    /// in its second 32-bit word.
+    pub grid_workspace: u64,
 }
 
 /// What an LLVM struct field of the ABI holds.
@@ -560,6 +564,7 @@ pub enum EnvField {
     Fault,
     Ctas,
     Written,
+    GridWorkspace,
 }
 
 impl EnvField {
@@ -581,11 +586,12 @@ impl EnvField {
             EnvField::Fault => "fault",
             EnvField::Ctas => "ctas",
             EnvField::Written => "written",
+            EnvField::GridWorkspace => "grid_workspace",
         }
     }
 
     /// Every field with its type, in order.
-    pub const ALL: [(EnvField, FieldType); 15] = [
+    pub const ALL: [(EnvField, FieldType); 16] = [
         (EnvField::Params, FieldType::Ptr),
         (EnvField::Shared, FieldType::Ptr),
         (EnvField::Tid, FieldType::I32x3),
@@ -601,6 +607,7 @@ impl EnvField {
         (EnvField::Fault, FieldType::Ptr),
         (EnvField::Ctas, FieldType::I32),
         (EnvField::Written, FieldType::Ptr),
+        (EnvField::GridWorkspace, FieldType::I64),
     ];
 
     /// The field's index in the LLVM struct.

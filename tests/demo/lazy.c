@@ -132,7 +132,7 @@ static void lazy(void) {
     ASSERT(host[0] == 42 && v == 42);
     CHECK(cuModuleUnload(m));
 
-    /* Many kernels: the load compiles none of them; one runs. */
+    /* Many kernels: the load checks the text and compiles none of them; one runs. */
     int n = 4000;
     char *big = many_kernels(n);
     double t0 = seconds();

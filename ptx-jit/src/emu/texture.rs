@@ -20,7 +20,8 @@
 //! - Integer coordinates index elements exactly, and one outside the texture reads 0 in every
 //!   channel, whatever the address mode (a 3D array's z past its depth under clamp).
 //!
-//! Not measured, so chosen and documented: float texels are filtered exactly and rounded once to
+//! Not measured, so chosen and documented: a layer index past the last layer (or negative) reads
+//! the nearest layer, with float and integer coordinates alike; float texels are filtered exactly and rounded once to
 //! single precision; 3D filtering splits each bilinear weight between the two slices the same way
 //! the bilinear weights are split; snorm8 texels are filtered as floats.
 

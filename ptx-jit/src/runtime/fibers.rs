@@ -6,7 +6,8 @@
 //! - a named barrier once its thread count (or, without one, every live thread of the CTA) has arrived,
 //!   `bar.arrive` included, handing out `bar.red` results;
 //! - `activemask` once the whole warp is blocked: its lanes are the ones waiting at the same site;
-//! - yields (`nanosleep`, `mbarrier` polls) at once, after the others have run.
+//! - yields (`nanosleep`, `mbarrier` polls) at once, after the others have run; when nothing else
+//!   can, the worker gives up its time slice first (`std::thread::yield_now`).
 //!
 //! Threads that have exited count as arrived (as on sm_70+). If nothing can proceed, the kernel would
 //! hang on a GPU; the launch fails instead.
@@ -341,13 +342,14 @@ fn release(
     use crate::runtime::sanitize::{Kind, Tools};
     let sync = cell.tools.has(Tools::SYNCCHECK);
     let n = state.len();
-    let mut released = false;
+    let mut yielders = false;
     for s in state.iter_mut() {
         if *s == State::Waiting(Wait::Yield) {
             *s = State::Runnable;
-            released = true;
+            yielders = true;
         }
     }
+    let mut released = false;
     for (w, warp) in warps.iter().enumerate() {
         let range = w * 32..((w + 1) * 32).min(n);
         // Warp collectives: each distinct member mask whose live lanes all wait.
@@ -468,7 +470,13 @@ fn release(
             }
         }
     }
-    released
+    // Only threads that poll memory with `nanosleep` between looks can go on: what they wait for
+    // comes from outside the CTA (another CTA of a cooperative launch, the host), so the CPU goes to
+    // whoever will write it first.
+    if yielders && !released {
+        std::thread::yield_now();
+    }
+    released || yielders
 }
 
 fn run_cta(

@@ -41,6 +41,7 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
         fault: std::ptr::null(),
         ctas: 1,
         written: std::ptr::null_mut(),
+        grid_workspace: l.grid_workspace,
     }
 }
 
@@ -107,6 +108,12 @@ pub struct Launch<'p> {
     /// The sanitizers to run under (`PTXJIT_SANITIZE` by default); they see a kernel's accesses only
     /// when its module was loaded in checked mode.
     pub sanitize: crate::runtime::sanitize::Tools,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every CTA runs at once, on a thread of its
+    /// own, and the kernel gets a grid workspace for cooperative groups' grid barrier.
+    pub cooperative: bool,
+    /// The grid workspace's address (`Env::grid_workspace`): 0, which a cooperative launch replaces
+    /// with its own.
+    pub grid_workspace: u64,
 }
 
 impl<'p> Launch<'p> {
@@ -119,6 +126,8 @@ impl<'p> Launch<'p> {
             gridid: GRIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             cancel: None,
             sanitize: crate::runtime::sanitize::Tools::from_env(),
+            cooperative: false,
+            grid_workspace: 0,
         }
     }
 }
@@ -226,7 +235,11 @@ pub fn launch_sanitized(
     };
     let cell = crate::runtime::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
     let watch = crate::runtime::watchdog::watch(&cell, l.cancel.clone());
-    let r = run(k, l, entry, &cell as *const _ as *const c_void);
+    let r = if l.cooperative {
+        cooperative(k, l, entry, &cell)
+    } else {
+        run(k, l, entry, &cell as *const _ as *const c_void)
+    };
     drop(watch);
     let mut findings = std::mem::take(&mut *cell.findings.lock());
     if l.sanitize.has(crate::runtime::sanitize::Tools::INITCHECK) {
@@ -258,6 +271,32 @@ pub fn launch_sanitized(
         None => r,
     };
     (r, findings)
+}
+
+/// A cooperative launch: its grid workspace (the driver's `{ size, barrier }`, zeroed), and a thread
+/// for every CTA, so that a CTA spinning at a grid barrier (cooperative groups' `grid.sync()`) never
+/// keeps another from running to it.
+fn cooperative(
+    k: &HostKernel,
+    l: &Launch<'_>,
+    entry: ptx_llvm::abi::BlockFn,
+    cell: &crate::runtime::checked::FaultCell,
+) -> Result<(), LaunchError> {
+    let mut workspace = [0u32; 4];
+    workspace[0] = std::mem::size_of_val(&workspace) as u32;
+    let l = Launch {
+        grid_workspace: workspace.as_mut_ptr() as u64,
+        cancel: l.cancel.clone(),
+        ..*l
+    };
+    let ctas = l.grid.iter().map(|&g| g as usize).product::<usize>();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(ctas)
+        .thread_name(|i| format!("ptx-jit CTA {i}"))
+        .build()
+        .map_err(|e| LaunchError::OutOfResources(format!("a thread for each of {ctas} CTAs: {e}")))?;
+    let fault = cell as *const _ as usize;
+    pool.install(|| run(k, &l, entry, fault as *const c_void))
 }
 
 /// memcheck's finding for checked mode's fault, if it is a bad access.

@@ -603,7 +603,13 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(())
     }
 
-    pub(super) fn fill_symbol_inits(&mut self) -> R<()> {
+    /// Fills the initializers that hold addresses, once every function of module `m` is declared.
+    pub(super) fn fill_symbol_inits(&mut self, m: &ast::Module<'_>) -> R<()> {
+        let defined = |name: &str| {
+            m.items
+                .iter()
+                .any(|i| matches!(i, ast::Item::Function(f) if f.name.text == name && f.body.is_some()))
+        };
         let i64t = self.i64();
         for (name, elems) in std::mem::take(&mut self.symbol_inits) {
             let g = self.globals[&name];
@@ -613,6 +619,19 @@ impl<'ctx> Lowerer<'ctx> {
                     InitElem::Bits(b) => i64t.const_int(*b, false),
                     InitElem::Addr { sym, generic, off } => {
                         let p = match (self.funcs.get(sym), self.globals.get(sym)) {
+                            // A function declared and defined nowhere would bind to the C library's
+                            // namesake on the host, as a call would (`Lowerer::defined_somewhere`).
+                            (Some(_), _)
+                                if self.flavour == Flavour::Host
+                                    && !defined(sym)
+                                    && !self.aliases.contains(sym.as_str())
+                                    && !crate::builtin::DEVICE_FUNCTIONS.contains(&sym.as_str()) =>
+                            {
+                                return Err(Fail::Diag(Box::new(super::undefined_function(&Name {
+                                    text: sym,
+                                    span: Span::default(),
+                                }))));
+                            }
                             (Some(f), _) => f.as_global_value().as_pointer_value(),
                             (None, Some(v)) if *generic => v.as_pointer_value().const_address_space_cast(self.ptr(0)),
                             (None, Some(v)) => v.as_pointer_value(),

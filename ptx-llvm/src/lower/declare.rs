@@ -83,7 +83,7 @@ impl<'ctx> Lowerer<'ctx> {
         for v in &vars {
             self.module_var(v)?;
         }
-        self.fill_symbol_inits()?;
+        self.fill_symbol_inits(m)?;
         Ok(())
     }
 

@@ -379,9 +379,20 @@ impl<'ctx> Lowerer<'ctx> {
                     }
                 }
             }
+            // A cooperative launch's grid workspace, high half then low half (0 in other launches).
+            "%envreg1" | "%envreg2" => {
+                let ws = self.env_field(st, EnvField::GridWorkspace, i64t)?;
+                let half = if name == "%envreg1" {
+                    self.b
+                        .build_right_shift(ws, i64t.const_int(32, false), false, "ws_hi")?
+                } else {
+                    ws
+                };
+                self.b.build_int_truncate(half, i32t, "envreg")?
+            }
             "%cluster_nctarank" => i32t.const_int(1, false),
             "%is_explicit_cluster" => self.ctx.bool_type().const_zero(),
-            // %cluster_ctarank, %envreg<N>, %pm<N>, reserved shared-memory offsets (none reserved),
+            // %cluster_ctarank, the other %envreg<N>, %pm<N>, reserved shared-memory offsets (none reserved),
             // %current_graph_exec (no graphs).
             _ => self.int(sreg.ty.bits()).const_zero(),
         };
