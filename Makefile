@@ -11,8 +11,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # NVIDIA wheels, pinned to their major version, and what numba-cuda's own test modules import.
+# cuda-bindings stays at 13.3: numba-cuda 0.30's IPC handles use CUipcMemHandle.reserved, which 13.5
+# no longer has (with 13.3, as on an H200 with it, numba's IPC tests pass).
 WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" \
-          "nvidia-cuda-crt==13.*" "nvidia-cuda-cccl==13.*" "cuda-bindings==13.*" "numba-cuda==0.*" \
+          "nvidia-cuda-crt==13.*" "nvidia-cuda-cccl==13.*" "cuda-bindings==13.3.*" "numba-cuda==0.*" \
           "filecheck==1.*" "pytest==9.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
@@ -54,7 +56,7 @@ LIBS_STAMP := $(LIBS_VENV)/.installed
 LIBS_PY     = $(LIBS_VENV)/bin/python
 LIBS_LIB    = $(firstword $(wildcard $(LIBS_VENV)/lib/python3*/site-packages/nvidia/cu13/lib))
 # numba-cuda as documented, and what its own test modules import.
-NUMBA13      := "numba-cuda[cu13]==0.30.4" "pytest==9.*" "filecheck==1.*"
+NUMBA13      := "numba-cuda[cu13]==0.30.4" "cuda-bindings==13.3.*" "pytest==9.*" "filecheck==1.*"
 NUMBA13_STAMP = $(LIBS_VENV)/.numba-cu13
 libs: $(LIBS_STAMP) $(NUMBA13_STAMP)
 $(LIBS_STAMP): $(STAMP)
@@ -297,9 +299,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "ALL VERIFIED" build/printf.out
 	@echo; echo "== numba-cuda client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/numba_client.py
-	@echo; echo "== numba-cuda's cooperative groups (grid.sync(), libcudadevrt linked through cuLink*)"
+	@echo; echo "== numba-cuda's own tests of cooperative groups (grid.sync(), libcudadevrt linked through cuLink*) and IPC"
 	cd build && LD_LIBRARY_PATH=$(abspath $(REL)) $(abspath $(PY)) -m numba.runtests numba.cuda.tests.cudapy.test_cooperative_groups \
-	  numba.cuda.tests.doc_examples.test_cg numba.cuda.tests.doc_examples.test_laplace
+	  numba.cuda.tests.doc_examples.test_cg numba.cuda.tests.doc_examples.test_laplace numba.cuda.tests.cudapy.test_ipc
 	@echo; echo "== an nvcc-built cooperative launch (cooperative groups' grid.sync())"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_cooperative | tee build/nvcc_cooperative.out
 	grep -q "COOPERATIVE VERIFIED" build/nvcc_cooperative.out

@@ -198,6 +198,15 @@ impl Graph {
     }
 }
 
+/// `CUDA_GRAPH_INSTANTIATE_PARAMS` (cuda.h).
+#[repr(C)]
+pub struct InstantiateParams {
+    flags: u64,
+    upload_stream: Handle,
+    error_node: Handle,
+    result: c_int,
+}
+
 /// A launch of `exec`'s nodes, one after another; the first failure stops it.
 fn run(steps: &[(usize, Option<NodeJob>)]) -> Result<(), CUresult> {
     steps.iter().filter_map(|(_, j)| j.as_ref()).try_for_each(|job| job())
@@ -1147,6 +1156,22 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         instantiate(pe, g)
+    }
+    fn cuGraphInstantiateWithParams[cuGraphInstantiateWithParams_ptsz](pe: *mut Handle, g: Handle, p: *mut InstantiateParams) {
+        let p = p.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        // DEVICE_LAUNCH (4) makes a graph kernels launch; the others (auto-free, upload, node
+        // priority) need nothing more of a graph that runs on the host.
+        if p.flags & !0xb != 0 {
+            return Err(if p.flags & 4 != 0 { CUDA_ERROR_NOT_SUPPORTED } else { CUDA_ERROR_INVALID_VALUE });
+        }
+        if p.flags & 2 != 0 {
+            resolve(p.upload_stream)?; // uploading: nothing to move, but the stream must be one
+        }
+        p.error_node = std::ptr::null_mut();
+        let r = instantiate(pe, g);
+        // CUgraphInstantiateResult: SUCCESS, or INVALID_STRUCTURE (a cycle).
+        p.result = if r.is_ok() { 0 } else { 2 };
+        r
     }
     fn cuGraphInstantiate_v2(pe: *mut Handle, g: Handle, error_node: *mut Handle, log: *mut c_char, log_size: usize) {
         let r = instantiate(pe, g);

@@ -48,6 +48,14 @@ pub type CUdeviceptr = u64;
 pub type Handle = *mut c_void;
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
+/// Set in the child of a `fork` made after `cuInit`: as NVIDIA's driver does, the child cannot use
+/// the driver (every call gives `CUDA_ERROR_NOT_INITIALIZED`, which is how numba-cuda detects the
+/// fork); here the streams' worker threads did not survive the fork either.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
 /// The CUDA version this driver implements (the `cuda.h` it was written against).
 pub const DRIVER_VERSION: c_int = 13050;
 
@@ -61,7 +69,7 @@ pub(crate) fn status(r: CUresult) -> Result<(), CUresult> {
 }
 
 pub(crate) fn init_check() -> Result<(), CUresult> {
-    if INITIALIZED.load(Ordering::Acquire) {
+    if INITIALIZED.load(Ordering::Acquire) && !FORKED.load(Ordering::Relaxed) {
         Ok(())
     } else {
         Err(CUDA_ERROR_NOT_INITIALIZED)
@@ -108,6 +116,9 @@ api! {
         if flags != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
+        if FORKED.load(Ordering::Relaxed) {
+            return Err(CUDA_ERROR_NOT_INITIALIZED);
+        }
         if passthrough::selected() {
             // The real driver was not found (otherwise this call would have been forwarded).
             return Err(passthrough::unavailable());
@@ -119,6 +130,11 @@ api! {
             SAID.call_once(|| eprintln!("ptx-jit: {e}"));
             return Err(CUDA_ERROR_NO_DEVICE);
         }
+        static AT_FORK: std::sync::Once = std::sync::Once::new();
+        // SAFETY: registers a handler that only stores to an atomic.
+        AT_FORK.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        });
         INITIALIZED.store(true, Ordering::Release);
         // Checked kernels (PTXJIT_CHECKED=1) accept exactly the memory this driver has handed out.
         ptx_jit::memory_map::set_global_memory(memory::checked_range);

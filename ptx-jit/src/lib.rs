@@ -128,16 +128,16 @@ pub fn undefined_uses<'m, 'a>(
             _ => None,
         })
         .collect();
-    let mut missing: Vec<&str> = functions()
+    let defined: std::collections::HashSet<&str> =
+        functions().filter(|f| f.body.is_some()).map(|f| f.name.text).collect();
+    let mut missing: std::collections::HashSet<&str> = functions()
         .filter(|f| f.body.is_none())
         .map(|f| f.name.text)
-        .filter(|n| !aliases.contains(n) && !DEVICE_FUNCTIONS.contains(n) && !elsewhere(n))
-        .filter(|n| !functions().any(|f| f.body.is_some() && f.name.text == *n))
+        .filter(|n| !defined.contains(n) && !aliases.contains(n) && !DEVICE_FUNCTIONS.contains(n) && !elsewhere(n))
         .collect();
     let mut uses = vec![];
     let mut check = |n: &ptx_front::ast::Name<'a>, user: Option<&'a str>| {
-        if let Some(at) = missing.iter().position(|m| *m == n.text) {
-            missing.swap_remove(at);
+        if missing.remove(n.text) {
             uses.push(UndefinedUse { name: *n, user });
         }
     };

@@ -192,6 +192,11 @@ int main(int argc, char **argv) {
     CHECK(cuGraphNodeGetDependencies(sum, sum_deps, NULL, &nsum));
     ASSERT(nsum == 2);
     CHECK(cuGraphDebugDotPrint(d, argv[1], 0));
+    /* Instantiated with parameters (as cuda.core's graph builder does): uploaded to a stream. */
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD, b, NULL, CUDA_GRAPH_INSTANTIATE_ERROR};
+    CHECK(cuGraphInstantiateWithParams(&exec, d, &ip));
+    ASSERT(ip.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS && ip.hErrNode_out == NULL);
+    CHECK(cuGraphExecDestroy(exec));
     CHECK(cuGraphInstantiate(&exec, d, 0));
     unsigned expect_out[N];
     CHECK(cuMemcpyDtoH(expect_out, out, N * 4));
@@ -247,6 +252,9 @@ int main(int argc, char **argv) {
     CUgraphNode from[] = {sum}, to[] = {fill};
     CHECK(cuGraphAddDependencies(d, from, to, NULL, 1));
     EXPECT(cuGraphInstantiate(&exec, d, 0), CUDA_ERROR_INVALID_VALUE);
+    ip.flags = 0;
+    EXPECT(cuGraphInstantiateWithParams(&exec, d, &ip), CUDA_ERROR_INVALID_VALUE);
+    ASSERT(ip.result_out == CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE);
     CHECK(cuGraphDestroy(d));
     printf("diamond: 4 launches verified (new parameters, an update), dot file written\n");
 

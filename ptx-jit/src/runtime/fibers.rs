@@ -6,8 +6,8 @@
 //! - a named barrier once its thread count (or, without one, every live thread of the CTA) has arrived,
 //!   `bar.arrive` included, handing out `bar.red` results;
 //! - `activemask` once the whole warp is blocked: its lanes are the ones waiting at the same site;
-//! - yields (`nanosleep`, `mbarrier` polls) at once, after the others have run; when nothing else
-//!   can, the worker gives up its time slice first (`std::thread::yield_now`).
+//! - yields (`nanosleep`, `mbarrier` polls) at once, after the others have run; in a cooperative
+//!   launch, when nothing else can, the worker gives up its time slice first.
 //!
 //! Threads that have exited count as arrived (as on sm_70+). If nothing can proceed, the kernel would
 //! hang on a GPU; the launch fails instead.
@@ -338,6 +338,7 @@ fn release(
     warps: &[Warp],
     bars: &mut [Barrier],
     cell: &crate::runtime::checked::FaultCell,
+    cooperative: bool,
 ) -> bool {
     use crate::runtime::sanitize::{Kind, Tools};
     let sync = cell.tools.has(Tools::SYNCCHECK);
@@ -470,10 +471,9 @@ fn release(
             }
         }
     }
-    // Only threads that poll memory with `nanosleep` between looks can go on: what they wait for
-    // comes from outside the CTA (another CTA of a cooperative launch, the host), so the CPU goes to
-    // whoever will write it first.
-    if yielders && !released {
+    // In a cooperative launch, only threads that poll memory with `nanosleep` between looks can go
+    // on: what they wait for comes from another CTA, so the CPU goes to it first.
+    if yielders && !released && cooperative {
         std::thread::yield_now();
     }
     released || yielders
@@ -583,7 +583,7 @@ fn run_cta(
             break Ok(()); // this CTA or another has faulted, or the launch was ended: the CTA stops here
         }
         // No fiber runs while the scheduler looks at the shared state.
-        if !release(&mut state, &mut lanes, &warps, &mut bars, cell) {
+        if !release(&mut state, &mut lanes, &warps, &mut bars, cell, l.cooperative) {
             if cell.tools.has(crate::runtime::sanitize::Tools::SYNCCHECK) {
                 let stuck: Vec<&Lane> = (0..n)
                     .filter(|&i| state[i] != State::Done)

@@ -35,8 +35,8 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
         sync: std::ptr::null_mut(),
         collective,
         dynamic_shared: l.dynamic_shared as u32,
-        smid: rayon::current_thread_index().unwrap_or(0) as u32,
-        nsmid: crate::device::sm_count(),
+        smid: (rayon::current_thread_index().unwrap_or(0) as u32) % l.sms,
+        nsmid: l.sms,
         gridid: l.gridid,
         fault: std::ptr::null(),
         ctas: 1,
@@ -114,6 +114,9 @@ pub struct Launch<'p> {
     /// The grid workspace's address (`Env::grid_workspace`): 0, which a cooperative launch replaces
     /// with its own.
     pub grid_workspace: u64,
+    /// The SMs the device presents (`%nsmid`; `%smid` is the worker's index modulo this), taken when
+    /// the launch is made: a cooperative launch runs on more threads than that.
+    pub sms: u32,
 }
 
 impl<'p> Launch<'p> {
@@ -128,6 +131,7 @@ impl<'p> Launch<'p> {
             sanitize: crate::runtime::sanitize::Tools::from_env(),
             cooperative: false,
             grid_workspace: 0,
+            sms: crate::device::sm_count(),
         }
     }
 }
@@ -417,13 +421,15 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: ptx_llvm::abi::BlockFn, fault: *co
     // Work items: runs of up to CTA_RUN CTAs along x (one entry call each), so small CTAs do not pay
     // a call, an environment and loop set-up apiece.
     let gx = l.grid[0] as u64;
-    let runs_per_row = gx.div_ceil(CTA_RUN);
+    // A cooperative launch runs each CTA on its own (its CTAs may wait for each other).
+    let cta_run = if l.cooperative { 1 } else { CTA_RUN };
+    let runs_per_row = gx.div_ceil(cta_run);
     let rows = l.grid[1] as u64 * l.grid[2] as u64;
     let run = |shared: &mut SharedWindow, item: u64| {
         let (row, r) = (item / runs_per_row, item % runs_per_row);
-        let x0 = r * CTA_RUN;
+        let x0 = r * cta_run;
         let mut env = crate::runtime::env_for_cta(l, row * gx + x0, shared.words(), no_collective);
-        env.ctas = (gx - x0).min(CTA_RUN) as u32;
+        env.ctas = (gx - x0).min(cta_run) as u32;
         env.fault = fault_addr as *const c_void;
         // SAFETY: `fault` is the launch's record, alive until the launch returns.
         let cell = unsafe { &*(fault_addr as *const crate::runtime::checked::FaultCell) };

@@ -45,6 +45,7 @@ fn env_fields_match_the_runtime_struct() {
         offset_of!(Env, fault),
         offset_of!(Env, ctas),
         offset_of!(Env, written),
+        offset_of!(Env, grid_workspace),
     ];
     for (i, &(f, _)) in EnvField::ALL.iter().enumerate() {
         assert_eq!(f.index() as usize, i, "{f:?} out of order");

@@ -605,11 +605,15 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// Fills the initializers that hold addresses, once every function of module `m` is declared.
     pub(super) fn fill_symbol_inits(&mut self, m: &ast::Module<'_>) -> R<()> {
-        let defined = |name: &str| {
-            m.items
-                .iter()
-                .any(|i| matches!(i, ast::Item::Function(f) if f.name.text == name && f.body.is_some()))
-        };
+        let with_body: std::collections::HashSet<&str> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Function(f) if f.body.is_some() => Some(f.name.text),
+                _ => None,
+            })
+            .collect();
+        let defined = |name: &str| with_body.contains(name);
         let i64t = self.i64();
         for (name, elems) in std::mem::take(&mut self.symbol_inits) {
             let g = self.globals[&name];

@@ -39,6 +39,14 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let mem_ty = self.value_ty(t);
         let align = t.bytes() * elems.len() as u32;
+        // On the host, `.volatile`, `.relaxed`, `.acquire` and `.release` accesses are atomic ones of
+        // that order, element by element: a loop polling a flag another thread or CTA sets (a
+        // cooperative grid barrier) must read memory every time, not once before the loop.
+        let order = (self.flavour == Flavour::Host && ordered && t.bytes() <= 8).then(|| match d.get(G::Sem) {
+            Some(".acquire") if is_ld => inkwell::AtomicOrdering::Acquire,
+            Some(".release") if !is_ld => inkwell::AtomicOrdering::Release,
+            _ => inkwell::AtomicOrdering::Monotonic,
+        });
         for (k, e) in elems.into_iter().enumerate() {
             let p = if k == 0 {
                 base
@@ -57,12 +65,18 @@ impl<'ctx> Lowerer<'ctx> {
                 let v = self.b.build_load(mem_ty, p, "ld")?;
                 if let Some(inst) = v.as_instruction_value() {
                     let _ = inst.set_alignment(a);
+                    if let Some(o) = order {
+                        let _ = inst.set_atomic_ordering(o);
+                    }
                 }
                 self.write(st, e, v, t.is_signed(), scope)?;
             } else {
                 let v = self.read(st, e, t, scope)?;
                 let s = self.b.build_store(p, v)?;
                 let _ = s.set_alignment(a);
+                if let Some(o) = order {
+                    let _ = s.set_atomic_ordering(o);
+                }
             }
         }
         Ok(())
