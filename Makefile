@@ -15,7 +15,7 @@ STAMP  := $(VENV)/.installed
 # no longer has (with 13.3, as on an H200 with it, numba's IPC tests pass).
 WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" \
           "nvidia-cuda-crt==13.*" "nvidia-cuda-cccl==13.*" "cuda-bindings==13.3.*" "numba-cuda==0.*" \
-          "filecheck==1.*" "pytest==9.*"
+          "filecheck==1.*" "pytest==9.*" "cffi==2.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
 .PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl clean
@@ -56,7 +56,7 @@ LIBS_STAMP := $(LIBS_VENV)/.installed
 LIBS_PY     = $(LIBS_VENV)/bin/python
 LIBS_LIB    = $(firstword $(wildcard $(LIBS_VENV)/lib/python3*/site-packages/nvidia/cu13/lib))
 # numba-cuda as documented, and what its own test modules import.
-NUMBA13      := "numba-cuda[cu13]==0.30.4" "cuda-bindings==13.3.*" "pytest==9.*" "filecheck==1.*"
+NUMBA13      := "numba-cuda[cu13]==0.30.4" "cuda-bindings==13.3.*" "pytest==9.*" "filecheck==1.*" "cffi==2.*"
 NUMBA13_STAMP = $(LIBS_VENV)/.numba-cu13
 libs: $(LIBS_STAMP) $(NUMBA13_STAMP)
 $(LIBS_STAMP): $(STAMP)
