@@ -1,7 +1,8 @@
 // A cooperative launch, as CUDA programs write one: cooperative groups' grid.sync() between phases
 // that read what other blocks wrote, launched with cudaLaunchCooperativeKernel on as many blocks as
 // the device holds at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor times the SM count), and
-// the launch the runtime refuses when the grid is larger. grid.sync() is nvcc's inline barrier on the
+// the launch the runtime refuses when the grid is larger, and a launch whose one block traps while the
+// others wait at the barrier, which fails without hanging. grid.sync() is nvcc's inline barrier on the
 // grid workspace the driver hands the kernel (%envreg1 and %envreg2).
 // Prints COOPERATIVE VERIFIED or what differs.
 #include <cooperative_groups.h>
@@ -41,6 +42,15 @@ __global__ void phases(int *a, int *b, int *sums, int n, int *total) {
     }
 }
 
+// Block 1 traps while the others wait for it at the grid barrier: the launch fails (as on a GPU,
+// where a trap ends the whole grid), it does not hang.
+__global__ void one_traps(int *flag) {
+    cg::grid_group grid = cg::this_grid();
+    if (blockIdx.x == 1) __trap();
+    grid.sync();
+    *flag = 1;
+}
+
 int main() {
     int device = 0, sms = 0, per_sm = 0, cooperative = 0;
     CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
@@ -75,7 +85,12 @@ int main() {
     cudaError_t too_large = cudaLaunchCooperativeKernel((void *)phases, per_sm * sms + 1, threads, args, 0, 0);
     printf("a grid of %d blocks: %s\n", per_sm * sms + 1, cudaGetErrorName(too_large));
     cudaGetLastError();
-    bool ok = cooperative == 1 && got == want && too_large == cudaErrorCooperativeLaunchTooLarge;
+    // Last, as a trap leaves the context unusable.
+    CHECK(cudaLaunchCooperativeKernel((void *)one_traps, blocks, threads, args + 4, 0, 0));
+    cudaError_t trapped = cudaDeviceSynchronize();
+    printf("a block that traps while the others wait at grid.sync(): %s\n", cudaGetErrorName(trapped));
+    bool ok = cooperative == 1 && got == want && too_large == cudaErrorCooperativeLaunchTooLarge &&
+              trapped == cudaErrorLaunchFailure;
     printf(ok ? "COOPERATIVE VERIFIED\n" : "COOPERATIVE FAILED\n");
     return ok ? 0 : 1;
 }

@@ -170,6 +170,12 @@ impl FaultCell {
     pub fn take(&self) -> Option<Fault> {
         self.first.lock().take()
     }
+    /// Ends the launch's other CTAs where they next look (their schedulers, a CTA about to start)
+    /// without a fault of its own: one CTA has failed, and its error is the launch's. A cooperative
+    /// launch's CTAs would otherwise wait for it at their grid barrier.
+    pub fn stop(&self) {
+        self.faulted.store(true, Ordering::Relaxed);
+    }
     pub fn record(&self, f: Fault) {
         let mut first = self.first.lock();
         if first.is_none() {

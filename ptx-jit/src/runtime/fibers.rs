@@ -626,14 +626,19 @@ pub fn launch(
     (0..total).into_par_iter().try_for_each_init(
         || SharedWindow::for_launch(k, l),
         |shared, cta| {
-            run_cta(
+            let r = run_cta(
                 l,
                 entry,
                 cta,
                 shared.words(),
                 fault as *const c_void,
                 k.info.local_bytes as usize,
-            )
+            );
+            if r.is_err() {
+                // SAFETY: `fault` is the launch's record, alive until the launch returns.
+                unsafe { (*(fault as *const crate::runtime::checked::FaultCell)).stop() };
+            }
+            r
         },
     )
 }

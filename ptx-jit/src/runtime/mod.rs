@@ -238,7 +238,7 @@ pub fn launch_sanitized(
         Err(e) => return (Err(LaunchError::Failed(e)), vec![]),
     };
     let cell = crate::runtime::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
-    let watch = crate::runtime::watchdog::watch(&cell, l.cancel.clone());
+    let watch = crate::runtime::watchdog::watch(&cell, l.cancel.clone(), l.cooperative);
     let r = if l.cooperative {
         cooperative(k, l, entry, &cell)
     } else {

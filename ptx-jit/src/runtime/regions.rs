@@ -240,6 +240,9 @@ pub fn launch(
                     ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::Signal(t))
                 });
             }
+            if result.is_err() {
+                cell.stop(); // the other CTAs end too (see `FaultCell::stop`)
+            }
             result
         },
     )

@@ -2,8 +2,10 @@
 //! default, as on a GPU without a display), or one whose owner cancels it (the driver destroying its
 //! context). One thread watches every such launch; when one has to end, it marks the launch's fault
 //! record and interrupts the threads running kernel code (`crate::runtime::trap::interrupt`) until the launch
-//! has returned. Launches with neither a timeout nor a cancel flag are not watched at all, and
-//! generated code never checks anything: the watch costs nothing until it fires.
+//! has returned. A cooperative launch is also looked at every few milliseconds for a fault: its other
+//! CTAs may wait at a grid barrier for the CTA that faulted, and are interrupted too. Other launches
+//! with neither a timeout nor a cancel flag are not watched at all, and generated code never checks
+//! anything: the watch costs nothing until it fires.
 
 use crate::runtime::checked::{Fault, FaultCell, FaultKind};
 use parking_lot::{Condvar, Mutex};
@@ -60,6 +62,9 @@ struct Watched {
     cell: *const FaultCell,
     deadline: Option<Instant>,
     cancel: Option<Arc<Cancel>>,
+    /// Looked at every [`RETRY`] for a fault: a cooperative launch, whose other CTAs may spin at a
+    /// grid barrier for the one that faulted, so generated code never returns by itself.
+    poll: bool,
 }
 
 // SAFETY: `cell` is only read under `WATCHED`'s lock, while its launch keeps it alive.
@@ -91,9 +96,9 @@ impl Drop for Watch {
 
 /// Watches the launch whose record is `cell` (it must outlive the returned [`Watch`]), if a timeout
 /// is set or `cancel` is given. A launch whose cancel flag is already set ends before it starts.
-pub fn watch(cell: &FaultCell, cancel: Option<Arc<Cancel>>) -> Watch {
+pub fn watch(cell: &FaultCell, cancel: Option<Arc<Cancel>>, poll: bool) -> Watch {
     let deadline = timeout().map(|t| Instant::now() + t);
-    if deadline.is_none() && cancel.is_none() {
+    if deadline.is_none() && cancel.is_none() && !poll {
         return Watch(None);
     }
     if cancel
@@ -112,6 +117,7 @@ pub fn watch(cell: &FaultCell, cancel: Option<Arc<Cancel>>) -> Watch {
         cell,
         deadline,
         cancel,
+        poll,
     });
     WAKE.notify_one();
     Watch(Some(id))
@@ -144,7 +150,8 @@ fn run() {
             if cell.faulted() {
                 ending = true;
             } else {
-                for d in w.deadline.into_iter().chain(cancel) {
+                let poll = w.poll.then(|| now + RETRY);
+                for d in w.deadline.into_iter().chain(cancel).chain(poll) {
                     next = Some(next.map_or(d, |n: Instant| n.min(d)));
                 }
             }
