@@ -1158,7 +1158,10 @@ api! {
         instantiate(pe, g)
     }
     fn cuGraphInstantiateWithParams[cuGraphInstantiateWithParams_ptsz](pe: *mut Handle, g: Handle, p: *mut InstantiateParams) {
+        init_check()?;
         let p = p.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        p.error_node = std::ptr::null_mut();
+        p.result = 1; // CUDA_GRAPH_INSTANTIATE_ERROR until it succeeds
         // DEVICE_LAUNCH (4) makes a graph kernels launch; the others (auto-free, upload, node
         // priority) need nothing more of a graph that runs on the host.
         if p.flags & !0xb != 0 {
@@ -1167,10 +1170,14 @@ api! {
         if p.flags & 2 != 0 {
             resolve(p.upload_stream)?; // uploading: nothing to move, but the stream must be one
         }
-        p.error_node = std::ptr::null_mut();
         let r = instantiate(pe, g);
-        // CUgraphInstantiateResult: SUCCESS, or INVALID_STRUCTURE (a cycle).
-        p.result = if r.is_ok() { 0 } else { 2 };
+        // CUgraphInstantiateResult: SUCCESS, INVALID_STRUCTURE (a cycle, which `instantiate` refuses
+        // with INVALID_VALUE), or ERROR.
+        p.result = match r {
+            Ok(()) => 0,
+            Err(CUDA_ERROR_INVALID_VALUE) => 2,
+            Err(_) => 1,
+        };
         r
     }
     fn cuGraphInstantiate_v2(pe: *mut Handle, g: Handle, error_node: *mut Handle, log: *mut c_char, log_size: usize) {

@@ -67,6 +67,7 @@ static JIT: Lazy<Result<Jit, String>> = Lazy::new(|| unsafe {
 pub fn warm_up() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
+        WARMED_IN.store(std::process::id(), std::sync::atomic::Ordering::Relaxed);
         // SAFETY: `atexit` takes a plain function; registering it twice is not possible here (once).
         unsafe { libc::atexit(quiesce_llvm_at_exit) };
         std::thread::spawn(|| {
@@ -74,6 +75,9 @@ pub fn warm_up() {
         });
     });
 }
+
+/// The process that started the JIT's warm-up (and registered [`quiesce_llvm_at_exit`]).
+static WARMED_IN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// LLVM's global objects are destroyed at process exit (C++ static destructors) while another thread
 /// may still use them: the warm-up thread building the JIT after `cuInit`, or a compile on a stream's
@@ -83,6 +87,10 @@ pub fn warm_up() {
 /// the lock: the CUDA runtime's own exit handler, which runs after it, unloads modules (and so takes
 /// the lock) before LLVM is torn down.
 extern "C" fn quiesce_llvm_at_exit() {
+    // A forked child has none of its parent's threads: what they were doing never finishes there.
+    if WARMED_IN.load(std::sync::atomic::Ordering::Relaxed) != std::process::id() {
+        return;
+    }
     Lazy::force(&JIT);
     drop(CODEGEN.lock());
 }

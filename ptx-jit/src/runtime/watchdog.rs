@@ -95,7 +95,8 @@ impl Drop for Watch {
 }
 
 /// Watches the launch whose record is `cell` (it must outlive the returned [`Watch`]), if a timeout
-/// is set or `cancel` is given. A launch whose cancel flag is already set ends before it starts.
+/// is set, `cancel` is given or `poll` asks for a look every [`RETRY`] (a cooperative launch). A
+/// launch whose cancel flag is already set ends before it starts.
 pub fn watch(cell: &FaultCell, cancel: Option<Arc<Cancel>>, poll: bool) -> Watch {
     let deadline = timeout().map(|t| Instant::now() + t);
     if deadline.is_none() && cancel.is_none() && !poll {

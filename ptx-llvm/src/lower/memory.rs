@@ -25,7 +25,7 @@ impl<'ctx> Lowerer<'ctx> {
             (Operand::Vector(v, _), _) => v.iter().collect(),
             (other, _) => vec![other],
         };
-        let ordered = d.has(".volatile") || d.get(G::Sem).is_some();
+        let ordered = d.has(".volatile") || d.get(G::Sem).is_some_and(|s| s != ".weak");
         let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE }
             | if ordered { crate::builtin::ACCESS_ORDERED } else { 0 };
         self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, access, i.span)?;
