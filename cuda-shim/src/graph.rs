@@ -6,8 +6,8 @@
 //!   CUDA copies them.
 //! - Instantiation snapshots the graph in a dependency order (later changes to the graph do not
 //!   change the executable graph); a cycle is refused. A launch queues one work item on the stream
-//!   that runs the nodes in that order: every node runs after the nodes it depends on, and
-//!   independent branches run one after the other (correct for any graph, not in parallel). Two
+//!   that runs the nodes: every node runs after the nodes it depends on, and independent branches
+//!   run at once (on up to 8 threads; a chain runs on the stream's worker alone). Two
 //!   launches of one executable graph never overlap. Event record nodes are recorded when the launch
 //!   is queued and complete when they run. An executable graph takes new kernel parameters
 //!   (`cuGraphExecKernelNodeSetParams`) or all the work of a graph of the same shape
@@ -106,8 +106,22 @@ pub struct Graph {
     pub user_objects: crate::user_object::Held,
 }
 
-/// A graph's nodes in the order they run, each with its job (`None`: nothing to do).
-type Steps = Vec<(usize, Option<NodeJob>)>;
+/// One node of a plan: the node it stands for, its job (`None`: nothing to do), the steps it waits
+/// for (by position, all earlier), and whether it is a memory-operation node (which may wait on a flag
+/// another branch sets, so it starts after the others that are ready).
+#[derive(Clone)]
+struct Step {
+    key: usize,
+    job: Option<NodeJob>,
+    deps: Vec<usize>,
+    last: bool,
+}
+
+/// A graph's nodes in a dependency order.
+type Steps = Vec<Step>;
+
+/// Branches of a graph that run at once, at most.
+const MAX_BRANCHES: usize = 8;
 
 /// What a launch of an executable graph runs: its steps, and its event nodes, whose records and
 /// waits are fixed when the launch is queued.
@@ -163,8 +177,8 @@ impl Graph {
     }
 
     /// The nodes' jobs in a dependency order (Kahn's algorithm, stable in the order of addition);
-    /// `None` if the dependencies form a cycle. Nodes run one at a time, so memory-operation nodes
-    /// (which may wait on a flag another branch sets) come after every other node that is ready.
+    /// `None` if the dependencies form a cycle. Memory-operation nodes (which may wait on a flag
+    /// another branch sets) come after every other node that is ready.
     fn ordered(&self) -> Option<Vec<usize>> {
         let nodes = self.nodes.lock();
         let index: std::collections::HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0, i)).collect();
@@ -207,9 +221,81 @@ pub struct InstantiateParams {
     result: c_int,
 }
 
-/// A launch of `exec`'s nodes, one after another; the first failure stops it.
-fn run(steps: &[(usize, Option<NodeJob>)]) -> Result<(), CUresult> {
-    steps.iter().filter_map(|(_, j)| j.as_ref()).try_for_each(|job| job())
+/// A launch of a plan's jobs; the first failure stops it.
+fn run(steps: &[Step]) -> Result<(), CUresult> {
+    run_steps(steps, &|s: &Step| s.job.as_ref().map_or(Ok(()), |job| job()))
+}
+
+/// Runs `work` on every step once the steps it depends on are done: a chain in order on this
+/// thread, a graph with branches on up to [`MAX_BRANCHES`] threads, so that independent branches
+/// run at once (and a branch waiting on memory that another sets gets there). After a failure no
+/// further step starts; the first failure is the result.
+fn run_steps(steps: &[Step], work: &(dyn Fn(&Step) -> Result<(), CUresult> + Sync)) -> Result<(), CUresult> {
+    let n = steps.len();
+    let mut after = vec![Vec::new(); n];
+    for (i, s) in steps.iter().enumerate() {
+        for &d in &s.deps {
+            after[d].push(i);
+        }
+    }
+    let roots = steps.iter().filter(|s| s.deps.is_empty()).count();
+    if roots <= 1 && after.iter().all(|a| a.len() <= 1) {
+        return steps.iter().try_for_each(work);
+    }
+    struct State {
+        ready: std::collections::BTreeSet<(bool, usize)>,
+        waiting: Vec<usize>,
+        done: usize,
+        error: Option<CUresult>,
+    }
+    let state = Mutex::new(State {
+        ready: steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.deps.is_empty())
+            .map(|(i, s)| (s.last, i))
+            .collect(),
+        waiting: steps.iter().map(|s| s.deps.len()).collect(),
+        done: 0,
+        error: None,
+    });
+    let wake = parking_lot::Condvar::new();
+    std::thread::scope(|scope| {
+        for _ in 0..n.min(MAX_BRANCHES) {
+            scope.spawn(|| loop {
+                let i = {
+                    let mut st = state.lock();
+                    loop {
+                        if st.error.is_some() || st.done == n {
+                            return;
+                        }
+                        if let Some((_, i)) = st.ready.pop_first() {
+                            break i;
+                        }
+                        wake.wait(&mut st);
+                    }
+                };
+                let r = work(&steps[i]);
+                let mut st = state.lock();
+                st.done += 1;
+                match r {
+                    Err(e) => {
+                        st.error.get_or_insert(e);
+                    }
+                    Ok(()) => {
+                        for &j in &after[i] {
+                            st.waiting[j] -= 1;
+                            if st.waiting[j] == 0 {
+                                st.ready.insert((steps[j].last, j));
+                            }
+                        }
+                    }
+                }
+                wake.notify_all();
+            });
+        }
+    });
+    state.into_inner().error.map_or(Ok(()), Err)
 }
 
 // ---- capture ----------------------------------------------------------------------------------------
@@ -720,9 +806,16 @@ fn plan(g: &Graph, keys: Option<&[usize]>) -> Result<Plan, CUresult> {
         records: vec![],
         waits: vec![],
     };
+    let deps: std::collections::HashMap<usize, Vec<usize>> = g.nodes.lock().iter().cloned().collect();
+    let step_of: std::collections::HashMap<usize, usize> = order.iter().enumerate().map(|(i, &h)| (h, i)).collect();
     for h in order {
         let node = NODES.get(h)?;
-        plan.steps.push((key(h), node.job.lock().clone()));
+        plan.steps.push(Step {
+            key: key(h),
+            job: node.job.lock().clone(),
+            deps: deps[&h].iter().map(|d| step_of[d]).collect(),
+            last: node.kind == NodeType::BatchMemOp,
+        });
         let event = node.event.lock().clone();
         if let Some(e) = event {
             match node.kind {
@@ -792,9 +885,9 @@ fn exec_set_job(
     let step = new
         .steps
         .iter_mut()
-        .find(|(h, _)| *h == node as usize)
+        .find(|s| s.key == node as usize)
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    step.1 = Some(job);
+    step.job = Some(job);
     *plan = Arc::new(new);
     Ok(())
 }
@@ -842,18 +935,18 @@ unsafe fn graph_launch(e: Handle, s: Handle) -> Result<(), CUresult> {
     });
     crate::stream::run_async(s, Some(NodeType::Graph), move || {
         let _one_at_a_time = exec.running.lock();
-        for (h, job) in plan.steps.iter() {
-            if let Some((_, ev, generation)) = records.0.iter().find(|(n, _, _)| n == h) {
+        run_steps(&plan.steps, &|s: &Step| {
+            if let Some((_, ev, generation)) = records.0.iter().find(|(n, _, _)| *n == s.key) {
                 ev.complete(*generation);
-            } else if let Some((_, ev, generation)) = waits.iter().find(|(n, _, _)| n == h) {
+            } else if let Some((_, ev, generation)) = waits.iter().find(|(n, _, _)| *n == s.key) {
                 if let Some(generation) = generation {
                     ev.wait(*generation);
                 }
-            } else if let Some(job) = job {
+            } else if let Some(job) = &s.job {
                 job()?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     })
 }
 

@@ -47,6 +47,15 @@ static void CUDA_CB sleep_then_mark(void *data) {
 }
 static void CUDA_CB read_mark(void *data) { *(int *)data = slept; }
 static void CUDA_CB count_destroy(void *data) { ++*(volatile int *)data; }
+/* Two host nodes of independent branches, each raising its own flag and waiting (up to 2 s) for the
+ * other's: both see the other's flag only if the branches run at once. */
+static volatile int flags[2], met[2];
+static void CUDA_CB rendezvous(void *data) {
+    int me = (int)(size_t)data;
+    flags[me] = 1;
+    for (int i = 0; i < 2000 && !flags[1 - me]; i++) usleep(1000);
+    met[me] = flags[1 - me];
+}
 
 static void launch_scale(CUfunction f, CUstream s, CUdeviceptr p, unsigned n, unsigned k) {
     void *args[] = {&p, &n, &k};
@@ -279,6 +288,22 @@ int main(int argc, char **argv) {
     CHECK(cuGraphExecDestroy(exec));
     CHECK(cuGraphDestroy(r));
     printf("event record node: a later wait waits for it\n");
+
+    /* Independent branches run at once: two host nodes that wait for each other both get there. */
+    CUgraph par;
+    CUgraphNode meet[2];
+    CHECK(cuGraphCreate(&par, 0));
+    for (int k = 0; k < 2; k++) {
+        CUDA_HOST_NODE_PARAMS mp = {rendezvous, (void *)(size_t)k};
+        CHECK(cuGraphAddHostNode(&meet[k], par, NULL, 0, &mp));
+    }
+    CHECK(cuGraphInstantiate(&exec, par, 0));
+    CHECK(cuGraphLaunch(exec, a));
+    CHECK(cuStreamSynchronize(a));
+    ASSERT(met[0] == 1 && met[1] == 1);
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(par));
+    printf("independent branches ran at once\n");
 
     /* ---- 3. what capture refuses ---- */
     CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_RELAXED));
