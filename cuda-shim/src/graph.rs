@@ -228,8 +228,10 @@ fn run(steps: &[Step]) -> Result<(), CUresult> {
 
 /// Runs `work` on every step once the steps it depends on are done: a chain in order on this
 /// thread, a graph with branches on up to [`MAX_BRANCHES`] threads, so that independent branches
-/// run at once (and a branch waiting on memory that another sets gets there). After a failure no
-/// further step starts; the first failure is the result.
+/// run at once (and a branch waiting on memory that another sets gets there, unless eight steps
+/// block at once). After a failure no further step starts; the first failure is the result. Steps
+/// already running are not cancelled: a memory-operation wait whose releasing branch failed waits
+/// until its context is destroyed.
 fn run_steps(steps: &[Step], work: &(dyn Fn(&Step) -> Result<(), CUresult> + Sync)) -> Result<(), CUresult> {
     let n = steps.len();
     let mut after = vec![Vec::new(); n];
@@ -275,7 +277,9 @@ fn run_steps(steps: &[Step], work: &(dyn Fn(&Step) -> Result<(), CUresult> + Syn
                         wake.wait(&mut st);
                     }
                 };
-                let r = work(&steps[i]);
+                // A step that panics fails the launch (and does not leave the others waiting for it).
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&steps[i])))
+                    .unwrap_or(Err(CUDA_ERROR_LAUNCH_FAILED));
                 let mut st = state.lock();
                 st.done += 1;
                 match r {
