@@ -245,22 +245,11 @@ int main(void) {
     CHECK(cuMemcpy2D(&cp));
     ASSERT(f[0] == -3 && f[1] == -4);
 
-    /* A 3D array of uint2 written by cuMemcpy3D at an offset, read with integer coordinates. */
+    /* A 3D array of uint2 written by cuMemcpy3D, read with integer coordinates. */
     CUarray a3 = array3d(4, 3, 2, CU_AD_FORMAT_UNSIGNED_INT32, 2, 0);
     unsigned vol[4 * 3 * 2 * 2];
     for (unsigned i = 0; i < 48; i++) vol[i] = 1000 + i;
-    CUDA_MEMCPY3D c3;
-    memset(&c3, 0, sizeof c3);
-    c3.srcMemoryType = CU_MEMORYTYPE_HOST;
-    c3.srcHost = vol;
-    c3.srcPitch = 4 * 8;
-    c3.srcHeight = 3;
-    c3.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    c3.dstArray = a3;
-    c3.WidthInBytes = 4 * 8;
-    c3.Height = 3;
-    c3.Depth = 2;
-    CHECK(cuMemcpy3D(&c3));
+    array_copy(a3, vol, 4 * 8, 3, 2, 1);
     CUDA_RESOURCE_DESC r3 = array_resource(a3);
     CUtexObject t3 = texture(&r3, CU_TR_FILTER_MODE_POINT, CU_TRSF_READ_AS_INTEGER);
     unsigned x = 3, y = 2, z = 1;
@@ -286,17 +275,7 @@ int main(void) {
     /* Trilinear filtering of a 2x2x2 float cube: at the centre, the mean of the eight corners. */
     CUarray cube = array3d(2, 2, 2, CU_AD_FORMAT_FLOAT, 1, 0);
     float corners[8] = {0, 8, 16, 24, 32, 40, 48, 56};
-    memset(&c3, 0, sizeof c3);
-    c3.srcMemoryType = CU_MEMORYTYPE_HOST;
-    c3.srcHost = corners;
-    c3.srcPitch = 8;
-    c3.srcHeight = 2;
-    c3.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    c3.dstArray = cube;
-    c3.WidthInBytes = 8;
-    c3.Height = 2;
-    c3.Depth = 2;
-    CHECK(cuMemcpy3D(&c3));
+    array_copy(cube, corners, 8, 2, 2, 1);
     CUDA_RESOURCE_DESC rc = array_resource(cube);
     CUtexObject tc = texture(&rc, CU_TR_FILTER_MODE_LINEAR, 0);
     float fx = 1.0f, fy = 1.0f, fz = 1.0f;
