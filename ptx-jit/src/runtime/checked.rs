@@ -147,6 +147,9 @@ impl Fault {
 pub struct FaultCell {
     pub watch: AtomicU32,
     faulted: AtomicBool,
+    /// Set by [`FaultCell::stop`]: the launch's error is a CTA's own, and what the others record
+    /// while they are being ended (their interruption) is not kept.
+    stopped: AtomicBool,
     first: Mutex<Option<Fault>>,
     /// Bytes of the shared window (static plus dynamic) of this launch.
     pub shared_bytes: u64,
@@ -174,9 +177,13 @@ impl FaultCell {
     /// without a fault of its own: one CTA has failed, and its error is the launch's. A cooperative
     /// launch's CTAs would otherwise wait for it at their grid barrier.
     pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
         self.faulted.store(true, Ordering::Relaxed);
     }
     pub fn record(&self, f: Fault) {
+        if self.stopped.load(Ordering::Relaxed) {
+            return;
+        }
         let mut first = self.first.lock();
         if first.is_none() {
             *first = Some(f);

@@ -266,17 +266,6 @@ pub fn launch_sanitized(
         );
     }
     let r = match cell.take() {
-        // A CTA failed and stopped the others (`FaultCell::stop`), whose interruption is no error of
-        // its own: the CTA's error is the launch's.
-        Some(f)
-            if r.is_err()
-                && matches!(
-                    f.kind,
-                    crate::runtime::checked::FaultKind::Signal(crate::runtime::trap::Trap::Interrupted)
-                ) =>
-        {
-            r
-        }
         Some(f) => {
             if l.sanitize.has(crate::runtime::sanitize::Tools::MEMCHECK) {
                 findings.extend(memcheck_finding(&f));
