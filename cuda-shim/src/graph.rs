@@ -176,10 +176,11 @@ impl Graph {
         Ok(h)
     }
 
-    /// The nodes' jobs in a dependency order (Kahn's algorithm, stable in the order of addition);
-    /// `None` if the dependencies form a cycle. Memory-operation nodes (which may wait on a flag
-    /// another branch sets) come after every other node that is ready.
-    fn ordered(&self) -> Option<Vec<usize>> {
+    /// The nodes in a dependency order (Kahn's algorithm, stable in the order of addition), each as
+    /// (node, position of addition, positions in this order of the nodes it depends on), read under
+    /// one lock; `None` if the dependencies form a cycle. Memory-operation nodes (which may wait on a
+    /// flag another branch sets) come after every other node that is ready.
+    fn ordered(&self) -> Option<Vec<(usize, usize, Vec<usize>)>> {
         let nodes = self.nodes.lock();
         let index: std::collections::HashMap<usize, usize> = nodes.iter().enumerate().map(|(i, n)| (n.0, i)).collect();
         let mut waiting: Vec<usize> = nodes.iter().map(|n| n.1.len()).collect();
@@ -200,7 +201,7 @@ impl Graph {
             .collect();
         let mut order = Vec::with_capacity(nodes.len());
         while let Some((_, i)) = ready.pop_first() {
-            order.push(nodes[i].0);
+            order.push(i);
             for &j in &after[i] {
                 waiting[j] -= 1;
                 if waiting[j] == 0 {
@@ -208,7 +209,19 @@ impl Graph {
                 }
             }
         }
-        (order.len() == nodes.len()).then_some(order)
+        if order.len() != nodes.len() {
+            return None;
+        }
+        let mut step_of = vec![0; nodes.len()];
+        for (at, &i) in order.iter().enumerate() {
+            step_of[i] = at;
+        }
+        Some(
+            order
+                .into_iter()
+                .map(|i| (nodes[i].0, i, nodes[i].1.iter().map(|d| step_of[index[d]]).collect()))
+                .collect(),
+        )
     }
 }
 
@@ -801,30 +814,26 @@ fn child_job(child: usize) -> Result<NodeJob, CUresult> {
 /// `keys` names each node (by position of addition) as another graph's node, for updates.
 fn plan(g: &Graph, keys: Option<&[usize]>) -> Result<Plan, CUresult> {
     let order = g.ordered().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let position: std::collections::HashMap<usize, usize> =
-        g.nodes.lock().iter().enumerate().map(|(i, n)| (n.0, i)).collect();
-    let key = |h: usize| keys.map_or(h, |k| k[position[&h]]);
     let mut plan = Plan {
         user_objects: Arc::new(g.user_objects.duplicate()),
         steps: vec![],
         records: vec![],
         waits: vec![],
     };
-    let deps: std::collections::HashMap<usize, Vec<usize>> = g.nodes.lock().iter().cloned().collect();
-    let step_of: std::collections::HashMap<usize, usize> = order.iter().enumerate().map(|(i, &h)| (h, i)).collect();
-    for h in order {
+    for (h, position, deps) in order {
         let node = NODES.get(h)?;
+        let key = keys.map_or(h, |k| k[position]);
         plan.steps.push(Step {
-            key: key(h),
+            key,
             job: node.job.lock().clone(),
-            deps: deps[&h].iter().map(|d| step_of[d]).collect(),
+            deps,
             last: node.kind == NodeType::BatchMemOp,
         });
         let event = node.event.lock().clone();
         if let Some(e) = event {
             match node.kind {
-                NodeType::EventRecord => plan.records.push((key(h), e)),
-                _ => plan.waits.push((key(h), e)),
+                NodeType::EventRecord => plan.records.push((key, e)),
+                _ => plan.waits.push((key, e)),
             }
         }
     }
