@@ -166,7 +166,7 @@ pub mod builtin {
         pub wrap: bool,
         /// Secondary operation: 0 none, 1 `.add`, 2 `.min`, 3 `.max`.
         pub op2: u32,
-        /// Part selectors: 0 the whole word, 1–4 `.b0`–`.b3`, 5 `.h0`, 6 `.h1`.
+        /// Part selectors: 0 the whole word, else `ptx_front::isa::scalar_selector`'s 1–4 (`.b0`–`.b3`), 5 (`.h0`), 6 (`.h1`).
         pub asel: u32,
         pub bsel: u32,
         pub dsel: u32,
@@ -190,7 +190,6 @@ pub mod builtin {
     pub const VIDEO_OPS: [&str; 9] = [
         "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
     ];
-    pub const VIDEO_SELECTORS: [&str; 6] = ["b0", "b1", "b2", "b3", "h0", "h1"];
     pub const VIDEO_CMPS: [&str; 6] = [".eq", ".ne", ".lt", ".le", ".gt", ".ge"];
 
     impl Video {

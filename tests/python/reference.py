@@ -1185,6 +1185,101 @@ def fam_int():
     return run, [(5, "u32", o)]
 
 
+# SIMD video instructions: the manual's pseudocode (9.7.18.2), applied to each instruction written
+# in the kernel (the kernel is the list of forms; this evaluates them from their text).
+SIMD_A = [0x00000000, 0xFFFFFFFF, 0x7FFF8000, 0x80007FFF, 0x7F7F8080, 0x80807F7F, 0x01FF02FE, 0x12345678,
+          0xFFFF0001, 0x00017FFF, 0x807F017F, 0xDEADBEEF]
+SIMD_B = [0xFFFFFFFF, 0x00000001, 0x80007FFF, 0x7FFF8000, 0x01010101, 0xFEFEFEFE, 0xFF01FE02, 0x87654321,
+          0x0001FFFF, 0x7FFF0001, 0x7F80FF80, 0xCAFEBABE]
+SIMD_C = [0x89ABCDEF, 0x00000000, 0xFFFFFFFF, 0x7FFFFFFF, 0x13579BDF, 0x80000000, 0x00FF00FF, 0x0F0F0F0F,
+          0xFFFFFFFE, 0x00000005, 0x55AA55AA, 0x10203040]
+_g = Xorshift(0x51D)
+for _ in range(20):
+    SIMD_A.append(_g.next() >> 32)
+    SIMD_B.append(_g.next() >> 32)
+    SIMD_C.append(_g.next() >> 32)
+
+SIMD_RE = re.compile(r"^\s*(v[a-z]+)([24])((?:\.[a-z0-9]+)+)\s+%r4(\.\w+)?,\s*%r1(\.\w+)?,\s*%r2(\.\w+)?,\s*%r3;")
+
+
+def simd_video(opname, lanes, mods, dmask, asel, bsel, a, b, c):
+    bits = 32 // lanes
+    lane_max = (1 << bits) - 1
+    types = [m for m in mods if m in ("u32", "s32")]
+    if opname == "vset":
+        dsigned, (asig, bsig) = False, [t == "s32" for t in types]
+    else:
+        dsigned, asig, bsig = [t == "s32" for t in types]
+    ab = (b << 32) | a
+
+    def part(k, signed):
+        v = (ab >> (k * bits)) & lane_max
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+    def digits(sel, default):
+        if sel is None:
+            return default
+        return [int(ch) for ch in reversed(sel[2:])]
+
+    asel = digits(asel, list(range(lanes)))
+    bsel = digits(bsel, list(range(lanes, 2 * lanes)))
+    mask = (1 << lanes) - 1 if dmask is None else sum(1 << int(ch) for ch in dmask[2:])
+    t = []
+    for i in range(lanes):
+        x, y = part(asel[i], asig), part(bsel[i], bsig)
+        if opname == "vadd":
+            r = x + y
+        elif opname == "vsub":
+            r = x - y
+        elif opname == "vavrg":
+            r = (x + y + 1) >> 1 if x + y >= 0 else (x + y) >> 1
+        elif opname == "vabsdiff":
+            r = abs(x - y)
+        elif opname == "vmin":
+            r = min(x, y)
+        elif opname == "vmax":
+            r = max(x, y)
+        else:
+            cmp = [m for m in mods if m in CMP_INT][0]
+            r = int(CMP_INT[cmp](x, y))
+        if "sat" in mods:
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dsigned else (0, lane_max)
+            r = min(max(r, lo), hi)
+        t.append(r)
+    if "add" in mods:
+        d = c
+        for i in range(lanes):
+            if mask >> i & 1:
+                d += t[i]
+    else:
+        d = 0
+        for i in range(lanes):
+            v = t[i] if mask >> i & 1 else c >> (i * bits)
+            d |= (v & lane_max) << (i * bits)
+    return d & M32
+
+
+CMP_INT = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y, "lt": lambda x, y: x < y,
+           "le": lambda x, y: x <= y, "gt": lambda x, y: x > y, "ge": lambda x, y: x >= y}
+
+
+@family("simd_video.ptx")
+def fam_simd_video():
+    forms = []
+    for line in open(os.path.join(HOST, "simd_video.ptx")):
+        m = SIMD_RE.match(line)
+        if m:
+            opname, lanes, mods, dmask, asel, bsel = m.groups()
+            forms.append((opname, int(lanes), mods.split(".")[1:], dmask, asel, bsel))
+    assert len(forms) == 132, len(forms)
+    o = []
+    for a, b, c in zip(SIMD_A, SIMD_B, SIMD_C):
+        o += [simd_video(*f, a, b, c) for f in forms]
+    run = "kernel=k grid=1 block=%d args=%s;%s;%s;u32*%d" % (
+        len(SIMD_A), fmt_list("u32", SIMD_A), fmt_list("u32", SIMD_B), fmt_list("u32", SIMD_C), len(o))
+    return run, [(3, "u32", o)]
+
+
 # ---------------------------------------------------------------------------------------------
 # 5. Warp collectives on a block of 48 threads (warp 1 has lanes 0-15 only)
 # ---------------------------------------------------------------------------------------------

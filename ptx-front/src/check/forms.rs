@@ -121,6 +121,21 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
+        // Which shapes take which types, layouts and modifiers: more than the table's groups say.
+        if name == "mma" && d.get(G::Sparse).is_none() {
+            let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
+            if let Err(why) = isa::mma_form(&mods) {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::P0102,
+                        i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
+                        format!("not a form of `mma`: {why}"),
+                    )
+                    .label("no such form")
+                    .help("the forms are listed in the PTX ISA manual, section 9.7.15.4.14 (`ptx-jit explain mma`)"),
+                );
+            }
+        }
         if matches!(name, "ld" | "st")
             && d.get(G::Sem) == Some(".volatile")
             && matches!(d.get(G::Space), Some(s) if s.starts_with(".param"))

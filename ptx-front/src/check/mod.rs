@@ -11,9 +11,11 @@ use crate::target::{parse_sm, Target};
 use crate::types::{Space, Type};
 use rustc_hash::FxHashMap as HashMap;
 
-// The walk over a function's statements and each instruction's operands (`walk`), and the rules
-// between an instruction's modifiers and operands that the ISA table's groups cannot express (`forms`).
+// The walk over a function's statements and each instruction's operands (`walk`), the rules between
+// an instruction's modifiers and operands that the ISA table's groups cannot express (`forms`), and
+// the video instructions' part selectors (`video`).
 mod forms;
+mod video;
 mod walk;
 
 pub use walk::operand_types;

@@ -173,6 +173,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             self.cvt_rounding(i, d);
         }
         self.form_rules(i, d, scope);
+        self.part_selectors(i, d, scope);
         let expect = operand_types(d);
         for (k, op) in i.operands.iter().enumerate() {
             let want = expect.get(k).copied().flatten();

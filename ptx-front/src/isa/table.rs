@@ -978,8 +978,8 @@ pub static TABLE: &[OpSpec] = &[
         "9.7.18.2.1",
         "Maximum of two halfword lanes, merged into d by a mask or summed with .add."
     ),
-    op!("vset2", "9.7.18.2.2", "Compare two halfword lanes into 0/1 results, merged into d by a mask or summed with .add (the manual's example also writes .max).", "vset2.atype.btype.cmp{.add} d{.mask}, a{.asel}, b{.bsel}, c;", (4, 4), ptx (3, 0), sm 30, types 2,
-        [g!(Type, VIDEO, required), g!(Cmp, VCMP, required), g!(Op, &[".add", ".min", ".max"])]),
+    op!("vset2", "9.7.18.2.2", "Compare two halfword lanes into 0/1 results, merged into d by a mask or summed with .add (ptxas refuses the .max of the manual's example).", "vset2.atype.btype.cmp{.add} d{.mask}, a{.asel}, b{.bsel}, c;", (4, 4), ptx (3, 0), sm 30, types 2,
+        [g!(Type, VIDEO, required), g!(Cmp, VCMP, required), g!(Op, &[".add"])]),
     simd!(
         "vadd4",
         "9.7.18.2.3",
@@ -1010,8 +1010,8 @@ pub static TABLE: &[OpSpec] = &[
         "9.7.18.2.3",
         "Maximum of four byte lanes, merged into d by a mask or summed with .add."
     ),
-    op!("vset4", "9.7.18.2.4", "Compare four byte lanes into 0/1 results, merged into d by a mask or summed with .add (the manual's example also writes .max).", "vset4.atype.btype.cmp{.add} d{.mask}, a{.asel}, b{.bsel}, c;", (4, 4), ptx (3, 0), sm 30, types 2,
-        [g!(Type, VIDEO, required), g!(Cmp, VCMP, required), g!(Op, &[".add", ".min", ".max"])]),
+    op!("vset4", "9.7.18.2.4", "Compare four byte lanes into 0/1 results, merged into d by a mask or summed with .add (ptxas refuses the .max of the manual's example).", "vset4.atype.btype.cmp{.add} d{.mask}, a{.asel}, b{.bsel}, c;", (4, 4), ptx (3, 0), sm 30, types 2,
+        [g!(Type, VIDEO, required), g!(Cmp, VCMP, required), g!(Op, &[".add"])]),
     // ---- 9.7.19 Miscellaneous ----
     op!("brkpt", "9.7.19.1", "Suspend execution (for a debugger).", "brkpt;", (0, 0), ptx (1, 0), sm 11, types 0, []),
     op!("nanosleep", "9.7.19.2", "Suspend the thread for about the given number of nanoseconds (at most 1 ms).", "nanosleep.u32 t;", (1, 1), ptx (6, 3), sm 70, types 1,

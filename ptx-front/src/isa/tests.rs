@@ -788,7 +788,7 @@ fn manual_examples() -> Option<Vec<(String, bool, String)>> {
             continue;
         }
         let id = rec.split('"').nth(1).unwrap_or("?").to_string();
-        let suspect = rec.contains("\"suspect\": ");
+        let suspect = rec.contains("\"suspect\": ") || super::REFUSED_MANUAL_EXAMPLES.iter().any(|(r, _)| *r == id);
         let code = string(rec, "code").unwrap_or_default();
         for line in code.lines() {
             let line = line.split("//").next().unwrap_or("");

@@ -22,75 +22,11 @@
 use rustc_apfloat::ieee::Double;
 use rustc_apfloat::{Float, Round};
 
-/// Element types of mma operands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ty {
-    F16,
-    Bf16,
-    Tf32,
-    E4m3,
-    E5m2,
-    F32,
-    F64,
-    S8,
-    U8,
-    S4,
-    U4,
-    B1,
-    S32,
-}
+use ptx_front::isa::{mma_form, MmaBitOp as BitOp, MmaType as Ty};
 
-impl Ty {
-    fn parse(s: &str) -> Option<Ty> {
-        Some(match s {
-            ".f16" => Ty::F16,
-            ".bf16" => Ty::Bf16,
-            ".tf32" => Ty::Tf32,
-            ".e4m3" => Ty::E4m3,
-            ".e5m2" => Ty::E5m2,
-            ".f32" => Ty::F32,
-            ".f64" => Ty::F64,
-            ".s8" => Ty::S8,
-            ".u8" => Ty::U8,
-            ".s4" => Ty::S4,
-            ".u4" => Ty::U4,
-            ".b1" => Ty::B1,
-            ".s32" => Ty::S32,
-            _ => return None,
-        })
-    }
-
-    fn bits(self) -> usize {
-        match self {
-            Ty::B1 => 1,
-            Ty::S4 | Ty::U4 => 4,
-            Ty::S8 | Ty::U8 | Ty::E4m3 | Ty::E5m2 => 8,
-            Ty::F16 | Ty::Bf16 => 16,
-            Ty::Tf32 | Ty::F32 | Ty::S32 => 32,
-            Ty::F64 => 64,
-        }
-    }
-
-    /// Elements per 32-bit register (an f64 register holds one element, as does a 32-bit one).
-    fn per_reg(self) -> usize {
-        (32 / self.bits()).max(1)
-    }
-
-    fn is_i8(self) -> bool {
-        matches!(self, Ty::S8 | Ty::U8)
-    }
-
-    fn is_i4(self) -> bool {
-        matches!(self, Ty::S4 | Ty::U4)
-    }
-
-    fn is_f8(self) -> bool {
-        matches!(self, Ty::E4m3 | Ty::E5m2)
-    }
-
-    fn is_f16_or_f32(self) -> bool {
-        matches!(self, Ty::F16 | Ty::F32)
-    }
+/// Elements per 32-bit register (an f64 register holds one element, as does a 32-bit one).
+fn per_reg(t: Ty) -> usize {
+    (32 / t.bits()).max(1)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,12 +35,6 @@ enum Op {
     B,
     C,
     D,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BitOp {
-    And,
-    Xor,
 }
 
 /// One `mma.sync` form: shape, element types, layouts and modifiers, plus where every matrix element
@@ -144,77 +74,13 @@ impl MmaDesc {
         MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
-    /// Parses the modifiers of `mma` in written order (`.sync`, `.aligned`, the shape, the layouts,
-    /// `.satfinite`, the d/a/b/c types, a rounding mode for f64, `.xor`/`.and` and `.popc` for b1).
-    /// None for malformed or unsupported forms (sparse `mma.sp` is not handled here).
+    /// The layouts of a dense `mma` from its modifiers in written order (`ptx_front::isa::mma_form`);
+    /// None for forms that do not exist (sparse `mma.sp` is not handled here).
     pub fn parse(mods: &[&str]) -> Option<MmaDesc> {
-        let mut shape = None;
-        let mut layouts = Vec::new();
-        let mut types = Vec::new();
-        let (mut satfinite, mut popc) = (false, false);
-        let mut bit_op = None;
-        let mut round = None;
-        for &m in mods {
-            match m {
-                ".sync" | ".aligned" => {}
-                ".row" => layouts.push(true),
-                ".col" => layouts.push(false),
-                ".satfinite" => satfinite = true,
-                ".popc" => popc = true,
-                ".and" => bit_op = Some(BitOp::And),
-                ".xor" => bit_op = Some(BitOp::Xor),
-                ".rn" => round = Some(0),
-                ".rz" => round = Some(1),
-                ".rm" => round = Some(2),
-                ".rp" => round = Some(3),
-                _ => {
-                    if let Some(t) = Ty::parse(m) {
-                        types.push(t);
-                    } else if shape.is_none() {
-                        shape = Some(parse_shape(m)?);
-                    } else {
-                        return None;
-                    }
-                }
-            }
-        }
-        let (m, n, k) = shape?;
-        let ([d, a, b, c], [a_row, b_row]) = (<[Ty; 4]>::try_from(types).ok()?, <[bool; 2]>::try_from(layouts).ok()?);
+        let f = mma_form(mods).ok()?;
+        let (m, n, k, d, a, b, c) = (f.m, f.n, f.k, f.d, f.a, f.b, f.c);
+        let (a_row, b_row, satfinite, bit_op) = (f.a_row, f.b_row, f.satfinite, f.bit_op);
         let quad_pair = (m, n, k) == (8, 8, 4) && a == Ty::F16;
-        let ok_types = match (m, n, k) {
-            _ if a == Ty::F64 => [d, b, c] == [Ty::F64; 3] && matches!((m, k), (8, 4) | (16, 4) | (16, 8) | (16, 16)),
-            (8, 8, 4) => {
-                a == Ty::F16
-                    && b == Ty::F16
-                    && d.is_f16_or_f32()
-                    && c.is_f16_or_f32()
-                    && !(c == Ty::F32 && d == Ty::F16)
-            }
-            (16, 8, 8) | (16, 8, 16) if matches!(a, Ty::F16 | Ty::Bf16) => {
-                b == a
-                    && (if a == Ty::F16 {
-                        d.is_f16_or_f32() && c.is_f16_or_f32()
-                    } else {
-                        d == Ty::F32 && c == Ty::F32
-                    })
-                    && (k == 16 || d == c)
-            }
-            (16, 8, 4) | (16, 8, 8) if a == Ty::Tf32 => b == a && d == Ty::F32 && c == Ty::F32,
-            (16, 8, 32) if a.is_f8() => b.is_f8() && d == Ty::F32 && c == Ty::F32,
-            (8, 8, 16) | (16, 8, 16) | (16, 8, 32) if a.is_i8() => b.is_i8() && d == Ty::S32 && c == Ty::S32,
-            (8, 8, 32) | (16, 8, 32) | (16, 8, 64) if a.is_i4() => b.is_i4() && d == Ty::S32 && c == Ty::S32,
-            (8, 8, 128) | (16, 8, 128) | (16, 8, 256) => a == Ty::B1 && b == Ty::B1 && d == Ty::S32 && c == Ty::S32,
-            _ => false,
-        };
-        let int_in = a.is_i8() || a.is_i4();
-        let ok_mods = (quad_pair || (a_row && !b_row))
-            && (!satfinite || int_in)
-            && (round.is_none() || a == Ty::F64)
-            && ((a == Ty::B1) == (popc && bit_op.is_some()))
-            && (a == Ty::B1 || bit_op.is_none() && !popc);
-        if !ok_types || !ok_mods {
-            return None;
-        }
         let mut desc = MmaDesc {
             m,
             n,
@@ -227,7 +93,7 @@ impl MmaDesc {
             b_row,
             satfinite,
             bit_op,
-            round: round.unwrap_or(0),
+            round: f.round,
             quad_pair,
             at: [Vec::new(), Vec::new(), Vec::new()],
         };
@@ -326,7 +192,7 @@ impl MmaDesc {
             };
         }
         let (g, t) = (lane >> 2, lane % 4);
-        let e = self.ty(op).per_reg();
+        let e = per_reg(self.ty(op));
         match op {
             Op::A => (g + 8 * ((i / e) & 1), e * t + i % e + 4 * e * (i / (2 * e))),
             Op::B => (e * t + i % e + 4 * e * (i / e), g),
@@ -350,13 +216,6 @@ struct Loc {
     lane: u8,
     word: u16,
     shift: u8,
-}
-
-fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
-    let rest = s.strip_prefix(".m")?;
-    let (m, rest) = rest.split_once('n')?;
-    let (n, k) = rest.split_once('k')?;
-    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
 }
 
 fn put_elem(words: &mut [u32], bits: usize, i: usize, v: u64) {

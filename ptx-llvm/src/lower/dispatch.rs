@@ -375,6 +375,7 @@ impl<'ctx> Lowerer<'ctx> {
             "wmma" => self.wmma(st, i, d, scope),
             "tex" | "tld4" | "txq" | "suld" | "sust" | "suq" => self.texture(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
+            _ if isa::simd_op(name).is_some() => self.simd_video(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),
         }
     }

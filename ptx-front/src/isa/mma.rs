@@ -1,0 +1,268 @@
+//! The forms of `mma.sync` (9.7.15.4.14) that exist: which shapes take which element types, layouts
+//! and modifiers. The ISA table's groups let every combination through; the checker refuses the ones
+//! ptxas refuses with this, and the CPU's emulation builds its fragment layouts on what it returns.
+
+/// Element types of `mma` operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaType {
+    F16,
+    Bf16,
+    Tf32,
+    E4m3,
+    E5m2,
+    F32,
+    F64,
+    S8,
+    U8,
+    S4,
+    U4,
+    B1,
+    S32,
+}
+
+impl MmaType {
+    pub fn parse(s: &str) -> Option<MmaType> {
+        use MmaType::*;
+        Some(match s {
+            ".f16" => F16,
+            ".bf16" => Bf16,
+            ".tf32" => Tf32,
+            ".e4m3" => E4m3,
+            ".e5m2" => E5m2,
+            ".f32" => F32,
+            ".f64" => F64,
+            ".s8" => S8,
+            ".u8" => U8,
+            ".s4" => S4,
+            ".u4" => U4,
+            ".b1" => B1,
+            ".s32" => S32,
+            _ => return None,
+        })
+    }
+
+    pub fn bits(self) -> usize {
+        use MmaType::*;
+        match self {
+            B1 => 1,
+            S4 | U4 => 4,
+            S8 | U8 | E4m3 | E5m2 => 8,
+            F16 | Bf16 => 16,
+            Tf32 | F32 | S32 => 32,
+            F64 => 64,
+        }
+    }
+
+    pub fn is_i8(self) -> bool {
+        matches!(self, MmaType::S8 | MmaType::U8)
+    }
+
+    pub fn is_i4(self) -> bool {
+        matches!(self, MmaType::S4 | MmaType::U4)
+    }
+
+    pub fn is_f8(self) -> bool {
+        matches!(self, MmaType::E4m3 | MmaType::E5m2)
+    }
+
+    pub fn is_f16_or_f32(self) -> bool {
+        matches!(self, MmaType::F16 | MmaType::F32)
+    }
+}
+
+/// The bit operation of single-bit `mma` (`.and`, `.xor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaBitOp {
+    And,
+    Xor,
+}
+
+/// One valid `mma.sync` form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaForm {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub d: MmaType,
+    pub a: MmaType,
+    pub b: MmaType,
+    pub c: MmaType,
+    pub a_row: bool,
+    pub b_row: bool,
+    pub satfinite: bool,
+    pub bit_op: Option<MmaBitOp>,
+    /// The f64 rounding mode, `.rn`/`.rz`/`.rm`/`.rp` as 0..3 (`.rn` when none is written).
+    pub round: u8,
+}
+
+fn shape(s: &str) -> Option<(usize, usize, usize)> {
+    let rest = s.strip_prefix(".m")?;
+    let (m, rest) = rest.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+}
+
+/// The form of a dense `mma` from its modifiers in written order (`.sync`, `.aligned`, the shape, the
+/// layouts, `.satfinite`, the d/a/b/c types, a rounding mode for f64, `.xor`/`.and` and `.popc` for
+/// b1), or why it is not one. Sparse `mma.sp` forms are not dense forms.
+pub fn mma_form(mods: &[&str]) -> Result<MmaForm, String> {
+    use MmaType::*;
+    let mut dims = None;
+    let mut layouts = Vec::new();
+    let mut types = Vec::new();
+    let (mut satfinite, mut popc) = (false, false);
+    let mut bit_op = None;
+    let mut round = None;
+    for &m in mods {
+        match m {
+            ".sync" | ".aligned" => {}
+            ".row" => layouts.push(true),
+            ".col" => layouts.push(false),
+            ".satfinite" => satfinite = true,
+            ".popc" => popc = true,
+            ".and" => bit_op = Some(MmaBitOp::And),
+            ".xor" => bit_op = Some(MmaBitOp::Xor),
+            ".rn" => round = Some(0),
+            ".rz" => round = Some(1),
+            ".rm" => round = Some(2),
+            ".rp" => round = Some(3),
+            _ => match (MmaType::parse(m), shape(m)) {
+                (Some(t), _) => types.push(t),
+                (None, Some(s)) if dims.is_none() => dims = Some(s),
+                _ => return Err(format!("`{m}` is not a modifier of a dense `mma`")),
+            },
+        }
+    }
+    let (m, n, k) = dims.ok_or("needs a shape such as `.m16n8k16`")?;
+    let [d, a, b, c] = <[MmaType; 4]>::try_from(types).map_err(|_| "needs four types: d, a, b and c")?;
+    let [a_row, b_row] = <[bool; 2]>::try_from(layouts).map_err(|_| "needs two layouts (`.row.col`)")?;
+    let ok_types = match (m, n, k) {
+        _ if a == F64 => [d, b, c] == [F64; 3] && n == 8 && matches!((m, k), (8, 4) | (16, 4) | (16, 8) | (16, 16)),
+        (8, 8, 4) => a == F16 && b == F16 && d.is_f16_or_f32() && c.is_f16_or_f32() && !(c == F32 && d == F16),
+        (16, 8, 8) | (16, 8, 16) if matches!(a, F16 | Bf16) => {
+            b == a
+                && (if a == F16 {
+                    d.is_f16_or_f32() && c.is_f16_or_f32()
+                } else {
+                    d == F32 && c == F32
+                })
+                && (k == 16 || d == c)
+        }
+        (16, 8, 4) | (16, 8, 8) if a == Tf32 => b == a && d == F32 && c == F32,
+        (16, 8, 32) if a.is_f8() => b.is_f8() && d == F32 && c == F32,
+        (8, 8, 16) | (16, 8, 16) | (16, 8, 32) if a.is_i8() => b.is_i8() && d == S32 && c == S32,
+        (8, 8, 32) | (16, 8, 32) | (16, 8, 64) if a.is_i4() => b.is_i4() && d == S32 && c == S32,
+        (8, 8, 128) | (16, 8, 128) | (16, 8, 256) => a == B1 && b == B1 && d == S32 && c == S32,
+        _ => false,
+    };
+    if !ok_types {
+        return Err(format!(
+            "`.m{m}n{n}k{k}` does not take d, a, b, c of types {d:?}, {a:?}, {b:?}, {c:?}"
+        ));
+    }
+    let quad_pair = (m, n, k) == (8, 8, 4) && a == F16;
+    if !quad_pair && (!a_row || b_row) {
+        return Err("only `.m8n8k4` with `.f16` inputs takes layouts other than `.row.col`".into());
+    }
+    if satfinite && !(a.is_i8() || a.is_i4()) {
+        return Err("`.satfinite` is for integer inputs".into());
+    }
+    if round.is_some() && a != F64 {
+        return Err("a rounding mode is for `.f64` only".into());
+    }
+    if (a == B1) != (popc && bit_op.is_some()) || (a != B1 && (bit_op.is_some() || popc)) {
+        return Err("single-bit inputs need `.popc` and `.and` or `.xor`, and only they take them".into());
+    }
+    Ok(MmaForm {
+        m,
+        n,
+        k,
+        d,
+        a,
+        b,
+        c,
+        a_row,
+        b_row,
+        satfinite,
+        bit_op,
+        round: round.unwrap_or(0),
+    })
+}
+
+/// Every valid dense `mma` form, as the modifiers written after `mma` (`.sync.aligned` first): what
+/// `ptx-jit coverage` counts, rather than every combination of the table's groups.
+pub fn mma_forms() -> Vec<Vec<&'static str>> {
+    const SHAPES: [&str; 11] = [
+        ".m8n8k4",
+        ".m16n8k4",
+        ".m16n8k8",
+        ".m16n8k16",
+        ".m16n8k32",
+        ".m16n8k64",
+        ".m8n8k16",
+        ".m8n8k32",
+        ".m8n8k128",
+        ".m16n8k128",
+        ".m16n8k256",
+    ];
+    const TYPES: [&str; 13] = [
+        ".f16", ".bf16", ".tf32", ".e4m3", ".e5m2", ".f32", ".f64", ".s8", ".u8", ".s4", ".u4", ".b1", ".s32",
+    ];
+    let mut out = vec![];
+    let mut seen = std::collections::HashSet::new();
+    for shape in SHAPES {
+        for a in TYPES {
+            for b in TYPES {
+                for d in TYPES {
+                    for c in TYPES {
+                        let mut mods = vec![".sync", ".aligned", shape, ".row", ".col", d, a, b, c];
+                        if a == ".b1" {
+                            mods.extend([".xor", ".popc"]);
+                        }
+                        if mma_form(&mods).is_ok() && seen.insert(mods.clone()) {
+                            out.push(mods);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_and_invalid_forms() {
+        let form = |s: &str| {
+            let mods: Vec<String> = s.split('.').map(|m| format!(".{m}")).collect();
+            mma_form(&mods.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        assert!(form("sync.aligned.m16n8k16.row.col.f32.f16.f16.f32").is_ok());
+        assert!(form("sync.aligned.m8n8k4.col.row.f16.f16.f16.f16").is_ok());
+        assert!(form("sync.aligned.m16n8k8.row.col.rz.f64.f64.f64.f64").is_ok());
+        assert!(form("sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc").is_ok());
+        assert!(form("sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32").is_ok());
+        for bad in [
+            "sync.aligned.m8n8k4.row.col.s4.s4.s4.s4",
+            "sync.aligned.m16n8k16.row.col.f16.f16.f16.f16.satfinite",
+            "sync.aligned.m16n8k16.col.col.f32.f16.f16.f32",
+            "sync.aligned.m16n8k8.row.col.f16.bf16.bf16.f16",
+            "sync.aligned.m8n8k128.row.col.s32.b1.b1.s32",
+            "sync.aligned.m16n8k16.row.col.rn.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16",
+            "sync.aligned.m16n8k8.row.col.f16.f16.f16.f32",
+        ] {
+            assert!(form(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_valid_forms_are_the_manuals() {
+        // f64: 4 shapes; f16: m8n8k4 3 d/c pairs, m16n8k8 2, m16n8k16 4; bf16: 2; tf32: 2; f8: 4 a/b
+        // pairs; i8: 3 shapes x 4 a/b pairs; i4: the same; b1: 3 shapes.
+        assert_eq!(mma_forms().len(), 4 + 3 + 2 + 4 + 2 + 2 + 4 + 12 + 12 + 3);
+    }
+}
