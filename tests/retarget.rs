@@ -184,7 +184,7 @@ fn zluda_kernels_for_four_targets() {
 /// The gating diagnostic names the instruction, its line, and the sm and PTX version it needs.
 #[test]
 fn gating_diagnostic_snapshot() {
-    let src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, %cluster_ctarank;\n\telect.sync %r2|_, 0xffffffff;\n\tst.global.u32 [%rd1], %r2;\n\tret;\n}\n";
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>; .reg .pred %p1;\n\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, %cluster_ctarank;\n\telect.sync %r2|%p1, 0xffffffff;\n\tst.global.u32 [%rd1], %r2;\n\tret;\n}\n";
     let a = ptx_jit::nvptx::arch::validate("sm_80", Some("7.0")).unwrap();
     let d = ptx_jit::retarget(src, &a, 3, ptx_jit::nvptx::Emit::Ptx).unwrap_err();
     let text: String = d.iter().map(|d| d.render("gated.ptx", src, false)).collect();

@@ -99,40 +99,125 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
-        // The types each atomic operation takes.
-        if matches!(name, "atom" | "red") && d.is_primary() {
+        // The types each atomic operation takes (ptxas 13's rules, beyond what the table's groups say).
+        if matches!(name, "atom" | "red") && d.spec.sub.is_empty() {
             if let (Some(op), Some(t)) = (d.get(G::Op), d.ty()) {
                 use Type::*;
+                let half = matches!(t, F16 | Bf16 | F16x2 | Bf16x2);
+                let vec = d.get(G::Vec).is_some();
                 let ok = match op {
-                    ".add" => matches!(t, U32 | S32 | U64 | F32 | F64),
+                    ".add" => matches!(t, U32 | S32 | U64 | F32 | F64) || half,
                     ".inc" | ".dec" => t == U32,
-                    ".min" | ".max" => matches!(t, U32 | S32 | U64 | S64),
+                    // Half-precision min and max exist only as vectors.
+                    ".min" | ".max" => matches!(t, U32 | S32 | U64 | S64) || (half && vec),
                     ".and" | ".or" | ".xor" => matches!(t, B32 | B64),
-                    ".exch" | ".cas" => matches!(t, B32 | B64),
+                    ".exch" => name == "atom" && matches!(t, B32 | B64 | B128),
+                    ".cas" => name == "atom" && matches!(t, B16 | B32 | B64 | B128),
                     _ => true,
                 };
+                let written = modifier(t.name()).unwrap_or(i.opcode.span);
                 if !ok {
                     bad(
                         self.diags,
-                        modifier(t.name()).unwrap_or(i.opcode.span),
+                        written,
                         format!("`{name}{op}` does not take `{}`", t.name()),
-                        "add: .u32 .s32 .u64 .f32 .f64; inc/dec: .u32; min/max: .u32 .s32 .u64 .s64; and/or/xor/exch/cas: .b32 .b64",
+                        "add: .u32 .s32 .u64 .f32 .f64 and (.noftz) .f16 .bf16 .f16x2 .bf16x2; inc/dec: .u32; min/max: .u32 .s32 .u64 .s64 (half-precision as vectors); and/or/xor: .b32 .b64; exch: .b32 .b64 .b128; cas: .b16 .b32 .b64 .b128 (atom only)",
+                    );
+                } else if vec && !(half || t == F32) {
+                    bad(
+                        self.diags,
+                        written,
+                        format!("`{name}` has no vectors of `{}`", t.name()),
+                        "vector atomics are of .f32, .f16, .bf16, .f16x2 or .bf16x2",
+                    );
+                } else if vec && !matches!(d.get(G::Space), None | Some(".global")) {
+                    let sp = d.get(G::Space).expect("matched");
+                    bad(
+                        self.diags,
+                        modifier(sp).expect("written"),
+                        format!("vector `{name}` is not for `{sp}`"),
+                        "vector atomics work on .global (or generic) addresses",
+                    );
+                } else if half && !d.has(".noftz") {
+                    bad(
+                        self.diags,
+                        written,
+                        format!("`{name}` on `{}` needs `.noftz`", t.name()),
+                        "write `.noftz`: half-precision atomics keep subnormals",
                     );
                 }
+            }
+        }
+        // A predicate result written `d|p`: `elect.sync` and `lop3.BoolOp` need one (d may be `_`), plain
+        // `lop3` takes none (ptxas: "Predicate output expected" / "not allowed").
+        let wants_pair = match name {
+            "elect" => Some(true),
+            "lop3" => Some(d.get(G::BoolOp).is_some()),
+            _ => None,
+        };
+        if let (Some(want), Some(first)) = (wants_pair, i.operands.first()) {
+            let has = matches!(first, Operand::Pair(_, p, _) if !matches!(**p, Operand::Sink(_)));
+            if want != has {
+                let (msg, label, help) = if want {
+                    (
+                        format!("`{name}` writes a predicate: its destination is `d|p`"),
+                        "no predicate result",
+                        "write `%r1|%p1` (or `_|%p1` when d is not needed)",
+                    )
+                } else {
+                    (
+                        format!("`{name}` without `.and`/`.or` writes no predicate"),
+                        "predicate result not allowed",
+                        "drop `|p`, or add `.or`/`.and` and the predicate to combine with",
+                    )
+                };
+                self.diags.push(
+                    Diagnostic::error(Code::P0105, first.span(), msg)
+                        .label(label)
+                        .help(help),
+                );
+            }
+        }
+        // `.xorsign` and `.abs` of min/max come together: the result's sign is the XOR of the inputs'
+        // and its magnitude the min or max of their absolute values.
+        if matches!(name, "min" | "max") && d.has(".xorsign") != d.has(".abs") {
+            let (have, lacks) = if d.has(".abs") {
+                (".abs", ".xorsign")
+            } else {
+                (".xorsign", ".abs")
+            };
+            bad(
+                self.diags,
+                modifier(have).expect("written"),
+                format!("`{have}` needs `{lacks}`"),
+                "write both: `.xorsign.abs`",
+            );
+        }
+        // cvt.pack's type combinations.
+        if name == "cvt" && d.spec.sub == [".pack"] {
+            // As written: `.u4`, `.s2` … are no register types.
+            let types: Vec<&str> = d.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| v).collect();
+            let ok = isa::CVT_PACK_TYPES.contains(&types.as_slice());
+            if !ok {
+                bad(
+                    self.diags,
+                    modifier(types.last().copied().unwrap_or("")).unwrap_or(i.opcode.span),
+                    format!("`cvt.pack` does not convert `{}`", types.concat()),
+                    "write `cvt.pack.sat.u16.s32 d, a, b` (or .s16), or `cvt.pack.sat.u8.s32.b32 d, a, b, c` (or .s8 .u4 .s4 .u2 .s2)",
+                );
             }
         }
         // Which shapes take which types, layouts and modifiers: more than the table's groups say.
         if name == "mma" && d.get(G::Sparse).is_none() {
             let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
             if let Err(why) = isa::mma_form(&mods) {
+                let span = i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span));
                 self.diags.push(
-                    Diagnostic::error(
-                        Code::P0102,
-                        i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
-                        format!("not a form of `mma`: {why}"),
-                    )
-                    .label("no such form")
-                    .help("the forms are listed in the PTX ISA manual, section 9.7.15.4.14 (`ptx-jit explain mma`)"),
+                    Diagnostic::error(Code::P0102, span, format!("not a form of `mma`: {why}"))
+                        .label("no such form")
+                        .help(
+                            "the forms are listed in the PTX ISA manual, section 9.7.15.4.14 (`ptx-jit explain mma`)",
+                        ),
                 );
             }
         }

@@ -23,8 +23,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         }
         let merge = i.operands.len() == 4 && d.get(G::Op).is_none();
         for (k, op) in i.operands.iter().enumerate() {
+            // Only vmad negates its operands.
             let op = match op {
-                Operand::Neg(x, _) => &**x,
+                Operand::Neg(x, _) if name == "vmad" => &**x,
                 o => o,
             };
             if matches!(kind, Some(Video::Simd { .. })) && k > 0 && !matches!(op, Operand::Sym { .. }) {
@@ -42,14 +43,18 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             else {
                 continue;
             };
-            if special_register(n.text).is_some()
-                || matches!(self.lookup(n, scope), Some(Entry::Reg { vector: Some(_), .. }))
-            {
-                continue;
-            }
+            let entry = self.lookup(n, scope);
+            let scalar =
+                special_register(n.text).is_none() && !matches!(entry, Some(Entry::Reg { vector: Some(_), .. }));
             let why =
                 match kind {
+                    // Elsewhere `.x` names an element of a vector or special register, and a name that
+                    // does not resolve (a fragment's) is left alone.
+                    None if !scalar || !matches!(entry, Some(Entry::Reg { .. })) => None,
                     None => Some(format!("`{name}` takes no part selector")),
+                    Some(_) if !scalar => Some(format!(
+                        "`{name}` takes scalar registers, not an element of a vector or special register"
+                    )),
                     Some(_) if k == 3 => Some("the third source takes no part selector".to_string()),
                     Some(Video::Scalar) if k == 0 && (name == "vmad" || !merge) => Some(format!(
                         "a destination selector needs `{name}`'s merge form (four operands, no secondary operation)"

@@ -189,8 +189,10 @@ pub fn mma_form(mods: &[&str]) -> Result<MmaForm, String> {
     })
 }
 
-/// Every valid dense `mma` form, as the modifiers written after `mma` (`.sync.aligned` first): what
-/// `ptx-jit coverage` counts, rather than every combination of the table's groups.
+/// Every valid dense `mma` form (`.sync.aligned` first), each optional modifier once on top of its
+/// form: every shape/type combination with `.row.col`, and the other layouts of `.m8n8k4` with f16,
+/// `.and` for single bits, `.satfinite` for integers, each rounding mode for f64. What `ptx-jit
+/// coverage` counts, rather than every combination of the table's groups.
 pub fn mma_forms() -> Vec<Vec<&'static str>> {
     const SHAPES: [&str; 11] = [
         ".m8n8k4",
@@ -209,19 +211,39 @@ pub fn mma_forms() -> Vec<Vec<&'static str>> {
         ".f16", ".bf16", ".tf32", ".e4m3", ".e5m2", ".f32", ".f64", ".s8", ".u8", ".s4", ".u4", ".b1", ".s32",
     ];
     let mut out = vec![];
-    let mut seen = std::collections::HashSet::new();
     for shape in SHAPES {
-        for a in TYPES {
-            for b in TYPES {
-                for d in TYPES {
+        for d in TYPES {
+            for a in TYPES {
+                for b in TYPES {
                     for c in TYPES {
-                        let mut mods = vec![".sync", ".aligned", shape, ".row", ".col", d, a, b, c];
+                        let mut base = vec![".sync", ".aligned", shape, ".row", ".col", d, a, b, c];
                         if a == ".b1" {
-                            mods.extend([".xor", ".popc"]);
+                            base.extend([".xor", ".popc"]);
                         }
-                        if mma_form(&mods).is_ok() && seen.insert(mods.clone()) {
-                            out.push(mods);
+                        if mma_form(&base).is_err() {
+                            continue;
                         }
+                        let with = |extra: &'static str| {
+                            let mut m = base.clone();
+                            m.push(extra);
+                            m
+                        };
+                        let mut variants = vec![base.clone()];
+                        match a {
+                            ".b1" => {
+                                variants.push(base.iter().map(|&m| if m == ".xor" { ".and" } else { m }).collect())
+                            }
+                            ".f64" => variants.extend([".rn", ".rz", ".rm", ".rp"].map(with)),
+                            _ => variants.push(with(".satfinite")),
+                        }
+                        if shape == ".m8n8k4" && a == ".f16" {
+                            for layouts in [[".row", ".row"], [".col", ".col"], [".col", ".row"]] {
+                                let mut m = base.clone();
+                                m[3..5].copy_from_slice(&layouts);
+                                variants.push(m);
+                            }
+                        }
+                        out.extend(variants.into_iter().filter(|m| mma_form(m).is_ok()));
                     }
                 }
             }
@@ -246,23 +268,40 @@ mod tests {
         assert!(form("sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc").is_ok());
         assert!(form("sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32").is_ok());
         for bad in [
-            "sync.aligned.m8n8k4.row.col.s4.s4.s4.s4",
-            "sync.aligned.m16n8k16.row.col.f16.f16.f16.f16.satfinite",
-            "sync.aligned.m16n8k16.col.col.f32.f16.f16.f32",
-            "sync.aligned.m16n8k8.row.col.f16.bf16.bf16.f16",
-            "sync.aligned.m8n8k128.row.col.s32.b1.b1.s32",
-            "sync.aligned.m16n8k16.row.col.rn.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.col.col.f32.f16.f16.f32", // only .row.col outside m8n8k4.f16
+            "sync.aligned.m16n8k8.row.col.f32.f16.f16.f16",  // m16n8k8: dtype = ctype
+            "sync.aligned.m8n8k4.row.col.f16.f16.f16.f32",   // m8n8k4: f32 C needs f32 D
+            "sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32", // bf16 accumulates in f32
+            "sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.rn", // rounding only for f64
+            "sync.aligned.m8n8k128.row.col.s32.b1.b1.s32",      // b1 needs .xor/.and .popc
+            "sync.aligned.m8n8k16.row.col.s32.s8.s8.s32.popc",
+            "sync.aligned.m16n8k12.row.col.f32.f16.f16.f32",
             "sync.aligned.m16n8k16.row.col.f32.f16.f16",
-            "sync.aligned.m16n8k8.row.col.f16.f16.f16.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.f32",
+            "sync.aligned.m16n8k16.row.f32.f16.f16.f32",
+            "sync.aligned.m16n8k16.m16n8k16.row.col.f32.f16.f16.f32",
+            "sync.aligned.m8n8k32.row.col.s32.s8.s8.s32", // 8-bit needs k16/k32
+            "sync.aligned.m16n8k32.row.col.f32.e4m3.s8.f32",
+            "sync.aligned.m16n8k4.row.col.f32.f16.f16.f32",
+            "sync.aligned.m8n8k4.row.col.f32.tf32.tf32.f32",
+            "sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.bogus",
         ] {
             assert!(form(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
-    fn the_valid_forms_are_the_manuals() {
+    fn the_forms_are_the_manuals() {
+        let forms = mma_forms();
         // f64: 4 shapes; f16: m8n8k4 3 d/c pairs, m16n8k8 2, m16n8k16 4; bf16: 2; tf32: 2; f8: 4 a/b
         // pairs; i8: 3 shapes x 4 a/b pairs; i4: the same; b1: 3 shapes.
-        assert_eq!(mma_forms().len(), 4 + 3 + 2 + 4 + 2 + 2 + 4 + 12 + 12 + 3);
+        let plain = forms
+            .iter()
+            .filter(|m| m[3..5] == [".row", ".col"] && (m.len() == 9 || m.ends_with(&[".xor", ".popc"])));
+        assert_eq!(plain.count(), 4 + 3 + 2 + 4 + 2 + 2 + 4 + 12 + 12 + 3);
+        // Then each rounding of f64, .satfinite of the 24 integer forms, .and of b1, and three more
+        // layouts of the three f16 m8n8k4 forms.
+        assert_eq!(forms.len(), 48 + 4 * 4 + 24 + 3 + 3 * 3);
     }
 }

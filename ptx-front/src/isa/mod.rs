@@ -286,15 +286,17 @@ pub use sections::*;
 pub use table::TABLE;
 pub use video::*;
 
-/// Examples of the manual (ids in `../shared/corpus/isa-examples`) that the corpus does not mark
-/// suspect but that ptxas 13 refuses, with its message: the tests over the corpus treat them as
-/// suspect.
-pub const REFUSED_MANUAL_EXAMPLES: &[(&str, &str)] = &[
-    ("ex-0176", "vmin4 ... r1.b00: Incorrect video selector for operand 0"),
-    (
-        "ex-0177",
-        "vset4.u32.u32.ne.max: Illegal secondary operation for video instruction 'vset4'",
-    ),
+/// The types `cvt.pack` takes, as written after `.pack.sat`: to 16 bits from two `.s32` values, or to 8,
+/// 4 or 2 bits into the low bits of a `.b32` (ptxas refuses every other combination).
+pub const CVT_PACK_TYPES: [&[&str]; 8] = [
+    &[".u16", ".s32"],
+    &[".s16", ".s32"],
+    &[".u8", ".s32", ".b32"],
+    &[".s8", ".s32", ".b32"],
+    &[".u4", ".s32", ".b32"],
+    &[".s4", ".s32", ".b32"],
+    &[".u2", ".s32", ".b32"],
+    &[".s2", ".s32", ".b32"],
 ];
 
 #[cfg(test)]

@@ -103,8 +103,19 @@ pub fn forms() -> Vec<Form> {
     let mut seen = std::collections::HashSet::new();
     for spec in isa::TABLE {
         // Dense `mma`'s groups combine into far more forms than exist: count the ones that do.
+        // So do cvt.pack's types.
         let dense_mma = spec.name == "mma" && spec.groups.iter().all(|g| g.kind != G::Sparse);
-        for mods in if dense_mma { isa::mma_forms() } else { variants(spec) } {
+        let forms = if dense_mma {
+            isa::mma_forms()
+        } else if spec.sub == [".pack"] {
+            isa::CVT_PACK_TYPES
+                .iter()
+                .map(|t| [&[".pack", ".sat"][..], t].concat())
+                .collect()
+        } else {
+            variants(spec)
+        };
+        for mods in forms {
             let Ok(d) = isa::decode(spec.name, &mods) else { continue };
             if !seen.insert((spec.name, mods.clone())) {
                 continue;
@@ -126,8 +137,14 @@ pub fn forms() -> Vec<Form> {
                     ops.push("callee".to_string());
                 }
                 _ => {
+                    // `elect.sync` and `lop3.BoolOp` write a predicate too (`d|p`).
+                    let pair = spec.name == "elect" || (spec.name == "lop3" && d.get(G::BoolOp).is_some());
                     for k in 0..d.spec.operands.1 as usize {
-                        if addresses.contains(&k) {
+                        if k == 0 && pair {
+                            let t = types.first().copied().flatten().unwrap_or(Type::B32);
+                            decls.push_str(&format!(".reg {} %o0;\n.reg .pred %q0;\n", t.name()));
+                            ops.push("%o0|%q0".to_string());
+                        } else if addresses.contains(&k) {
                             ops.push("[%addr]".to_string());
                         } else if spec.name == "lop3" && k == 4 {
                             ops.push("0x96".to_string());

@@ -897,7 +897,8 @@ impl Loading {
     }
 }
 
-/// `mma` forms the emulation has no layout for, found before lowering (the runtime parses the same
+/// `mma` forms the emulation has no layout for (the sparse `mma.sp`: the checker refuses dense forms
+/// that do not exist) and `wmma` forms it lacks, found before lowering (the runtime parses the same
 /// modifiers again when the instruction runs).
 fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
     let mut out = vec![];

@@ -576,6 +576,17 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_select(nothing, b, f, "bfi")?.into_int_value()
             }
         };
+        // lop3.BoolOp d|p, …, q: p = (d != 0) BoolOp q.
+        if let (Operand::Pair(dv, dp, _), Some(op)) = (&ops[0], d.get(G::BoolOp)) {
+            let q = self.read(st, &ops[5], Type::Pred, scope)?.into_int_value();
+            let nonzero = self.b.build_int_compare(IntPredicate::NE, v, it.const_zero(), "nz")?;
+            let p = match op {
+                ".and" => self.b.build_and(nonzero, q, "p")?,
+                _ => self.b.build_or(nonzero, q, "p")?,
+            };
+            self.write(st, dv, v.into(), false, scope)?;
+            return self.write(st, dp, p.into(), false, scope);
+        }
         self.write(st, &ops[0], v.into(), t.is_signed(), scope)
     }
 

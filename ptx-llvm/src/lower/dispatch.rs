@@ -6,8 +6,9 @@ use super::*;
 impl<'ctx> Lowerer<'ctx> {
     /// Whether the lowering implements this decoded form itself: every form of an opcode's primary
     /// ISA entry; vector moves; and on the host, extension entries that only add cache and eviction
-    /// hints, 128-bit moves, `bar.red`, atomics on more types, and the sub-instructions with handlers
-    /// of their own. NVPTX gets no others natively: LLVM aborts on some (a 16-bit cmpxchg, say), so
+    /// hints, 128-bit moves, `bar.red`, atomics on more types, every fence (proxy fences too: the
+    /// host has one proxy), every cache policy, `lop3` with a predicate result, `cvta` of
+    /// `.shared::cluster` (a cluster is one CTA), and the sub-instructions with handlers of their own. NVPTX gets no others natively: LLVM aborts on some (a 16-bit cmpxchg, say), so
     /// they go out as inline PTX.
     pub(super) fn native(&self, d: &Decoded) -> bool {
         if d.is_primary() || (d.spec.name == "mov" && d.get(G::Vec).is_some()) {
@@ -15,13 +16,12 @@ impl<'ctx> Lowerer<'ctx> {
         }
         self.flavour == Flavour::Host
             && match d.spec.name {
-                "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "createpolicy" | "prefetch" => {
-                    d.spec.sub.is_empty()
-                }
+                "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "prefetch" => d.spec.sub.is_empty(),
+                "createpolicy" => true,
                 "bar" | "barrier" => {
                     (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
                 }
-                "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" => true,
+                "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" | "fence" | "membar" | "lop3" | "cvta" => true,
                 _ => false,
             }
     }

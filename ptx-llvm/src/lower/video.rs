@@ -30,7 +30,7 @@ impl<'ctx> Lowerer<'ctx> {
             };
             match o {
                 Operand::Sym { name, component } => {
-                    // The checker has refused anything else.
+                    // The checker has refused other selectors, and components of vector registers.
                     let sel = component.map_or(Some(0), |c| isa::scalar_selector(c.text));
                     let Some(sel) = sel else {
                         return Err(unsupported(o.span(), "not a part selector"));
@@ -181,7 +181,7 @@ impl<'ctx> Lowerer<'ctx> {
                 "vadd" => self.b.build_int_add(va, vb, "t")?,
                 "vsub" => self.b.build_int_sub(va, vb, "t")?,
                 "vavrg" => {
-                    // (s + 1) >> 1 for a non-negative sum, s >> 1 otherwise: rounds halves up.
+                    // (s + 1) >> 1 for a non-negative sum, s >> 1 otherwise: halves round away from zero.
                     let sum = self.b.build_int_add(va, vb, "s")?;
                     let nonneg = self
                         .b
