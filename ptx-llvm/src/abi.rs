@@ -382,6 +382,12 @@ pub mod builtin {
     pub const TF32: u32 = 6;
     pub const E4M3X2: u32 = 7;
     pub const E5M2X2: u32 = 8;
+    /// The narrow floats of PTX 8.6: fp4 and fp6 pairs (no infinity or NaN; an fp6 value sits in the
+    /// low 6 bits of its byte) and pairs of power-of-two scales (2^(e-127); 0xff is NaN).
+    pub const E2M1X2: u32 = 9;
+    pub const E2M3X2: u32 = 10;
+    pub const E3M2X2: u32 = 11;
+    pub const UE8M0X2: u32 = 12;
     pub const U8: u32 = 16;
     pub const U16: u32 = 17;
     pub const U32: u32 = 18;

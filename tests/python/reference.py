@@ -100,7 +100,7 @@ def decode(fmt, b):
     top = (1 << fmt.e) - 1
     if fmt.ieee and ex == top:
         return V("nan" if man else "inf", neg)
-    if not fmt.ieee and ex == top and man == (1 << fmt.m) - 1:
+    if not fmt.ieee and fmt.nan is not None and ex == top and man == (1 << fmt.m) - 1:
         return V("nan", neg)
     if ex == 0:
         x = F(man, 2**fmt.m) * F(2) ** fmt.emin
@@ -1278,6 +1278,124 @@ def fam_simd_video():
     run = "kernel=k grid=1 block=%d args=%s;%s;%s;u32*%d" % (
         len(SIMD_A), fmt_list("u32", SIMD_A), fmt_list("u32", SIMD_B), fmt_list("u32", SIMD_C), len(o))
     return run, [(3, "u32", o)]
+
+
+# The narrow floats of PTX 8.6-9.2 in cvt, from the definitions of NVIDIA's host conversions
+# (cuda_fp4.hpp, cuda_fp6.hpp, cuda_fp8.hpp): fp4/fp6 have no infinity or NaN, saturate, and take NaN
+# to the positive largest value; a ue8m0 scale is an exponent (2^(e-127); 0xff is NaN).
+
+
+def finite_fmt(name, e, m):
+    f = Fmt(name, e, m, ieee=False)  # no NaN pattern either (nan=None)
+    f.emax = (1 << e) - 1 - f.bias  # every exponent holds numbers
+    f.maxf = F(2 ** (m + 1) - 1, 2**m) * F(2) ** f.emax
+    return f
+
+
+E2M1 = finite_fmt("e2m1", 2, 1)
+E2M3 = finite_fmt("e2m3", 2, 3)
+E3M2 = finite_fmt("e3m2", 3, 2)
+NARROW = {"e2m1x2": (E2M1, 4), "e2m3x2": (E2M3, 8), "e3m2x2": (E3M2, 8)}
+assert (E2M1.maxf, E2M3.maxf, E3M2.maxf) == (6, F(15, 2), 28)
+
+
+def to_narrow(fmt, v, relu):
+    if v.nan:
+        return encode_mag(fmt, fmt.maxf, False)
+    if relu and v.neg:
+        return 0
+    if v.inf or v.x > fmt.maxf:
+        return encode_mag(fmt, fmt.maxf, v.neg)
+    if v.x == 0:
+        return fmt.sign if v.neg else 0
+    return encode_mag(fmt, min(round_mag(fmt, v.x, v.neg, "rn"), fmt.maxf), v.neg)
+
+
+def f32_to_bf16_bits(b, up):
+    """bf16 bits of an f32: truncated, or (`up`) its magnitude rounded up; NaN canonical."""
+    a = b & 0x7FFFFFFF
+    if a > 0x7F800000:
+        return 0x7FFF
+    if up:
+        return (a >> 16) + 1 if a < 0x7F800000 and a & 0xFFFF else a >> 16
+    return b >> 16
+
+
+def to_ue8m0(hb, up, sat):
+    """A bf16 value's scale: its exponent, plus one when rounding up past a power of two."""
+    a = hb & 0x7FFF
+    e = (hb >> 7) & 0xFF
+    if up and hb & 0x7F and 0x40 < a < 0x7F80:
+        e += 1
+    if sat and a <= 0x7F80 and e == 0xFF:
+        e = 0xFE
+    return e
+
+
+def ue8m0_to_bf16(e):
+    return {0xFF: 0x7FFF, 0: 0x40}.get(e, e << 7)
+
+
+NARROW_RE = re.compile(r"^\s*cvt\.([a-z0-9.]+) %\w+, %(\w+)(?:, %(\w+))?;")
+NARROW_X = [0x00000000, 0x80000000, 0x3E800000, 0x3E851EB8, 0x3F400000, 0x3FA00000, 0x3FE00000, 0x40200000,
+            0x40600000, 0x40A00000, 0x40BCCCCD, 0x40C00000, 0x40D00000, 0x40E00000, 0x42C80000, 0x7F800000,
+            0xFF800000, 0x7FC00000, 0xFFC00001, 0x3A83126F, 0xBE99999A, 0x41E00000, 0x41E80000, 0x41F00000,
+            0x40F00000, 0x40F80000, 0x00000001, 0x00400000, 0x00600000, 0x7F7FFFFF, 0x7F000001, 0xC1E40000]
+NARROW_Y = [0x3F000000, 0xBF000000, 0x3D800000, 0x3DC00000, 0x3E000000, 0xC0400000, 0x40300000, 0x40500000,
+            0xC0B00000, 0x41000000, 0x3F900000, 0x3FB00000, 0xBFD00000, 0x3FF00000, 0x40880000, 0x00200000,
+            0x00500000, 0x00800000, 0x3F800001, 0x40000000, 0x7F7F0000, 0x7F7F8000, 0x7F7FFFFF, 0x80600000,
+            0xBE000000, 0x3E400000, 0x3EC00000, 0xC0E00000, 0x41E20000, 0x41D00000, 0x41C80000, 0x42000000]
+NARROW_P = [0x3C00C000, 0x7E00FC00, 0x3F7FBF80, 0x4600C600, 0x34003400, 0x3A00B600, 0x47004780, 0x7C00FC00,
+            0x00010400, 0x80013800, 0x7FC0FF80, 0x40C040D0, 0x41E041E8, 0x3E803E90, 0x5BFFDBFF, 0x00400060]
+NARROW_Q = [0x3F7F, 0x8081, 0x0000, 0xFFFF, 0x1234, 0x3F1F, 0x2A15, 0x0FF0, 0x01FE, 0x7F80, 0xFE01, 0x0102,
+            0x3737, 0x2F2F, 0x0808, 0x7F7F]
+_g = Xorshift(0xF4)
+NARROW_P += [_g.next() >> 32 for _ in range(16)]
+NARROW_Q += [_g.next() >> 48 for _ in range(16)]
+
+
+def narrow_cvt(mods, srcs, x, y, p, q):
+    mods = mods.split(".")
+    dst, src = mods[-2], mods[-1]
+    relu, sat = "relu" in mods, "satfinite" in mods
+    f32 = lambda b: decode(F32, b)
+    if src == "f32":
+        pair = [x, y]  # a goes to the upper lane
+    elif src in ("f16x2", "bf16x2"):
+        pair = [p >> 16, p & 0xFFFF]
+    elif src == "e2m1x2":
+        pair = [(q >> 4) & 0xF, q & 0xF]
+    else:
+        pair = [(q >> 8) & 0xFF, q & 0xFF]
+    if dst in NARROW:
+        fmt, w = NARROW[dst]
+        vals = [f32(b) if src == "f32" else decode(F16 if src == "f16x2" else BF16, b) for b in pair]
+        return to_narrow(fmt, vals[0], relu) << w | to_narrow(fmt, vals[1], relu)
+    if dst == "ue8m0x2":
+        up = "rp" in mods
+        hb = [f32_to_bf16_bits(b, up) for b in pair] if src == "f32" else pair
+        return to_ue8m0(hb[0], up, sat) << 8 | to_ue8m0(hb[1], up, sat)
+    if dst == "e4m3x2":
+        return rnd(E4M3, decode(BF16, pair[0]), satfinite=True) << 8 | rnd(E4M3, decode(BF16, pair[1]), satfinite=True)
+    out_fmt = F16 if dst == "f16x2" else BF16
+    if src == "ue8m0x2":
+        return ue8m0_to_bf16(pair[0]) << 16 | ue8m0_to_bf16(pair[1])
+    in_fmt = {"e2m1x2": E2M1, "e2m3x2": E2M3, "e3m2x2": E3M2, "e4m3x2": E4M3, "e5m2x2": E5M2}[src]
+    return rnd(out_fmt, decode(in_fmt, pair[0]), relu=relu) << 16 | rnd(out_fmt, decode(in_fmt, pair[1]), relu=relu)
+
+
+@family("narrow_floats.ptx")
+def fam_narrow():
+    forms = [m.groups() for m in map(NARROW_RE.match, open(os.path.join(HOST, "narrow_floats.ptx"))) if m]
+    forms = [f for f in forms if any(t in f[0] for t in ("x2.", ".ue8m0x2", "e2m1x2", "e3m2x2", "e2m3x2", "e5m2x2", "e4m3x2"))]
+    assert len(forms) == 25, len(forms)
+    o = []
+    for x, y, p, q in zip(NARROW_X, NARROW_Y, NARROW_P, NARROW_Q):
+        o += [narrow_cvt(f[0], f[1:], x, y, p, q) for f in forms]
+    run = "kernel=k grid=1 block=%d args=%s;%s;%s;%s;u32*%d" % (
+        len(NARROW_X), fmt_list("u32", NARROW_X), fmt_list("u32", NARROW_Y), fmt_list("u32", NARROW_P),
+        fmt_list("u32", NARROW_Q), len(o))
+    return run, [(4, "u32", o)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -193,6 +193,71 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 "write both: `.xorsign.abs`",
             );
         }
+        // Conversions with the narrow floats of PTX 8.6 and later: which exist, from which version, and
+        // only on architecture-specific targets (ptxas 13.5).
+        if name == "cvt" && d.spec.sub.is_empty() {
+            let types: Vec<&str> = d.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| v).collect();
+            if let [dst, src] = types.as_slice() {
+                let sat = d.get(G::Sat) == Some(".satfinite");
+                match isa::narrow_cvt(dst, src, d.get(G::Round), sat, d.has(".relu")) {
+                    Some(Err(why)) => self.diags.push(
+                        Diagnostic::error(
+                            Code::P0102,
+                            i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span)),
+                            format!("not a form of `cvt`: {why}"),
+                        )
+                        .label("no such conversion")
+                        .help("see `ptx-jit explain cvt` for the narrow-float conversions"),
+                    ),
+                    Some(Ok(ptx)) => {
+                        let want = isa::narrow_cvt_operands(dst, src);
+                        if i.operands.len() != want {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    Code::P0104,
+                                    i.span,
+                                    format!("`cvt{dst}{src}` takes {want} operands, not {}", i.operands.len()),
+                                )
+                                .label("wrong number of operands")
+                                .help(if want == 3 {
+                                    "write `d, a, b`: a goes to the upper lane, b to the lower"
+                                } else {
+                                    "write `d, a`"
+                                }),
+                            );
+                        }
+                        let known = self.target.version != (0, 0) && self.target.sm != 0;
+                        let arch = self.target.sm >= 100 && self.target.suffix == Some('a');
+                        if known && (self.target.version < ptx || !arch) {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    Code::P0301,
+                                    i.opcode.span,
+                                    format!(
+                                        "`cvt{dst}{src}` requires PTX {}.{} and an architecture-specific target (sm_100a or later); {} sm_{}{} / PTX {}.{}",
+                                        ptx.0,
+                                        ptx.1,
+                                        self.against,
+                                        self.target.sm,
+                                        self.target.suffix.map_or(String::new(), String::from),
+                                        self.target.version.0,
+                                        self.target.version.1
+                                    ),
+                                )
+                                .label("not available for this target")
+                                .help(format!(
+                                    "raise the module header to `.version {}.{}` and `.target sm_{}a`",
+                                    ptx.0.max(self.target.version.0),
+                                    if ptx.0 > self.target.version.0 { ptx.1 } else { ptx.1.max(self.target.version.1) },
+                                    self.target.sm.max(100)
+                                )),
+                            );
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
         // cvt.pack's type combinations.
         if name == "cvt" && d.spec.sub == [".pack"] {
             // As written: `.u4`, `.s2` … are no register types.

@@ -201,14 +201,15 @@ impl Decoded {
             .map(|(_, v)| v)
     }
     /// Types in the order written: for `cvt.f32.s32` that is destination, source. Packed types that have
-    /// no [`Type`] of their own stand for the bit-size type of their register (`.e4m3x2` is `.b16`,
+    /// no [`Type`] of their own stand for the bit-size type of their register (`.e4m3x2` is `.b16`, `.e2m1x2` `.b8`,
     /// `.u16x2` is `.b32`); other such names (`.e4m3`, `.s4`, `.b1` of matrix instructions) are skipped.
     pub fn types(&self) -> impl Iterator<Item = Type> + '_ {
         self.mods()
             .filter(|(k, _)| *k == G::Type || *k == G::Size)
             .filter_map(|(_, v)| {
                 Type::from_dot(v).or(match v {
-                    ".e4m3x2" | ".e5m2x2" => Some(Type::B16),
+                    ".e4m3x2" | ".e5m2x2" | ".e2m3x2" | ".e3m2x2" | ".ue8m0x2" => Some(Type::B16),
+                    ".e2m1x2" => Some(Type::B8),
                     ".u16x2" | ".s16x2" => Some(Type::B32),
                     _ => None,
                 })

@@ -272,16 +272,18 @@ macro_rules! simd {
 }
 
 // The table (`table`), decoding an instruction against it (`decode`), the manual's sections with
-// the descriptions `ptx-jit explain` prints (`sections`), the forms of `mma` that exist (`mma`) and
-// the video instructions' part selectors (`video`).
+// the descriptions `ptx-jit explain` prints (`sections`), the forms of `mma` that exist (`mma`), the
+// narrow-float conversions (`narrow`) and the video instructions' part selectors (`video`).
 mod decode;
 mod mma;
+mod narrow;
 mod sections;
 mod table;
 mod video;
 
 pub use decode::*;
 pub use mma::*;
+pub use narrow::*;
 pub use sections::*;
 pub use table::TABLE;
 pub use video::*;

@@ -699,6 +699,10 @@ pub static TABLE: &[OpSpec] = &[
         [g!(Type, CVTTY_EXT, required), g!(Round, &[".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rmi", ".rpi", ".rna"]), g!(Ftz, &[".ftz"]),
          g!(Sat, &[".sat", ".satfinite"]), g!(Relu, &[".relu"])],
         reqs &[r!(".e4m3x2", 7, 8, 89), r!(".e5m2x2", 7, 8, 89), r!(".satfinite", 7, 8, 80)]),
+    // Which of these combinations exist, and from which version, is `narrow_cvt`'s (the checker asks it).
+    op!("cvt", "9.7.10.20", "Conversions with the narrow floats of PTX 8.6 and later: fp4 (e2m1x2) and fp6 (e2m3x2, e3m2x2) pairs, which saturate and have no NaN, and the power-of-two scales ue8m0x2.", "cvt.rn.satfinite{.relu}.{e2m1x2,e2m3x2,e3m2x2}.{f32,f16x2,bf16x2} d, a{, b}; cvt.rn{.relu}.{f16x2,bf16x2}.{e2m1x2,e2m3x2,e3m2x2} d, a; cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2} d, a{, b}; cvt.rn.bf16x2.ue8m0x2 d, a;", (2, 3), ptx (8, 6), sm 100 arch, types 2,
+        [g!(Type, &[".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".e4m3x2", ".e5m2x2", ".f32", ".f16x2", ".bf16x2"], required),
+         g!(Round, &[".rn", ".rz", ".rp"], required), g!(Sat, &[".satfinite"]), g!(Relu, &[".relu"])]),
     op!("cvt" [".pack"], "9.7.10.21", "Convert two (or, into the low bits of c, more) 32-bit integers to narrow integers with saturation and pack them.", "cvt.pack.sat.convertType.abType d, a, b; cvt.pack.sat.convertType.abType.cType d, a, b, c;", (3, 4), ptx (6, 5), sm 72, types 2 to 3,
         [g!(Type, &[".u16", ".s16", ".u8", ".s8", ".u4", ".s4", ".u2", ".s2", ".s32", ".b32"], required), g!(Sat, &[".sat"], required)],
         reqs &[r!(".u4", 6, 5, 75), r!(".s4", 6, 5, 75), r!(".u2", 6, 5, 75), r!(".s2", 6, 5, 75)]),

@@ -105,8 +105,11 @@ pub fn forms() -> Vec<Form> {
         // Dense `mma`'s groups combine into far more forms than exist: count the ones that do.
         // So do cvt.pack's types.
         let dense_mma = spec.name == "mma" && spec.groups.iter().all(|g| g.kind != G::Sparse);
+        let narrow = spec.name == "cvt" && spec.groups.iter().any(|g| g.values.contains(&".ue8m0x2"));
         let forms = if dense_mma {
             isa::mma_forms()
+        } else if narrow {
+            isa::narrow_cvt_forms().into_iter().map(|(mods, _)| mods).collect()
         } else if spec.sub == [".pack"] {
             isa::CVT_PACK_TYPES
                 .iter()
@@ -139,7 +142,11 @@ pub fn forms() -> Vec<Form> {
                 _ => {
                     // `elect.sync` and `lop3.BoolOp` write a predicate too (`d|p`).
                     let pair = spec.name == "elect" || (spec.name == "lop3" && d.get(G::BoolOp).is_some());
-                    for k in 0..d.spec.operands.1 as usize {
+                    let count = match mods.as_slice() {
+                        [.., dst, src] if narrow => isa::narrow_cvt_operands(dst, src),
+                        _ => d.spec.operands.1 as usize,
+                    };
+                    for k in 0..count {
                         if k == 0 && pair {
                             let t = types.first().copied().flatten().unwrap_or(Type::B32);
                             decls.push_str(&format!(".reg {} %o0;\n.reg .pred %q0;\n", t.name()));
@@ -156,9 +163,14 @@ pub fn forms() -> Vec<Form> {
                     }
                 }
             }
-            let target = if d.spec.arch { "sm_90a" } else { "sm_90" };
+            // Forms of PTX 8.6 and later go in a module of the newest version for sm_100a.
+            let (version, target) = match (d.requires().0 > (8, 5) || narrow, d.spec.arch) {
+                (true, _) => ("9.2", "sm_100a"),
+                (false, true) => ("8.5", "sm_90a"),
+                (false, false) => ("8.5", "sm_90"),
+            };
             let kernel = format!(
-                ".version 8.5\n.target {target}\n.address_size 64\n{prelude}.visible .entry k(.param .u64 p)\n{{\n{decls}ld.param.u64 %addr, [p];\nL:\n{}{} {};\nret;\n}}\n",
+                ".version {version}\n.target {target}\n.address_size 64\n{prelude}.visible .entry k(.param .u64 p)\n{{\n{decls}ld.param.u64 %addr, [p];\nL:\n{}{} {};\nret;\n}}\n",
                 spec.name,
                 mods.concat(),
                 ops.join(", ")

@@ -120,7 +120,8 @@ fn lanes(t: u32) -> (u32, u32) {
     match t {
         F16 | BF16 => (16, 1),
         F16X2 | BF16X2 => (16, 2),
-        E4M3X2 | E5M2X2 => (8, 2),
+        E4M3X2 | E5M2X2 | E2M3X2 | E3M2X2 | UE8M0X2 => (8, 2),
+        E2M1X2 => (4, 2),
         F64 => (64, 1),
         _ => (32, 1),
     }
@@ -327,9 +328,141 @@ where
     }
 }
 
+/// One of PTX 8.6's fp4 and fp6 formats (`cuda_fp4.hpp`, `cuda_fp6.hpp`): no infinity or NaN.
+struct Narrow {
+    exp_bits: u32,
+    man_bits: u32,
+    /// The exponent of the smallest normal value (1 - bias).
+    emin: i32,
+    /// The largest value: what overflow, infinities and NaN (without its sign) become.
+    max: f64,
+}
+
+fn narrow_format(t: u32) -> Option<Narrow> {
+    let (exp_bits, man_bits, emin, max) = match t {
+        E2M1X2 => (2, 1, 0, 6.0),
+        E2M3X2 => (2, 3, 0, 7.5),
+        E3M2X2 => (3, 2, -2, 28.0),
+        _ => return None,
+    };
+    Some(Narrow {
+        exp_bits,
+        man_bits,
+        emin,
+        max,
+    })
+}
+
+/// The exponent of a positive, normal f64.
+fn exponent(v: f64) -> i32 {
+    (v.to_bits() >> 52 & 0x7ff) as i32 - 1023
+}
+
+impl Narrow {
+    fn decode(&self, bits: u64) -> f64 {
+        let m = self.man_bits;
+        let field = (bits >> m & mask(self.exp_bits)) as i32;
+        let man = (bits & mask(m)) as f64;
+        let v = if field == 0 {
+            man * 2f64.powi(self.emin - m as i32)
+        } else {
+            (man + (1u64 << m) as f64) * 2f64.powi(field - 1 + self.emin - m as i32)
+        };
+        if bits >> (self.exp_bits + m) & 1 == 1 {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// Rounds `x` into the format, saturating: what NVIDIA's host conversions do (NaN gives the
+    /// positive largest value, anything larger in magnitude the largest value of its sign).
+    fn encode(&self, x: f64, round: Round) -> u64 {
+        let m = self.man_bits;
+        let sign_bit = 1u64 << (self.exp_bits + m);
+        let largest = sign_bit - 1;
+        if x.is_nan() {
+            return largest;
+        }
+        let sign = if x.is_sign_negative() { sign_bit } else { 0 };
+        let a = x.abs();
+        if a >= self.max {
+            return sign | largest;
+        }
+        // The value in units of the format's spacing at a's binade, rounded to an integer.
+        let e = if a == 0.0 {
+            self.emin
+        } else {
+            exponent(a).max(self.emin)
+        };
+        let ulp = 2f64.powi(e - m as i32);
+        let n = a / ulp;
+        let up = x.is_sign_negative() == (round == Round::TowardNegative);
+        let n = match round {
+            Round::TowardZero => n.trunc(),
+            Round::TowardPositive | Round::TowardNegative if up => n.ceil(),
+            Round::TowardPositive | Round::TowardNegative => n.trunc(),
+            _ => n.round_ties_even(),
+        };
+        let v = (n * ulp).min(self.max);
+        if v == 0.0 {
+            return sign;
+        }
+        let e = exponent(v);
+        sign | if e < self.emin {
+            (v / 2f64.powi(self.emin - m as i32)) as u64
+        } else {
+            ((e - self.emin + 1) as u64) << m | ((v / 2f64.powi(e - m as i32)) as u64 - (1 << m))
+        }
+    }
+}
+
+/// A power-of-two scale (`.ue8m0`) from an f32 or bf16 value, as NVIDIA's host conversions in
+/// `cuda_fp8.hpp` define it: the exponent of the value taken to bf16 (truncated for `.rz`, its
+/// magnitude rounded up for `.rp`), raised by one for `.rp` when bits below remain; the sign is
+/// ignored, NaN gives 0xff, and `.satfinite` keeps other overflow at 0xfe.
+fn to_ue8m0(s: u32, a: u64, rnd: u32, satfinite: bool) -> u64 {
+    let h = if s == F32 {
+        let (u, abs) = (a as u32, a as u32 & 0x7fff_ffff);
+        if abs > 0x7f80_0000 {
+            0x7fff
+        } else if rnd == RP && abs < 0x7f80_0000 && u & 0xffff != 0 {
+            (abs >> 16) + 1
+        } else {
+            (if rnd == RP { abs } else { u }) >> 16
+        }
+    } else {
+        a as u32 & 0xffff
+    };
+    let abs = h & 0x7fff;
+    let mut e = h >> 7 & 0xff;
+    if rnd == RP && h & 0x7f != 0 && abs > 0x40 && abs < 0x7f80 {
+        e += 1;
+    }
+    if satfinite && abs <= 0x7f80 && e == 0xff {
+        e = 0xfe;
+    }
+    e as u64
+}
+
+/// A scale (`.ue8m0`) as bf16: 2^(e-127), 2^-127 being a bf16 subnormal, 0xff the canonical NaN.
+fn from_ue8m0(e: u64) -> u64 {
+    match e & 0xff {
+        0xff => 0x7fff,
+        0 => 0x40,
+        e => e << 7,
+    }
+}
+
 /// `cvt` of one value from type `s` to type `d` (floats of any format and integers).
 fn convert(d: u32, s: u32, a: u64, rnd: u32, flags: u32) -> u64 {
     let round = round_of(rnd);
+    if d == UE8M0X2 {
+        return to_ue8m0(s, a, rnd, flags & SATFINITE != 0);
+    }
+    if s == UE8M0X2 {
+        return from_ue8m0(a);
+    }
     if is_int(s) && is_int(d) {
         // Integer to integer with `.sat`: clamp to the destination's range.
         let v: i128 = if int_signed(s) {
@@ -370,10 +503,22 @@ fn convert(d: u32, s: u32, a: u64, rnd: u32, flags: u32) -> u64 {
         }
     }
     // From a float: decode to f64 exactly (every format here fits), then round into the destination.
-    let x: f64 = by_format!(s, F => {
-        let v = flush(F::load(a), flags);
-        if v.is_nan() { f64::NAN } else { to_f64(v) }
-    }, else 0.0);
+    let x: f64 = match narrow_format(s) {
+        Some(f) => f.decode(a),
+        None => by_format!(s, F => {
+            let v = flush(F::load(a), flags);
+            if v.is_nan() { f64::NAN } else { to_f64(v) }
+        }, else 0.0),
+    };
+    if let Some(f) = narrow_format(d) {
+        // `.relu` takes negative values (not NaN) to +0.
+        let x = if flags & RELU != 0 && x.is_sign_negative() && !x.is_nan() {
+            0.0
+        } else {
+            x
+        };
+        return f.encode(x, round);
+    }
     if is_int(d) {
         let r = Double::from_bits(x.to_bits() as u128).round_to_integral(round).value;
         let r = f64::from_bits(r.to_bits() as u64);

@@ -17,6 +17,10 @@ pub(super) fn code_of(m: &str) -> Option<u32> {
         ".tf32" => bi::TF32,
         ".e4m3x2" => bi::E4M3X2,
         ".e5m2x2" => bi::E5M2X2,
+        ".e2m1x2" => bi::E2M1X2,
+        ".e2m3x2" => bi::E2M3X2,
+        ".e3m2x2" => bi::E3M2X2,
+        ".ue8m0x2" => bi::UE8M0X2,
         ".u8" => bi::U8,
         ".u16" => bi::U16,
         ".u32" | ".b32" => bi::U32,
@@ -73,9 +77,9 @@ fn flag_code(d: &Decoded) -> u32 {
 /// Register width of a builtin type code.
 fn width_of(code: u32) -> u32 {
     match code {
-        bi::F16 | bi::BF16 | bi::E4M3X2 | bi::E5M2X2 | bi::U16 | bi::S16 => 16,
+        bi::F16 | bi::BF16 | bi::E4M3X2 | bi::E5M2X2 | bi::E2M3X2 | bi::E3M2X2 | bi::UE8M0X2 | bi::U16 | bi::S16 => 16,
         bi::F64 | bi::U64 | bi::S64 => 64,
-        bi::U8 | bi::S8 => 8,
+        bi::U8 | bi::S8 | bi::E2M1X2 => 8,
         _ => 32,
     }
 }
@@ -265,13 +269,8 @@ impl<'ctx> Lowerer<'ctx> {
             }
             "cvt" => {
                 let s = codes.get(1).copied().unwrap_or(t);
-                let sm = |c: u32| {
-                    matches!(
-                        c,
-                        bi::F16 | bi::BF16 | bi::F16X2 | bi::BF16X2 | bi::TF32 | bi::E4M3X2 | bi::E5M2X2
-                    )
-                };
-                let is_f = |c: u32| c <= bi::E5M2X2;
+                let sm = |c: u32| matches!(c, bi::F16 | bi::BF16 | bi::F16X2 | bi::BF16X2 | bi::TF32..=bi::UE8M0X2);
+                let is_f = |c: u32| c <= bi::UE8M0X2;
                 let inline_ok = !sm(t) && !sm(s) && ops.len() == 2 && flags & (bi::RELU | bi::SATFINITE) == 0 && {
                     let int_int_sat = !is_f(t) && !is_f(s) && flags & bi::SAT != 0;
                     let float_sat = is_f(t) && flags & bi::SAT != 0;
