@@ -388,6 +388,8 @@ pub mod builtin {
     pub const E2M3X2: u32 = 10;
     pub const E3M2X2: u32 = 11;
     pub const UE8M0X2: u32 = 12;
+    /// PTX 8.6's pairs of f32 in a 64-bit register, lane 0 low.
+    pub const F32X2: u32 = 13;
     pub const U8: u32 = 16;
     pub const U16: u32 = 17;
     pub const U32: u32 = 18;

@@ -1280,6 +1280,38 @@ def fam_simd_video():
     return run, [(3, "u32", o)]
 
 
+# PTX 8.6's packed f32 pairs: each lane as the f32 instruction (f32x2.ptx names the forms).
+F32X2_RE = re.compile(r"^\s*(add|sub|mul|fma)((?:\.[a-z]+)*)\.f32x2 ")
+
+
+def f32x2_op(name, mods, a, b, c):
+    mode = next((m for m in MODES if m in mods), "rn")
+    ftz = "ftz" in mods
+    if ftz:
+        a, b, c = (ftz_in(F32, x) for x in (a, b, c))
+    A, B, C = decode(F32, a), decode(F32, b), decode(F32, c)
+    v = {"add": lambda: op_add(A, B, mode), "sub": lambda: op_add(A, op_neg(B), mode),
+         "mul": lambda: op_mul(A, B), "fma": lambda: op_fma(A, B, C, mode)}[name]()
+    return nan_payload(F32, rnd(F32, v, mode, ftz=ftz), a, b, *([c] if name == "fma" else []))
+
+
+@family("f32x2.ptx")
+def fam_f32x2():
+    forms = [m.groups() for m in map(F32X2_RE.match, open(os.path.join(HOST, "f32x2.ptx"))) if m]
+    assert len(forms) == 15, len(forms)
+    rows = F32_IN[: 2 * (len(F32_IN) // 2)]
+    cols = [[], [], []]
+    o = []
+    for t in range(len(rows) // 2):
+        lo, hi = rows[2 * t], rows[2 * t + 1]
+        for j in range(3):
+            cols[j].append(lo[j] | hi[j] << 32)
+        for name, mods in forms:
+            o.append(f32x2_op(name, mods, *lo) | f32x2_op(name, mods, *hi) << 32)
+    run = "kernel=k grid=1 block=%d args=%s;u64*%d" % (len(cols[0]), ";".join(fmt_list("u64", c) for c in cols), len(o))
+    return run, [(3, "u64", o)]
+
+
 # The narrow floats of PTX 8.6-9.2 in cvt, from the definitions of NVIDIA's host conversions
 # (cuda_fp4.hpp, cuda_fp6.hpp, cuda_fp8.hpp): fp4/fp6 have no infinity or NaN, saturate, and take NaN
 # to the positive largest value; a ue8m0 scale is an exponent (2^(e-127); 0xff is NaN).

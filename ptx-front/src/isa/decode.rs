@@ -211,6 +211,7 @@ impl Decoded {
                     ".e4m3x2" | ".e5m2x2" | ".e2m3x2" | ".e3m2x2" | ".ue8m0x2" => Some(Type::B16),
                     ".e2m1x2" => Some(Type::B8),
                     ".u16x2" | ".s16x2" => Some(Type::B32),
+                    ".f32x2" => Some(Type::B64),
                     _ => None,
                 })
             })

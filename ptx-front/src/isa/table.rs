@@ -579,6 +579,15 @@ pub static TABLE: &[OpSpec] = &[
     // ---- 9.7.3 Floating point ----
     op!("testp", "9.7.3.1", "Test whether a floating-point value is finite, infinite, a number, NaN, normal or subnormal.", "testp.op.type p, a;", (2, 2), ptx (2, 0), sm 20, types 1,
         [g!(Type, FLOAT, required), g!(Op, &[".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"], required)]),
+    // PTX 8.6's packed f32 pairs (a .b64 register each, lane 0 in the low half), for sm_100 and later.
+    op!("add", "9.7.3.3", "Add pairs of f32 values lane by lane.", "add{.rnd}{.ftz}.f32x2 d, a, b;", (3, 3), ptx (8, 6), sm 100, types 1,
+        [g!(Type, &[".f32x2"], required), g!(Round, ROUND), g!(Ftz, &[".ftz"])]),
+    op!("sub", "9.7.3.4", "Subtract pairs of f32 values lane by lane.", "sub{.rnd}{.ftz}.f32x2 d, a, b;", (3, 3), ptx (8, 6), sm 100, types 1,
+        [g!(Type, &[".f32x2"], required), g!(Round, ROUND), g!(Ftz, &[".ftz"])]),
+    op!("mul", "9.7.3.5", "Multiply pairs of f32 values lane by lane.", "mul{.rnd}{.ftz}.f32x2 d, a, b;", (3, 3), ptx (8, 6), sm 100, types 1,
+        [g!(Type, &[".f32x2"], required), g!(Round, ROUND), g!(Ftz, &[".ftz"])]),
+    op!("fma", "9.7.3.6", "Fused multiply-add of pairs of f32 values lane by lane.", "fma.rnd{.ftz}.f32x2 d, a, b, c;", (4, 4), ptx (8, 6), sm 100, types 1,
+        [g!(Type, &[".f32x2"], required), g!(Round, ROUND, required), g!(Ftz, &[".ftz"])]),
     op!("min", "9.7.3.11", "Minimum of two f32 values, propagating NaN (.NaN) or with the xor of the signs on the absolute values (.xorsign.abs).", "min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b;", (3, 3), ptx (7, 0), sm 80, types 1,
         [g!(Type, &[".f32"], required), g!(Ftz, &[".ftz"]), g!(Nan, &[".NaN"]), g!(Xorsign, &[".xorsign"]), g!(Abs, &[".abs"])],
         reqs XORSIGN),

@@ -90,7 +90,7 @@ macro_rules! by_format {
                 type $F = BFloat;
                 $e
             }
-            F32 => {
+            F32 | F32X2 => {
                 type $F = Single;
                 $e
             }
@@ -120,6 +120,7 @@ fn lanes(t: u32) -> (u32, u32) {
     match t {
         F16 | BF16 => (16, 1),
         F16X2 | BF16X2 => (16, 2),
+        F32X2 => (32, 2),
         E4M3X2 | E5M2X2 | E2M3X2 | E3M2X2 | UE8M0X2 => (8, 2),
         E2M1X2 => (4, 2),
         F64 => (64, 1),

@@ -80,6 +80,52 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// Packed f32 pairs (`add`, `sub`, `mul`, `fma` `.f32x2`, PTX 8.6): each half of the .b64 operands
+    /// is an f32, lane 0 low, computed as the f32 instruction computes it (directed roundings went to
+    /// the builtin before).
+    pub(super) fn f32x2<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let ops = &i.operands;
+        let (i32t, i64t, f32t) = (self.i32(), self.i64(), self.ctx.f32_type());
+        let words = ops[1..]
+            .iter()
+            .map(|o| Ok(self.read(st, o, Type::B64, scope)?.into_int_value()))
+            .collect::<R<Vec<_>>>()?;
+        self.rounding_supported(d, i.span)?;
+        let mut out = i64t.const_zero();
+        for k in 0..2u64 {
+            let mut xs = vec![];
+            for w in &words {
+                let v = self
+                    .b
+                    .build_right_shift(*w, i64t.const_int(32 * k, false), false, "lane")?;
+                let v = self.b.build_int_truncate(v, i32t, "lane")?;
+                xs.push(self.b.build_bit_cast(v, f32t, "f")?);
+            }
+            let r = if d.spec.name == "fma" {
+                let (a, b, c) = (self.ftz(d, xs[0])?, self.ftz(d, xs[1])?, self.ftz(d, xs[2])?);
+                let v = self.call_intrinsic("llvm.fma", &[f32t.into()], &[a, b, c])?;
+                let v = self.ftz(d, v)?;
+                self.canon(v)?
+            } else {
+                self.binary(d.spec.name, d, Type::F32, None, xs[0], xs[1], i.span)?
+            };
+            let bits = match r {
+                BasicValueEnum::IntValue(v) => v,
+                v => self.b.build_bit_cast(v, i32t, "bits")?.into_int_value(),
+            };
+            let bits = self.b.build_int_z_extend(bits, i64t, "w")?;
+            let bits = self.b.build_left_shift(bits, i64t.const_int(32 * k, false), "w")?;
+            out = self.b.build_or(out, bits, "pair")?;
+        }
+        self.write(st, &ops[0], out.into(), false, scope)
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn binary(
         &self,

@@ -21,6 +21,7 @@ pub(super) fn code_of(m: &str) -> Option<u32> {
         ".e2m3x2" => bi::E2M3X2,
         ".e3m2x2" => bi::E3M2X2,
         ".ue8m0x2" => bi::UE8M0X2,
+        ".f32x2" => bi::F32X2,
         ".u8" => bi::U8,
         ".u16" => bi::U16,
         ".u32" | ".b32" => bi::U32,
@@ -78,7 +79,7 @@ fn flag_code(d: &Decoded) -> u32 {
 fn width_of(code: u32) -> u32 {
     match code {
         bi::F16 | bi::BF16 | bi::E4M3X2 | bi::E5M2X2 | bi::E2M3X2 | bi::E3M2X2 | bi::UE8M0X2 | bi::U16 | bi::S16 => 16,
-        bi::F64 | bi::U64 | bi::S64 => 64,
+        bi::F64 | bi::U64 | bi::S64 | bi::F32X2 => 64,
         bi::U8 | bi::S8 | bi::E2M1X2 => 8,
         _ => 32,
     }
@@ -212,7 +213,7 @@ impl<'ctx> Lowerer<'ctx> {
             "testp" => Some(bi::TESTP),
             _ => None,
         };
-        let is_float = matches!(t, bi::F16..=bi::BF16X2);
+        let is_float = matches!(t, bi::F16..=bi::BF16X2 | bi::F32X2);
         if let (Some(op), true) = (fp_op, is_float) {
             let minmax_flags = flags & (bi::NAN | bi::XORSIGN | bi::RELU) != 0;
             if !(small || directed || flags & bi::SAT != 0 || minmax_flags || op == bi::TANH || op == bi::TESTP) {

@@ -36,6 +36,9 @@ impl<'ctx> Lowerer<'ctx> {
         if self.try_builtin(st, i, d, scope)? {
             return Ok(());
         }
+        if self.flavour == Flavour::Host && d.get(G::Type) == Some(".f32x2") {
+            return self.f32x2(st, i, d, scope);
+        }
         // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
         // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
         // unless a builtin took them above.
