@@ -142,6 +142,11 @@ pub mod builtin {
     /// default).
     pub const MEM_WMMA_LOAD: u32 = 10;
     pub const MEM_WMMA_STORE: u32 = 11;
+    /// `cp.reduce.async.bulk`: reduce `b & 0xffffffff` bytes at a into addr, element by element and
+    /// atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's type code
+    /// << 8.
+    pub const MEM_BULK_REDUCE: u32 = 12;
+    pub const BULK_OPS: [&str; 8] = [".and", ".or", ".xor", ".add", ".inc", ".dec", ".min", ".max"];
     pub const MBAR_DROP: u32 = 1;
     /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.
     pub const MBAR_PENDING_MASK: u64 = (1 << 21) - 1;

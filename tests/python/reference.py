@@ -1280,6 +1280,78 @@ def fam_simd_video():
     return run, [(3, "u32", o)]
 
 
+# cp.reduce.async.bulk: each element of a 256-byte destination region combined with the source's.
+BULK_RE = re.compile(r"^\s*cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.([a-z0-9.]+) ")
+
+
+def bulk_random_floats(fmt, n, seed):
+    """Moderate values of both signs (sums neither overflow nor cancel to nothing), as bits."""
+    g = Xorshift(seed)
+    out = []
+    for _ in range(n):
+        r = g.next()
+        x = F(int(r & 0xFFFF) + 1, 1 << 12) * F(2) ** (int(r >> 16 & 7) - 3)
+        out.append(rnd(fmt, num(-x if r >> 20 & 1 else x), "rn"))
+    return out
+
+
+def bulk_combine(op, ty, old, v):
+    bits = {"u32": 32, "s32": 32, "b32": 32, "u64": 64, "s64": 64, "f32": 32, "f16": 16, "bf16": 16}[ty]
+    m = (1 << bits) - 1
+    sx = lambda x: x - (1 << bits) if ty[0] == "s" and x >> (bits - 1) else x
+    if ty in ("f32", "f16", "bf16"):
+        fmt = {"f32": F32, "f16": F16, "bf16": BF16}[ty]
+        if op == "add":
+            return nan_payload(fmt, rnd(fmt, op_add(decode(fmt, old), decode(fmt, v), "rn"), "rn"), old, v)
+        return minmax(fmt, old, v, op == "max")
+    return {
+        "add": lambda: (old + v) & m,
+        "xor": lambda: old ^ v,
+        "inc": lambda: 0 if old >= v else old + 1,
+        "dec": lambda: v if old == 0 or old > v else old - 1,
+        "min": lambda: old if sx(old) <= sx(v) else v,
+        "max": lambda: old if sx(old) >= sx(v) else v,
+    }[op]()
+
+
+@family("bulk_reduce.ptx")
+def fam_bulk_reduce():
+    ops = [m.group(1).split(".") for m in map(BULK_RE.match, open(os.path.join(HOST, "bulk_reduce.ptx"))) if m]
+    assert len(ops) == 10, ops
+    g = Xorshift(0xB01C)
+    src = [g.next() >> 32 for _ in range(64)]
+    init = [g.next() >> 32 for _ in range(64 * len(ops))]
+    # Small old values for inc/dec, and float regions of moderate values.
+    for k, op in enumerate(ops):
+        ty = op[-1]
+        if op[0] in ("inc", "dec"):
+            init[64 * k: 64 * (k + 1)] = [x % 9 for x in init[64 * k: 64 * (k + 1)]]
+        if ty in ("f32", "f16", "bf16"):
+            fmt = {"f32": F32, "f16": F16, "bf16": BF16}[ty]
+            w = 32 // fmt.bits
+            vals = bulk_random_floats(fmt, 64 * w, 0xF00 + k)
+            init[64 * k: 64 * (k + 1)] = [sum(vals[j * w + i] << (fmt.bits * i) for i in range(w)) for j in range(64)]
+    # The source is random bits, every third word small (bounds near inc/dec's old values): the float
+    # regions meet NaNs, infinities and subnormals in it as well as ordinary values.
+    src = [x % 9 if i % 3 == 0 else x for i, x in enumerate(src)]
+    src_bytes = b"".join(struct.pack("<I", x) for x in src)
+    out = []
+    for k, op in enumerate(ops):
+        ty = op[-1]
+        size = {"u64": 8, "s64": 8, "f16": 2, "bf16": 2}.get(ty, 4)
+        fmtc = {8: "<Q", 4: "<I", 2: "<H"}[size]
+        region = b"".join(struct.pack("<I", x) for x in init[64 * k: 64 * (k + 1)])
+        res = b""
+        for e in range(256 // size):
+            old = struct.unpack_from(fmtc, region, e * size)[0]
+            v = struct.unpack_from(fmtc, src_bytes, e * size)[0]
+            res += struct.pack(fmtc, bulk_combine(op[0], ty, old, v))
+        out += list(struct.unpack("<64I", res))
+    words64 = [src[2 * i] | src[2 * i + 1] << 32 for i in range(32)]
+    run = "kernel=k grid=1 block=32 args=%s;%s" % (fmt_list("u64", words64), fmt_list("u32", init))
+    return run, [(1, "u32", out)]
+
+
 # PTX 8.6's packed f32 pairs: each lane as the f32 instruction (f32x2.ptx names the forms).
 F32X2_RE = re.compile(r"^\s*(add|sub|mul|fma)((?:\.[a-z]+)*)\.f32x2 ")
 

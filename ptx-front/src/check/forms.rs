@@ -258,6 +258,18 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
+        if d.spec.sub == [".reduce", ".async", ".bulk"] {
+            if let (Some(op), Some(ty)) = (d.get(G::Op), d.get(G::Type)) {
+                if !isa::bulk_reduce_takes(op, ty, d.has(".noftz")) {
+                    bad(
+                        self.diags,
+                        modifier(ty).unwrap_or(i.opcode.span),
+                        format!("`cp.reduce.async.bulk{op}` does not take `{}{ty}`", if d.has(".noftz") { ".noftz" } else { "" }),
+                        "add: .u32 .s32 .u64 .f32 .f64, .noftz.f16 .noftz.bf16; min/max: .u32 .s32 .u64 .s64 .f16 .bf16; inc/dec: .u32; and/or/xor: .b32 .b64",
+                    );
+                }
+            }
+        }
         // cvt.pack's type combinations.
         if name == "cvt" && d.spec.sub == [".pack"] {
             // As written: `.u4`, `.s2` … are no register types.

@@ -301,5 +301,19 @@ pub const CVT_PACK_TYPES: [&[&str]; 8] = [
     &[".s2", ".s32", ".b32"],
 ];
 
+/// The operations and element types of `cp.reduce.async.bulk` (ptxas 13.5): adds of half-precision
+/// values need `.noftz`, their min and max take none.
+pub fn bulk_reduce_takes(op: &str, ty: &str, noftz: bool) -> bool {
+    let half = matches!(ty, ".f16" | ".bf16");
+    noftz == (half && op == ".add")
+        && match op {
+            ".add" => matches!(ty, ".u32" | ".s32" | ".u64" | ".f32" | ".f64") || half,
+            ".min" | ".max" => matches!(ty, ".u32" | ".s32" | ".u64" | ".s64") || half,
+            ".inc" | ".dec" => ty == ".u32",
+            ".and" | ".or" | ".xor" => matches!(ty, ".b32" | ".b64"),
+            _ => false,
+        }
+}
+
 #[cfg(test)]
 mod tests;

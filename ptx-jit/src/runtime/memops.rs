@@ -1,6 +1,6 @@
 //! `ptx_llvm::builtin::MEM`: the host flavour's operations with effects on memory or on the launch —
 //! `isspacep`, the `mbarrier` object of one CTA, float atomics the host has no instruction for,
-//! `trap`, and the copies of `cp.async`.
+//! `trap`, and the copies and bulk reductions of `cp.async`.
 //!
 //! An `mbarrier` is 8 opaque bytes of shared memory. Here they hold the pending arrival count (bits
 //! 0–20), the expected count (21–41), the pending transaction bytes as a signed count (42–62) and the
@@ -8,7 +8,7 @@
 
 use crate::runtime::Env;
 use ptx_llvm::builtin::*;
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 const FIELD: u64 = (1 << 21) - 1;
 
@@ -129,6 +129,11 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
                 }
             }
         }
+        MEM_BULK_REDUCE => {
+            let (size, op, ty) = (b & 0xffff_ffff, (b >> 32 & 0xff) as usize, (b >> 40) as u32);
+            bulk_reduce(addr, a, size, op, ty);
+            0
+        }
         MEM_TRAP => {
             crate::runtime::checked::trap(env, a as u32, crate::runtime::checked::FaultKind::Trap);
             1
@@ -169,5 +174,79 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             0
         }
         _ => 0,
+    }
+}
+
+/// `cp.reduce.async.bulk`: each element of the destination combined with the source's, atomically
+/// per element (other CTAs may reduce into the same global memory at the same time).
+fn bulk_reduce(dst: u64, src: u64, size: u64, op: usize, ty: u32) {
+    let bytes = match ty {
+        F16 | BF16 => 2,
+        U64 | S64 | F64 => 8,
+        _ => 4,
+    };
+    for k in 0..size / bytes {
+        let (d, s) = (dst + k * bytes, src + k * bytes);
+        // SAFETY: the lowering checked (in checked mode) or trusts both ranges, as for a copy.
+        unsafe {
+            match bytes {
+                2 => {
+                    let v = (s as *const u16).read_unaligned() as u64;
+                    let cell = AtomicU16::from_ptr(d as *mut u16);
+                    let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
+                        Some(combine(op, ty, o as u64, v) as u16)
+                    });
+                }
+                4 => {
+                    let v = (s as *const u32).read_unaligned() as u64;
+                    let cell = AtomicU32::from_ptr(d as *mut u32);
+                    let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
+                        Some(combine(op, ty, o as u64, v) as u32)
+                    });
+                }
+                _ => {
+                    let v = (s as *const u64).read_unaligned();
+                    let cell = AtomicU64::from_ptr(d as *mut u64);
+                    let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| Some(combine(op, ty, o, v)));
+                }
+            }
+        }
+    }
+}
+
+/// One element of a bulk reduction: `old` (the destination's) combined with `v`, as `atom` would.
+fn combine(op: usize, ty: u32, old: u64, v: u64) -> u64 {
+    let wide = matches!(ty, U64 | S64);
+    let op = BULK_OPS[op];
+    if matches!(ty, F16 | BF16 | F32 | F64) {
+        let f = match op {
+            ".add" => ADD,
+            ".min" => MIN,
+            _ => MAX,
+        };
+        return crate::emu::builtins::ptxjit_fp(code(f, ty, ty, RN, 0), old, v, 0);
+    }
+    let (o32, v32) = (old as u32, v as u32);
+    match op {
+        ".and" => old & v,
+        ".or" => old | v,
+        ".xor" => old ^ v,
+        ".add" if wide => old.wrapping_add(v),
+        ".add" => o32.wrapping_add(v32) as u64,
+        ".inc" => (if o32 >= v32 { 0 } else { o32 + 1 }) as u64,
+        ".dec" => (if o32 == 0 || o32 > v32 { v32 } else { o32 - 1 }) as u64,
+        _ => {
+            let less = match (ty, wide) {
+                (S64, _) => (v as i64) < (old as i64),
+                (_, true) => v < old,
+                (S32, _) => (v32 as i32) < (o32 as i32),
+                _ => v32 < o32,
+            };
+            if less == (op == ".min") {
+                v
+            } else {
+                old
+            }
+        }
     }
 }

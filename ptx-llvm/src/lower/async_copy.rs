@@ -86,6 +86,40 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 Ok(())
             }
+            [".reduce", ".async", ".bulk"] => {
+                // cp.reduce.async.bulk.dst.src.completion.op.type [dst], [src], size{, [mbar]}{, policy}
+                let ds = if d.has(".global") { Space::Global } else { Space::Shared };
+                let dst = self.mem_address(st, &ops[0], ds, scope)?;
+                let src = self.mem_address(st, &ops[1], Space::Shared, scope)?;
+                let size = self.read(st, &ops[2], Type::U32, scope)?.into_int_value();
+                let size = self.b.build_int_z_extend(size, i64t, "size")?;
+                if self.checked {
+                    let p = self.b.build_int_to_ptr(src, self.ptr(0), "src")?;
+                    self.check_range(st, p, size, Space::Shared, 0, i.span)?;
+                    let p = self.b.build_int_to_ptr(dst, self.ptr(0), "dst")?;
+                    self.check_range(st, p, size, ds, crate::builtin::ACCESS_WRITE, i.span)?;
+                }
+                let op = d.get(G::Op).and_then(|o| bi::BULK_OPS.iter().position(|&b| b == o));
+                let ty = d.get(G::Type).and_then(|t| match t {
+                    ".b32" => Some(bi::U32),
+                    ".b64" => Some(bi::U64),
+                    t => super::builtin::code_of(t),
+                });
+                let (Some(op), Some(ty)) = (op, ty) else {
+                    return Err(unsupported(
+                        i.span,
+                        "`cp.reduce.async.bulk` needs an operation and a type",
+                    ));
+                };
+                let code = i64t.const_int(((op as u64) | (ty as u64) << 8) << 32, false);
+                let packed = self.b.build_or(size, code, "sz")?;
+                self.mem_call(st, bi::MEM_BULK_REDUCE, dst, src, packed)?;
+                if let Some(m @ Operand::Addr(_)) = ops.get(3) {
+                    let mbar = self.mem_address(st, m, Space::Shared, scope)?;
+                    self.mem_call(st, bi::MEM_MBAR_COMPLETE_TX, mbar, size, i64t.const_zero())?;
+                }
+                Ok(())
+            }
             _ => Err(unsupported(
                 i.span,
                 format!("`cp{}` is not supported yet", sub.concat()),
