@@ -270,6 +270,42 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
+        // red.async's operations and types, st.async's 128 bits at most (ptxas 13.5).
+        if d.spec.sub == [".async"] && name == "red" {
+            if let (Some(op), Some(t)) = (d.get(G::Op), d.get(G::Type)) {
+                let ok = match op {
+                    ".add" => matches!(t, ".u32" | ".s32" | ".u64" | ".s64"),
+                    ".min" | ".max" => matches!(t, ".u32" | ".s32"),
+                    ".inc" | ".dec" => t == ".u32",
+                    _ => t == ".b32",
+                };
+                if !ok {
+                    bad(
+                        self.diags,
+                        modifier(t).unwrap_or(i.opcode.span),
+                        format!("`red.async{op}` does not take `{t}`"),
+                        "add: .u32 .s32 .u64 .s64; min/max: .u32 .s32; inc/dec: .u32; and/or/xor: .b32",
+                    );
+                }
+            }
+        }
+        if d.spec.sub == [".async"] && name == "st" {
+            if let (Some(v), Some(t)) = (d.get(G::Vec), d.ty()) {
+                let n: u32 = v[2..].parse().unwrap_or(1);
+                if n * t.bits() > 128 {
+                    bad(
+                        self.diags,
+                        modifier(v).expect("written"),
+                        format!(
+                            "`st.async{v}{}` moves {} bits; it moves 128 at most",
+                            t.name(),
+                            n * t.bits()
+                        ),
+                        "split the store, or use .v2 of 64-bit values",
+                    );
+                }
+            }
+        }
         // cvt.pack's type combinations.
         if name == "cvt" && d.spec.sub == [".pack"] {
             // As written: `.u4`, `.s2` … are no register types.

@@ -127,6 +127,29 @@ impl<'ctx> Lowerer<'ctx> {
         }
     }
 
+    /// `st.async` and `red.async`: a store or reduction into shared memory of a CTA of the cluster (a
+    /// cluster is one CTA here, so the CTA's own), which counts its bytes on the mbarrier named last.
+    pub(super) fn async_store<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        if d.spec.name == "st" {
+            self.memory(st, i, d, scope)?;
+        } else {
+            self.atomic(st, i, d, scope)?;
+        }
+        let t = d.ty().expect("typed");
+        let n = d.get(G::Vec).map_or(1, |v| v[2..].parse().unwrap_or(1));
+        let i64t = self.i64();
+        let bytes = i64t.const_int(t.bytes() as u64 * n, false);
+        let mbar = self.mem_address(st, &i.operands[2], Space::Shared, scope)?;
+        self.mem_call(st, bi::MEM_MBAR_COMPLETE_TX, mbar, bytes, i64t.const_zero())?;
+        Ok(())
+    }
+
     /// Whether an operand is a value (an immediate or a register), not a cache policy.
     fn is_value(&self, o: &Operand<'_>, scope: &Scope<'_, '_>) -> bool {
         match o {

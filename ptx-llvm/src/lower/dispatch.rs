@@ -39,6 +39,9 @@ impl<'ctx> Lowerer<'ctx> {
         if self.flavour == Flavour::Host && d.get(G::Type) == Some(".f32x2") {
             return self.f32x2(st, i, d, scope);
         }
+        if self.flavour == Flavour::Host && matches!(d.spec.name, "st" | "red") && d.spec.sub == [".async"] {
+            return self.async_store(st, i, d, scope);
+        }
         // The inline lowering implements the forms of each opcode's primary ISA-table entry; the other
         // entries (sub-instructions such as st.async, new modifiers) are recognised, not lowered,
         // unless a builtin took them above.

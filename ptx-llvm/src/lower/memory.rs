@@ -11,7 +11,7 @@ impl<'ctx> Lowerer<'ctx> {
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
         let t = d.ty().expect("ld/st type");
-        let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+        let space = access_space(d);
         let is_ld = d.spec.name != "st";
         let at = isa::address_operand(d.spec.name).expect("ld and st take an address");
         let (data, addr) = (&i.operands[1 - at], &i.operands[at]);
@@ -96,7 +96,7 @@ impl<'ctx> Lowerer<'ctx> {
         let t = d.ty().expect("typed");
         let is_atom = d.spec.name == "atom";
         let ops = &i.operands;
-        let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
+        let space = access_space(d);
         let at = isa::address_operand(d.spec.name).expect("atom and red take an address");
         let Operand::Addr(a) = &ops[at] else {
             return Err(unsupported(i.span, "expected an address"));
@@ -564,5 +564,15 @@ fn space_code(space: Space) -> u32 {
         Space::Local => bi::SPACE_LOCAL,
         Space::Const => bi::SPACE_CONST,
         _ => bi::SPACE_GENERIC,
+    }
+}
+
+/// The state space an access names; without one, generic, except for `st.async` and `red.async`,
+/// whose addresses are always in `.shared::cluster`.
+fn access_space(d: &Decoded) -> Space {
+    match d.get(G::Space).and_then(Space::from_dot) {
+        Some(s) => s,
+        None if d.spec.sub == [".async"] => Space::Shared,
+        None => Space::Generic,
     }
 }
