@@ -1480,19 +1480,21 @@ def narrow_cvt(mods, srcs, x, y, p, q):
         hb = [f32_to_bf16_bits(b, up) for b in pair] if src == "f32" else pair
         return to_ue8m0(hb[0], up, sat) << 8 | to_ue8m0(hb[1], up, sat)
     if dst == "e4m3x2":
-        return rnd(E4M3, decode(BF16, pair[0]), satfinite=True) << 8 | rnd(E4M3, decode(BF16, pair[1]), satfinite=True)
+        return rnd(E4M3, decode(BF16, pair[0]), satfinite=True, relu=relu) << 8 | rnd(
+            E4M3, decode(BF16, pair[1]), satfinite=True, relu=relu)
     out_fmt = F16 if dst == "f16x2" else BF16
     if src == "ue8m0x2":
         return ue8m0_to_bf16(pair[0]) << 16 | ue8m0_to_bf16(pair[1])
     in_fmt = {"e2m1x2": E2M1, "e2m3x2": E2M3, "e3m2x2": E3M2, "e4m3x2": E4M3, "e5m2x2": E5M2}[src]
-    return rnd(out_fmt, decode(in_fmt, pair[0]), relu=relu) << 16 | rnd(out_fmt, decode(in_fmt, pair[1]), relu=relu)
+    return rnd(out_fmt, decode(in_fmt, pair[0]), relu=relu, satfinite=sat) << 16 | rnd(
+        out_fmt, decode(in_fmt, pair[1]), relu=relu, satfinite=sat)
 
 
 @family("narrow_floats.ptx")
 def fam_narrow():
     forms = [m.groups() for m in map(NARROW_RE.match, open(os.path.join(HOST, "narrow_floats.ptx"))) if m]
     forms = [f for f in forms if any(t in f[0] for t in ("x2.", ".ue8m0x2", "e2m1x2", "e3m2x2", "e2m3x2", "e5m2x2", "e4m3x2"))]
-    assert len(forms) == 25, len(forms)
+    assert len(forms) == 27, len(forms)
     o = []
     for x, y, p, q in zip(NARROW_X, NARROW_Y, NARROW_P, NARROW_Q):
         o += [narrow_cvt(f[0], f[1:], x, y, p, q) for f in forms]

@@ -111,8 +111,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     // Half-precision min and max exist only as vectors.
                     ".min" | ".max" => matches!(t, U32 | S32 | U64 | S64) || (half && vec),
                     ".and" | ".or" | ".xor" => matches!(t, B32 | B64),
-                    ".exch" => name == "atom" && matches!(t, B32 | B64 | B128),
-                    ".cas" => name == "atom" && matches!(t, B16 | B32 | B64 | B128),
+                    ".exch" => matches!(t, B32 | B64 | B128),
+                    ".cas" => matches!(t, B16 | B32 | B64 | B128),
                     _ => true,
                 };
                 let written = modifier(t.name()).unwrap_or(i.opcode.span);
@@ -121,7 +121,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         self.diags,
                         written,
                         format!("`{name}{op}` does not take `{}`", t.name()),
-                        "add: .u32 .s32 .u64 .f32 .f64 and (.noftz) .f16 .bf16 .f16x2 .bf16x2; inc/dec: .u32; min/max: .u32 .s32 .u64 .s64 (half-precision as vectors); and/or/xor: .b32 .b64; exch: .b32 .b64 .b128; cas: .b16 .b32 .b64 .b128 (atom only)",
+                        "add: .u32 .s32 .u64 .f32 .f64 and (.noftz) .f16 .bf16 .f16x2 .bf16x2; inc/dec: .u32; min/max: .u32 .s32 .u64 .s64 (half-precision as vectors); and/or/xor: .b32 .b64; exch: .b32 .b64 .b128; cas: .b16 .b32 .b64 .b128",
                     );
                 } else if vec && !(half || t == F32) {
                     bad(
@@ -226,15 +226,20 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                                 }),
                             );
                         }
+                        // The version and target the entry asks for are checked with every instruction;
+                        // this adds the later versions and the architecture- or family-specific target.
+                        let (entry_ptx, entry_sm) = d.requires();
                         let known = self.target.version != (0, 0) && self.target.sm != 0;
-                        let arch = self.target.sm >= 100 && self.target.suffix == Some('a');
-                        if known && (self.target.version < ptx || !arch) {
+                        let reported = self.target.version < entry_ptx || self.target.sm < entry_sm;
+                        let specific = self.target.sm >= 100 && matches!(self.target.suffix, Some('a') | Some('f'));
+                        if known && !reported && (self.target.version < ptx || !specific) {
+                            let v = ptx.max(self.target.version);
                             self.diags.push(
                                 Diagnostic::error(
                                     Code::P0301,
                                     i.opcode.span,
                                     format!(
-                                        "`cvt{dst}{src}` requires PTX {}.{} and an architecture-specific target (sm_100a or later); {} sm_{}{} / PTX {}.{}",
+                                        "`cvt{dst}{src}` requires PTX {}.{} and an architecture- or family-specific target (sm_100a, sm_100f or later); {} sm_{}{} / PTX {}.{}",
                                         ptx.0,
                                         ptx.1,
                                         self.against,
@@ -247,8 +252,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                                 .label("not available for this target")
                                 .help(format!(
                                     "raise the module header to `.version {}.{}` and `.target sm_{}a`",
-                                    ptx.0.max(self.target.version.0),
-                                    if ptx.0 > self.target.version.0 { ptx.1 } else { ptx.1.max(self.target.version.1) },
+                                    v.0,
+                                    v.1,
                                     self.target.sm.max(100)
                                 )),
                             );

@@ -23,9 +23,17 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         }
         let merge = i.operands.len() == 4 && d.get(G::Op).is_none();
         for (k, op) in i.operands.iter().enumerate() {
-            // Only vmad negates its operands.
+            // Only vmad negates its operands (ptxas: "Operand negation not allowed").
             let op = match op {
                 Operand::Neg(x, _) if name == "vmad" => &**x,
+                Operand::Neg(_, span) if kind.is_some() => {
+                    self.diags.push(
+                        Diagnostic::error(Code::P0105, *span, format!("`{name}` takes no negated operand"))
+                            .label("negation not allowed")
+                            .help("only vmad negates its operands; negate the value first"),
+                    );
+                    continue;
+                }
                 o => o,
             };
             if matches!(kind, Some(Video::Simd { .. })) && k > 0 && !matches!(op, Operand::Sym { .. }) {

@@ -33,7 +33,7 @@ pub fn narrow_cvt(
         (d, s) if f4f6(d) && half2(s) => ((9, 1), &[".rn"], Some(true), true),
         (d, ".bf16x2") if f8(d) => ((9, 1), &[".rn"], Some(true), true),
         (".f16x2", s) if f4f6(s) => ((8, 6), &[".rn"], Some(false), true),
-        (".bf16x2", s) if f4f6(s) || f8(s) => ((9, 2), &[".rn"], Some(false), true),
+        (".bf16x2", s) if f4f6(s) || f8(s) => ((9, 2), &[".rn"], None, true),
         (".ue8m0x2", ".f32" | ".bf16x2") => ((8, 6), &[".rz", ".rp"], None, false),
         (".bf16x2", ".ue8m0x2") => ((8, 6), &[".rn"], Some(false), false),
         (d, s) if f4f6(d) || f4f6(s) || d == ".ue8m0x2" || s == ".ue8m0x2" => {
@@ -127,7 +127,7 @@ mod tests {
         assert_eq!(narrow_cvt(".e4m3x2", ".f32", Some(".rn"), true, false), None);
         assert_eq!(narrow_cvt(".f32", ".f16", None, false, false), None);
         // fp4/fp6 from f32 (6, with and without .relu), from f16x2 and bf16x2 (12); fp8 from bf16x2
-        // (4); to f16x2 (6) and bf16x2 (10); scales from f32 and bf16x2 (8) and back (1).
-        assert_eq!(narrow_cvt_forms().len(), 6 + 12 + 4 + 6 + 10 + 8 + 1);
+        // (4); to f16x2 (6) and bf16x2 (20: .satfinite too); scales from f32 and bf16x2 (8) and back (1).
+        assert_eq!(narrow_cvt_forms().len(), 6 + 12 + 4 + 6 + 20 + 8 + 1);
     }
 }

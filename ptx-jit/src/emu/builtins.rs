@@ -405,7 +405,7 @@ impl Narrow {
             Round::TowardPositive | Round::TowardNegative => n.trunc(),
             _ => n.round_ties_even(),
         };
-        let v = (n * ulp).min(self.max);
+        let v = n * ulp;
         if v == 0.0 {
             return sign;
         }
