@@ -252,6 +252,15 @@ pub mod builtin {
     pub const SURF_LOAD: u32 = 3;
     pub const SURF_STORE: u32 = 4;
     pub const SURF_QUERY: u32 = 5;
+    /// `sured`: an atomic reduction into the surface element, [`TexOp::red`] saying which.
+    pub const SURF_RED: u32 = 6;
+    /// `sured`'s operations, by their index in [`TexOp::red`].
+    pub const SURF_RED_OPS: [&str; 5] = [".add", ".min", ".max", ".and", ".or"];
+    /// [`TexOp::red`]: the data is signed (`.s32`, `.s64`).
+    pub const SURF_RED_SIGNED: u32 = 8;
+    /// [`TexOp::red`]: sample addressing (`.p`): x counts elements, and the surface's format says
+    /// whether `.b32`/`.b64` data is signed.
+    pub const SURF_RED_SAMPLE: u32 = 16;
     /// Geometries, by their index in a [`TexOp`].
     pub const TEX_GEOMS: [&str; 9] = ["1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms"];
     /// `txq` and `suq` queries, by their index in a [`TexOp`].
@@ -297,6 +306,8 @@ pub mod builtin {
         pub level: bool,
         /// `tex.grad`: the gradient words are set.
         pub grad: bool,
+        /// `sured`: the index in [`SURF_RED_OPS`] | [`SURF_RED_SIGNED`] | [`SURF_RED_SAMPLE`].
+        pub red: u32,
     }
 
     impl TexOp {
@@ -311,6 +322,7 @@ pub mod builtin {
                 | self.clamp << 19
                 | (self.level as u32) << 21
                 | (self.grad as u32) << 22
+                | self.red << 23
         }
         pub const fn unpack(c: u32) -> TexOp {
             TexOp {
@@ -324,6 +336,7 @@ pub mod builtin {
                 clamp: c >> 19 & 3,
                 level: c >> 21 & 1 == 1,
                 grad: c >> 22 & 1 == 1,
+                red: c >> 23 & 31,
             }
         }
     }

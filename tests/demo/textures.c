@@ -93,6 +93,24 @@ static const char *PTX =
     " tex.grad.2d.v4.f32.f32 {%f9, %f10, %f11, %f6}, [%rd1, {%f3, %f3}], {%f2, %f4}, {%f4, %f4};\n"
     " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f5; st.global.f32 [%rd2+4], %f9;\n"
     " ret;\n}\n"
+    /* sred(s): 8 threads reduce into a 1D surface of 20 u32 (the test below gives the old values):
+     * thread i adds 3 to element i; all min (.s32) i-4 into 8, max i*7 into 9, and ~(1<<i) into 10;
+     * or 1<<(i+4) into 11 and min 0xfffffff0+i into 12 by sample address (.p: the format, UINT32,
+     * makes it unsigned); max i<<33 into the u64 at byte 64; max i into byte 400 clamped (element
+     * 19); add 1000 at byte 400 under .zero (dropped). */
+    ".visible .entry sred(.param .u64 s) {\n"
+    " .reg .u32 %r<8>; .reg .u64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [s]; mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2;\n"
+    " sured.b.add.1d.u32.trap [%rd1, {%r2}], 3;\n"
+    " sub.u32 %r3, %r1, 4; mov.u32 %r4, 32; sured.b.min.1d.s32.trap [%rd1, {%r4}], %r3;\n"
+    " mul.lo.u32 %r3, %r1, 7; mov.u32 %r4, 36; sured.b.max.1d.u32.trap [%rd1, {%r4}], %r3;\n"
+    " shl.b32 %r3, 1, %r1; not.b32 %r3, %r3; mov.u32 %r4, 40; sured.b.and.1d.b32.trap [%rd1, {%r4}], %r3;\n"
+    " add.u32 %r5, %r1, 4; shl.b32 %r3, 1, %r5; mov.u32 %r4, 11; sured.p.or.1d.b32.trap [%rd1, {%r4}], %r3;\n"
+    " add.u32 %r3, %r1, 0xfffffff0; mov.u32 %r4, 12; sured.p.min.1d.b32.trap [%rd1, {%r4}], %r3;\n"
+    " cvt.u64.u32 %rd2, %r1; shl.b64 %rd2, %rd2, 33; mov.u32 %r4, 64; sured.b.max.1d.u64.trap [%rd1, {%r4}], %rd2;\n"
+    " mov.u32 %r4, 400; sured.b.max.1d.u32.clamp [%rd1, {%r4}], %r1;\n"
+    " sured.b.add.1d.u32.zero [%rd1, {%r4}], 1000;\n"
+    " ret;\n}\n"
     /* trap(s): a store one element past the surface's end under .trap. */
     ".visible .entry trap(.param .u64 s, .param .u32 x) {\n"
     " .reg .u32 %r<3>; .reg .u64 %rd<2>;\n"
@@ -298,6 +316,30 @@ int main(void) {
         CHECK(cuMemcpyDtoH(f, out, 4));
         SHOW("layer %u: %g\n", l, f[0]);
         ASSERT(f[0] == (float)(10 * (l < 3 ? l : 2))); /* the layer index clamps */
+    }
+
+    /* Surface reductions (sured): see the sred kernel. */
+    {
+        unsigned init[20] = {10, 20, 30, 40, 50, 60, 70, 80, 5, 20, 0xffff, 0, 100, 0, 0, 0, 5, 0, 0, 1};
+        init[16] = 0, init[17] = 5; /* the u64 at byte 64: 5 << 32 */
+        CUarray ra = array3d(20, 0, 0, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_SURFACE_LDST);
+        array_copy(ra, init, sizeof init, 1, 1, 1);
+        CUDA_RESOURCE_DESC rr = array_resource(ra);
+        CUsurfObject rs;
+        CHECK(cuSurfObjectCreate(&rs, &rr));
+        void *red_args[] = {&rs};
+        launch("sred", 8, 1, red_args);
+        unsigned got[20];
+        array_copy(ra, got, sizeof got, 1, 1, 0);
+        SHOW("sred: %u %u %d %u %#x %#x %u %#x:%#x %u\n", got[0], got[7], (int)got[8], got[9], got[10], got[11],
+             got[12], got[17], got[16], got[19]);
+        for (int i = 0; i < 8; i++) ASSERT(got[i] == init[i] + 3);
+        ASSERT((int)got[8] == -4 && got[9] == 49 && got[10] == 0xff00 && got[11] == 0xff0 && got[12] == 100);
+        ASSERT(got[16] == 0 && got[17] == 14 && got[19] == 7); /* 7 << 33 */
+        for (int i = 13; i < 16; i++) ASSERT(got[i] == 0);
+        ASSERT(got[18] == 0);
+        CHECK(cuSurfObjectDestroy(rs));
+        CHECK(cuArrayDestroy(ra));
     }
 
     /* tex.1d on the 3D texture: a geometry that is not the texture's reads 0 (an H200). */

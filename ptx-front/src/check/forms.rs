@@ -311,6 +311,18 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
+        if name == "sured" {
+            if let (Some(class), Some(op), Some(ty)) = (d.get(G::Class), d.get(G::Op), d.get(G::Type)) {
+                if !isa::sured_takes(class, op, ty) {
+                    bad(
+                        self.diags,
+                        modifier(ty).unwrap_or(i.opcode.span),
+                        format!("`sured{class}{op}` does not take `{ty}`"),
+                        "sured.b: add .u32 .u64 .s32; min/max .u32 .u64 .s32 .s64; and/or .b32. sured.p: .b32, and .b64 for min/max",
+                    );
+                }
+            }
+        }
         // cvt.pack's type combinations.
         if name == "cvt" && d.spec.sub == [".pack"] {
             // As written: `.u4`, `.s2` … are no register types.

@@ -315,5 +315,17 @@ pub fn bulk_reduce_takes(op: &str, ty: &str, noftz: bool) -> bool {
         }
 }
 
+/// The operations and element types of `sured` (the manual, 9.7.12.3, and ptxas 13.5): byte-addressed
+/// (`.b`) adds take .u32 .u64 .s32, min/max .u32 .u64 .s32 .s64, and/or .b32; sample-addressed (`.p`)
+/// data is .b32, or .b64 for min/max.
+pub fn sured_takes(class: &str, op: &str, ty: &str) -> bool {
+    match (class, op) {
+        (".b", ".add") => matches!(ty, ".u32" | ".u64" | ".s32"),
+        (".b", ".min" | ".max") => matches!(ty, ".u32" | ".u64" | ".s32" | ".s64"),
+        (".p", ".min" | ".max") => matches!(ty, ".b32" | ".b64"),
+        (_, _) => ty == ".b32",
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -214,8 +214,9 @@ fn bulk_reduce(dst: u64, src: u64, size: u64, op: usize, ty: u32) {
     }
 }
 
-/// One element of a bulk reduction: `old` (the destination's) combined with `v`, as `atom` would.
-fn combine(op: usize, ty: u32, old: u64, v: u64) -> u64 {
+/// One element of a bulk (or surface) reduction: `old` (the destination's) combined with `v`, as
+/// `atom` would; `op` indexes [`BULK_OPS`], `ty` is a builtin type code.
+pub(crate) fn combine(op: usize, ty: u32, old: u64, v: u64) -> u64 {
     let wide = matches!(ty, U64 | S64);
     let op = BULK_OPS[op];
     if matches!(ty, F16 | BF16 | F32 | F64) {

@@ -326,7 +326,7 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
             buf[data] = query(op.query, resource, None);
             Ok(())
         }
-        (SURF_LOAD | SURF_STORE, Object::Surface { resource }) => {
+        (SURF_LOAD | SURF_STORE | SURF_RED, Object::Surface { resource }) => {
             let c = coords(op, buf);
             let bytes = (op.vec as u64) << op.dtype;
             let clamp = match op.clamp {
@@ -335,6 +335,12 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
                 _ => Clamp::Trap,
             };
             let [x, y, z] = c.xyz.map(|v| v as i32);
+            // Sample addressing (`sured.p`) counts elements along x, not bytes.
+            let x = if op.red & SURF_RED_SAMPLE != 0 {
+                x.wrapping_mul(resource.texel_bytes() as i32)
+            } else {
+                x
+            };
             let y = if resource.dims >= 2 { y } else { 0 };
             let z = if resource.dims == 3 { z } else { 0 };
             let at = tex::surface_address(resource, x, y, z, c.layer, bytes, clamp)
@@ -347,6 +353,13 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
                     let mut raw = [0u8; 16];
                     std::ptr::copy_nonoverlapping(a as *const u8, raw.as_mut_ptr(), bytes as usize);
                     unpack(&raw, op, &mut buf[data..data + 4]);
+                },
+                // SAFETY: inside the resource, whose memory lives while the object does.
+                (SURF_RED, Some(a)) => unsafe {
+                    reduce(a, op, &buf[data..data + 2], resource.format);
+                    if let Some(cell) = (env.fault as *const crate::runtime::checked::FaultCell).as_ref() {
+                        crate::runtime::sanitize::copied(env, cell, a, bytes);
+                    }
                 },
                 (_, Some(a)) => unsafe {
                     let mut raw = [0u8; 16];
@@ -362,6 +375,35 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
         }
         // A texture instruction on a surface or the other way round.
         _ => Err(Misuse::Kind),
+    }
+}
+
+/// `sured`: the element at `a` (4 or 8 bytes) combined atomically with the data words, as `atom`
+/// would; `.p` data is signed when the surface's format is.
+///
+/// # Safety
+/// `a` must address a naturally aligned element of live surface memory.
+unsafe fn reduce(a: u64, op: TexOp, words: &[u32], format: tex::Format) {
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+    let name = SURF_RED_OPS[(op.red & 7) as usize];
+    let k = BULK_OPS.iter().position(|&o| o == name).expect("a bulk operation");
+    let signed = if op.red & SURF_RED_SAMPLE != 0 {
+        matches!(format, tex::Format::S8 | tex::Format::S16 | tex::Format::S32)
+    } else {
+        op.red & SURF_RED_SIGNED != 0
+    };
+    let combine = crate::runtime::memops::combine;
+    if op.dtype == 3 {
+        let v = words[0] as u64 | (words[1] as u64) << 32;
+        let ty = if signed { S64 } else { U64 };
+        let cell = unsafe { AtomicU64::from_ptr(a as *mut u64) };
+        let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| Some(combine(k, ty, o, v)));
+    } else {
+        let ty = if signed { S32 } else { U32 };
+        let cell = unsafe { AtomicU32::from_ptr(a as *mut u32) };
+        let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
+            Some(combine(k, ty, o as u64, words[0] as u64) as u32)
+        });
     }
 }
 

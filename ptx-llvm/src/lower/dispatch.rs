@@ -379,7 +379,7 @@ impl<'ctx> Lowerer<'ctx> {
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => self.warp_matrix(st, i, d, scope),
             "wmma" => self.wmma(st, i, d, scope),
-            "tex" | "tld4" | "txq" | "suld" | "sust" | "suq" => self.texture(st, i, d, scope),
+            "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" => self.texture(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             _ if isa::simd_op(name).is_some() => self.simd_video(st, i, d, scope),
             other => Err(unsupported(i.opcode.span, format!("`{other}` is not supported yet"))),

@@ -225,7 +225,7 @@ fn lower_only<'ctx>(
             if let Some(b) = &f.body {
                 ast::visit(b, &mut |s| {
                     // Texture and surface instructions end the launch on a bad handle or `.trap`.
-                    found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "trap" | "tex" | "tld4" | "txq" | "suld" | "sust" | "suq")
+                    found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "trap" | "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq")
                         || (i.opcode.text == "call" && i.operands.iter().any(|o| matches!(o, Operand::Sym { name, .. } if name.text == "__assertfail"))));
                 });
             }

@@ -1,4 +1,4 @@
-//! Texture and surface instructions on the host (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`): the
+//! Texture and surface instructions on the host (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`, `suq`): the
 //! operands go through a small per-thread buffer to the runtime's `ptxjit_tex`, which samples,
 //! gathers, queries, loads or stores; the instruction's form is packed into its code
 //! ([`crate::builtin::TexOp`]). A handle is a 64-bit texture or surface object, or a `.texref` or
@@ -34,7 +34,7 @@ impl<'ctx> Lowerer<'ctx> {
         let ops = &i.operands;
         // The bracket's handle and coordinates (absent for queries).
         let (bracket, dest, src) = match name {
-            "sust" => (&ops[0], None, ops.get(1)),
+            "sust" | "sured" => (&ops[0], None, ops.get(1)),
             _ => (&ops[1], Some(&ops[0]), None),
         };
         let items: Vec<&'m Operand<'a>> = match bracket {
@@ -121,15 +121,26 @@ impl<'ctx> Lowerer<'ctx> {
                     _ => {}
                 }
             }
-            "suld" | "sust" => {
-                if d.get(G::Class) == Some(".p") {
+            "suld" | "sust" | "sured" => {
+                let sample = d.get(G::Class) == Some(".p");
+                if sample && name != "sured" {
                     return refuse("formatted (`.p`)");
                 }
-                op.kind = if name == "suld" { bi::SURF_LOAD } else { bi::SURF_STORE };
-                op.dtype = match d.ty() {
-                    Some(Type::B8) => 0,
-                    Some(Type::B16) => 1,
-                    Some(Type::B64) => 3,
+                op.kind = match name {
+                    "suld" => bi::SURF_LOAD,
+                    "sust" => bi::SURF_STORE,
+                    _ => bi::SURF_RED,
+                };
+                if name == "sured" {
+                    let k = index(&bi::SURF_RED_OPS.map(|o| &o[1..]), d.get(G::Op)).unwrap_or(0);
+                    let signed = d.ty().is_some_and(Type::is_signed);
+                    op.red =
+                        k | if signed { bi::SURF_RED_SIGNED } else { 0 } | if sample { bi::SURF_RED_SAMPLE } else { 0 };
+                }
+                op.dtype = match d.ty().map(Type::bits) {
+                    Some(8) => 0,
+                    Some(16) => 1,
+                    Some(64) => 3,
                     _ => 2,
                 };
                 op.vec = match d.get(G::Vec) {
