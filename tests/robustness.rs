@@ -99,11 +99,11 @@ fn mutated_ptx_never_panics() {
 
 /// Every form of the ISA table (`ptx_jit::cli::coverage::forms`: each value of each modifier group, operands
 /// declared with the types the checker expects): each parses, and whatever checks cleanly must lower
-/// for the host and generate NVPTX code for four targets without a panic or an LLVM abort (an
+/// for the host and generate NVPTX code for six targets without a panic or an LLVM abort (an
 /// unsupported form is a diagnostic). Every manual section has a form that checks.
 #[test]
 fn every_table_form_lowers_or_explains() {
-    let archs: Vec<_> = ["sm_30", "sm_50", "sm_70", "sm_90"]
+    let archs: Vec<_> = ["sm_30", "sm_50", "sm_70", "sm_90", "sm_90a", "sm_100a"]
         .iter()
         .map(|a| ptx_jit::nvptx::arch::validate(a, None).unwrap())
         .collect();

@@ -15,6 +15,8 @@ pub struct Form {
     pub section: &'static str,
     pub mods: Vec<&'static str>,
     pub kernel: String,
+    /// The kernel's `.target`, which NVPTX code generation is asked for too.
+    pub target: &'static str,
 }
 
 /// The modifier lists of an entry: its sub-instruction prefix, then the first value of each required
@@ -180,6 +182,7 @@ pub fn forms() -> Vec<Form> {
                 section: isa::section_of(&d),
                 mods,
                 kernel,
+                target,
             });
         }
     }
@@ -212,9 +215,21 @@ pub fn try_form(f: &Form, arch: &Arch) -> Outcome {
     }
 }
 
+/// The NVPTX targets of the forms' kernels, each at its lowest PTX version.
+fn archs() -> Vec<(&'static str, Arch)> {
+    ["sm_90", "sm_90a", "sm_100a"]
+        .into_iter()
+        .map(|t| (t, crate::nvptx::arch::validate(t, None).expect("a valid target")))
+        .collect()
+}
+
+fn arch_of<'a>(archs: &'a [(&'static str, Arch)], f: &Form) -> &'a Arch {
+    &archs.iter().find(|(t, _)| *t == f.target).unwrap_or(&archs[0]).1
+}
+
 /// Every form that checks but that the host (or NVPTX) backend refuses: (section, form, first reason).
 pub fn missing(host: bool) -> Vec<(&'static str, String, String)> {
-    let arch = crate::nvptx::arch::validate("sm_90", None).expect("sm_90 is a valid target");
+    let archs = archs();
     forms()
         .into_iter()
         .filter_map(|f| {
@@ -222,7 +237,7 @@ pub fn missing(host: bool) -> Vec<(&'static str, String, String)> {
             let r = if host {
                 crate::jit::host::host_ir(&m, false).map(drop)
             } else {
-                crate::nvptx::emit(&m, &arch, 0, crate::nvptx::Emit::Ptx).map(drop)
+                crate::nvptx::emit(&m, arch_of(&archs, &f), 0, crate::nvptx::Emit::Ptx).map(drop)
             };
             let diags = r.err()?;
             let why = diags.first().map_or(String::new(), |d| d.message.clone());
@@ -245,7 +260,7 @@ pub struct Row {
 
 /// Coverage of every instruction section of the manual, in the manual's order.
 pub fn report() -> Vec<Row> {
-    let arch = crate::nvptx::arch::validate("sm_90", None).expect("sm_90 is a valid target");
+    let archs = archs();
     let mut rows: Vec<Row> = isa::SECTIONS
         .iter()
         .map(|s| Row {
@@ -255,7 +270,7 @@ pub fn report() -> Vec<Row> {
         })
         .collect();
     for f in forms() {
-        let o = try_form(&f, &arch);
+        let o = try_form(&f, arch_of(&archs, &f));
         if let Some(r) = rows.iter_mut().find(|r| r.number == f.section) {
             r.forms += 1;
             r.parsed += o.parsed as usize;
