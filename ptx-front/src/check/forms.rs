@@ -145,6 +145,26 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                         format!("`{name}` on `{}` needs `.noftz`", t.name()),
                         "write `.noftz`: half-precision atomics keep subnormals",
                     );
+                } else if d.get(G::Vec) == Some(".v8") && !matches!(t, F16 | Bf16) {
+                    bad(
+                        self.diags,
+                        modifier(".v8").expect("written"),
+                        format!(
+                            "`{name}.v8` is for `.f16` and `.bf16`; `{}` takes `.v2` or `.v4`",
+                            t.name()
+                        ),
+                        "use .v4 (or .v2)",
+                    );
+                } else if d.has(".noftz") && !(half || (t == F32 && self.target.version >= (9, 4))) {
+                    bad(
+                        self.diags,
+                        modifier(".noftz").expect("written"),
+                        format!(
+                            "`.noftz` is for half-precision types{}",
+                            if t == F32 { " (and `.f32` from PTX 9.4)" } else { "" }
+                        ),
+                        "remove `.noftz`",
+                    );
                 }
             }
         }
