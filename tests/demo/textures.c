@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char *PTX =
-    ".version 7.0\n.target sm_75\n.address_size 64\n"
+    ".version 8.1\n.target sm_75\n.address_size 64\n"
     /* surf_fill(s, w, h): each thread stores x * 100 + y at element (x, y) of a 2D float surface,
      * then reads its neighbour to the right back with .zero and .clamp into out[2 * i], out[2 * i + 1]. */
     ".visible .entry surf_fill(.param .u64 s, .param .u32 w, .param .u32 h, .param .u64 out) {\n"

@@ -284,13 +284,29 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             }
         }
         if d.spec.sub == [".reduce", ".async", ".bulk"] {
+            // The destination decides the completion mechanism and the types.
+            let dst = d.get(G::Space).unwrap_or(".global");
+            let completion = d.get(G::Completion).unwrap_or("");
+            let wants = if dst == ".global" {
+                ".bulk_group"
+            } else {
+                ".mbarrier::complete_tx::bytes"
+            };
+            if completion != wants {
+                bad(
+                    self.diags,
+                    modifier(completion).unwrap_or(i.opcode.span),
+                    format!("`cp.reduce.async.bulk{dst}` completes with `{wants}`"),
+                    "into .global: .bulk_group; into .shared::cluster: .mbarrier::complete_tx::bytes and an mbarrier operand",
+                );
+            }
             if let (Some(op), Some(ty)) = (d.get(G::Op), d.get(G::Type)) {
-                if !isa::bulk_reduce_takes(op, ty, d.has(".noftz")) {
+                if !isa::bulk_reduce_takes(dst, op, ty, d.has(".noftz")) {
                     bad(
                         self.diags,
                         modifier(ty).unwrap_or(i.opcode.span),
-                        format!("`cp.reduce.async.bulk{op}` does not take `{}{ty}`", if d.has(".noftz") { ".noftz" } else { "" }),
-                        "add: .u32 .s32 .u64 .f32 .f64, .noftz.f16 .noftz.bf16; min/max: .u32 .s32 .u64 .s64 .f16 .bf16; inc/dec: .u32; and/or/xor: .b32 .b64",
+                        format!("`cp.reduce.async.bulk{dst}{op}` does not take `{}{ty}`", if d.has(".noftz") { ".noftz" } else { "" }),
+                        "into .global: add .u32 .s32 .u64 .f32 .f64, .noftz.f16 .noftz.bf16; min/max .u32 .s32 .u64 .s64 .f16 .bf16; inc/dec .u32; and/or/xor .b32 .b64. Into .shared::cluster: add .u32 .s32 .u64; min/max .u32 .s32; inc/dec .u32; and/or/xor .b32",
                     );
                 }
             }
@@ -332,6 +348,22 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             }
         }
         if name == "sured" {
+            if let (Some(op @ (".min" | ".max")), Some(t)) = (d.get(G::Op), d.ty()) {
+                if t.bits() == 64 && self.target.version != (0, 0) && self.target.version < (8, 1) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0301,
+                            i.opcode.span,
+                            format!(
+                                "64-bit `sured{op}` requires PTX 8.1 (sm_50); the module declares PTX {}.{}",
+                                self.target.version.0, self.target.version.1
+                            ),
+                        )
+                        .label("not available for this version")
+                        .help("raise the module header to `.version 8.1` or later"),
+                    );
+                }
+            }
             if let (Some(class), Some(op), Some(ty)) = (d.get(G::Class), d.get(G::Op), d.get(G::Type)) {
                 if !isa::sured_takes(class, op, ty) {
                     bad(

@@ -301,10 +301,20 @@ pub const CVT_PACK_TYPES: [&[&str]; 8] = [
     &[".s2", ".s32", ".b32"],
 ];
 
-/// The operations and element types of `cp.reduce.async.bulk` (ptxas 13.5): adds of half-precision
-/// values need `.noftz`, their min and max take none.
-pub fn bulk_reduce_takes(op: &str, ty: &str, noftz: bool) -> bool {
+/// The operations and element types of `cp.reduce.async.bulk` into `dst` (ptxas 13.5): into `.global`,
+/// adds of half-precision values need `.noftz` and their min and max take none; into another CTA's
+/// `.shared::cluster`, only 32-bit integers and 64-bit adds and bit operations' `.b32`.
+pub fn bulk_reduce_takes(dst: &str, op: &str, ty: &str, noftz: bool) -> bool {
     let half = matches!(ty, ".f16" | ".bf16");
+    if dst == ".shared::cluster" {
+        return !noftz
+            && match op {
+                ".add" => matches!(ty, ".u32" | ".s32" | ".u64"),
+                ".min" | ".max" => matches!(ty, ".u32" | ".s32"),
+                ".inc" | ".dec" => ty == ".u32",
+                _ => ty == ".b32",
+            };
+    }
     noftz == (half && op == ".add")
         && match op {
             ".add" => matches!(ty, ".u32" | ".s32" | ".u64" | ".f32" | ".f64") || half,

@@ -225,7 +225,9 @@ pub(crate) fn combine(op: usize, ty: u32, old: u64, v: u64) -> u64 {
             ".min" => MIN,
             _ => MAX,
         };
-        return crate::emu::builtins::ptxjit_fp(code(f, ty, ty, RN, 0), old, v, 0);
+        // The f32 add flushes subnormal inputs and results (the manual, cp.reduce.async.bulk).
+        let flags = if ty == F32 { FTZ } else { 0 };
+        return crate::emu::builtins::ptxjit_fp(code(f, ty, ty, RN, flags), old, v, 0);
     }
     let (o32, v32) = (old as u32, v as u32);
     match op {

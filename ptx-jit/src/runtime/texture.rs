@@ -337,7 +337,8 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
             let [x, y, z] = c.xyz.map(|v| v as i32);
             // Sample addressing (`sured.p`) counts elements along x, not bytes.
             let x = if op.red & SURF_RED_SAMPLE != 0 {
-                x.wrapping_mul(resource.texel_bytes() as i32)
+                // Far outside stays outside: no wrap back into the surface.
+                (x as i64 * resource.texel_bytes() as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32
             } else {
                 x
             };

@@ -96,8 +96,9 @@ impl<'ctx> Lowerer<'ctx> {
                 if self.checked {
                     let p = self.b.build_int_to_ptr(src, self.ptr(0), "src")?;
                     self.check_range(st, p, size, Space::Shared, 0, i.span)?;
+                    // Read and written atomically per element: no race with other reductions.
                     let p = self.b.build_int_to_ptr(dst, self.ptr(0), "dst")?;
-                    self.check_range(st, p, size, ds, crate::builtin::ACCESS_WRITE, i.span)?;
+                    self.check_range(st, p, size, ds, crate::builtin::ACCESS_ATOMIC, i.span)?;
                 }
                 let op = d.get(G::Op).and_then(|o| bi::BULK_OPS.iter().position(|&b| b == o));
                 let ty = d.get(G::Type).and_then(|t| match t {
@@ -129,6 +130,8 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// `st.async` and `red.async`: a store or reduction into shared memory of a CTA of the cluster (a
     /// cluster is one CTA here, so the CTA's own), which counts its bytes on the mbarrier named last.
+    /// Without a state space the address is still a `.shared::cluster` one, as ptxas reads it (it
+    /// takes 32-bit addresses there), though the 8.5 manual speaks of generic addressing.
     pub(super) fn async_store<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
