@@ -375,6 +375,57 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 }
             }
         }
+        // Packed types with no register type of their own take registers declared with exactly their
+        // bit type (ptxas 13.5: not `.u8` for `.e2m1x2`, not `.u64` for `.f32x2`).
+        let exact = |m: &str| match m {
+            ".e2m1x2" => Some(Type::B8),
+            ".e2m3x2" | ".e3m2x2" | ".ue8m0x2" | ".e4m3x2" | ".e5m2x2" => Some(Type::B16),
+            ".f32x2" => Some(Type::B64),
+            _ => None,
+        };
+        let packed: Vec<Option<Type>> = d.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| exact(v)).collect();
+        if packed.iter().any(Option::is_some) {
+            for (k, op) in i.operands.iter().enumerate() {
+                // cvt: the destination is the first type, the sources the second; otherwise one type.
+                let want = if name == "cvt" {
+                    packed.get(k.min(1)).copied().flatten()
+                } else {
+                    packed[0]
+                };
+                let (
+                    Some(want),
+                    Operand::Sym {
+                        name: n,
+                        component: None,
+                    },
+                ) = (want, op)
+                else {
+                    continue;
+                };
+                if let Some(Entry::Reg {
+                    ty, vector: None, decl, ..
+                }) = self.lookup(n, scope)
+                {
+                    if ty != want {
+                        self.diags.push(
+                            Diagnostic::error(
+                                Code::P0204,
+                                n.span,
+                                format!(
+                                    "`{}` is `{}`, but this operand takes a `{}` register",
+                                    n.text,
+                                    ty.name(),
+                                    want.name()
+                                ),
+                            )
+                            .label(format!("`{}` register", ty.name()))
+                            .secondary(decl.span, "declared here")
+                            .help(format!("declare it `.reg {}`", want.name())),
+                        );
+                    }
+                }
+            }
+        }
         // cvt.pack's type combinations.
         if name == "cvt" && d.spec.sub == [".pack"] {
             // As written: `.u4`, `.s2` … are no register types.
