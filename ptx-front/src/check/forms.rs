@@ -443,7 +443,30 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         // Which shapes take which types, layouts and modifiers: more than the table's groups say.
         if name == "mma" && d.get(G::Sparse).is_none() {
             let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-            if let Err(why) = isa::mma_form(&mods) {
+            let form = isa::mma_form(&mods);
+            // The f64 shapes beyond m8n8k4 came with PTX 7.8 and sm_90 (ptxas 13.5).
+            if let Ok(f) = &form {
+                let known = self.target.version != (0, 0) && self.target.sm != 0;
+                if f.a == isa::MmaType::F64
+                    && f.m == 16
+                    && known
+                    && (self.target.version < (7, 8) || self.target.sm < 90)
+                {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::P0301,
+                            i.opcode.span,
+                            format!(
+                                "f64 `mma.m16n8k{}` requires sm_90 and PTX 7.8; {} sm_{} / PTX {}.{}",
+                                f.k, self.against, self.target.sm, self.target.version.0, self.target.version.1
+                            ),
+                        )
+                        .label("not available for this target")
+                        .help("use `.m8n8k4` for sm_80, or raise the header to `.version 7.8` and `.target sm_90`"),
+                    );
+                }
+            }
+            if let Err(why) = form {
                 let span = i.opcode.span.to(i.mods.last().map_or(i.opcode.span, |m| m.span));
                 self.diags.push(
                     Diagnostic::error(Code::P0102, span, format!("not a form of `mma`: {why}"))
