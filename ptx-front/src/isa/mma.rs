@@ -110,6 +110,7 @@ pub fn mma_form(mods: &[&str]) -> Result<MmaForm, String> {
     let mut dims = None;
     let mut layouts = Vec::new();
     let mut types = Vec::new();
+    let mut written = String::new();
     let (mut satfinite, mut popc) = (false, false);
     let mut bit_op = None;
     let mut round = None;
@@ -127,7 +128,10 @@ pub fn mma_form(mods: &[&str]) -> Result<MmaForm, String> {
             ".rm" => round = Some(2),
             ".rp" => round = Some(3),
             _ => match (MmaType::parse(m), shape(m)) {
-                (Some(t), _) => types.push(t),
+                (Some(t), _) => {
+                    types.push(t);
+                    written.push_str(m);
+                }
                 (None, Some(s)) if dims.is_none() => dims = Some(s),
                 _ => return Err(format!("`{m}` is not a modifier of a dense `mma`")),
             },
@@ -157,7 +161,7 @@ pub fn mma_form(mods: &[&str]) -> Result<MmaForm, String> {
     };
     if !ok_types {
         return Err(format!(
-            "`.m{m}n{n}k{k}` does not take d, a, b, c of types {d:?}, {a:?}, {b:?}, {c:?}"
+            "`.m{m}n{n}k{k}` does not take the d, a, b, c types `{written}`"
         ));
     }
     let quad_pair = (m, n, k) == (8, 8, 4) && a == F16;
