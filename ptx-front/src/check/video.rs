@@ -21,6 +21,22 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 .help("drop `.sat`, or `.add` to merge the lanes into d instead"),
             );
         }
+        // vmad negates the product (a xor b negated) or c, not both (ptxas: "Operand negation limited to
+        // either (source A xor source B) or C").
+        if name == "vmad" {
+            let neg = |k: usize| matches!(i.operands.get(k), Some(Operand::Neg(..)));
+            if (neg(1) != neg(2)) && neg(3) {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::P0105,
+                        i.operands[3].span(),
+                        "`vmad` negates the product or c, not both",
+                    )
+                    .label("second negation")
+                    .help("negate a and b both (the product keeps its sign), or drop one negation"),
+                );
+            }
+        }
         let merge = i.operands.len() == 4 && d.get(G::Op).is_none();
         for (k, op) in i.operands.iter().enumerate() {
             // Only vmad negates its operands (ptxas: "Operand negation not allowed").
