@@ -254,8 +254,6 @@ pub mod builtin {
     pub const SURF_QUERY: u32 = 5;
     /// `sured`: an atomic reduction into the surface element, [`TexOp::red`] saying which.
     pub const SURF_RED: u32 = 6;
-    /// `sured`'s operations, by their index in [`TexOp::red`].
-    pub const SURF_RED_OPS: [&str; 5] = [".add", ".min", ".max", ".and", ".or"];
     /// [`TexOp::red`]: the data is signed (`.s32`, `.s64`).
     pub const SURF_RED_SIGNED: u32 = 8;
     /// [`TexOp::red`]: sample addressing (`.p`): x counts elements, and the surface's format says
@@ -306,7 +304,7 @@ pub mod builtin {
         pub level: bool,
         /// `tex.grad`: the gradient words are set.
         pub grad: bool,
-        /// `sured`: the index in [`SURF_RED_OPS`] | [`SURF_RED_SIGNED`] | [`SURF_RED_SAMPLE`].
+        /// `sured`: the operation's index in [`BULK_OPS`] | [`SURF_RED_SIGNED`] | [`SURF_RED_SAMPLE`].
         pub red: u32,
     }
 

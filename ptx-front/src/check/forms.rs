@@ -216,7 +216,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         // Conversions with the narrow floats of PTX 8.6 and later: which exist, from which version, and
         // only on architecture-specific targets (ptxas 13.5).
         if name == "cvt" && d.spec.sub.is_empty() {
-            let types: Vec<&str> = d.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| v).collect();
+            let types: Vec<&str> = d.type_names().collect();
             if let [dst, src] = types.as_slice() {
                 let sat = d.get(G::Sat) == Some(".satfinite");
                 match isa::narrow_cvt(dst, src, d.get(G::Round), sat, d.has(".relu")) {
@@ -383,7 +383,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             ".f32x2" => Some(Type::B64),
             _ => None,
         };
-        let packed: Vec<Option<Type>> = d.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| exact(v)).collect();
+        let packed: Vec<Option<Type>> = d.type_names().map(exact).collect();
         if packed.iter().any(Option::is_some) {
             for (k, op) in i.operands.iter().enumerate() {
                 // cvt: the destination is the first type, the sources the second; otherwise one type.
@@ -429,7 +429,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         // cvt.pack's type combinations.
         if name == "cvt" && d.spec.sub == [".pack"] {
             // As written: `.u4`, `.s2` … are no register types.
-            let types: Vec<&str> = d.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| v).collect();
+            let types: Vec<&str> = d.type_names().collect();
             let ok = isa::CVT_PACK_TYPES.contains(&types.as_slice());
             if !ok {
                 bad(

@@ -216,6 +216,10 @@ impl Decoded {
                 })
             })
     }
+    /// The type modifiers as written, in order (`.e2m1x2`, `.u4` … included).
+    pub fn type_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.mods().filter(|&(g, _)| g == G::Type).map(|(_, v)| v)
+    }
     pub fn ty(&self) -> Option<Type> {
         self.types().next()
     }

@@ -386,8 +386,7 @@ fn run(op: TexOp, o: &Object, buf: &mut [u32], env: &Env) -> Result<(), Misuse> 
 /// `a` must address a naturally aligned element of live surface memory.
 unsafe fn reduce(a: u64, op: TexOp, words: &[u32], format: tex::Format) {
     use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-    let name = SURF_RED_OPS[(op.red & 7) as usize];
-    let k = BULK_OPS.iter().position(|&o| o == name).expect("a bulk operation");
+    let k = (op.red & 7) as usize;
     let signed = if op.red & SURF_RED_SAMPLE != 0 {
         matches!(format, tex::Format::S8 | tex::Format::S16 | tex::Format::S32)
     } else {

@@ -108,10 +108,7 @@ impl<'ctx> Lowerer<'ctx> {
                 xs.push(self.b.build_bit_cast(v, f32t, "f")?);
             }
             let r = if d.spec.name == "fma" {
-                let (a, b, c) = (self.ftz(d, xs[0])?, self.ftz(d, xs[1])?, self.ftz(d, xs[2])?);
-                let v = self.call_intrinsic("llvm.fma", &[f32t.into()], &[a, b, c])?;
-                let v = self.ftz(d, v)?;
-                self.canon(v)?
+                self.float_fma(d, Type::F32, xs[0], xs[1], xs[2])?
             } else {
                 self.binary(d.spec.name, d, Type::F32, None, xs[0], xs[1], i.span)?
             };
@@ -124,6 +121,21 @@ impl<'ctx> Lowerer<'ctx> {
             out = self.b.build_or(out, bits, "pair")?;
         }
         self.write(st, &ops[0], out.into(), false, scope)
+    }
+
+    /// A float fused multiply-add with `.ftz` applied to inputs and result, NaN canonical.
+    pub(super) fn float_fma(
+        &self,
+        d: &Decoded,
+        t: Type,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+        c: BasicValueEnum<'ctx>,
+    ) -> R<BasicValueEnum<'ctx>> {
+        let (a, b, c) = (self.ftz(d, a)?, self.ftz(d, b)?, self.ftz(d, c)?);
+        let v = self.call_intrinsic("llvm.fma", &[self.value_ty(t)], &[a, b, c])?;
+        let v = self.ftz(d, v)?;
+        self.canon(v)
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -101,11 +101,7 @@ impl<'ctx> Lowerer<'ctx> {
                     self.check_range(st, p, size, ds, crate::builtin::ACCESS_ATOMIC, i.span)?;
                 }
                 let op = d.get(G::Op).and_then(|o| bi::BULK_OPS.iter().position(|&b| b == o));
-                let ty = d.get(G::Type).and_then(|t| match t {
-                    ".b32" => Some(bi::U32),
-                    ".b64" => Some(bi::U64),
-                    t => super::builtin::code_of(t),
-                });
+                let ty = d.get(G::Type).and_then(super::builtin::code_of);
                 let (Some(op), Some(ty)) = (op, ty) else {
                     return Err(unsupported(
                         i.span,

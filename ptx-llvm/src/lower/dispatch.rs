@@ -168,10 +168,7 @@ impl<'ctx> Lowerer<'ctx> {
                         return Err(unsupported(i.span, "`.sat` on floats is not supported yet"));
                     }
                     let c = self.read(st, &ops[3], t, scope)?;
-                    let (a, b, c) = (self.ftz(d, a)?, self.ftz(d, b)?, self.ftz(d, c)?);
-                    let v = self.call_intrinsic("llvm.fma", &[self.value_ty(t)], &[a, b, c])?;
-                    let v = self.ftz(d, v)?;
-                    let v = self.canon(v)?;
+                    let v = self.float_fma(d, t, a, b, c)?;
                     return self.write(st, &ops[0], v, false, scope);
                 }
                 let mode = d.get(G::Mode);

@@ -132,7 +132,7 @@ impl<'ctx> Lowerer<'ctx> {
                     _ => bi::SURF_RED,
                 };
                 if name == "sured" {
-                    let k = index(&bi::SURF_RED_OPS.map(|o| &o[1..]), d.get(G::Op)).unwrap_or(0);
+                    let k = bi::BULK_OPS.iter().position(|&o| Some(o) == d.get(G::Op)).unwrap_or(0) as u32;
                     let signed = d.ty().is_some_and(Type::is_signed);
                     op.red =
                         k | if signed { bi::SURF_RED_SIGNED } else { 0 } | if sample { bi::SURF_RED_SAMPLE } else { 0 };
