@@ -711,7 +711,16 @@ unsafe fn kernel_node(p: *const KernelNodeParams, v2: bool) -> Result<(KernelPar
     let kern = if v2 { (*p).kern } else { std::ptr::null_mut() };
     let p = &*(p as *const KernelNodeParamsV1);
     let f = if p.func.is_null() && v2 { kern } else { p.func };
-    let (args, job) = crate::launch::prepare_launch(f, p.grid, p.block, p.shared, p.params, p.extra, None, false)?;
+    let (args, job) = crate::launch::prepare_launch(
+        f,
+        p.grid,
+        p.block,
+        p.shared,
+        p.params,
+        p.extra,
+        None,
+        Default::default(),
+    )?;
     let arg_ptrs = crate::launch::param_offsets(f)?
         .into_iter()
         .map(|o| args.as_ptr() as usize + o)

@@ -85,6 +85,14 @@ pub struct LaunchConfig {
     num_attrs: c_uint,
 }
 
+/// How a launch runs beyond its shape: cooperatively (`cuLaunchCooperativeKernel`, or the attribute),
+/// as a cluster launch (the cluster-dimension attribute).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Kind {
+    pub cooperative: bool,
+    pub cluster: bool,
+}
+
 /// Checks the launch at the call (configuration errors are returned at once), then queues it.
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch(
@@ -95,10 +103,10 @@ unsafe fn launch(
     stream: Handle,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
-    cooperative: bool,
+    kind: Kind,
 ) -> Result<(), CUresult> {
-    let (_, job) = prepare_launch(f, grid, block, shared, params, extra, Some(stream), cooperative)?;
-    if cooperative {
+    let (_, job) = prepare_launch(f, grid, block, shared, params, extra, Some(stream), kind)?;
+    if kind.cooperative {
         // Every block of a cooperative grid must be resident at once.
         let (_, fo) = func(f)?;
         let static_shared = kernel(&fo)?.info.static_shared;
@@ -124,7 +132,7 @@ pub(crate) unsafe fn prepare_launch(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
     stream: Option<Handle>,
-    cooperative: bool,
+    kind: Kind,
 ) -> Result<(Arc<Vec<u8>>, crate::graph::NodeJob), CUresult> {
     let (h, fo) = func(f)?;
     let cancel = match stream {
@@ -138,7 +146,10 @@ pub(crate) unsafe fn prepare_launch(
     }
     let k = kernel(&fo)?;
     let buf = Arc::new(param_buffer(&k.info, params, extra)?);
-    let l = launch_of(grid, block, shared, &buf);
+    let l = ptx_jit::Launch {
+        cluster: kind.cluster,
+        ..launch_of(grid, block, shared, &buf)
+    };
     rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
     if shared as u64 > attrs(h, &k.info).max_dynamic_shared {
         return Err(CUDA_ERROR_INVALID_VALUE); // over 48 KiB needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -148,7 +159,8 @@ pub(crate) unsafe fn prepare_launch(
         let k = kernel(&fo)?;
         let l = ptx_jit::Launch {
             cancel: cancel.clone(),
-            cooperative,
+            cooperative: kind.cooperative,
+            cluster: kind.cluster,
             ..launch_of(grid, block, shared, &buf)
         };
         ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))
@@ -192,6 +204,8 @@ fn launch_error(name: &str, e: ptx_jit::LaunchError) -> CUresult {
         ptx_jit::LaunchError::Assert(_) => CUDA_ERROR_ASSERT,
         ptx_jit::LaunchError::Timeout(_) => CUDA_ERROR_LAUNCH_TIMEOUT,
         ptx_jit::LaunchError::IllegalInstruction(_) => CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        ptx_jit::LaunchError::InvalidClusterSize(_) => CUDA_ERROR_INVALID_CLUSTER_SIZE,
+        ptx_jit::LaunchError::NotSupported(_) => CUDA_ERROR_NOT_SUPPORTED,
     }
 }
 
@@ -266,10 +280,11 @@ api! {
     exports = launch_exports;
 
     fn cuLaunchKernel[cuLaunchKernel_ptsz](f: Handle, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shared: c_uint, stream: Handle, params: *mut *mut c_void, extra: *mut *mut c_void) {
-        launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, params, extra, false)
+        launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, params, extra, Kind::default())
     }
     fn cuLaunchCooperativeKernel[cuLaunchCooperativeKernel_ptsz](f: Handle, gx: c_uint, gy: c_uint, gz: c_uint, bx: c_uint, by: c_uint, bz: c_uint, shared: c_uint, stream: Handle, params: *mut *mut c_void) {
-        launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, params, std::ptr::null_mut(), true)
+        let kind = Kind { cooperative: true, ..Kind::default() };
+        launch(f, [gx, gy, gz], [bx, by, bz], shared, stream, params, std::ptr::null_mut(), kind)
     }
     fn cuLaunchKernelEx[cuLaunchKernelEx_ptsz](config: *const LaunchConfig, f: Handle, params: *mut *mut c_void, extra: *mut *mut c_void) {
         init_check()?;
@@ -277,25 +292,26 @@ api! {
         if c.num_attrs > 0 && c.attrs.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let mut cooperative = false;
+        let mut kind = Kind::default();
         for i in 0..c.num_attrs as usize {
             let a = &*c.attrs.add(i);
             match a.id {
                 0 => {}                                     // IGNORE
                 1 | 3 | 8 | 9 | 10 | 14 | 16 => {}          // hints: access policy, sync policy, priority, memory sync domains, carveout, NVLink
-                2 => cooperative = a.value[0] != 0,         // COOPERATIVE
+                2 => kind.cooperative = a.value[0] != 0,    // COOPERATIVE
                 4 | 11 => {
-                    // (PREFERRED_)CLUSTER_DIMENSION: clusters of one block are plain launches
+                    // (PREFERRED_)CLUSTER_DIMENSION: a cluster launch, of clusters of one block only
                     if a.value[..3].iter().any(|&d| d > 1) {
                         return Err(CUDA_ERROR_NOT_SUPPORTED);
                     }
+                    kind.cluster |= a.value[..3].iter().all(|&d| d == 1);
                 }
                 5 | 17 | 18 => {}                          // cluster scheduling / portability / shared memory mode
                 6 => {}                                     // PROGRAMMATIC_STREAM_SERIALIZATION: full serialisation satisfies it
                 _ => return Err(CUDA_ERROR_NOT_SUPPORTED), // events on launch, device-updatable nodes
             }
         }
-        launch(f, c.grid, c.block, c.shared, c.stream, params, extra, cooperative)
+        launch(f, c.grid, c.block, c.shared, c.stream, params, extra, kind)
     }
 
     fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: Handle) {

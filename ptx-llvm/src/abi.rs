@@ -132,8 +132,11 @@ pub mod builtin {
     /// Atomic read-modify-write of a 16- or 32-bit float (or packed pair) at `addr`: a = operand bits,
     /// b = the `ptxjit_fp` code of the operation; the result is the old value.
     pub const MEM_ATOMIC_FP: u32 = 7;
-    /// `trap`: a = the instruction's byte offset; the launch fails.
+    /// `trap`: a = the instruction's byte offset; the launch fails. b = 0 for `trap` itself, else a
+    /// `TRAP_*` reason the GPU gives an illegal instruction for.
     pub const MEM_TRAP: u32 = 8;
+    /// `st.async`/`red.async` outside a cluster launch.
+    pub const TRAP_NO_CLUSTER: u32 = 1;
     /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest are
     /// zeros (`cp.async` with a source size).
     pub const MEM_COPY: u32 = 9;
@@ -557,6 +560,9 @@ pub struct Env {
     /// `%envreg1` (high half) and `%envreg2` (low half): cooperative groups' grid barrier counts CTAs
     /// in its second 32-bit word.
     pub grid_workspace: u64,
+    /// 1 in a cluster launch (the kernel's `.reqnctapercluster`, or cluster dimensions given at
+    /// launch), else 0: `%is_explicit_cluster`, and whether `st.async`/`red.async` may run.
+    pub cluster: u32,
 }
 
 /// What an LLVM struct field of the ABI holds.
@@ -588,6 +594,7 @@ pub enum EnvField {
     Ctas,
     Written,
     GridWorkspace,
+    Cluster,
 }
 
 impl EnvField {
@@ -610,11 +617,12 @@ impl EnvField {
             EnvField::Ctas => "ctas",
             EnvField::Written => "written",
             EnvField::GridWorkspace => "grid_workspace",
+            EnvField::Cluster => "cluster",
         }
     }
 
     /// Every field with its type, in order.
-    pub const ALL: [(EnvField, FieldType); 16] = [
+    pub const ALL: [(EnvField, FieldType); 17] = [
         (EnvField::Params, FieldType::Ptr),
         (EnvField::Shared, FieldType::Ptr),
         (EnvField::Tid, FieldType::I32x3),
@@ -631,6 +639,7 @@ impl EnvField {
         (EnvField::Ctas, FieldType::I32),
         (EnvField::Written, FieldType::Ptr),
         (EnvField::GridWorkspace, FieldType::I64),
+        (EnvField::Cluster, FieldType::I32),
     ];
 
     /// The field's index in the LLVM struct.

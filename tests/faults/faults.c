@@ -165,6 +165,12 @@ int main(int argc, char **argv) {
     if (wanted("barrier_counts"))
         with_output("one barrier met with two thread counts", "barrier_counts", 1, 64, &zero,
                     CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    if (wanted("async_store")) {
+        with_output("st.async outside a cluster launch", "async_store", 2, 32, &zero, CUDA_ERROR_ILLEGAL_INSTRUCTION);
+        with_output("st.async in a kernel of clusters of one CTA", "async_store_clustered", 2, 32, &zero, CUDA_SUCCESS);
+        with_output(".explicitcluster launched without a cluster shape", "explicit_cluster", 2, 32, &zero,
+                    CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    }
     if (wanted("divide")) with_output("integer division by zero (no fault)", "divide", 1, 32, &zero, CUDA_SUCCESS);
     if (wanted("recurse")) with_output("recursion 10^9 deep", "recurse", 1, 1, &depth, CUDA_ERROR_ILLEGAL_ADDRESS);
     if (wanted("spin")) with_output("infinite loop (PTXJIT_LAUNCH_TIMEOUT=3)", "spin", 4, 32, NULL, CUDA_ERROR_LAUNCH_TIMEOUT);

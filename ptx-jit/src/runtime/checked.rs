@@ -95,6 +95,8 @@ pub enum FaultKind {
     Texture(&'static str),
     /// A device-heap call that cannot be honoured (`free` of a pointer `malloc` did not return).
     Heap(&'static str),
+    /// An instruction the launch may not run, which a GPU ends with an illegal instruction: what.
+    Illegal(&'static str),
 }
 
 /// The first bad access (or `trap`, failed assertion, hardware fault or end from outside) of a launch.

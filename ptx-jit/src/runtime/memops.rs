@@ -135,7 +135,14 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             0
         }
         MEM_TRAP => {
-            crate::runtime::checked::trap(env, a as u32, crate::runtime::checked::FaultKind::Trap);
+            use crate::runtime::checked::FaultKind;
+            let kind = match b as u32 {
+                TRAP_NO_CLUSTER => {
+                    FaultKind::Illegal("ran st.async or red.async in a launch that is not a cluster launch")
+                }
+                _ => FaultKind::Trap,
+            };
+            crate::runtime::checked::trap(env, a as u32, kind);
             1
         }
         MEM_WMMA_LOAD | MEM_WMMA_STORE => {
@@ -225,9 +232,9 @@ pub(crate) fn combine(op: usize, ty: u32, old: u64, v: u64) -> u64 {
             ".min" => MIN,
             _ => MAX,
         };
-        // The f32 add flushes subnormal inputs and results (the manual, cp.reduce.async.bulk).
-        let flags = if ty == F32 { FTZ } else { 0 };
-        return crate::emu::builtins::ptxjit_fp(code(f, ty, ty, RN, flags), old, v, 0);
+        // Subnormal inputs and results are kept: the manual says cp.reduce.async.bulk's f32 add
+        // flushes them, but an H200 (driver 580.159.04) keeps them (tests/ptx-host/bulk_reduce.ptx).
+        return crate::emu::builtins::ptxjit_fp(code(f, ty, ty, RN, 0), old, v, 0);
     }
     let (o32, v32) = (old as u32, v as u32);
     match op {

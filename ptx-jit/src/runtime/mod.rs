@@ -42,6 +42,7 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
         ctas: 1,
         written: std::ptr::null_mut(),
         grid_workspace: l.grid_workspace,
+        cluster: l.cluster as u32,
     }
 }
 
@@ -92,6 +93,10 @@ pub enum LaunchError {
     Timeout(String),
     #[error("illegal instruction: {0}")]
     IllegalInstruction(String),
+    #[error("invalid cluster size: {0}")]
+    InvalidClusterSize(String),
+    #[error("not supported: {0}")]
+    NotSupported(String),
 }
 
 pub struct Launch<'p> {
@@ -117,6 +122,9 @@ pub struct Launch<'p> {
     /// The SMs the device presents (`%nsmid`; `%smid` is the worker's index modulo this), taken when
     /// the launch is made: a cooperative launch runs on more threads than that.
     pub sms: u32,
+    /// A cluster launch: the driver was given cluster dimensions (of one CTA: larger clusters are not
+    /// supported), or the kernel declares `.reqnctapercluster` ([`launch`] sets it then).
+    pub cluster: bool,
 }
 
 impl<'p> Launch<'p> {
@@ -132,6 +140,7 @@ impl<'p> Launch<'p> {
             cooperative: false,
             grid_workspace: 0,
             sms: crate::device::sm_count(),
+            cluster: false,
         }
     }
 }
@@ -178,6 +187,20 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         return Err(LaunchError::InvalidConfig(format!(
             "a block of {}x{}x{}, but `{}` declares `.reqntid {}, {}, {}`",
             l.block[0], l.block[1], l.block[2], k.info.name, req[0], req[1], req[2]
+        )));
+    }
+    // As an H200 answers (tests/faults/faults.c): `.explicitcluster` without cluster dimensions from
+    // the kernel or the launch is refused at the launch.
+    if k.info.explicit_cluster && k.info.cluster.is_none() && !l.cluster {
+        return Err(LaunchError::InvalidClusterSize(format!(
+            "`{}` declares `.explicitcluster` but has no `.reqnctapercluster` and was launched without cluster dimensions",
+            k.info.name
+        )));
+    }
+    if let Some(c) = k.info.cluster.filter(|c| c.iter().any(|&d| d > 1)) {
+        return Err(LaunchError::NotSupported(format!(
+            "`{}` declares `.reqnctapercluster {}, {}, {}`: clusters of more than one CTA are not supported",
+            k.info.name, c[0], c[1], c[2]
         )));
     }
     let max_shared = crate::device::profile().shared_per_block_optin;
@@ -236,6 +259,18 @@ pub fn launch_sanitized(
     let entry = match k.entry_for(threads) {
         Ok(e) => e,
         Err(e) => return (Err(LaunchError::Failed(e)), vec![]),
+    };
+    // A kernel that declares its cluster shape is launched as clusters however the driver was called.
+    let clustered;
+    let l = if k.info.cluster.is_some() && !l.cluster {
+        clustered = Launch {
+            cluster: true,
+            cancel: l.cancel.clone(),
+            ..*l
+        };
+        &clustered
+    } else {
+        l
     };
     let cell = crate::runtime::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
     let watch = crate::runtime::watchdog::watch(&cell, l.cancel.clone(), l.cooperative);
@@ -405,6 +440,7 @@ fn fault_error(k: &HostKernel, f: &crate::runtime::checked::Fault) -> LaunchErro
         )),
         FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),
         FaultKind::Cancelled => LaunchError::Failed(format!("{at} was cancelled: its context was destroyed")),
+        FaultKind::Illegal(what) => LaunchError::IllegalInstruction(format!("{at} {what}")),
         FaultKind::Texture(what) | FaultKind::Heap(what) => {
             LaunchError::IllegalAddress(format!("{at} {what}: {:#x}", f.addr))
         }

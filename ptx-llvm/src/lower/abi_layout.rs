@@ -46,6 +46,7 @@ fn env_fields_match_the_runtime_struct() {
         offset_of!(Env, ctas),
         offset_of!(Env, written),
         offset_of!(Env, grid_workspace),
+        offset_of!(Env, cluster),
     ];
     for (i, &(f, _)) in EnvField::ALL.iter().enumerate() {
         assert_eq!(f.index() as usize, i, "{f:?} out of order");

@@ -708,7 +708,8 @@ impl<'ctx> Lowerer<'ctx> {
     /// `rcp.approx.ftz.f64` and `rsqrt.approx.ftz.f64` on the host, as the manual defines them: the
     /// function of `a`'s upper word alone (sign, exponent and 20 mantissa bits), its result's upper
     /// word kept and the lower one zero; subnormals flush to signed zero and NaNs give the canonical
-    /// 0x7fffffff00000000. Code that refines such a seed (cuRAND's double-precision normal
+    /// 0x7fffffff00000000. A NaN whose payload lies in the lower word alone reads as an infinity, as
+    /// on an H200 (tests/ptx/approx_f64.ptx). Code that refines such a seed (cuRAND's double-precision normal
     /// distributions) gets the GPU's bits only from the truncated seed, not from a full-precision one.
     fn upper_word_approx(&self, name: &str, a: BasicValueEnum<'ctx>) -> R<BasicValueEnum<'ctx>> {
         let (i64t, f64t) = (self.ctx.i64_type(), self.ctx.f64_type());
@@ -735,9 +736,8 @@ impl<'ctx> Lowerer<'ctx> {
         let r = self.b.build_float_div(f64t.const_float(1.0), denominator, name)?;
         let r_bits = self.b.build_bit_cast(r, i64t, "r_bits")?.into_int_value();
         let r_bits = flushed(self.b.build_and(r_bits, upper, "r_upper")?)?;
-        let a = a.into_float_value();
         let nan = self.b.build_or(
-            self.b.build_float_compare(FloatPredicate::UNO, a, a, "nan_in")?,
+            self.b.build_float_compare(FloatPredicate::UNO, x, x, "nan_in")?,
             self.b.build_float_compare(FloatPredicate::UNO, r, r, "nan_out")?,
             "nan",
         )?;

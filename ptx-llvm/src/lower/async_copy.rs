@@ -135,6 +135,27 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
+        if self.flavour == Flavour::Host {
+            // An H200 ends a launch that is not a cluster launch here with an illegal instruction, even
+            // for the CTA's own shared memory (tests/faults/faults.c).
+            let i32t = self.i32();
+            let cluster = self.env_field(st, EnvField::Cluster, i32t)?;
+            let none = self
+                .b
+                .build_int_compare(IntPredicate::EQ, cluster, i32t.const_zero(), "no_cluster")?;
+            let (stop, go) = (
+                self.ctx.append_basic_block(st.func, "no_cluster"),
+                self.ctx.append_basic_block(st.func, "cluster"),
+            );
+            self.b.build_conditional_branch(none, stop, go)?;
+            self.b.position_at_end(stop);
+            let i64t = self.i64();
+            let site = i64t.const_int(i.span.start as u64, false);
+            let why = i64t.const_int(bi::TRAP_NO_CLUSTER as u64, false);
+            self.mem_call(st, bi::MEM_TRAP, i64t.const_zero(), site, why)?;
+            self.emit_return(st)?;
+            self.b.position_at_end(go);
+        }
         if d.spec.name == "st" {
             self.memory(st, i, d, scope)?;
         } else {

@@ -102,19 +102,26 @@ impl<'ctx> Lowerer<'ctx> {
             return Err(unsupported(i.span, "expected an address"));
         };
         let ptr = self.address(st, a, space, scope)?;
-        self.check_access(st, ptr, t.bytes() as u64, space, crate::builtin::ACCESS_ATOMIC, i.span)?;
+        // A vector atomic is one access of all its elements, aligned to its whole size.
+        let elems = d.get(G::Vec).map_or(1, |v| v[2..].parse::<u64>().unwrap_or(1));
+        let bytes = t.bytes() as u64 * elems;
+        self.check_access(st, ptr, bytes, space, crate::builtin::ACCESS_ATOMIC, i.span)?;
+        if d.get(G::Vec).is_some() {
+            return self.vector_atomic(st, i, d, ptr, scope);
+        }
         let b = self.read(st, &ops[at + 1], t, scope)?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
             _ => O::LLVMAtomicOrderingAcquireRelease,
         };
         let op = d.get(G::Op).expect("atom has an op");
-        if d.get(G::Vec).is_some() {
-            return self.vector_atomic(st, i, d, ptr, scope);
-        }
         let (float, signed) = (t.is_float(), t.is_signed());
-        if self.flavour == Flavour::Host && matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2) {
-            // 16-bit floats (and pairs): a compare-and-swap loop in the runtime around exact arithmetic.
+        let f32_add = t == Type::F32 && op == ".add";
+        if self.flavour == Flavour::Host
+            && (f32_add || matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2))
+        {
+            // 16-bit floats (and pairs), and f32 adds: a compare-and-swap loop in the runtime around
+            // exact arithmetic.
             let fop = match op {
                 ".add" => crate::builtin::ADD,
                 ".min" => crate::builtin::MIN,
@@ -126,11 +133,30 @@ impl<'ctx> Lowerer<'ctx> {
                     ))
                 }
             };
-            let ty = super::builtin::code_of(t.name()).expect("a 16-bit float type has a builtin code");
-            let code = crate::builtin::code(fop, ty, ty, crate::builtin::RN, 0);
+            let ty = super::builtin::code_of(t.name()).expect("a float type has a builtin code");
+            let i64t = self.i64();
+            let code = |flags| {
+                i64t.const_int(
+                    crate::builtin::code(fop, ty, ty, crate::builtin::RN, flags) as u64,
+                    false,
+                )
+            };
             let addr = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
             let bits = self.to_bits(b, t.bits(), false)?;
-            let code = self.i64().const_int(code as u64, false);
+            // An H200 flushes the subnormal inputs and results of an f32 atomic add in global memory,
+            // not in shared memory (tests/ptx-host/atom_f32_subnormal.ptx); a generic address decides
+            // at run time.
+            let code = match space {
+                _ if !f32_add => code(0),
+                Space::Shared => code(0),
+                Space::Generic => {
+                    let (off, window) = self.shared_offset(st, addr)?;
+                    let shared = self.b.build_int_compare(IntPredicate::ULT, off, window, "shared")?;
+                    let (keep, flush) = (code(0), code(crate::builtin::FTZ));
+                    self.b.build_select(shared, keep, flush, "code")?.into_int_value()
+                }
+                _ => code(crate::builtin::FTZ),
+            };
             let old = self.mem_call(st, crate::builtin::MEM_ATOMIC_FP, addr, bits, code)?;
             if is_atom {
                 let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
@@ -230,6 +256,19 @@ impl<'ctx> Lowerer<'ctx> {
         self.check_range(st, p, bytes, space, access, span)
     }
 
+    /// A generic address's offset in the CTA's shared window and the window's size, both as i64: the
+    /// address is shared memory when `off < window` (unsigned).
+    fn shared_offset(&mut self, st: &Fn<'ctx, '_, '_>, addr: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let (i32t, i64t) = (self.i32(), self.i64());
+        let base = self.env_field(st, EnvField::Shared, i64t)?;
+        let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
+        let window = self.b.build_int_z_extend(dynamic, i64t, "window")?;
+        let window = self
+            .b
+            .build_int_add(window, i64t.const_int(self.shared_size, false), "window")?;
+        Ok((self.b.build_int_sub(addr, base, "off")?, window))
+    }
+
     /// [`Self::check_access`] for a plain `.shared` load or store. Generated code decides an aligned
     /// access inside the window itself and calls the runtime only for the rest, or when a sanitizer
     /// follows the access (the launch's watch word, `builtin::WATCH_*`): racecheck every access but
@@ -264,14 +303,8 @@ impl<'ctx> Lowerer<'ctx> {
         let quiet = self
             .b
             .build_int_compare(IntPredicate::EQ, calls, i32t.const_zero(), "quiet")?;
-        let base = self.env_field(st, EnvField::Shared, i64t)?;
-        let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
-        let window = self.b.build_int_z_extend(dynamic, i64t, "window")?;
-        let window = self
-            .b
-            .build_int_add(window, i64t.const_int(self.shared_size, false), "window")?;
         let addr = self.b.build_ptr_to_int(p, i64t, "addr")?;
-        let off = self.b.build_int_sub(addr, base, "off")?;
+        let (off, window) = self.shared_offset(st, addr)?;
         // off < window and off + bytes <= window (off + bytes cannot wrap once off < window).
         let inside = self.b.build_int_compare(IntPredicate::ULT, off, window, "inside")?;
         let end = self.b.build_int_add(off, i64t.const_int(bytes, false), "end")?;
@@ -538,7 +571,9 @@ impl<'ctx> Lowerer<'ctx> {
                 ))
             }
         };
-        let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, 0) as u64, false);
+        // Vector atomics are global only: an f32 add flushes subnormals there, as the scalar one does.
+        let flags = if ty == bi::F32 && fop == bi::ADD { bi::FTZ } else { 0 };
+        let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, flags) as u64, false);
         let base = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
         for (k, b) in src.iter().enumerate() {
             let addr = self

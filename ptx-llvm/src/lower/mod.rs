@@ -78,6 +78,11 @@ pub struct KernelInfo {
     pub max_threads: Option<u64>,
     /// The block shape `.reqntid` requires (missing dimensions are 1).
     pub required_block: Option<[u32; 3]>,
+    /// The cluster shape `.reqnctapercluster` requires: every launch of the kernel is a cluster launch.
+    pub cluster: Option<[u32; 3]>,
+    /// `.explicitcluster`: the kernel must be launched as clusters (with `.reqnctapercluster` or cluster
+    /// dimensions at launch).
+    pub explicit_cluster: bool,
 }
 
 /// How a host kernel runs a CTA.
@@ -801,6 +806,8 @@ impl<'ctx> Lowerer<'ctx> {
             exec: Exec::Loop,
             max_threads: directive(".maxntid").map(|v| v.iter().product()),
             required_block: directive(".reqntid").map(dims),
+            cluster: directive(".reqnctapercluster").map(dims),
+            explicit_cluster: directive(".explicitcluster").is_some(),
         }
     }
 

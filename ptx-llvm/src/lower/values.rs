@@ -391,7 +391,11 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_int_truncate(half, i32t, "envreg")?
             }
             "%cluster_nctarank" => i32t.const_int(1, false),
-            "%is_explicit_cluster" => self.ctx.bool_type().const_zero(),
+            "%is_explicit_cluster" => {
+                let cluster = self.env_field(st, EnvField::Cluster, i32t)?;
+                self.b
+                    .build_int_compare(IntPredicate::NE, cluster, i32t.const_zero(), "explicit_cluster")?
+            }
             // %cluster_ctarank, the other %envreg<N>, %pm<N>, reserved shared-memory offsets (none reserved),
             // %current_graph_exec (no graphs).
             _ => self.int(sreg.ty.bits()).const_zero(),
