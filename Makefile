@@ -86,7 +86,7 @@ build/client: tests/demo/client.c venv
 # The C programs of the driver API (clients, probes, fault tests), each built from its source alike.
 DRIVER_PROGRAMS := build/faults build/launch_limits build/lazy_no_binary build/device_attributes \
 	build/devices build/peer_probe build/pointer_attributes build/sanitize_client build/lazy build/graphs build/texture_probe build/textures \
-	build/texrefs build/ipc build/memops build/device_heap build/lazy_ptx
+	build/texrefs build/ipc build/memops build/device_heap build/lazy_ptx build/tma
 build/faults: tests/faults/faults.c
 build/launch_limits: tests/gpu/probes_c/launch_limits.c
 build/lazy_no_binary: tests/gpu/probes_c/lazy_no_binary.c
@@ -97,6 +97,7 @@ build/lazy_ptx: tests/gpu/probes_c/lazy_ptx.c
 build/graphs: tests/demo/graphs.c
 build/texture_probe: tests/gpu/probes_c/texture_probe.c
 build/textures: tests/demo/textures.c
+build/tma: tests/demo/tma.c
 build/texrefs: tests/demo/texrefs.c
 build/ipc: tests/demo/ipc.c
 build/memops: tests/demo/memops.c
@@ -192,7 +193,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -238,6 +239,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "TEXTURES VERIFIED" build/textures.out
 	LD_LIBRARY_PATH=$(REL) ./build/texrefs | tee build/texrefs.out
 	grep -q "TEXREFS VERIFIED" build/texrefs.out
+	@echo; echo "== Tensor copies (TMA): tensor maps, loads, stores and reductions against the manual's rules"
+	LD_LIBRARY_PATH=$(REL) ./build/tma | tee build/tma.out
+	grep -q "TMA VERIFIED" build/tma.out
 	@echo; echo "== Device memory shared between two processes (cuIpcGetMemHandle, cuIpcOpenMemHandle)"
 	LD_LIBRARY_PATH=$(REL) ./build/ipc | tee build/ipc.out
 	grep -q "IPC VERIFIED" build/ipc.out

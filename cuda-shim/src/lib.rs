@@ -27,6 +27,7 @@ pub mod vmm;
 pub use proc::{api_names, implementation_table, resolve, resolve_for};
 mod state;
 pub mod stream;
+mod tensor_map;
 pub mod trace;
 mod user_object;
 

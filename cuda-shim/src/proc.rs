@@ -27,6 +27,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::memop::memop_exports(),
         crate::user_object::user_object_exports(),
         crate::stream::stream_exports(),
+        crate::tensor_map::tensor_map_exports(),
         crate::library::exports(),
         crate::link::exports(),
         crate::module::exports(),

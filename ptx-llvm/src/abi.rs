@@ -149,6 +149,15 @@ pub mod builtin {
     /// atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's type code
     /// << 8.
     pub const MEM_BULK_REDUCE: u32 = 12;
+    /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at [`TENSOR_ARGS`] words
+    /// (the shared address, the tensor map's generic address, the mbarrier's address or 0, then five
+    /// coordinates), a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or [`TENSOR_REDUCE`] |
+    /// a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the instruction's byte offset.
+    pub const MEM_TENSOR: u32 = 13;
+    pub const TENSOR_ARGS: u32 = 8;
+    pub const TENSOR_LOAD: u32 = 0;
+    pub const TENSOR_STORE: u32 = 1;
+    pub const TENSOR_REDUCE: u32 = 0x100;
     pub const BULK_OPS: [&str; 8] = [".and", ".or", ".xor", ".add", ".inc", ".dec", ".min", ".max"];
     pub const MBAR_DROP: u32 = 1;
     /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.

@@ -165,8 +165,9 @@ int main(int argc, char **argv) {
     if (wanted("barrier_counts"))
         with_output("one barrier met with two thread counts", "barrier_counts", 1, 64, &zero,
                     CUDA_ERROR_ILLEGAL_INSTRUCTION);
-    if (wanted("async_store")) {
+    if (wanted("async_store"))
         with_output("st.async outside a cluster launch", "async_store", 2, 32, &zero, CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    if (wanted("clusters")) {
         with_output("st.async in a kernel of clusters of one CTA", "async_store_clustered", 2, 32, &zero, CUDA_SUCCESS);
         with_output(".explicitcluster launched without a cluster shape", "explicit_cluster", 2, 32, &zero,
                     CUDA_ERROR_INVALID_CLUSTER_SIZE);

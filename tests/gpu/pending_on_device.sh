@@ -40,7 +40,7 @@ run() { # NAME COMMAND...: runs with a time limit (LIMIT seconds, default 30), p
 
 {
 # memops.c needs a cuda.h of CUDA 13.1 or later (atomic reductions); HEADERS may name a folder with one.
-for p in graphs textures memops device_heap; do
+for p in graphs textures memops device_heap tma; do
   cc -O2 -DKEEP_GOING ${HEADERS:+-I"$HEADERS"} -I"$CUDA/include" tests/demo/$p.c -o "$W/$p" "$REAL" || echo "$p.c: build failed"
 done
 NVJ=$(find "$SITE/nvidia" "$CUDA/lib64" -name 'libnvJitLink.so.13*' 2>/dev/null | head -1)
@@ -59,6 +59,7 @@ nvcc -O2 -arch="$ARCH" tests/nvcc/textures.cu -o "$W/nvcc_textures" 2>&1 | tail 
 {
   run graphs "$W/graphs" "$W/graph.dot"
   run textures "$W/textures"
+  run tma "$W/tma"
   run nvcc_textures "$W/nvcc_textures"
   run memops "$W/memops"
   run device_heap "$W/device_heap"

@@ -141,6 +141,32 @@ pub fn forms() -> Vec<Form> {
                     prelude = ".func callee()\n{\nret;\n}\n";
                     ops.push("callee".to_string());
                 }
+                // Tensor copies name `[tensorMap, {coordinates}]`, then what their modifiers add.
+                "cp" if spec.sub.contains(&".tensor") => {
+                    let dims = d.get(G::Dim).and_then(|m| m[1..2].parse::<usize>().ok()).unwrap_or(1);
+                    let list =
+                        |name: &str, n: usize| (0..n).map(|k| format!("%{name}{k}")).collect::<Vec<_>>().join(", ");
+                    decls.push_str(".reg .b32 %c<5>;\n.reg .b16 %h<3>;\n.reg .b16 %m;\n.reg .b64 %pol;\n");
+                    let tensor = format!("[%addr, {{{}}}]", list("c", dims));
+                    let load = d.has(".shared::cluster");
+                    if load {
+                        ops.push("[%addr]".to_string());
+                    }
+                    ops.push(tensor);
+                    // The mbarrier of a load, the shared source of a store; a prefetch names neither.
+                    if !spec.sub.contains(&".prefetch") {
+                        ops.push("[%addr]".to_string());
+                    }
+                    if d.has(".im2col") {
+                        ops.push(format!("{{{}}}", list("h", dims.saturating_sub(2))));
+                    }
+                    if d.has(".multicast::cluster") {
+                        ops.push("%m".to_string());
+                    }
+                    if d.get(G::Hint).is_some() {
+                        ops.push("%pol".to_string());
+                    }
+                }
                 _ => {
                     // `elect.sync` and `lop3.BoolOp` write a predicate too (`d|p`).
                     let pair = spec.name == "elect" || (spec.name == "lop3" && d.get(G::BoolOp).is_some());

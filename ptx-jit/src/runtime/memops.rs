@@ -134,6 +134,11 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             bulk_reduce(addr, a, size, op, ty);
             0
         }
+        MEM_TENSOR => {
+            // SAFETY: generated code passes its own argument block.
+            let args = unsafe { &*(addr as *const [u64; TENSOR_ARGS as usize]) };
+            crate::runtime::tensor::tensor_op(env, args, a as u32 & 0xffff, (a >> 16) as usize, b as u32)
+        }
         MEM_TRAP => {
             use crate::runtime::checked::FaultKind;
             let kind = match b as u32 {
@@ -196,27 +201,39 @@ fn bulk_reduce(dst: u64, src: u64, size: u64, op: usize, ty: u32) {
         let (d, s) = (dst + k * bytes, src + k * bytes);
         // SAFETY: the lowering checked (in checked mode) or trusts both ranges, as for a copy.
         unsafe {
-            match bytes {
-                2 => {
-                    let v = (s as *const u16).read_unaligned() as u64;
-                    let cell = AtomicU16::from_ptr(d as *mut u16);
-                    let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
-                        Some(combine(op, ty, o as u64, v) as u16)
-                    });
-                }
-                4 => {
-                    let v = (s as *const u32).read_unaligned() as u64;
-                    let cell = AtomicU32::from_ptr(d as *mut u32);
-                    let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
-                        Some(combine(op, ty, o as u64, v) as u32)
-                    });
-                }
-                _ => {
-                    let v = (s as *const u64).read_unaligned();
-                    let cell = AtomicU64::from_ptr(d as *mut u64);
-                    let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| Some(combine(op, ty, o, v)));
-                }
-            }
+            let mut v = 0u64;
+            std::ptr::copy_nonoverlapping(s as *const u8, &mut v as *mut u64 as *mut u8, bytes as usize);
+            reduce_element(d, v, bytes, op, ty);
+        }
+    }
+}
+
+/// Combines the `bytes`-byte element at `dst` with `v` ([`combine`]), atomically.
+///
+/// # Safety
+/// `dst` must be valid for an atomic access of `bytes` (2, 4 or 8) bytes.
+pub(crate) unsafe fn reduce_element(dst: u64, v: u64, bytes: u64, op: usize, ty: u32) {
+    match bytes {
+        2 => {
+            let cell = AtomicU16::from_ptr(dst as *mut u16);
+            let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
+                Some(combine(op, ty, o as u64, v) as u16)
+            });
+        }
+        4 => {
+            let cell = AtomicU32::from_ptr(dst as *mut u32);
+            let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| {
+                Some(combine(op, ty, o as u64, v) as u32)
+            });
+        }
+        8 => {
+            let cell = AtomicU64::from_ptr(dst as *mut u64);
+            let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| Some(combine(op, ty, o, v)));
+        }
+        _ => {
+            // Bytes: no atomic reduction of this width exists in PTX; combine in place.
+            let p = dst as *mut u8;
+            p.write(combine(op, ty, p.read() as u64, v) as u8);
         }
     }
 }

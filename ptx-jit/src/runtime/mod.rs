@@ -7,6 +7,7 @@ mod fibers;
 pub(crate) mod memops;
 mod regions;
 pub mod sanitize;
+pub mod tensor;
 pub mod texture;
 pub mod trap;
 pub(crate) mod watchdog;

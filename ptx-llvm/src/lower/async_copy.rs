@@ -37,7 +37,11 @@ impl<'ctx> Lowerer<'ctx> {
             | [".async", ".wait_all"]
             | [".async", ".bulk", ".commit_group"]
             | [".async", ".bulk", ".wait_group"]
-            | [".async", ".bulk", ".prefetch"] => Ok(()),
+            | [".async", ".bulk", ".prefetch"]
+            | [".async", ".bulk", ".prefetch", ".tensor"] => Ok(()),
+            [".async", ".bulk", ".tensor"] | [".reduce", ".async", ".bulk", ".tensor"] => {
+                self.tensor_copy(st, i, d, scope)
+            }
             [".async", ".mbarrier", ".arrive"] => {
                 // Without .noinc the pending count is raised before the copies' arrival lowers it:
                 // with the copies already complete, nothing changes.
@@ -122,6 +126,125 @@ impl<'ctx> Lowerer<'ctx> {
                 format!("`cp{}` is not supported yet", sub.concat()),
             )),
         }
+    }
+
+    /// `tensormap.cp_fenceproxy`: a tensor map copied from shared to global memory; the fence is the
+    /// copy's completion, as for every copy here.
+    pub(super) fn tensormap_copy<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        self.host_only(i.span, "tensormap.cp_fenceproxy")?;
+        let ops = &i.operands;
+        let dst = self.mem_address(st, &ops[0], Space::Global, scope)?;
+        let src = self.mem_address(st, &ops[1], Space::Shared, scope)?;
+        let size = self.read(st, &ops[2], Type::U32, scope)?.into_int_value();
+        self.copy(st, (dst, Space::Global), (src, Space::Shared), size, size, i.span)
+    }
+
+    /// `cp.async.bulk.tensor` (tile mode, global to shared or shared to global) and
+    /// `cp.reduce.async.bulk.tensor`: the runtime moves the box (`MEM_TENSOR`).
+    fn tensor_copy<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        let ops = &i.operands;
+        if d.get(G::LoadMode).is_some_and(|m| m != ".tile") {
+            return Err(unsupported(i.span, "im2col tensor copies are not supported yet"));
+        }
+        if d.has(".multicast::cluster") {
+            return Err(unsupported(
+                i.span,
+                "multicast tensor copies need clusters of more than one CTA, which are not supported",
+            ));
+        }
+        let dims = d.get(G::Dim).and_then(|m| m[1..2].parse::<u64>().ok()).unwrap_or(1);
+        let load = d.has(".shared::cluster");
+        let (map_at, shared_at) = if load { (1, 0) } else { (0, 1) };
+        let Operand::Bracket(items, _) = &ops[map_at] else {
+            return Err(unsupported(ops[map_at].span(), "expected `[tensorMap, {coordinates}]`"));
+        };
+        let i64t = self.i64();
+        let buf = st
+            .alloca_at
+            .build_alloca(i64t.array_type(bi::TENSOR_ARGS), "tensor.args")?;
+        let put = |l: &mut Self, k: u64, v: IntValue<'ctx>| -> R<()> {
+            let p = unsafe { l.b.build_in_bounds_gep(i64t, buf, &[i64t.const_int(k, false)], "w")? };
+            l.b.build_store(p, v)?;
+            Ok(())
+        };
+        let shared = self.mem_address(st, &ops[shared_at], Space::Shared, scope)?;
+        put(self, 0, shared)?;
+        let map = self.generic_address(st, &items[0], scope)?;
+        put(self, 1, map)?;
+        let mbar = match ops.get(2) {
+            Some(m @ Operand::Addr(_)) if load => self.mem_address(st, m, Space::Shared, scope)?,
+            _ => i64t.const_zero(),
+        };
+        put(self, 2, mbar)?;
+        let coords = items.get(1).map(|c| self.vector_elements(c, scope)).unwrap_or_default();
+        for k in 0..5 {
+            let v = match coords.get(k) {
+                Some(c) => {
+                    let v = self.read(st, c, Type::S32, scope)?.into_int_value();
+                    self.b.build_int_s_extend(v, i64t, "coord")?
+                }
+                None => i64t.const_zero(),
+            };
+            put(self, 3 + k as u64, v)?;
+        }
+        let op = if d.spec.sub[0] == ".reduce" {
+            let k = d.get(G::Op).and_then(|o| bi::BULK_OPS.iter().position(|&b| b == o));
+            bi::TENSOR_REDUCE | k.expect("the checker requires an operation") as u32
+        } else if load {
+            bi::TENSOR_LOAD
+        } else {
+            bi::TENSOR_STORE
+        };
+        let args = self.b.build_ptr_to_int(buf, i64t, "args")?;
+        let a = i64t.const_int(op as u64 | dims << 16, false);
+        let site = i64t.const_int(i.span.start as u64, false);
+        let faulted = self.mem_call(st, bi::MEM_TENSOR, args, a, site)?;
+        // A bad tensor map ends the launch: this thread stops here.
+        let faulted = self
+            .b
+            .build_int_compare(IntPredicate::NE, faulted, i64t.const_zero(), "faulted")?;
+        let (stop, go) = (
+            self.ctx.append_basic_block(st.func, "tensor_fault"),
+            self.ctx.append_basic_block(st.func, "tensor_done"),
+        );
+        self.b.build_conditional_branch(faulted, stop, go)?;
+        self.b.position_at_end(stop);
+        self.emit_return(st)?;
+        self.b.position_at_end(go);
+        Ok(())
+    }
+
+    /// The generic address an operand names: a variable's (a kernel parameter's lies in the launch's
+    /// argument buffer), or a register's value.
+    fn generic_address<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        op: &Operand<'a>,
+        scope: &Scope<'m, 'a>,
+    ) -> R<IntValue<'ctx>> {
+        if let Operand::Sym { name, component: None } = op {
+            if let Some(Entry::Var(v)) = scope.lookup(name.text) {
+                let a = ast::Address {
+                    base: Some(*name),
+                    offset: 0,
+                    span: name.span,
+                };
+                let p = self.address(st, &a, v.space, scope)?;
+                return Ok(self.b.build_ptr_to_int(p, self.i64(), "generic")?);
+            }
+        }
+        Ok(self.read(st, op, Type::U64, scope)?.into_int_value())
     }
 
     /// `st.async` and `red.async`: a store or reduction into shared memory of a CTA of the cluster (a

@@ -18,6 +18,7 @@ impl<'ctx> Lowerer<'ctx> {
             && match d.spec.name {
                 "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "prefetch" => d.spec.sub.is_empty(),
                 "createpolicy" => true,
+                "tensormap" => d.spec.sub == [".cp_fenceproxy"],
                 "bar" | "barrier" => {
                     (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
                 }
@@ -348,6 +349,7 @@ impl<'ctx> Lowerer<'ctx> {
             "isspacep" => self.isspacep(st, i, d, scope),
             "alloca" | "stacksave" | "stackrestore" => self.stack(st, i, d, scope),
             "cp" => self.async_copy(st, i, d, scope),
+            "tensormap" if d.spec.sub == [".cp_fenceproxy"] => self.tensormap_copy(st, i, scope),
             "mbarrier" => self.mbarrier(st, i, d, scope),
             "slct" | "cnot" => self.select_not(st, i, d, scope),
             "brx" => self.branch_indexed(st, i, scope),
