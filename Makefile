@@ -242,6 +242,7 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== Tensor copies (TMA): tensor maps, loads, stores and reductions against the manual's rules"
 	LD_LIBRARY_PATH=$(REL) ./build/tma | tee build/tma.out
 	grep -q "TMA VERIFIED" build/tma.out
+	LD_LIBRARY_PATH=$(REL) ./build/tma "a box larger than the shared buffer" | grep -q "TMA VERIFIED"
 	@echo; echo "== Device memory shared between two processes (cuIpcGetMemHandle, cuIpcOpenMemHandle)"
 	LD_LIBRARY_PATH=$(REL) ./build/ipc | tee build/ipc.out
 	grep -q "IPC VERIFIED" build/ipc.out

@@ -328,8 +328,8 @@ api! {
             7 => 0,                                             // CACHE_MODE_CA
             8 => a.max_dynamic_shared as c_int,                 // MAX_DYNAMIC_SHARED_SIZE_BYTES
             9 => a.carveout,                                    // PREFERRED_SHARED_MEMORY_CARVEOUT
-            10 => 0,                                            // CLUSTER_SIZE_MUST_BE_SET
-            11..=13 => 0,                                       // REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH
+            10 => k.explicit_cluster as c_int,                  // CLUSTER_SIZE_MUST_BE_SET
+            11..=13 => k.cluster.map_or(0, |c| c[attr as usize - 11] as c_int), // REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH
             14 => 0,                                            // NON_PORTABLE_CLUSTER_SIZE_ALLOWED
             15 => 0,                                            // CLUSTER_SCHEDULING_POLICY_PREFERENCE
             16 => 0,                                            // DEVICE_NODE_UPDATE_SUPPORTED

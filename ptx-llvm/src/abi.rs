@@ -149,12 +149,26 @@ pub mod builtin {
     /// atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's type code
     /// << 8.
     pub const MEM_BULK_REDUCE: u32 = 12;
-    /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at [`TENSOR_ARGS`] words
-    /// (the shared address, the tensor map's generic address, the mbarrier's address or 0, then five
-    /// coordinates), a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or [`TENSOR_REDUCE`] |
-    /// a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the instruction's byte offset.
+    /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at a
+    /// [`crate::abi::TensorArgs`], a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or
+    /// [`TENSOR_REDUCE`] | a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the
+    /// instruction's byte offset. Returns 1 when the launch faulted.
     pub const MEM_TENSOR: u32 = 13;
-    pub const TENSOR_ARGS: u32 = 8;
+    /// `tensormap.replace`: addr = the map, a = the new value, b = the field's index in
+    /// [`TENSORMAP_FIELDS`] | the ordinal << 8.
+    pub const MEM_TENSORMAP_REPLACE: u32 = 14;
+    pub const TENSORMAP_FIELDS: [&str; 10] = [
+        ".global_address",
+        ".rank",
+        ".box_dim",
+        ".global_dim",
+        ".global_stride",
+        ".element_stride",
+        ".elemtype",
+        ".interleave_layout",
+        ".swizzle_mode",
+        ".fill_mode",
+    ];
     pub const TENSOR_LOAD: u32 = 0;
     pub const TENSOR_STORE: u32 = 1;
     pub const TENSOR_REDUCE: u32 = 0x100;
@@ -581,6 +595,32 @@ pub enum FieldType {
     I32,
     I64,
     I32x3,
+}
+
+/// The argument block of `builtin::MEM_TENSOR`, which generated code fills word by word.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TensorArgs {
+    /// The box's place in shared memory: a load's destination, a store's source.
+    pub shared: u64,
+    /// The tensor map's generic address.
+    pub map: u64,
+    /// A load's mbarrier, or 0.
+    pub mbar: u64,
+    /// Bytes of the CTA's shared window, static and dynamic: the box must lie inside it.
+    pub window: u64,
+    /// The instruction's coordinates, sign-extended (0 past its dimensions).
+    pub coords: [i64; 5],
+}
+
+impl TensorArgs {
+    /// The words of the block, and each field's first word.
+    pub const WORDS: u32 = 9;
+    pub const SHARED: u32 = 0;
+    pub const MAP: u32 = 1;
+    pub const MBAR: u32 = 2;
+    pub const WINDOW: u32 = 3;
+    pub const COORDS: u32 = 4;
 }
 
 /// The fields of `Env`, in order: the lowering's GEP indices.

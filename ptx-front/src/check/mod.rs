@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 // an instruction's modifiers and operands that the ISA table's groups cannot express (`forms`), and
 // the video instructions' part selectors (`video`).
 mod forms;
+mod tensormap;
 mod video;
 mod walk;
 

@@ -174,6 +174,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         }
         self.form_rules(i, d, scope);
         self.part_selectors(i, d, scope);
+        self.tensormap_replace(i, d);
         let expect = operand_types(d);
         for (k, op) in i.operands.iter().enumerate() {
             let want = expect.get(k).copied().flatten();

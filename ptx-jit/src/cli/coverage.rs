@@ -143,7 +143,7 @@ pub fn forms() -> Vec<Form> {
                 }
                 // Tensor copies name `[tensorMap, {coordinates}]`, then what their modifiers add.
                 "cp" if spec.sub.contains(&".tensor") => {
-                    let dims = d.get(G::Dim).and_then(|m| m[1..2].parse::<usize>().ok()).unwrap_or(1);
+                    let dims = isa::tensor_dims(&d);
                     let list =
                         |name: &str, n: usize| (0..n).map(|k| format!("%{name}{k}")).collect::<Vec<_>>().join(", ");
                     decls.push_str(".reg .b32 %c<5>;\n.reg .b16 %h<3>;\n.reg .b16 %m;\n.reg .b64 %pol;\n");

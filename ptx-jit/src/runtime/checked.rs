@@ -97,6 +97,8 @@ pub enum FaultKind {
     Heap(&'static str),
     /// An instruction the launch may not run, which a GPU ends with an illegal instruction: what.
     Illegal(&'static str),
+    /// A tensor copy whose box leaves the CTA's shared memory (an illegal address): what.
+    Tensor(&'static str),
 }
 
 /// The first bad access (or `trap`, failed assertion, hardware fault or end from outside) of a launch.

@@ -136,8 +136,13 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         }
         MEM_TENSOR => {
             // SAFETY: generated code passes its own argument block.
-            let args = unsafe { &*(addr as *const [u64; TENSOR_ARGS as usize]) };
+            let args = unsafe { &*(addr as *const ptx_llvm::abi::TensorArgs) };
             crate::runtime::tensor::tensor_op(env, args, a as u32 & 0xffff, (a >> 16) as usize, b as u32)
+        }
+        MEM_TENSORMAP_REPLACE => {
+            // SAFETY: the map is the kernel's; a bad address faults as the instruction would.
+            unsafe { crate::runtime::tensor::replace(addr, b as u32 & 0xff, (b >> 8) as usize, a) };
+            0
         }
         MEM_TRAP => {
             use crate::runtime::checked::FaultKind;
@@ -208,10 +213,11 @@ fn bulk_reduce(dst: u64, src: u64, size: u64, op: usize, ty: u32) {
     }
 }
 
-/// Combines the `bytes`-byte element at `dst` with `v` ([`combine`]), atomically.
+/// Combines the `bytes`-byte element at `dst` with `v` ([`combine`]), atomically. PTX reduces 2-,
+/// 4- and 8-byte elements only; other sizes change nothing.
 ///
 /// # Safety
-/// `dst` must be valid for an atomic access of `bytes` (2, 4 or 8) bytes.
+/// `dst` must be valid for an atomic access of `bytes` bytes.
 pub(crate) unsafe fn reduce_element(dst: u64, v: u64, bytes: u64, op: usize, ty: u32) {
     match bytes {
         2 => {
@@ -230,11 +236,7 @@ pub(crate) unsafe fn reduce_element(dst: u64, v: u64, bytes: u64, op: usize, ty:
             let cell = AtomicU64::from_ptr(dst as *mut u64);
             let _ = cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |o| Some(combine(op, ty, o, v)));
         }
-        _ => {
-            // Bytes: no atomic reduction of this width exists in PTX; combine in place.
-            let p = dst as *mut u8;
-            p.write(combine(op, ty, p.read() as u64, v) as u8);
-        }
+        _ => {}
     }
 }
 

@@ -124,7 +124,7 @@ pub struct Launch<'p> {
     /// the launch is made: a cooperative launch runs on more threads than that.
     pub sms: u32,
     /// A cluster launch: the driver was given cluster dimensions (of one CTA: larger clusters are not
-    /// supported), or the kernel declares `.reqnctapercluster` ([`launch`] sets it then).
+    /// supported), or the kernel declares `.reqnctapercluster` ([`launch_sanitized`] sets it then).
     pub cluster: bool,
 }
 
@@ -442,7 +442,7 @@ fn fault_error(k: &HostKernel, f: &crate::runtime::checked::Fault) -> LaunchErro
         FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),
         FaultKind::Cancelled => LaunchError::Failed(format!("{at} was cancelled: its context was destroyed")),
         FaultKind::Illegal(what) => LaunchError::IllegalInstruction(format!("{at} {what}")),
-        FaultKind::Texture(what) | FaultKind::Heap(what) => {
+        FaultKind::Texture(what) | FaultKind::Heap(what) | FaultKind::Tensor(what) => {
             LaunchError::IllegalAddress(format!("{at} {what}: {:#x}", f.addr))
         }
     }

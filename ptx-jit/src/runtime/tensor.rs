@@ -16,9 +16,13 @@
 
 use crate::runtime::checked::FaultKind;
 use crate::runtime::Env;
+use ptx_llvm::abi::TensorArgs;
 use ptx_llvm::builtin::*;
 
-/// The bytes of a `CUtensorMap`.
+/// The bytes of a `CUtensorMap`. Their layout here: the magic (0..4), the `CUtensorMapDataType` (4),
+/// rank (5), swizzle (6), L2 promotion | OOB NaN << 4 (7), the global address (8..16), dimensions as
+/// u32 (16..36), byte strides as u64 (40..80), traversal strides (90..95), box dimensions as u32
+/// (96..116), interleave (116).
 pub const MAP_BYTES: usize = 128;
 const MAGIC: &[u8; 4] = b"PJTM";
 
@@ -39,9 +43,21 @@ const TYPES: [(u32, u32); 13] = [
     (4, F32),
     (4, F32),
 ];
-/// `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` … `TFLOAT32_FTZ`: the types an OOB NaN fill applies to.
+// `CUtensorMapDataType` values the rules below name.
+const UINT32: u32 = 2;
+const INT32: u32 = 3;
+const UINT64: u32 = 4;
+const INT64: u32 = 5;
+const FLOAT16: u32 = 6;
+const FLOAT32: u32 = 7;
+const BFLOAT16: u32 = 9;
+const FLOAT32_FTZ: u32 = 10;
+const TFLOAT32: u32 = 11;
+const TFLOAT32_FTZ: u32 = 12;
+
+/// `FLOAT16` … `TFLOAT32_FTZ`: the types an OOB NaN fill applies to.
 fn is_float(dtype: u32) -> bool {
-    matches!(dtype, 6..=12)
+    (FLOAT16..=TFLOAT32_FTZ).contains(&dtype)
 }
 
 /// What `cuTensorMapEncodeTiled` was given, checked.
@@ -94,6 +110,9 @@ impl TensorMap {
         let rank = t.dims.len();
         if !(1..=5).contains(&rank) {
             return Err(Invalid("the rank must be 1 to 5"));
+        }
+        if t.strides.len() != rank - 1 || t.boxes.len() != rank || t.element_strides.len() != rank {
+            return Err(Invalid("the arrays must have rank (strides: rank - 1) entries"));
         }
         if t.dtype > 15 {
             return Err(Invalid("unknown data type"));
@@ -200,7 +219,7 @@ impl TensorMap {
         for i in 0..5 {
             b[16 + 4 * i..20 + 4 * i].copy_from_slice(&(self.dims[i] as u32).to_le_bytes());
             b[40 + 8 * i..48 + 8 * i].copy_from_slice(&self.strides[i].to_le_bytes());
-            b[80 + 2 * i..82 + 2 * i].copy_from_slice(&(self.boxes[i] as u16).to_le_bytes());
+            b[96 + 4 * i..100 + 4 * i].copy_from_slice(&self.boxes[i].to_le_bytes());
             b[90 + i] = self.element_strides[i] as u8;
         }
         b
@@ -211,7 +230,8 @@ impl TensorMap {
         let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
         let (dtype, rank) = (b[4] as u32, b[5] as usize);
-        if &b[..4] != MAGIC || dtype as usize >= TYPES.len() || !(1..=5).contains(&rank) {
+        // Byte 116 is the interleave `tensormap.replace` may set; none is supported.
+        if &b[..4] != MAGIC || dtype as usize >= TYPES.len() || !(1..=5).contains(&rank) || b[116] != 0 {
             return None;
         }
         let m = TensorMap {
@@ -220,13 +240,21 @@ impl TensorMap {
             global: u64_at(8),
             dims: std::array::from_fn(|i| u32_at(16 + 4 * i) as u64),
             strides: std::array::from_fn(|i| u64_at(40 + 8 * i)),
-            boxes: std::array::from_fn(|i| u16::from_le_bytes([b[80 + 2 * i], b[81 + 2 * i]]) as u32),
+            boxes: std::array::from_fn(|i| u32_at(96 + 4 * i)),
             element_strides: std::array::from_fn(|i| b[90 + i] as u32),
             swizzle: b[6] as u32,
             l2_promotion: b[7] as u32 & 15,
-            oob_nan: b[7] >> 4 != 0,
+            oob_nan: b[7] >> 4 & 1 != 0,
         };
+        let size = m.element_size();
+        // What cuTensorMapEncodeTiled checked, again: tensormap.replace may have changed anything.
         let sane = m.swizzle <= 3
+            && b[7] >> 5 == 0
+            && m.global.is_multiple_of(16)
+            && m.strides[0] == size
+            && m.strides[1..rank].iter().all(|&s| s.is_multiple_of(16) && s < 1 << 40)
+            && m.dims.iter().all(|&d| d <= 1 << 31)
+            && (m.swizzle == 0 || m.count(0) * size <= 16 << m.swizzle)
             && (0..5)
                 .all(|i| m.dims[i] > 0 && (1..=256).contains(&m.boxes[i]) && (1..=8).contains(&m.element_strides[i]));
         sane.then_some(m)
@@ -254,8 +282,9 @@ impl TensorMap {
     }
 
     /// Calls `f(shared_offset, global_address or None)` for every element of the box at `coords`,
-    /// dimension 0 fastest; `shared_offset` counts bytes from the box's start, before swizzling.
-    fn each(&self, coords: &[i64; 5], mut f: impl FnMut(u64, Option<u64>)) {
+    /// dimension 0 fastest; `shared_offset` counts bytes from the box's start, before swizzling. Stops
+    /// with an error when `f` returns false or an element's address passes 2^64.
+    fn each(&self, coords: &[i64; 5], mut f: impl FnMut(u64, Option<u64>) -> bool) -> Result<(), ()> {
         let counts: [u64; 5] = std::array::from_fn(|i| if i < self.rank { self.count(i) } else { 1 });
         let (size, pitch) = (self.element_size(), self.row_pitch());
         let mut row = 0u64;
@@ -269,20 +298,54 @@ impl TensorMap {
                             let mut at = Some(self.global);
                             for i in 0..self.rank {
                                 let c = coords[i] + (js[i] * self.element_strides[i] as u64) as i64;
-                                at = match at {
-                                    Some(a) if c >= 0 && (c as u64) < self.dims[i] => {
-                                        Some(a + c as u64 * self.strides[i])
-                                    }
-                                    _ => None,
-                                };
+                                if c < 0 || c as u64 >= self.dims[i] {
+                                    at = None;
+                                    break;
+                                }
+                                let step = (c as u64).checked_mul(self.strides[i]).ok_or(())?;
+                                at = Some(at.and_then(|a| a.checked_add(step)).ok_or(())?);
                             }
-                            f(k, at);
+                            if !f(k, at) {
+                                return Err(());
+                            }
                         }
                         row += 1;
                     }
                 }
             }
         }
+        Ok(())
+    }
+}
+
+/// `tensormap.replace`: field `field` (an index into `ptx_llvm::builtin::TENSORMAP_FIELDS`) of the map
+/// at `map`, at ordinal `ord` where the field has one, becomes `v`. Bytes are patched in place, as
+/// the GPU does: a map made invalid faults at its next use. The element type takes PTX's numbering
+/// (the manual's table), not the driver's.
+///
+/// # Safety
+/// `map` must be valid for reading and writing 128 bytes.
+pub(crate) unsafe fn replace(map: u64, field: u32, ord: usize, v: u64) {
+    let b = &mut *(map as *mut [u8; MAP_BYTES]);
+    let ord = ord.min(4);
+    // An out-of-range value leaves a field the next use refuses (0, or an unknown code).
+    let small = |v: u64, max: u64| if v <= max { v } else { 0 };
+    match field {
+        0 => b[8..16].copy_from_slice(&v.to_le_bytes()),
+        1 => b[5] = small(v + 1, 5) as u8,
+        2 => b[96 + 4 * ord..100 + 4 * ord].copy_from_slice(&(small(v, 256) as u32).to_le_bytes()),
+        3 => b[16 + 4 * ord..20 + 4 * ord].copy_from_slice(&(v as u32).to_le_bytes()),
+        // The ordinal counts the strides the driver takes, from dimension 1 on.
+        4 => b[48 + 8 * ord.min(3)..56 + 8 * ord.min(3)].copy_from_slice(&v.to_le_bytes()),
+        5 => b[90 + ord] = small(v, 8) as u8,
+        6 => {
+            // PTX: u8 u16 u32 s32 u64 s64 f16 f32 f32.ftz f64 bf16 tf32 tf32.ftz.
+            const DRIVER: [u8; 13] = [0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9, 11, 12];
+            b[4] = DRIVER.get(v as usize).copied().unwrap_or(0xff);
+        }
+        7 => b[116] = small(v, 2) as u8 | (v > 2) as u8,
+        8 => b[6] = if v <= 3 { v as u8 } else { 0xff },
+        _ => b[7] = b[7] & 15 | ((v == 1) as u8) << 4 | ((v > 1) as u8) << 5,
     }
 }
 
@@ -304,82 +367,97 @@ fn swizzled(offset: u64, swizzle: u32) -> u64 {
     offset ^ ((offset >> 7 & mask) << 4)
 }
 
-/// `ptx_llvm::builtin::MEM_TENSOR`: `args` holds the instruction's [`TENSOR_ARGS`] words (shared
-/// address, tensor map, mbarrier, coordinates); `op` is [`TENSOR_LOAD`], [`TENSOR_STORE`] or a
-/// reduction ([`TENSOR_REDUCE`] | its [`BULK_OPS`] index); `dims` the instruction's dimensionality.
-/// Returns 1 when the launch faulted.
-pub(crate) fn tensor_op(env: &Env, args: &[u64; TENSOR_ARGS as usize], op: u32, dims: usize, site: u32) -> u64 {
-    let fault = |what| {
-        crate::runtime::checked::trap(env, site, FaultKind::Illegal(what));
+/// `ptx_llvm::builtin::MEM_TENSOR`: `op` is [`TENSOR_LOAD`], [`TENSOR_STORE`] or a reduction
+/// ([`TENSOR_REDUCE`] | its [`BULK_OPS`] index); `dims` the instruction's dimensionality. Returns 1
+/// when the launch faulted: a map cuTensorMapEncodeTiled did not write, a box the GPU refuses, one
+/// that leaves the shared window, an address past 2^64.
+pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site: u32) -> u64 {
+    let fault = |kind| {
+        crate::runtime::checked::trap(env, site, kind);
         1
     };
-    // SAFETY: the map's address is the kernel's; reading 128 bytes of it faults like any access
-    // would, which the trap handler turns into the launch's error.
-    let bytes = unsafe { &*(args[1] as *const [u8; MAP_BYTES]) };
-    let Some(m) = TensorMap::from_bytes(bytes) else {
-        return fault("used a tensor map that cuTensorMapEncodeTiled did not write");
+    let illegal = |what| fault(FaultKind::Illegal(what));
+    // SAFETY: the map's address is the kernel's; reading it faults like any access would, which the
+    // trap handler turns into the launch's error. Another thread may be rewriting it: copy it first.
+    let bytes = unsafe { std::ptr::read_unaligned(args.map as *const [u8; MAP_BYTES]) };
+    let Some(m) = TensorMap::from_bytes(&bytes) else {
+        return illegal(
+            "used a tensor map that cuTensorMapEncodeTiled did not write (or that tensormap.replace broke)",
+        );
     };
     if m.rank != dims {
-        return fault("used a tensor map whose rank differs from the instruction's dimensions");
+        return illegal("used a tensor map whose rank differs from the instruction's dimensions");
     }
-    let coords: [i64; 5] = std::array::from_fn(|i| args[3 + i] as i32 as i64);
+    let coords = args.coords;
     // An H200 ends the launch when the box does not start on a 16-byte boundary of dimension 0 (the
     // manual: "The address of the bounding Box must also be aligned to 16 bytes").
     if (coords[0] * m.element_size() as i64) % 16 != 0 {
-        return fault("copied a tensor box whose first element is not 16-byte aligned");
+        return illegal("copied a tensor box whose first element is not 16-byte aligned");
     }
     // It ends a store or reduction whose box starts before the tensor, too.
     if op != TENSOR_LOAD && coords[..m.rank].iter().any(|&c| c < 0) {
-        return fault("stored a tensor box that starts before the tensor (a negative coordinate)");
+        return illegal("stored a tensor box that starts before the tensor (a negative coordinate)");
     }
-    let shared = args[0];
-    let base = env.shared as u64;
-    let size = m.element_size();
-    let place = |k: u64| base + swizzled(shared - base + k, m.swizzle);
     let ty = TYPES[m.dtype as usize].1;
-    // SAFETY: as for the map; shared addresses are the kernel's own window.
-    unsafe {
-        match op {
-            TENSOR_LOAD => {
-                let fill = m.fill();
-                let tf32 = matches!(m.dtype, 11 | 12);
-                m.each(&coords, |k, at| {
-                    let dst = place(k) as *mut u8;
-                    match at {
-                        // TF32 maps round each f32 to 10 mantissa bits on the way in (an H200 does).
-                        Some(a) if tf32 => {
-                            (dst as *mut u32).write_unaligned(round_tf32((a as *const u32).read_unaligned()))
-                        }
-                        Some(a) => std::ptr::copy_nonoverlapping(a as *const u8, dst, size as usize),
-                        None => std::ptr::copy_nonoverlapping(fill.to_le_bytes().as_ptr(), dst, size as usize),
-                    }
-                });
-                if args[2] != 0 {
-                    crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, args[2], m.box_bytes(), 0);
-                }
+    let red = (op & !TENSOR_REDUCE) as usize;
+    if op & TENSOR_REDUCE != 0 && !reduces(BULK_OPS[red.min(7)], m.dtype) {
+        return illegal("reduced tensor elements of a type the operation does not take");
+    }
+    let base = env.shared as u64;
+    let start = args.shared.wrapping_sub(base);
+    let size = m.element_size();
+    // Every element's place in shared memory, which must lie inside the window.
+    let place = |k: u64| {
+        let off = swizzled(start.checked_add(k)?, m.swizzle);
+        (off.checked_add(size)? <= args.window).then_some(base + off)
+    };
+    if m.each(&coords, |k, _| place(k).is_some()).is_err() {
+        return fault(FaultKind::Tensor(
+            "copied a tensor box past the CTA's shared memory or 2^64",
+        ));
+    }
+    let tf32 = matches!(m.dtype, TFLOAT32 | TFLOAT32_FTZ);
+    let fill = m.fill();
+    // SAFETY: every shared place was checked above; global addresses are the map's, whose faults the
+    // trap handler catches.
+    let _ = m.each(&coords, |k, at| unsafe {
+        let Some(sh) = place(k) else { return false };
+        let sh = sh as *mut u8;
+        match (op, at) {
+            // TF32 maps round each f32 to 10 mantissa bits on the way in (an H200 does).
+            (TENSOR_LOAD, Some(a)) if tf32 => {
+                (sh as *mut u32).write_unaligned(round_tf32((a as *const u32).read_unaligned()))
             }
-            TENSOR_STORE => m.each(&coords, |k, at| {
-                if let Some(a) = at {
-                    std::ptr::copy_nonoverlapping(place(k) as *const u8, a as *mut u8, size as usize);
-                }
-            }),
-            _ => {
-                let red = (op & !TENSOR_REDUCE) as usize;
-                m.each(&coords, |k, at| {
-                    if let Some(a) = at {
-                        let mut v = 0u64;
-                        std::ptr::copy_nonoverlapping(
-                            place(k) as *const u8,
-                            &mut v as *mut u64 as *mut u8,
-                            size as usize,
-                        );
-                        crate::runtime::memops::reduce_element(a, v, size, red, ty);
-                    }
-                })
+            (TENSOR_LOAD, Some(a)) => std::ptr::copy_nonoverlapping(a as *const u8, sh, size as usize),
+            (TENSOR_LOAD, None) => std::ptr::copy_nonoverlapping(fill.to_le_bytes().as_ptr(), sh, size as usize),
+            (TENSOR_STORE, Some(a)) => std::ptr::copy_nonoverlapping(sh, a as *mut u8, size as usize),
+            (_, Some(a)) => {
+                let mut v = 0u64;
+                std::ptr::copy_nonoverlapping(sh, &mut v as *mut u64 as *mut u8, size as usize);
+                crate::runtime::memops::reduce_element(a, v, size, red, ty);
             }
+            (_, None) => {}
         }
+        true
+    });
+    if op == TENSOR_LOAD && args.mbar != 0 {
+        crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, args.mbar, m.box_bytes(), 0);
     }
     0
+}
+
+/// Whether `cp.reduce.async.bulk.tensor` reduces elements of map type `dtype` with `op` (the
+/// manual's table of operations and element types).
+fn reduces(op: &str, dtype: u32) -> bool {
+    match op {
+        ".add" => matches!(
+            dtype,
+            UINT32 | INT32 | UINT64 | FLOAT32 | FLOAT32_FTZ | FLOAT16 | BFLOAT16
+        ),
+        ".min" | ".max" => matches!(dtype, UINT32 | INT32 | UINT64 | INT64 | FLOAT16 | BFLOAT16),
+        ".inc" | ".dec" => dtype == UINT32,
+        _ => matches!(dtype, UINT32 | INT32 | UINT64 | INT64),
+    }
 }
 
 #[cfg(test)]

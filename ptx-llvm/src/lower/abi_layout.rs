@@ -78,3 +78,14 @@ fn steps_fields_match_the_runtime_struct() {
     }
     assert_eq!(td.get_abi_size(&t), size_of::<Steps>() as u64);
 }
+
+#[test]
+fn tensor_args_words_match_the_runtime_struct() {
+    use crate::abi::TensorArgs as T;
+    assert_eq!(offset_of!(T, shared), 8 * T::SHARED as usize);
+    assert_eq!(offset_of!(T, map), 8 * T::MAP as usize);
+    assert_eq!(offset_of!(T, mbar), 8 * T::MBAR as usize);
+    assert_eq!(offset_of!(T, window), 8 * T::WINDOW as usize);
+    assert_eq!(offset_of!(T, coords), 8 * T::COORDS as usize);
+    assert_eq!(size_of::<T>(), 8 * T::WORDS as usize);
+}

@@ -3,6 +3,7 @@
 //! commit and wait instructions have nothing left to do.
 
 use super::*;
+use crate::abi::TensorArgs;
 use crate::builtin as bi;
 
 impl<'ctx> Lowerer<'ctx> {
@@ -144,6 +145,44 @@ impl<'ctx> Lowerer<'ctx> {
         self.copy(st, (dst, Space::Global), (src, Space::Shared), size, size, i.span)
     }
 
+    /// `tensormap.replace`: the runtime patches the map (`MEM_TENSORMAP_REPLACE`).
+    pub(super) fn tensormap_replace<'m, 'a>(
+        &mut self,
+        st: &mut Fn<'ctx, 'm, 'a>,
+        i: &'m Instruction<'a>,
+        d: &Decoded,
+        scope: &Scope<'m, 'a>,
+    ) -> R<()> {
+        self.host_only(i.span, "tensormap.replace")?;
+        let ops = &i.operands;
+        let space = match d.get(G::Space) {
+            Some(".global") => Space::Global,
+            Some(_) => Space::Shared,
+            None => Space::Generic,
+        };
+        let map = self.mem_address(st, &ops[0], space, scope)?;
+        let field = d
+            .get(G::Field)
+            .and_then(|f| bi::TENSORMAP_FIELDS.iter().position(|&x| x == f));
+        let field = field.expect("the checker requires a field") as u64;
+        let ord = match ops.len() {
+            3 => match &ops[1] {
+                Operand::Imm(ast::Imm::Int(k), _) => (*k).clamp(0, 4) as u64,
+                o => return Err(unsupported(o.span(), "the ordinal must be an immediate")),
+            },
+            _ => 0,
+        };
+        let t = d.ty().expect("typed");
+        let v = self
+            .read(st, ops.last().expect("a new value"), t, scope)?
+            .into_int_value();
+        let i64t = self.i64();
+        let v = self.b.build_int_z_extend_or_bit_cast(v, i64t, "new")?;
+        let code = i64t.const_int(field | ord << 8, false);
+        self.mem_call(st, bi::MEM_TENSORMAP_REPLACE, map, v, code)?;
+        Ok(())
+    }
+
     /// `cp.async.bulk.tensor` (tile mode, global to shared or shared to global) and
     /// `cp.reduce.async.bulk.tensor`: the runtime moves the box (`MEM_TENSOR`).
     fn tensor_copy<'m, 'a>(
@@ -163,7 +202,7 @@ impl<'ctx> Lowerer<'ctx> {
                 "multicast tensor copies need clusters of more than one CTA, which are not supported",
             ));
         }
-        let dims = d.get(G::Dim).and_then(|m| m[1..2].parse::<u64>().ok()).unwrap_or(1);
+        let dims = isa::tensor_dims(d) as u64;
         let load = d.has(".shared::cluster");
         let (map_at, shared_at) = if load { (1, 0) } else { (0, 1) };
         let Operand::Bracket(items, _) = &ops[map_at] else {
@@ -172,21 +211,25 @@ impl<'ctx> Lowerer<'ctx> {
         let i64t = self.i64();
         let buf = st
             .alloca_at
-            .build_alloca(i64t.array_type(bi::TENSOR_ARGS), "tensor.args")?;
-        let put = |l: &mut Self, k: u64, v: IntValue<'ctx>| -> R<()> {
-            let p = unsafe { l.b.build_in_bounds_gep(i64t, buf, &[i64t.const_int(k, false)], "w")? };
+            .build_alloca(i64t.array_type(TensorArgs::WORDS), "tensor.args")?;
+        let put = |l: &mut Self, k: u32, v: IntValue<'ctx>| -> R<()> {
+            let p = unsafe {
+                l.b.build_in_bounds_gep(i64t, buf, &[i64t.const_int(k as u64, false)], "w")?
+            };
             l.b.build_store(p, v)?;
             Ok(())
         };
         let shared = self.mem_address(st, &ops[shared_at], Space::Shared, scope)?;
-        put(self, 0, shared)?;
+        put(self, TensorArgs::SHARED, shared)?;
         let map = self.generic_address(st, &items[0], scope)?;
-        put(self, 1, map)?;
+        put(self, TensorArgs::MAP, map)?;
         let mbar = match ops.get(2) {
             Some(m @ Operand::Addr(_)) if load => self.mem_address(st, m, Space::Shared, scope)?,
             _ => i64t.const_zero(),
         };
-        put(self, 2, mbar)?;
+        put(self, TensorArgs::MBAR, mbar)?;
+        let (_, window) = self.shared_offset(st, shared)?;
+        put(self, TensorArgs::WINDOW, window)?;
         let coords = items.get(1).map(|c| self.vector_elements(c, scope)).unwrap_or_default();
         for k in 0..5 {
             let v = match coords.get(k) {
@@ -196,11 +239,12 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 None => i64t.const_zero(),
             };
-            put(self, 3 + k as u64, v)?;
+            put(self, TensorArgs::COORDS + k as u32, v)?;
         }
         let op = if d.spec.sub[0] == ".reduce" {
             let k = d.get(G::Op).and_then(|o| bi::BULK_OPS.iter().position(|&b| b == o));
-            bi::TENSOR_REDUCE | k.expect("the checker requires an operation") as u32
+            let k = k.ok_or_else(|| unsupported(i.span, "`cp.reduce.async.bulk.tensor` needs an operation"))?;
+            bi::TENSOR_REDUCE | k as u32
         } else if load {
             bi::TENSOR_LOAD
         } else {
@@ -210,19 +254,11 @@ impl<'ctx> Lowerer<'ctx> {
         let a = i64t.const_int(op as u64 | dims << 16, false);
         let site = i64t.const_int(i.span.start as u64, false);
         let faulted = self.mem_call(st, bi::MEM_TENSOR, args, a, site)?;
-        // A bad tensor map ends the launch: this thread stops here.
+        // A bad tensor map or box ends the launch: this thread stops here.
         let faulted = self
             .b
             .build_int_compare(IntPredicate::NE, faulted, i64t.const_zero(), "faulted")?;
-        let (stop, go) = (
-            self.ctx.append_basic_block(st.func, "tensor_fault"),
-            self.ctx.append_basic_block(st.func, "tensor_done"),
-        );
-        self.b.build_conditional_branch(faulted, stop, go)?;
-        self.b.position_at_end(stop);
-        self.emit_return(st)?;
-        self.b.position_at_end(go);
-        Ok(())
+        self.return_if(st, faulted)
     }
 
     /// The generic address an operand names: a variable's (a kernel parameter's lies in the launch's

@@ -18,7 +18,7 @@ impl<'ctx> Lowerer<'ctx> {
             && match d.spec.name {
                 "ld" | "st" | "ldu" | "mov" | "bfe" | "atom" | "red" | "prefetch" => d.spec.sub.is_empty(),
                 "createpolicy" => true,
-                "tensormap" => d.spec.sub == [".cp_fenceproxy"],
+                "tensormap" => true,
                 "bar" | "barrier" => {
                     (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
                 }
@@ -350,6 +350,7 @@ impl<'ctx> Lowerer<'ctx> {
             "alloca" | "stacksave" | "stackrestore" => self.stack(st, i, d, scope),
             "cp" => self.async_copy(st, i, d, scope),
             "tensormap" if d.spec.sub == [".cp_fenceproxy"] => self.tensormap_copy(st, i, scope),
+            "tensormap" => self.tensormap_replace(st, i, d, scope),
             "mbarrier" => self.mbarrier(st, i, d, scope),
             "slct" | "cnot" => self.select_not(st, i, d, scope),
             "brx" => self.branch_indexed(st, i, scope),

@@ -258,7 +258,11 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// A generic address's offset in the CTA's shared window and the window's size, both as i64: the
     /// address is shared memory when `off < window` (unsigned).
-    fn shared_offset(&mut self, st: &Fn<'ctx, '_, '_>, addr: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+    pub(super) fn shared_offset(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        addr: IntValue<'ctx>,
+    ) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
         let (i32t, i64t) = (self.i32(), self.i64());
         let base = self.env_field(st, EnvField::Shared, i64t)?;
         let dynamic = self.env_field(st, EnvField::DynamicShared, i32t)?;
@@ -409,10 +413,17 @@ impl<'ctx> Lowerer<'ctx> {
         let bad = self
             .b
             .build_int_compare(IntPredicate::NE, status, self.i32().const_zero(), "faulted")?;
-        let stop = self.ctx.append_basic_block(st.func, "fault");
-        let go = self.ctx.append_basic_block(st.func, "ok");
-        self.b.build_conditional_branch(bad, stop, go)?;
-        self.b.position_at_end(stop);
+        self.return_if(st, bad)
+    }
+
+    /// The thread returns here when `stop` (an i1) holds, as when its launch has faulted.
+    pub(super) fn return_if(&mut self, st: &Fn<'ctx, '_, '_>, stop: IntValue<'ctx>) -> R<()> {
+        let (end, go) = (
+            self.ctx.append_basic_block(st.func, "stop"),
+            self.ctx.append_basic_block(st.func, "go"),
+        );
+        self.b.build_conditional_branch(stop, end, go)?;
+        self.b.position_at_end(end);
         self.emit_return(st)?;
         self.b.position_at_end(go);
         Ok(())

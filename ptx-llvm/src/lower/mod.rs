@@ -229,8 +229,12 @@ fn lower_only<'ctx>(
             let mut found = false;
             if let Some(b) = &f.body {
                 ast::visit(b, &mut |s| {
-                    // Texture and surface instructions end the launch on a bad handle or `.trap`.
+                    // Texture and surface instructions end the launch on a bad handle or `.trap`,
+                    // tensor copies on a bad map or box, st.async and red.async outside a cluster launch.
+                    let has = |i: &ast::Instruction<'_>, m: &str| i.mods.iter().any(|x| x.text == m);
                     found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "trap" | "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq")
+                        || (i.opcode.text == "cp" && has(i, ".tensor"))
+                        || (matches!(i.opcode.text, "st" | "red") && has(i, ".async"))
                         || (i.opcode.text == "call" && i.operands.iter().any(|o| matches!(o, Operand::Sym { name, .. } if name.text == "__assertfail"))));
                 });
             }

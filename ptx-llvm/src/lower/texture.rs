@@ -216,14 +216,7 @@ impl<'ctx> Lowerer<'ctx> {
         let bad = self
             .b
             .build_int_compare(IntPredicate::NE, status, i64t.const_zero(), "tex.fault")?;
-        let (stop, go) = (
-            self.ctx.append_basic_block(st.func, "tex.fault"),
-            self.ctx.append_basic_block(st.func, "tex.ok"),
-        );
-        self.b.build_conditional_branch(bad, stop, go)?;
-        self.b.position_at_end(stop);
-        self.emit_return(st)?;
-        self.b.position_at_end(go);
+        self.return_if(st, bad)?;
         let Some((regs, pred)) = dest_regs.take() else {
             return Ok(());
         };
