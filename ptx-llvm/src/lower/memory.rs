@@ -116,12 +116,15 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let op = d.get(G::Op).expect("atom has an op");
         let (float, signed) = (t.is_float(), t.is_signed());
-        let f32_add = t == Type::F32 && op == ".add";
-        if self.flavour == Flavour::Host
-            && (f32_add || matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2))
-        {
-            // 16-bit floats (and pairs), and f32 adds: a compare-and-swap loop in the runtime around
-            // exact arithmetic.
+        if self.flavour == Flavour::Host && t == Type::F32 && op == ".add" {
+            let old = self.f32_atomic_add(st, ptr, space, b.into_float_value(), ordering)?;
+            if is_atom {
+                self.write(st, &ops[0], old.into(), false, scope)?;
+            }
+            return Ok(());
+        }
+        if self.flavour == Flavour::Host && matches!(t, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2) {
+            // 16-bit floats (and pairs): a compare-and-swap loop in the runtime around exact arithmetic.
             let fop = match op {
                 ".add" => crate::builtin::ADD,
                 ".min" => crate::builtin::MIN,
@@ -133,30 +136,11 @@ impl<'ctx> Lowerer<'ctx> {
                     ))
                 }
             };
-            let ty = super::builtin::code_of(t.name()).expect("a float type has a builtin code");
-            let i64t = self.i64();
-            let code = |flags| {
-                i64t.const_int(
-                    crate::builtin::code(fop, ty, ty, crate::builtin::RN, flags) as u64,
-                    false,
-                )
-            };
+            let ty = super::builtin::code_of(t.name()).expect("a 16-bit float type has a builtin code");
+            let code = crate::builtin::code(fop, ty, ty, crate::builtin::RN, 0);
             let addr = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
             let bits = self.to_bits(b, t.bits(), false)?;
-            // An H200 flushes the subnormal inputs and results of an f32 atomic add in global memory,
-            // not in shared memory (tests/ptx-host/atom_f32_subnormal.ptx); a generic address decides
-            // at run time.
-            let code = match space {
-                _ if !f32_add => code(0),
-                Space::Shared => code(0),
-                Space::Generic => {
-                    let (off, window) = self.shared_offset(st, addr)?;
-                    let shared = self.b.build_int_compare(IntPredicate::ULT, off, window, "shared")?;
-                    let (keep, flush) = (code(0), code(crate::builtin::FTZ));
-                    self.b.build_select(shared, keep, flush, "code")?.into_int_value()
-                }
-                _ => code(crate::builtin::FTZ),
-            };
+            let code = self.i64().const_int(code as u64, false);
             let old = self.mem_call(st, crate::builtin::MEM_ATOMIC_FP, addr, bits, code)?;
             if is_atom {
                 let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
@@ -224,6 +208,86 @@ impl<'ctx> Lowerer<'ctx> {
             self.write(st, &ops[0], old, signed, scope)?;
         }
         Ok(())
+    }
+
+    /// `atom.add.f32` on the host: a compare-and-swap loop around the add, as an H200 computes it
+    /// (tests/ptx-host/atom_f32_subnormal.ptx): in global memory subnormal inputs and results flush to
+    /// signed zero, in shared memory they stay (a generic address decides at run time), and a NaN
+    /// result is 0x7fffffff. Returns the old value.
+    fn f32_atomic_add(
+        &mut self,
+        st: &Fn<'ctx, '_, '_>,
+        ptr: PointerValue<'ctx>,
+        space: Space,
+        b: inkwell::values::FloatValue<'ctx>,
+        ordering: inkwell::llvm_sys::LLVMAtomicOrdering,
+    ) -> R<inkwell::values::FloatValue<'ctx>> {
+        use inkwell::llvm_sys::core::{LLVMBuildAtomicCmpXchg, LLVMBuildExtractValue};
+        use inkwell::llvm_sys::LLVMAtomicOrdering as O;
+        use inkwell::values::AsValueRef;
+        let (i32t, f32t) = (self.i32(), self.ctx.f32_type());
+        let k = |v: u64| i32t.const_int(v, false);
+        let flush = match space {
+            Space::Shared => self.ctx.bool_type().const_zero(),
+            Space::Generic => {
+                let addr = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
+                let (off, window) = self.shared_offset(st, addr)?;
+                self.b.build_int_compare(IntPredicate::UGE, off, window, "flush")?
+            }
+            _ => self.ctx.bool_type().const_all_ones(),
+        };
+        // A subnormal (exponent 0) becomes its sign when flushing.
+        let ftz = |l: &Self, v: IntValue<'ctx>| -> R<IntValue<'ctx>> {
+            let e = l.b.build_and(v, k(0x7f80_0000), "exp")?;
+            let tiny = l.b.build_int_compare(IntPredicate::EQ, e, k(0), "tiny")?;
+            let tiny = l.b.build_and(tiny, flush, "flush_it")?;
+            let sign = l.b.build_and(v, k(0x8000_0000), "sign")?;
+            Ok(l.b.build_select(tiny, sign, v, "ftz")?.into_int_value())
+        };
+        let b_bits = self.b.build_bit_cast(b, i32t, "b_bits")?.into_int_value();
+        let b = ftz(self, b_bits)?;
+        let b = self.b.build_bit_cast(b, f32t, "b")?.into_float_value();
+        let init = self.b.build_load(i32t, ptr, "init")?.into_int_value();
+        if let Some(inst) = init.as_instruction_value() {
+            let _ = inst.set_atomic_ordering(inkwell::AtomicOrdering::Monotonic);
+            let _ = inst.set_alignment(4);
+        }
+        let before = self.b.get_insert_block().expect("in a block");
+        let (lp, done) = (
+            self.ctx.append_basic_block(st.func, "fadd.loop"),
+            self.ctx.append_basic_block(st.func, "fadd.done"),
+        );
+        self.b.build_unconditional_branch(lp)?;
+        self.b.position_at_end(lp);
+        let old = self.b.build_phi(i32t, "old")?;
+        let o = old.as_basic_value().into_int_value();
+        let a = ftz(self, o)?;
+        let a = self.b.build_bit_cast(a, f32t, "a")?.into_float_value();
+        let sum = self.b.build_float_add(a, b, "sum")?;
+        let bits = self.b.build_bit_cast(sum, i32t, "sum_bits")?.into_int_value();
+        let bits = ftz(self, bits)?;
+        let nan = self.b.build_float_compare(FloatPredicate::UNO, sum, sum, "nan")?;
+        let new = self.b.build_select(nan, k(0x7fff_ffff), bits, "new")?.into_int_value();
+        let (seen, ok) = unsafe {
+            let pair = LLVMBuildAtomicCmpXchg(
+                self.b.as_mut_ptr(),
+                ptr.as_value_ref(),
+                o.as_value_ref(),
+                new.as_value_ref(),
+                ordering,
+                O::LLVMAtomicOrderingMonotonic,
+                0,
+            );
+            (
+                IntValue::new(LLVMBuildExtractValue(self.b.as_mut_ptr(), pair, 0, c"seen".as_ptr())),
+                IntValue::new(LLVMBuildExtractValue(self.b.as_mut_ptr(), pair, 1, c"ok".as_ptr())),
+            )
+        };
+        let here = self.b.get_insert_block().expect("in a block");
+        old.add_incoming(&[(&init, before), (&seen, here)]);
+        self.b.build_conditional_branch(ok, done, lp)?;
+        self.b.position_at_end(done);
+        Ok(self.b.build_bit_cast(o, f32t, "old")?.into_float_value())
     }
 
     /// `access` with `ACCESS_UNRACED` added when it is a load (neither a write nor an atomic) of
