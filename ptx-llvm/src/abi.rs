@@ -129,7 +129,8 @@ pub mod builtin {
     pub const MEM_MBAR_COMPLETE_TX: u32 = 4;
     pub const MEM_MBAR_TEST: u32 = 5;
     pub const MEM_MBAR_INVAL: u32 = 6;
-    /// Atomic read-modify-write of a 16- or 32-bit float (or packed pair) at `addr`: a = operand bits,
+    /// Atomic read-modify-write of a 16-bit float or packed pair (and of the f32 elements of vector
+    /// atomics) at `addr`: a = operand bits,
     /// b = the `ptxjit_fp` code of the operation; the result is the old value.
     pub const MEM_ATOMIC_FP: u32 = 7;
     /// `trap`: a = the instruction's byte offset; the launch fails. b = 0 for `trap` itself, else a
@@ -172,6 +173,8 @@ pub mod builtin {
     pub const TENSOR_LOAD: u32 = 0;
     pub const TENSOR_STORE: u32 = 1;
     pub const TENSOR_REDUCE: u32 = 0x100;
+    /// Added to the operation by checked code: the runtime checks each global element's access.
+    pub const TENSOR_CHECKED: u32 = 0x200;
     pub const BULK_OPS: [&str; 8] = [".and", ".or", ".xor", ".add", ".inc", ".dec", ".min", ".max"];
     pub const MBAR_DROP: u32 = 1;
     /// The bits of an mbarrier state: pending arrivals, then the phase in bit 63.

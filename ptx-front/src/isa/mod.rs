@@ -301,14 +301,14 @@ pub const CVT_PACK_TYPES: [&[&str]; 8] = [
     &[".s2", ".s32", ".b32"],
 ];
 
-/// The operations and element types of `cp.reduce.async.bulk` into `dst` (ptxas 13.5): into `.global`,
-/// adds of half-precision values need `.noftz` and their min and max take none; into another CTA's
-/// `.shared::cluster`, only 32-bit integers and 64-bit adds and bit operations' `.b32`.
 /// The dimensions a tensor instruction names (`.2d`: 2), 1 without.
 pub fn tensor_dims(d: &Decoded) -> usize {
     d.get(G::Dim).and_then(|m| m.get(1..2)?.parse().ok()).unwrap_or(1)
 }
 
+/// The operations and element types of `cp.reduce.async.bulk` into `dst` (ptxas 13.5): into `.global`,
+/// adds of half-precision values need `.noftz` and their min and max take none; into another CTA's
+/// `.shared::cluster`, only 32-bit integers and 64-bit adds and bit operations' `.b32`.
 pub fn bulk_reduce_takes(dst: &str, op: &str, ty: &str, noftz: bool) -> bool {
     let half = matches!(ty, ".f16" | ".bf16");
     if dst == ".shared::cluster" {

@@ -20,7 +20,7 @@ use ptx_llvm::abi::TensorArgs;
 use ptx_llvm::builtin::*;
 
 /// The bytes of a `CUtensorMap`. Their layout here: the magic (0..4), the `CUtensorMapDataType` (4),
-/// rank (5), swizzle (6), L2 promotion | OOB NaN << 4 (7), the global address (8..16), dimensions as
+/// rank (5), swizzle (6), L2 promotion | OOB NaN << 4 | invalid << 5 (7), the global address (8..16), dimensions as
 /// u32 (16..36), byte strides as u64 (40..80), traversal strides (90..95), box dimensions as u32
 /// (96..116), interleave (116).
 pub const MAP_BYTES: usize = 128;
@@ -234,7 +234,7 @@ impl TensorMap {
         if &b[..4] != MAGIC || dtype as usize >= TYPES.len() || !(1..=5).contains(&rank) || b[116] != 0 {
             return None;
         }
-        let m = TensorMap {
+        let mut m = TensorMap {
             dtype,
             rank,
             global: u64_at(8),
@@ -246,14 +246,18 @@ impl TensorMap {
             l2_promotion: b[7] as u32 & 15,
             oob_nan: b[7] >> 4 & 1 != 0,
         };
+        // Dimension 0 steps by one element of the (possibly replaced) type.
         let size = m.element_size();
+        m.strides[0] = size;
+        m.element_strides[0] = 1;
         // What cuTensorMapEncodeTiled checked, again: tensormap.replace may have changed anything.
         let sane = m.swizzle <= 3
             && b[7] >> 5 == 0
             && m.global.is_multiple_of(16)
-            && m.strides[0] == size
             && m.strides[1..rank].iter().all(|&s| s.is_multiple_of(16) && s < 1 << 40)
             && m.dims.iter().all(|&d| d <= 1 << 31)
+            && (m.boxes[0] as u64 * size).is_multiple_of(16)
+            && (!m.oob_nan || is_float(dtype))
             && (m.swizzle == 0 || m.count(0) * size <= 16 << m.swizzle)
             && (0..5)
                 .all(|i| m.dims[i] > 0 && (1..=256).contains(&m.boxes[i]) && (1..=8).contains(&m.element_strides[i]));
@@ -327,8 +331,13 @@ impl TensorMap {
 /// `map` must be valid for reading and writing 128 bytes.
 pub(crate) unsafe fn replace(map: u64, field: u32, ord: usize, v: u64) {
     let b = &mut *(map as *mut [u8; MAP_BYTES]);
-    let ord = ord.min(4);
-    // An out-of-range value leaves a field the next use refuses (0, or an unknown code).
+    // An ordinal past the field's dimensions marks the map invalid (bit 5 of byte 7), as does an
+    // out-of-range value: a field the next use refuses (0, or an unknown code).
+    let strides = field == 4;
+    if ord > if strides { 3 } else { 4 } {
+        b[7] |= 1 << 5;
+        return;
+    }
     let small = |v: u64, max: u64| if v <= max { v } else { 0 };
     match field {
         0 => b[8..16].copy_from_slice(&v.to_le_bytes()),
@@ -336,7 +345,7 @@ pub(crate) unsafe fn replace(map: u64, field: u32, ord: usize, v: u64) {
         2 => b[96 + 4 * ord..100 + 4 * ord].copy_from_slice(&(small(v, 256) as u32).to_le_bytes()),
         3 => b[16 + 4 * ord..20 + 4 * ord].copy_from_slice(&(v as u32).to_le_bytes()),
         // The ordinal counts the strides the driver takes, from dimension 1 on.
-        4 => b[48 + 8 * ord.min(3)..56 + 8 * ord.min(3)].copy_from_slice(&v.to_le_bytes()),
+        4 => b[48 + 8 * ord..56 + 8 * ord].copy_from_slice(&v.to_le_bytes()),
         5 => b[90 + ord] = small(v, 8) as u8,
         6 => {
             // PTX: u8 u16 u32 s32 u64 s64 f16 f32 f32.ftz f64 bf16 tf32 tf32.ftz.
@@ -345,7 +354,8 @@ pub(crate) unsafe fn replace(map: u64, field: u32, ord: usize, v: u64) {
         }
         7 => b[116] = small(v, 2) as u8 | (v > 2) as u8,
         8 => b[6] = if v <= 3 { v as u8 } else { 0xff },
-        _ => b[7] = b[7] & 15 | ((v == 1) as u8) << 4 | ((v > 1) as u8) << 5,
+        9 => b[7] = b[7] & 15 | ((v == 1) as u8) << 4 | ((v > 1) as u8) << 5,
+        _ => {}
     }
 }
 
@@ -372,6 +382,8 @@ fn swizzled(offset: u64, swizzle: u32) -> u64 {
 /// when the launch faulted: a map cuTensorMapEncodeTiled did not write, a box the GPU refuses, one
 /// that leaves the shared window, an address past 2^64.
 pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site: u32) -> u64 {
+    let checked = op & TENSOR_CHECKED != 0;
+    let op = op & !TENSOR_CHECKED;
     let fault = |kind| {
         crate::runtime::checked::trap(env, site, kind);
         1
@@ -418,10 +430,30 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
     }
     let tf32 = matches!(m.dtype, TFLOAT32 | TFLOAT32_FTZ);
     let fill = m.fill();
+    let cell = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() };
+    // Checked code has each global element's access checked (and seen by the sanitizers), as its
+    // own accesses are.
+    let access = match op {
+        TENSOR_LOAD => SPACE_GLOBAL,
+        TENSOR_STORE => SPACE_GLOBAL | ACCESS_WRITE,
+        _ => SPACE_GLOBAL | ACCESS_ATOMIC,
+    };
     // SAFETY: every shared place was checked above; global addresses are the map's, whose faults the
     // trap handler catches.
-    let _ = m.each(&coords, |k, at| unsafe {
+    let done = m.each(&coords, |k, at| unsafe {
         let Some(sh) = place(k) else { return false };
+        if let Some(a) = at.filter(|_| checked) {
+            if crate::runtime::checked::ptxjit_check(env, a, size, site, access) != 0 {
+                return false;
+            }
+        }
+        if let Some(cell) = cell {
+            // initcheck: the copy writes these bytes.
+            let written = if op == TENSOR_LOAD { Some(sh) } else { at };
+            if let Some(w) = written {
+                crate::runtime::sanitize::copied(env, cell, w, size);
+            }
+        }
         let sh = sh as *mut u8;
         match (op, at) {
             // TF32 maps round each f32 to 10 mantissa bits on the way in (an H200 does).
@@ -440,6 +472,9 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         }
         true
     });
+    if done.is_err() {
+        return 1; // a checked access faulted (the check recorded it)
+    }
     if op == TENSOR_LOAD && args.mbar != 0 {
         crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, args.mbar, m.box_bytes(), 0);
     }
@@ -507,6 +542,37 @@ mod tests {
             "box over 256"
         );
         assert!(tiled(&[40, 24], &[160], &[8, 8], 1).is_ok());
+    }
+
+    #[test]
+    fn replace_patches_each_field() {
+        let bytes = tiled(&[40, 24], &[160], &[32, 8], 0).expect("valid").to_bytes();
+        let patched = |field, ord, v| {
+            let mut b = bytes;
+            unsafe { replace(b.as_mut_ptr() as u64, field, ord, v) };
+            TensorMap::from_bytes(&b)
+        };
+        assert_eq!(patched(0, 0, 0x2000).map(|m| m.global), Some(0x2000));
+        assert_eq!(patched(2, 1, 4).map(|m| m.boxes[1]), Some(4));
+        assert_eq!(patched(3, 1, 12).map(|m| m.dims[1]), Some(12));
+        assert_eq!(patched(4, 0, 320).map(|m| m.strides[1]), Some(320));
+        assert_eq!(patched(5, 1, 2).map(|m| m.element_strides[1]), Some(2));
+        // PTX's f16 (6) is the driver's FLOAT16 (6), its f32.ftz (8) the driver's FLOAT32_FTZ (10); the
+        // element size follows the type.
+        assert_eq!(
+            patched(6, 0, 8).map(|m| (m.dtype, m.strides[0])),
+            Some((FLOAT32_FTZ, 4))
+        );
+        assert_eq!(patched(6, 0, 6).map(|m| (m.dtype, m.strides[0])), Some((FLOAT16, 2)));
+        assert_eq!(patched(8, 0, 3).map(|m| m.swizzle), Some(3));
+        assert_eq!(patched(9, 0, 1).map(|m| m.oob_nan), Some(true));
+        // What the next use must refuse: rank 6, a box over 256, an ordinal past the strides, a
+        // fill code past the table, an interleave.
+        assert_eq!(patched(1, 0, 5), None);
+        assert_eq!(patched(2, 0, 257), None);
+        assert_eq!(patched(4, 4, 16), None);
+        assert_eq!(patched(9, 0, 2), None);
+        assert_eq!(patched(7, 0, 1), None);
     }
 
     #[test]

@@ -161,13 +161,18 @@ impl<'ctx> Lowerer<'ctx> {
             None => Space::Generic,
         };
         let map = self.mem_address(st, &ops[0], space, scope)?;
+        if self.checked {
+            let p = self.b.build_int_to_ptr(map, self.ptr(0), "map")?;
+            self.check_access(st, p, 128, space, bi::ACCESS_WRITE, i.span)?;
+        }
         let field = d
             .get(G::Field)
             .and_then(|f| bi::TENSORMAP_FIELDS.iter().position(|&x| x == f));
         let field = field.expect("the checker requires a field") as u64;
         let ord = match ops.len() {
             3 => match &ops[1] {
-                Operand::Imm(ast::Imm::Int(k), _) => (*k).clamp(0, 4) as u64,
+                // The runtime marks the map invalid for an ordinal past the field's dimensions.
+                Operand::Imm(ast::Imm::Int(k), _) => (*k).clamp(0, 255) as u64,
                 o => return Err(unsupported(o.span(), "the ordinal must be an immediate")),
             },
             _ => 0,
@@ -250,6 +255,7 @@ impl<'ctx> Lowerer<'ctx> {
         } else {
             bi::TENSOR_STORE
         };
+        let op = if self.checked { op | bi::TENSOR_CHECKED } else { op };
         let args = self.b.build_ptr_to_int(buf, i64t, "args")?;
         let a = i64t.const_int(op as u64 | dims << 16, false);
         let site = i64t.const_int(i.span.start as u64, false);

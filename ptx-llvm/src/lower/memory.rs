@@ -213,7 +213,8 @@ impl<'ctx> Lowerer<'ctx> {
     /// `atom.add.f32` on the host: a compare-and-swap loop around the add, as an H200 computes it
     /// (tests/ptx-host/atom_f32_subnormal.ptx): in global memory subnormal inputs and results flush to
     /// signed zero, in shared memory they stay (a generic address decides at run time), and a NaN
-    /// result is 0x7fffffff. Returns the old value.
+    /// result is 0x7fffffff. The loop is a function of its own that LLVM inlines later: a loop in the
+    /// thread body would keep a kernel with barriers from being cut into regions. Returns the old value.
     fn f32_atomic_add(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
@@ -222,11 +223,6 @@ impl<'ctx> Lowerer<'ctx> {
         b: inkwell::values::FloatValue<'ctx>,
         ordering: inkwell::llvm_sys::LLVMAtomicOrdering,
     ) -> R<inkwell::values::FloatValue<'ctx>> {
-        use inkwell::llvm_sys::core::{LLVMBuildAtomicCmpXchg, LLVMBuildExtractValue};
-        use inkwell::llvm_sys::LLVMAtomicOrdering as O;
-        use inkwell::values::AsValueRef;
-        let (i32t, f32t) = (self.i32(), self.ctx.f32_type());
-        let k = |v: u64| i32t.const_int(v, false);
         let flush = match space {
             Space::Shared => self.ctx.bool_type().const_zero(),
             Space::Generic => {
@@ -236,6 +232,52 @@ impl<'ctx> Lowerer<'ctx> {
             }
             _ => self.ctx.bool_type().const_all_ones(),
         };
+        let f = self.f32_atomic_add_fn(ordering)?;
+        let old = self
+            .b
+            .build_call(f, &[ptr.into(), b.into(), flush.into()], "old")?
+            .try_as_basic_value()
+            .basic()
+            .expect("the helper returns the old value");
+        Ok(self
+            .b
+            .build_bit_cast(old, self.ctx.f32_type(), "old")?
+            .into_float_value())
+    }
+
+    /// `ptxjit.fadd32.<ordering>(ptr, b, flush) -> i32`, the loop of [`Self::f32_atomic_add`].
+    fn f32_atomic_add_fn(
+        &mut self,
+        ordering: inkwell::llvm_sys::LLVMAtomicOrdering,
+    ) -> R<inkwell::values::FunctionValue<'ctx>> {
+        use inkwell::attributes::{Attribute, AttributeLoc};
+        use inkwell::llvm_sys::core::{LLVMBuildAtomicCmpXchg, LLVMBuildExtractValue};
+        use inkwell::llvm_sys::LLVMAtomicOrdering as O;
+        use inkwell::values::AsValueRef;
+        let name = format!("ptxjit.fadd32.{}", ordering as u32);
+        if let Some(f) = self.module.get_function(&name) {
+            return Ok(f);
+        }
+        let (i32t, f32t, i1t) = (self.i32(), self.ctx.f32_type(), self.ctx.bool_type());
+        let ty = i32t.fn_type(&[self.ptr(0).into(), f32t.into(), i1t.into()], false);
+        let f = self
+            .module
+            .add_function(&name, ty, Some(inkwell::module::Linkage::Internal));
+        let inline = self
+            .ctx
+            .create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+        f.add_attribute(AttributeLoc::Function, inline);
+        let caller = self.b.get_insert_block();
+        let entry = self.ctx.append_basic_block(f, "entry");
+        let (lp, done) = (
+            self.ctx.append_basic_block(f, "loop"),
+            self.ctx.append_basic_block(f, "done"),
+        );
+        self.b.position_at_end(entry);
+        let param = |k: u32| f.get_nth_param(k).expect("declared above");
+        let ptr = param(0).into_pointer_value();
+        let flush = param(2).into_int_value();
+        let k = |v: u64| i32t.const_int(v, false);
         // A subnormal (exponent 0) becomes its sign when flushing.
         let ftz = |l: &Self, v: IntValue<'ctx>| -> R<IntValue<'ctx>> {
             let e = l.b.build_and(v, k(0x7f80_0000), "exp")?;
@@ -244,19 +286,14 @@ impl<'ctx> Lowerer<'ctx> {
             let sign = l.b.build_and(v, k(0x8000_0000), "sign")?;
             Ok(l.b.build_select(tiny, sign, v, "ftz")?.into_int_value())
         };
-        let b_bits = self.b.build_bit_cast(b, i32t, "b_bits")?.into_int_value();
+        let b_bits = self.b.build_bit_cast(param(1), i32t, "b_bits")?.into_int_value();
         let b = ftz(self, b_bits)?;
         let b = self.b.build_bit_cast(b, f32t, "b")?.into_float_value();
         let init = self.b.build_load(i32t, ptr, "init")?.into_int_value();
-        if let Some(inst) = init.as_instruction_value() {
-            let _ = inst.set_atomic_ordering(inkwell::AtomicOrdering::Monotonic);
-            let _ = inst.set_alignment(4);
-        }
-        let before = self.b.get_insert_block().expect("in a block");
-        let (lp, done) = (
-            self.ctx.append_basic_block(st.func, "fadd.loop"),
-            self.ctx.append_basic_block(st.func, "fadd.done"),
-        );
+        let inst = init.as_instruction_value().expect("a load");
+        inst.set_alignment(4).expect("a load takes an alignment");
+        inst.set_atomic_ordering(inkwell::AtomicOrdering::Monotonic)
+            .expect("a load takes an ordering");
         self.b.build_unconditional_branch(lp)?;
         self.b.position_at_end(lp);
         let old = self.b.build_phi(i32t, "old")?;
@@ -268,6 +305,7 @@ impl<'ctx> Lowerer<'ctx> {
         let bits = ftz(self, bits)?;
         let nan = self.b.build_float_compare(FloatPredicate::UNO, sum, sum, "nan")?;
         let new = self.b.build_select(nan, k(0x7fff_ffff), bits, "new")?.into_int_value();
+        // SAFETY: the builder sits in `lp`; the values are of the types cmpxchg takes.
         let (seen, ok) = unsafe {
             let pair = LLVMBuildAtomicCmpXchg(
                 self.b.as_mut_ptr(),
@@ -283,11 +321,14 @@ impl<'ctx> Lowerer<'ctx> {
                 IntValue::new(LLVMBuildExtractValue(self.b.as_mut_ptr(), pair, 1, c"ok".as_ptr())),
             )
         };
-        let here = self.b.get_insert_block().expect("in a block");
-        old.add_incoming(&[(&init, before), (&seen, here)]);
+        old.add_incoming(&[(&init, entry), (&seen, lp)]);
         self.b.build_conditional_branch(ok, done, lp)?;
         self.b.position_at_end(done);
-        Ok(self.b.build_bit_cast(o, f32t, "old")?.into_float_value())
+        self.b.build_return(Some(&o))?;
+        if let Some(c) = caller {
+            self.b.position_at_end(c);
+        }
+        Ok(f)
     }
 
     /// `access` with `ACCESS_UNRACED` added when it is a load (neither a write nor an atomic) of
