@@ -353,6 +353,41 @@ static void store_or(const char *what, Tensor t, const int *c, int add, CUresult
 
 static void store(const char *what, Tensor t, const int *c, int add) { store_or(what, t, c, add, CUDA_SUCCESS); }
 
+/* A map of `enc` published to global memory by tensormap.cp_fenceproxy (kernel publish), or, with
+ * `replace`, first changed by tensormap.replace in shared memory to describe `seen` (replace_publish);
+ * then a load through it at c, compared with the model of `seen`. */
+static void published(const char *what, Tensor enc, Tensor seen, int replace, const int *c) {
+    if (!wanted(what)) return;
+    size_t n = tensor_bytes(&seen);
+    unsigned char *host = malloc(n), *want = malloc(BUF), *got = malloc(BUF);
+    fill_pattern(host, n, 11);
+    CUdeviceptr data, first, gmap, out;
+    CHECK(cuMemAlloc(&data, n));
+    CHECK(cuMemAlloc(&first, tensor_bytes(&enc)));
+    CHECK(cuMemAlloc(&gmap, 128));
+    CHECK(cuMemAlloc(&out, BUF));
+    CHECK(cuMemcpyHtoD(data, host, n));
+    CUtensorMap m __attribute__((aligned(64)));
+    CHECK(encode(&m, &enc, replace ? first : data));
+    void *pub[] = {&m, &gmap, &data};
+    CHECK(run(replace ? "replace_publish" : "publish", pub));
+    memset(want, FILLER, BUF);
+    Io io = {host, want};
+    each(&seen, c, load_one, &io);
+    unsigned bytes = (unsigned)box_bytes(&seen);
+    int c0 = c[0], c1 = c[1];
+    void *args[] = {&gmap, &out, &bytes, &c0, &c1, &c1, &c1, &c1};
+    CHECK(run("loadg2", args));
+    CHECK(cuMemcpyDtoH(got, out, BUF));
+    compare(what, got, want, BUF);
+    CHECK(cuMemFree(data));
+    CHECK(cuMemFree(first));
+    CHECK(cuMemFree(gmap));
+    CHECK(cuMemFree(out));
+    free(host), free(want), free(got);
+}
+
+
 int main(int argc, char **argv) {
     only = argc > 1 ? argv[1] : NULL;
     CUcontext ctx = context_on_device0();
@@ -452,67 +487,14 @@ int main(int argc, char **argv) {
     }
 
     /* A map copied to global memory by tensormap.cp_fenceproxy, and a load that reads it there. */
-    if (wanted("a map published to global memory, then a load through it")) {
+    {
         Tensor r = tensor(F32, 2, d2, s2, (uint32_t[]){32, 8}, CU_TENSOR_MAP_SWIZZLE_128B);
-        size_t n = tensor_bytes(&r);
-        unsigned char *host = malloc(n), *want = malloc(BUF), *got = malloc(BUF);
-        fill_pattern(host, n, 11);
-        CUdeviceptr g, gmap, out;
-        CHECK(cuMemAlloc(&g, n));
-        CHECK(cuMemAlloc(&gmap, 128));
-        CHECK(cuMemAlloc(&out, BUF));
-        CHECK(cuMemcpyHtoD(g, host, n));
-        CUtensorMap m __attribute__((aligned(64)));
-        CHECK(encode(&m, &r, g));
-        void *pub[] = {&m, &gmap};
-        CHECK(run("publish", pub));
-        memset(want, FILLER, BUF);
-        Io io = {host, want};
-        each(&r, (int[]){8, 5}, load_one, &io);
-        unsigned bytes = (unsigned)box_bytes(&r);
-        int c0 = 8, c1 = 5;
-        void *args[] = {&gmap, &out, &bytes, &c0, &c1, &c1, &c1, &c1};
-        CHECK(run("loadg2", args));
-        CHECK(cuMemcpyDtoH(got, out, BUF));
-        compare("a map published to global memory, then a load through it", got, want, BUF);
-        CHECK(cuMemFree(g));
-        CHECK(cuMemFree(gmap));
-        CHECK(cuMemFree(out));
-        free(host), free(want), free(got);
-    }
-
-    /* tensormap.replace in shared memory: another tensor (every other row of a 40 x 12 array, so a
-     * row stride of 320 bytes), a box of 4 rows; then published and loaded through. */
-    if (wanted("tensormap.replace of four fields, then a load through the map")) {
-        Tensor r = tensor(F32, 2, d2, s2, (uint32_t[]){32, 8}, CU_TENSOR_MAP_SWIZZLE_NONE);
+        published("a map published to global memory, then a load through it", r, r, 0, (int[]){8, 5});
+        /* Another tensor (every other row of a 40 x 12 array: a row stride of 320 bytes), a box of 4
+         * rows, set by tensormap.replace in shared memory before the map is published. */
+        r.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
         Tensor q = tensor(F32, 2, (uint64_t[]){40, 12}, (uint64_t[]){320}, (uint32_t[]){32, 4}, CU_TENSOR_MAP_SWIZZLE_NONE);
-        size_t n = tensor_bytes(&q);
-        unsigned char *host = malloc(n), *want = malloc(BUF), *got = malloc(BUF);
-        fill_pattern(host, n, 13);
-        CUdeviceptr g, other, gmap, out;
-        CHECK(cuMemAlloc(&g, tensor_bytes(&r)));
-        CHECK(cuMemAlloc(&other, n));
-        CHECK(cuMemAlloc(&gmap, 128));
-        CHECK(cuMemAlloc(&out, BUF));
-        CHECK(cuMemcpyHtoD(other, host, n));
-        CUtensorMap m __attribute__((aligned(64)));
-        CHECK(encode(&m, &r, g));
-        void *pub[] = {&m, &gmap, &other};
-        CHECK(run("replace_publish", pub));
-        memset(want, FILLER, BUF);
-        Io io = {host, want};
-        each(&q, (int[]){8, 9}, load_one, &io);
-        unsigned bytes = (unsigned)box_bytes(&q);
-        int c0 = 8, c1 = 9;
-        void *args[] = {&gmap, &out, &bytes, &c0, &c1, &c1, &c1, &c1};
-        CHECK(run("loadg2", args));
-        CHECK(cuMemcpyDtoH(got, out, BUF));
-        compare("tensormap.replace of four fields, then a load through the map", got, want, BUF);
-        CHECK(cuMemFree(g));
-        CHECK(cuMemFree(other));
-        CHECK(cuMemFree(gmap));
-        CHECK(cuMemFree(out));
-        free(host), free(want), free(got);
+        published("tensormap.replace of four fields, then a load through the map", r, q, 1, (int[]){8, 9});
     }
 
     /* What cuTensorMapEncodeTiled refuses (cuda.h's requirements). */
