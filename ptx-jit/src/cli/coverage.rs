@@ -141,6 +141,19 @@ pub fn forms() -> Vec<Form> {
                     prelude = ".func callee()\n{\nret;\n}\n";
                     ops.push("callee".to_string());
                 }
+                // tensormap.replace: an ordinal for the fields across the rank, an immediate code for
+                // the enumerated fields, a register value otherwise.
+                "tensormap" if spec.sub == [".replace"] => {
+                    let field = d.get(G::Field).unwrap_or("");
+                    let t = d.ty().unwrap_or(Type::B32);
+                    decls.push_str(&format!(".reg {} %v;\n", t.name()));
+                    ops.push("[%addr]".to_string());
+                    if matches!(field, ".box_dim" | ".global_dim" | ".global_stride" | ".element_stride") {
+                        ops.push("0".to_string());
+                    }
+                    let coded = matches!(field, ".elemtype" | ".interleave_layout" | ".swizzle_mode" | ".fill_mode");
+                    ops.push(if coded { "0" } else { "%v" }.to_string());
+                }
                 // Tensor copies name `[tensorMap, {coordinates}]`, then what their modifiers add.
                 "cp" if spec.sub.contains(&".tensor") => {
                     let dims = isa::tensor_dims(&d);
