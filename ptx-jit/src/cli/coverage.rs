@@ -151,7 +151,10 @@ pub fn forms() -> Vec<Form> {
                     if matches!(field, ".box_dim" | ".global_dim" | ".global_stride" | ".element_stride") {
                         ops.push("0".to_string());
                     }
-                    let coded = matches!(field, ".elemtype" | ".interleave_layout" | ".swizzle_mode" | ".fill_mode");
+                    let coded = matches!(
+                        field,
+                        ".elemtype" | ".interleave_layout" | ".swizzle_mode" | ".fill_mode"
+                    );
                     ops.push(if coded { "0" } else { "%v" }.to_string());
                 }
                 // Tensor copies name `[tensorMap, {coordinates}]`, then what their modifiers add.
