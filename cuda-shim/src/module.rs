@@ -20,6 +20,12 @@ api! {
     fn cuModuleUnload(module: Handle) {
         init_check()?;
         let h = module as usize;
+        // A context whose kernel faulted keeps its modules and gives its error, as an H200 does; its
+        // destruction frees them.
+        let ctx = MODULES.get(h)?.ctx;
+        if let Ok(c) = CONTEXTS.get(ctx) {
+            c.streams.check()?;
+        }
         MODULES.remove(h)?;
         crate::texref::release_module(h);
         FUNCTIONS.retain(|_, f| f.module != h);

@@ -75,6 +75,7 @@ static void faulting(const char *what, const char *name, unsigned grid, unsigned
     char again[96];
     snprintf(again, sizeof again, "  ...then cuMemAlloc in the same context");
     expect(again, cuMemAlloc(&d, 16), want);
+    expect("  ...then cuModuleUnload", cuModuleUnload(c.mod), want);
     expect("  ...then cuCtxDestroy", cuCtxDestroy(c.ctx), CUDA_SUCCESS);
 }
 
