@@ -271,6 +271,20 @@ static CUresult run(const char *name, void **args) {
     return r != CUDA_SUCCESS ? r : cuCtxSynchronize();
 }
 
+/* Judges launch result r against `fault`: when a fault was expected, it must be that one, and the
+ * context is then lost (its memory goes with it); else the launch must succeed. Whether the caller
+ * goes on to compare the buffers. */
+static int ran(const char *what, CUresult r, CUresult fault) {
+    if (fault == CUDA_SUCCESS) {
+        CHECK(r);
+        return 1;
+    }
+    EXPECT(r, fault);
+    faulted = 1;
+    printf("%-64s ok\n", what);
+    return 0;
+}
+
 /* Loads the box at c of tensor t (filled with a pattern) and compares the whole shared buffer; or, when
  * `fault` is not CUDA_SUCCESS, expects the launch to end with it (the last check of a process: a GPU's
  * context is lost after it). */
@@ -302,20 +316,13 @@ static void load_or(const char *what, Tensor t, const int *c, CUresult fault) {
     void *args[] = {&m, &out, &bytes, &cc[0], &cc[1], &cc[2], &cc[3], &cc[4]};
     char name[8];
     snprintf(name, sizeof name, "load%d", t.rank);
-    CUresult r = run(name, args);
-    if (fault != CUDA_SUCCESS) {
-        EXPECT(r, fault);
-        faulted = 1;
-        printf("%-64s ok\n", what);
-    } else {
-        CHECK(r);
+    if (ran(what, run(name, args), fault)) {
         CHECK(cuMemcpyDtoH(got, out, BUF));
         compare(what, got, want, BUF);
+        CHECK(cuMemFree(g));
+        CHECK(cuMemFree(out));
     }
     free(host), free(want), free(got);
-    if (fault != CUDA_SUCCESS) return; /* the context is lost: its memory goes with it */
-    CHECK(cuMemFree(g));
-    CHECK(cuMemFree(out));
 }
 
 static void load(const char *what, Tensor t, const int *c) { load_or(what, t, c, CUDA_SUCCESS); }
@@ -340,20 +347,13 @@ static void store_or(const char *what, Tensor t, const int *c, int add, CUresult
     if (fault == CUDA_SUCCESS) each(&t, c, add ? add_one : store_one, &io);
     int c0 = c[0], c1 = c[1];
     void *args[] = {&m, &din, &c0, &c1};
-    CUresult r = run(add ? "reduce2" : "store2", args);
-    if (fault != CUDA_SUCCESS) {
-        EXPECT(r, fault);
-        faulted = 1;
-        printf("%-64s ok\n", what);
-    } else {
-        CHECK(r);
+    if (ran(what, run(add ? "reduce2" : "store2", args), fault)) {
         CHECK(cuMemcpyDtoH(got, g, n));
         compare(what, got, want, n);
+        CHECK(cuMemFree(g));
+        CHECK(cuMemFree(din));
     }
     free(host), free(want), free(got), free(in);
-    if (fault != CUDA_SUCCESS) return; /* the context is lost: its memory goes with it */
-    CHECK(cuMemFree(g));
-    CHECK(cuMemFree(din));
 }
 
 static void store(const char *what, Tensor t, const int *c, int add) { store_or(what, t, c, add, CUDA_SUCCESS); }
