@@ -423,11 +423,6 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         let off = swizzled(start.checked_add(k)?, m.swizzle);
         (off.checked_add(size)? <= args.window).then_some(base + off)
     };
-    if m.each(&coords, |k, _| place(k).is_some()).is_err() {
-        return fault(FaultKind::Tensor(
-            "copied a tensor box past the CTA's shared memory or 2^64",
-        ));
-    }
     let tf32 = matches!(m.dtype, TFLOAT32 | TFLOAT32_FTZ);
     let fill = m.fill();
     let cell = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() };
@@ -438,12 +433,15 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         TENSOR_STORE => SPACE_GLOBAL | ACCESS_WRITE,
         _ => SPACE_GLOBAL | ACCESS_ATOMIC,
     };
-    // SAFETY: every shared place was checked above; global addresses are the map's, whose faults the
-    // trap handler catches.
+    // Whether a checked access stopped the copy (the check recorded its fault).
+    let mut recorded = false;
+    // SAFETY: each element's shared place is checked before it is touched; global addresses are the
+    // map's, whose faults the trap handler catches.
     let done = m.each(&coords, |k, at| unsafe {
         let Some(sh) = place(k) else { return false };
         if let Some(a) = at.filter(|_| checked) {
             if crate::runtime::checked::ptxjit_check(env, a, size, site, access) != 0 {
+                recorded = true;
                 return false;
             }
         }
@@ -473,7 +471,12 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         true
     });
     if done.is_err() {
-        return 1; // a checked access faulted (the check recorded it)
+        if recorded {
+            return 1;
+        }
+        return fault(FaultKind::Tensor(
+            "copied a tensor box past the CTA's shared memory or 2^64",
+        ));
     }
     if op == TENSOR_LOAD && args.mbar != 0 {
         crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, args.mbar, m.box_bytes(), 0);
