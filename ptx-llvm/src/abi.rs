@@ -129,7 +129,7 @@ pub mod builtin {
     pub const MEM_MBAR_COMPLETE_TX: u32 = 4;
     pub const MEM_MBAR_TEST: u32 = 5;
     pub const MEM_MBAR_INVAL: u32 = 6;
-    /// Atomic read-modify-write of a 16-bit float or packed pair (and of the f32 elements of vector
+    /// Atomic read-modify-write of a 16-bit float or packed pair (and the f32 min and max of vector
     /// atomics) at `addr`: a = operand bits,
     /// b = the `ptxjit_fp` code of the operation; the result is the old value.
     pub const MEM_ATOMIC_FP: u32 = 7;

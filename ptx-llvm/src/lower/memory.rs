@@ -106,14 +106,14 @@ impl<'ctx> Lowerer<'ctx> {
         let elems = d.get(G::Vec).map_or(1, |v| v[2..].parse::<u64>().unwrap_or(1));
         let bytes = t.bytes() as u64 * elems;
         self.check_access(st, ptr, bytes, space, crate::builtin::ACCESS_ATOMIC, i.span)?;
-        if d.get(G::Vec).is_some() {
-            return self.vector_atomic(st, i, d, ptr, scope);
-        }
-        let b = self.read(st, &ops[at + 1], t, scope)?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
             _ => O::LLVMAtomicOrderingAcquireRelease,
         };
+        if d.get(G::Vec).is_some() {
+            return self.vector_atomic(st, i, d, (ptr, space), ordering, scope);
+        }
+        let b = self.read(st, &ops[at + 1], t, scope)?;
         let op = d.get(G::Op).expect("atom has an op");
         let (float, signed) = (t.is_float(), t.is_signed());
         if self.flavour == Flavour::Host && t == Type::F32 && op == ".add" {
@@ -652,7 +652,8 @@ impl<'ctx> Lowerer<'ctx> {
         st: &mut Fn<'ctx, 'm, 'a>,
         i: &'m Instruction<'a>,
         d: &Decoded,
-        ptr: PointerValue<'ctx>,
+        (ptr, space): (PointerValue<'ctx>, Space),
+        ordering: inkwell::llvm_sys::LLVMAtomicOrdering,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
         use crate::builtin as bi;
@@ -687,14 +688,22 @@ impl<'ctx> Lowerer<'ctx> {
                 ))
             }
         };
-        // Vector atomics are global only: an f32 add flushes subnormals there, as the scalar one does.
-        let flags = if ty == bi::F32 && fop == bi::ADD { bi::FTZ } else { 0 };
-        let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, flags) as u64, false);
+        let code = self.i64().const_int(bi::code(fop, ty, ty, bi::RN, 0) as u64, false);
         let base = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
         for (k, b) in src.iter().enumerate() {
             let addr = self
                 .b
                 .build_int_add(base, self.i64().const_int(k as u64 * t.bytes() as u64, false), "e")?;
+            if ty == bi::F32 && fop == bi::ADD {
+                // Each element as the scalar add (its flushing included).
+                let p = self.b.build_int_to_ptr(addr, self.ptr(0), "e")?;
+                let v = self.read(st, b, Type::F32, scope)?.into_float_value();
+                let old = self.f32_atomic_add(st, p, space, v, ordering)?;
+                if let Some(dst) = &dst {
+                    self.write(st, dst[k], old.into(), false, scope)?;
+                }
+                continue;
+            }
             let v = self.read(st, b, bits_type(t.bits()), scope)?.into_int_value();
             let old = self.mem_call(st, bi::MEM_ATOMIC_FP, addr, v, code)?;
             if let Some(dst) = &dst {
