@@ -632,13 +632,7 @@ thread_local! {
 // ---- building graphs ----------------------------------------------------------------------------
 
 unsafe fn deps_of<'a>(deps: *const Handle, n: usize) -> Result<&'a [usize], CUresult> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if deps.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    Ok(std::slice::from_raw_parts(deps as *const usize, n))
+    crate::c_array(deps as *const usize, n)
 }
 
 /// `CUDA_BATCH_MEM_OP_NODE_PARAMS`.

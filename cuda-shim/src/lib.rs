@@ -86,6 +86,17 @@ pub(crate) fn device_check(dev: CUdevice) -> Result<(), CUresult> {
     }
 }
 
+/// The `n` elements of a C array argument: a null pointer is an error unless the array is empty.
+pub(crate) unsafe fn c_array<'a, T>(p: *const T, n: usize) -> Result<&'a [T], CUresult> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(std::slice::from_raw_parts(p, n))
+}
+
 pub(crate) unsafe fn out<T>(p: *mut T, v: T) -> Result<(), CUresult> {
     if p.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);

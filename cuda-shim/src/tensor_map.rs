@@ -3,17 +3,9 @@
 //! not supported.
 
 use crate::errors::*;
-use crate::init_check;
+use crate::{c_array, init_check};
 use ptx_jit::runtime::tensor::{EncodeError, TensorMap, Tiled, MAP_BYTES};
 use std::ffi::c_void;
-
-/// `n` elements at `p`, or an error for a null array.
-unsafe fn array<'a, T>(p: *const T, n: usize) -> Result<&'a [T], CUresult> {
-    if n > 0 && p.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    Ok(if n == 0 { &[] } else { std::slice::from_raw_parts(p, n) })
-}
 
 /// The map at `map`. cuda.h requires 64-byte alignment, but an H200's driver (580.159.04) takes any
 /// address (tests/demo/tma.c).
@@ -37,10 +29,10 @@ api! {
         let m = TensorMap::tiled(&Tiled {
             dtype: tensorDataType,
             global: globalAddress as u64,
-            dims: array(globalDim, rank)?,
-            strides: array(globalStrides, rank - 1)?,
-            boxes: array(boxDim, rank)?,
-            element_strides: array(elementStrides, rank)?,
+            dims: c_array(globalDim, rank)?,
+            strides: c_array(globalStrides, rank - 1)?,
+            boxes: c_array(boxDim, rank)?,
+            element_strides: c_array(elementStrides, rank)?,
             interleave,
             swizzle,
             l2_promotion: l2Promotion,
