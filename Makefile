@@ -18,7 +18,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "filecheck==1.*" "pytest==9.*" "cffi==2.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl clean
+.PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl browser clean
 
 all: build
 
@@ -35,6 +35,12 @@ llvm: deps
 	@if ! command -v llvm-config-22 >/dev/null; then \
 	  echo "== installing LLVM 22"; apt-get update -qq; \
 	  apt-get install -y --no-install-recommends llvm-22-dev libpolly-22-dev clang-22 libzstd-dev zlib1g-dev; fi
+
+# A headless browser, for the test that renders `ptx-jit bench`'s HTML reports.
+browser:
+	@if ! command -v chromium >/dev/null; then \
+	  echo "== installing Chromium"; apt-get update -qq; \
+	  apt-get install -y --no-install-recommends chromium; fi
 
 venv: $(STAMP)
 $(STAMP):
@@ -193,7 +199,7 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs browser
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -291,6 +297,8 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	./$(REL)/ptx-jit sanitize -- ./build/client tests/demo/kernels.ptx 2>&1 | tee build/sanitize_clean.out
 	grep -q "ALL VERIFIED" build/sanitize_clean.out
 	grep -q "^ptx-jit sanitize: 0 error(s)" build/sanitize_clean.out
+	@echo; echo "== ptx-jit bench kernel and bench program: phases, samples, statistics, CSV, and their reports in Chromium"
+	PTXAS=$(abspath $(CU13))/bin/ptxas PTXJIT_REQUIRE_BROWSER=1 python3 tests/python/bench_harness.py $(REL)/ptx-jit
 	@echo; echo "== cuda-bindings + NVRTC client"
 	LD_LIBRARY_PATH=$(REL) $(PY) tests/python/bindings_client.py
 	@echo; echo "== nvcc-built program, static CUDA runtime, unmodified"

@@ -63,7 +63,9 @@ pub fn parse_and_check_parts<'a>(
     check_parsed(src, parts, m, diags, opts)
 }
 
-fn check_parsed<'a>(
+/// Checks `m`, parsed from `parts` of `src` with syntax errors `diags` (as [`parse_parts`] gives
+/// them): [`parse_and_check_parts`] in two steps, for callers that time them apart.
+pub fn check_parsed<'a>(
     src: &'a str,
     parts: &[Span],
     m: ast::Module<'a>,

@@ -215,10 +215,13 @@ pub fn load_retained(
     loading: Loading,
     retain: Retain,
 ) -> Result<HostModule, Vec<Diagnostic>> {
+    let start = std::time::Instant::now();
     if loading == Loading::Eager {
         check_whole(src)?;
     }
-    jit::host::load_text(src, retain, true, options, loading)
+    let m = jit::host::load_text(src, retain, true, options, loading)?;
+    runtime::profile::module_loaded(m.id(), src.len(), m.kernel_names().count(), start.elapsed());
+    Ok(m)
 }
 
 /// Whether `PTXJIT_CHECKED` asks for checked mode (any value but empty or `0`), or `PTXJIT_SANITIZE`

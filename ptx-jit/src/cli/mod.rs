@@ -126,3 +126,19 @@ pub(crate) fn dims(s: &str) -> Result<[u32; 3], String> {
     }
     Ok([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
 }
+
+/// `LD_LIBRARY_PATH` with the directory of the libcuda.so.1 beside this binary first, so that an
+/// unmodified program started with it runs on ptx-jit.
+pub(crate) fn our_library_path() -> Result<std::ffi::OsString, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find ptx-jit's own path: {e}"))?;
+    let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    if !dir.join("libcuda.so.1").exists() {
+        return Err(format!("no libcuda.so.1 beside {} (run `make build`)", exe.display()));
+    }
+    let mut path = dir.into_os_string();
+    if let Some(p) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(p);
+    }
+    Ok(path)
+}

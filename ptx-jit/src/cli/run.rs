@@ -2,9 +2,9 @@
 
 use super::*;
 
-/// The arguments of `ptx-jit run`.
+/// A kernel and its launch, as `run` and `bench kernel` take them.
 #[derive(clap::Args)]
-pub struct Run {
+pub struct KernelArgs {
     pub file: PathBuf,
     #[arg(long)]
     pub kernel: String,
@@ -20,6 +20,64 @@ pub struct Run {
     /// Kernel arguments in order: `u32:7`, `f32[1,2,3]`, `f32*1024=1.5`, `u32*64=iota`.
     #[arg(long = "arg", allow_hyphen_values = true)]
     pub args: Vec<String>,
+}
+
+/// [`KernelArgs`] read: the launch's shape and its arguments.
+pub struct Request {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub args: Vec<Arg>,
+}
+
+impl KernelArgs {
+    pub fn request(&self) -> Result<Request, String> {
+        Ok(Request {
+            grid: dims(&self.grid)?,
+            block: dims(&self.block)?,
+            args: self.args.iter().map(|a| Arg::parse(a)).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// The kernel's index in `module`, or an error that lists the kernels there are.
+    pub fn find(&self, module: &crate::HostModule) -> Result<usize, String> {
+        module.find(&self.kernel).ok_or_else(|| {
+            let names: Vec<_> = module.kernel_names().collect();
+            format!(
+                "no kernel `{}` in {} (kernels: {})",
+                self.kernel,
+                self.file.display(),
+                names.join(", ")
+            )
+        })
+    }
+}
+
+/// A launch's memory: the buffers the arguments name (registered as device memory) and the
+/// parameter buffer that points at them. The buffers stay where they are while this lives.
+pub struct Buffers {
+    pub bufs: Vec<Vec<u8>>,
+    pub params: Vec<u8>,
+}
+
+impl Buffers {
+    pub fn new(k: &crate::KernelInfo, args: &[Arg]) -> Result<Buffers, String> {
+        let mut bufs: Vec<Vec<u8>> = args
+            .iter()
+            .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+            .collect();
+        let params = args::param_buffer(k, args, &mut bufs)?;
+        for b in &bufs {
+            crate::memory_map::register(b.as_ptr() as u64, b.len() as u64);
+        }
+        Ok(Buffers { bufs, params })
+    }
+}
+
+/// The arguments of `ptx-jit run`.
+#[derive(clap::Args)]
+pub struct Run {
+    #[command(flatten)]
+    pub kernel: KernelArgs,
     /// Bounds-check every global, shared and local access (also PTXJIT_CHECKED=1); an
     /// out-of-bounds access fails the launch with the thread, block, PTX line and address.
     #[arg(long)]
@@ -32,16 +90,12 @@ pub struct Run {
 
 pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
     let Run {
-        file,
-        kernel,
-        grid,
-        block,
-        shared,
-        args: raw,
+        kernel: what,
         checked,
         sanitize,
     } = a;
-    let src = read(&file)?;
+    let (file, kernel) = (&what.file, &what.kernel);
+    let src = read(file)?;
     let usage = |e: String| {
         eprintln!("error: {e}");
         ExitCode::from(2)
@@ -50,12 +104,11 @@ pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
         Some(t) => crate::runtime::sanitize::Tools::parse(t).map_err(usage)?,
         None => crate::runtime::sanitize::Tools::from_env(),
     };
-    let (grid, block) = (dims(&grid).map_err(usage)?, dims(&block).map_err(usage)?);
-    let parsed: Vec<Arg> = raw
-        .iter()
-        .map(|a| Arg::parse(a))
-        .collect::<Result<_, _>>()
-        .map_err(usage)?;
+    let Request {
+        grid,
+        block,
+        args: parsed,
+    } = what.request().map_err(usage)?;
     let t0 = std::time::Instant::now();
     let checked = checked || tools.any() || crate::checked_from_env();
     let options = crate::Options {
@@ -68,30 +121,15 @@ pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
     };
     // Lazy unless `CUDA_MODULE_LOADING=EAGER`, as a driver loads: a large module costs the kernel run.
     let module = crate::load_as(&src, options, crate::Loading::from_env()).map_err(|d| failed(&d))?;
-    let k = module.find(&kernel).ok_or_else(|| {
-        let names: Vec<_> = module.kernel_names().collect();
-        usage(format!(
-            "no kernel `{kernel}` in {} (kernels: {})",
-            file.display(),
-            names.join(", ")
-        ))
-    })?;
-    let k = module.prepare(k).map_err(failed)?;
-    let mut bufs: Vec<Vec<u8>> = parsed
-        .iter()
-        .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
-        .collect();
-    let params = args::param_buffer(&k.info, &parsed, &mut bufs).map_err(usage)?;
-    for b in &bufs {
-        crate::memory_map::register(b.as_ptr() as u64, b.len() as u64);
-    }
+    let k = module.prepare(what.find(&module).map_err(usage)?).map_err(failed)?;
+    let Buffers { bufs, params } = Buffers::new(&k.info, &parsed).map_err(usage)?;
     // The kernel compiles on first use; count that as compilation, not as the run.
     k.entry().map_err(|e| usage(e.to_string()))?;
     let compile = t0.elapsed();
     let t = std::time::Instant::now();
     let launch = crate::Launch {
         sanitize: tools,
-        ..crate::Launch::new(grid, block, shared, &params)
+        ..crate::Launch::new(grid, block, what.shared, &params)
     };
     crate::launch(k, &launch).map_err(|e| {
         eprintln!("error: {e}");

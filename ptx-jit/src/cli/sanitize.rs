@@ -26,26 +26,10 @@ pub fn sanitize(a: Sanitize) -> Result<ExitCode, ExitCode> {
         ExitCode::from(2)
     };
     crate::runtime::sanitize::Tools::parse(tools).map_err(usage)?;
-    let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find ptx-jit's own path: {e}")))?;
-    let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
-    if !dir.join("libcuda.so.1").exists() {
-        return Err(usage(format!(
-            "no libcuda.so.1 beside {} (run `make build`)",
-            exe.display()
-        )));
-    }
+    let library_path = our_library_path().map_err(usage)?;
     let temp = std::env::temp_dir().join(format!("ptx-jit-sanitize-{}.jsonl", std::process::id()));
     let log_path = log.clone().unwrap_or_else(|| temp.clone());
     let _ = std::fs::remove_file(&log_path);
-    let library_path = match std::env::var_os("LD_LIBRARY_PATH") {
-        Some(p) if !p.is_empty() => {
-            let mut v = dir.clone().into_os_string();
-            v.push(":");
-            v.push(p);
-            v
-        }
-        _ => dir.clone().into_os_string(),
-    };
     let status = std::process::Command::new(&command[0])
         .args(&command[1..])
         .env("LD_LIBRARY_PATH", library_path)

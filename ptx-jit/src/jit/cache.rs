@@ -45,10 +45,17 @@ impl Key {
     }
 }
 
+static CACHE: std::sync::OnceLock<Option<Cache>> = std::sync::OnceLock::new();
+
 /// The cache, if it is on and its directory can be made.
 pub fn get() -> Option<&'static Cache> {
-    static CACHE: std::sync::OnceLock<Option<Cache>> = std::sync::OnceLock::new();
     CACHE.get_or_init(Cache::from_env).as_ref()
+}
+
+/// Turns the cache off for this process (`bench kernel` times compiles, not cache reads); false if it
+/// was already in use.
+pub fn disable() -> bool {
+    CACHE.set(None).is_ok() || CACHE.get().is_some_and(Option::is_none)
 }
 
 pub struct Cache {

@@ -21,6 +21,7 @@ use ptx_front::{Code, Diagnostic};
 use ptx_llvm::{Flavour, KernelInfo};
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
+use std::time::{Duration, Instant};
 
 struct Jit(LLVMOrcLLJITRef);
 // SAFETY: LLJIT is documented as thread-safe for adding modules and looking up symbols.
@@ -210,8 +211,10 @@ pub struct HostKernel {
     symbol: String,
     /// The module text's parts the kernel is parsed from (see `ptx_front::outline`).
     parts: Vec<Span>,
-    quick: std::sync::OnceLock<Result<usize, String>>,
+    quick: std::sync::OnceLock<Result<Full, String>>,
     full: std::sync::OnceLock<Result<Full, String>>,
+    /// What preparing the kernel cost.
+    pub prepared_in: PrepareTimes,
     source: std::sync::Arc<Source>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
@@ -220,11 +223,61 @@ pub struct HostKernel {
     pub unwritten_registers: Vec<(u32, String)>,
 }
 
-/// A kernel's fully optimised code: its address, and how many of its regions run lane-vectorised.
+/// A tier's code: its address, how many of its regions run lane-vectorised (none in the quick tier),
+/// and what compiling it cost.
 #[derive(Clone, Copy)]
 struct Full {
     address: usize,
     lanes: u32,
+    times: TierTimes,
+}
+
+/// What compiling one tier of a kernel cost, phase by phase. A tier taken from the disk cache spends
+/// only `link`.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct TierTimes {
+    pub cached: bool,
+    /// Parsing the kernel's part of the text (the checker passed it when the kernel was prepared).
+    pub parse: Duration,
+    pub lower: Duration,
+    /// Each pass of `crate::jit::pipeline`, in its order (zero for a pass the tier skips).
+    pub passes: [Duration; crate::jit::pipeline::PASS_COUNT],
+    /// Machine code generation for this CPU, to an object file.
+    pub codegen: Duration,
+    /// Adding the object file to the JIT and resolving the entry.
+    pub link: Duration,
+}
+
+impl TierTimes {
+    pub fn total(&self) -> Duration {
+        self.parse + self.lower + self.passes.iter().sum::<Duration>() + self.codegen + self.link
+    }
+}
+
+/// What preparing a kernel (checking it and lowering it once to learn how it runs) cost. A kernel
+/// whose preparation came from the disk cache spends none of it.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct PrepareTimes {
+    pub cached: bool,
+    pub parse: Duration,
+    pub check: Duration,
+    pub lower: Duration,
+}
+
+impl PrepareTimes {
+    pub fn total(&self) -> Duration {
+        self.parse + self.check + self.lower
+    }
+}
+
+/// Which tier a launch runs.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The quick tier for a small first launch, else the optimised one ([`HostKernel::entry_for`]).
+    #[default]
+    Auto,
+    Quick,
+    Optimised,
 }
 
 impl HostKernel {
@@ -254,20 +307,54 @@ impl HostKernel {
         }
     }
 
-    /// The block entry for a launch of `threads` threads: the quick tier for a kernel's first launch
-    /// when it is small, else the fully optimised code.
-    pub fn entry_for(&self, threads: u64) -> Result<BlockFn, String> {
+    /// The quick tier's block entry, compiled on first use.
+    pub fn entry_quick(&self) -> Result<BlockFn, String> {
+        Self::address(&self.compile_quick().as_ref().map(|f| f.address).map_err(|e| e.clone()))
+    }
+
+    fn compile_quick(&self) -> &Result<Full, String> {
+        self.quick
+            .get_or_init(|| self.source.compile(&self.symbol, &self.parts, true, false))
+    }
+
+    /// The block entry for a launch of `threads` threads in `tier`; [`Tier::Auto`] is the quick tier
+    /// for a kernel's first launch when it is small, else the fully optimised code.
+    pub fn entry_for(&self, threads: u64, tier: Tier) -> Result<BlockFn, String> {
+        match tier {
+            Tier::Quick => return self.entry_quick(),
+            Tier::Optimised => return self.entry(),
+            Tier::Auto => {}
+        }
         if self.full.get().is_none() && self.quick.get().is_none() && threads < TIER0_MAX_THREADS {
-            let quick = self.quick.get_or_init(|| {
-                self.source
-                    .compile(&self.symbol, &self.parts, true, false)
-                    .map(|f| f.address)
-            });
-            if quick.is_ok() {
-                return Self::address(quick);
+            let quick = self.compile_quick();
+            if let Ok(f) = quick {
+                return Self::address(&Ok(f.address));
             }
         }
         self.entry()
+    }
+
+    /// The module the kernel belongs to (its symbol prefix, unique among the modules loaded).
+    pub fn module_id(&self) -> &str {
+        &self.source.prefix
+    }
+
+    /// What compiling each tier (quick, optimised) cost, for the tiers compiled so far.
+    pub fn tier_times(&self) -> [Option<TierTimes>; 2] {
+        let times =
+            |t: &std::sync::OnceLock<Result<Full, String>>| t.get().and_then(|f| f.as_ref().ok()).map(|f| f.times);
+        [times(&self.quick), times(&self.full)]
+    }
+
+    /// The JIT time this kernel has cost so far: its preparation and the tiers compiled.
+    pub fn jit_time(&self) -> Duration {
+        self.prepared_in.total()
+            + self
+                .tier_times()
+                .iter()
+                .flatten()
+                .map(TierTimes::total)
+                .sum::<Duration>()
     }
 
     fn address(r: &Result<usize, String>) -> Result<BlockFn, String> {
@@ -439,22 +526,35 @@ impl Source {
             .and_then(|(c, k)| c.load(k))
             .and_then(|b| Some((u32::from_le_bytes(b.get(..4)?.try_into().ok()?), b[4..].to_vec())));
         if let Some((lanes, object)) = cached {
+            let t = Instant::now();
             match self.link(jit, &name, &object) {
-                Ok(address) => return Ok(Full { address, lanes }),
+                Ok(address) => {
+                    let times = TierTimes {
+                        cached: true,
+                        link: t.elapsed(),
+                        ..Default::default()
+                    };
+                    return Ok(Full { address, lanes, times });
+                }
                 // An entry the JIT cannot link (whatever made it) is compiled again and replaced.
                 Err(_) => cache.zip(key.as_ref()).into_iter().for_each(|(c, k)| c.remove(k)),
             }
         }
+        let mut times = TierTimes::default();
+        let t = Instant::now();
         let (m, _) = ptx_front::parse_parts(&text, parts);
+        times.parse = t.elapsed();
         let (lanes, object) = {
             let _codegen = CODEGEN.lock();
-            self.object(&m, symbol, &name, lanes, quick).map_err(what)?
+            self.object(&m, symbol, &name, lanes, quick, &mut times).map_err(what)?
         };
         if let (Some(c), Some(k)) = (cache, &key) {
             c.store(k, &[&lanes.to_le_bytes()[..], &object].concat());
         }
+        let t = Instant::now();
         let address = self.link(jit, &name, &object).map_err(what)?;
-        Ok(Full { address, lanes })
+        times.link = t.elapsed();
+        Ok(Full { address, lanes, times })
     }
 
     /// Adds a tier's object file to the JIT and gives the address of `name` in it.
@@ -477,7 +577,7 @@ impl Source {
 
     /// Kernel `symbol`'s tier compiled to an object file defining `name`: lowered from `m`, its part
     /// of the text, optimised by the tier's passes and compiled for this CPU (under `CODEGEN`); with
-    /// how many of its regions run lane-vectorised.
+    /// how many of its regions run lane-vectorised. The phases' times go to `times`.
     fn object(
         &self,
         m: &Module<'_>,
@@ -485,8 +585,11 @@ impl Source {
         name: &str,
         lanes: bool,
         quick: bool,
+        times: &mut TierTimes,
     ) -> Result<(u32, Vec<u8>), String> {
+        let t = Instant::now();
         let (part, lanes) = self.lower(m, symbol, lanes)?;
+        times.lower = t.elapsed();
         // SAFETY: `part` was just lowered in this source's context, which outlives the call, and is
         // disposed of below (inkwell's Module owns it from here).
         let module = unsafe { inkwell::module::Module::new(part) };
@@ -498,15 +601,17 @@ impl Source {
         }
         let triple = module.get_triple().as_str().to_string_lossy().into_owned();
         let object = with_tm(Purpose::Optimise, &triple, |tm| {
-            optimise_module(&module, tm, quick)?;
-            Ok(())
+            crate::jit::pipeline::run(&module, tm, quick, &mut times.passes)
         })
         .and_then(|()| {
-            with_tm(Purpose::Codegen, &triple, |tm| {
+            let t = Instant::now();
+            let object = with_tm(Purpose::Codegen, &triple, |tm| {
                 tm.write_to_memory_buffer(&module, inkwell::targets::FileType::Object)
                     .map(|b| b.as_slice().to_vec())
                     .map_err(|e| e.to_string())
-            })
+            });
+            times.codegen = t.elapsed();
+            object
         });
         // The context is the source's: dispose of the module only.
         drop(module);
@@ -579,6 +684,11 @@ impl Drop for HostModule {
 }
 
 impl HostModule {
+    /// The module's id (its symbol prefix, unique among the modules loaded).
+    pub fn id(&self) -> &str {
+        &self.source.prefix
+    }
+
     /// The kernels' names, in the module's order.
     pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
         self.kernels.iter().map(|k| k.name.as_str())
@@ -637,10 +747,14 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
         .zip(key.as_ref())
         .and_then(|(c, k)| c.load(k))
         .and_then(|b| serde_json::from_slice(&b).ok());
+    let mut prepared_in = PrepareTimes {
+        cached: cached.is_some(),
+        ..Default::default()
+    };
     let prepared = match cached {
         Some(p) => p,
         None => {
-            let p = prepare_here(source, text, &parts, name, item)?;
+            let p = prepare_here(source, text, &parts, name, item, &mut prepared_in)?;
             if let (Some(c), Some(k)) = (cache, &key) {
                 if let Ok(b) = serde_json::to_vec(&p) {
                     c.store(k, &b);
@@ -661,6 +775,7 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
         parts,
         quick: std::sync::OnceLock::new(),
         full: std::sync::OnceLock::new(),
+        prepared_in,
         source: source.clone(),
         lines,
         unwritten_registers: prepared.unwritten_registers,
@@ -674,15 +789,22 @@ struct Prepared {
     unwritten_registers: Vec<(u32, String)>,
 }
 
-/// Parses and checks kernel `name`'s `parts` of `text`, and lowers it once to learn how it runs.
+/// Parses and checks kernel `name`'s `parts` of `text`, and lowers it once to learn how it runs; the
+/// phases' times go to `times`.
 fn prepare_here(
     source: &Source,
     text: &str,
     parts: &[Span],
     name: &str,
     item: u32,
+    times: &mut PrepareTimes,
 ) -> Result<Prepared, Vec<Diagnostic>> {
-    let (m, diags) = ptx_front::parse_and_check_parts(text, parts, &Default::default());
+    let t = Instant::now();
+    let (m, diags) = ptx_front::parse_parts(text, parts);
+    times.parse = t.elapsed();
+    let t = Instant::now();
+    let (m, diags) = ptx_front::check_parsed(text, parts, m, diags, &Default::default());
+    times.check = t.elapsed();
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
@@ -693,6 +815,7 @@ fn prepare_here(
     // Lowered once, alone and in a context of its own dropped right after, so that preparing
     // reports what the lowering refuses and learns how the kernel runs, while holding one kernel's
     // IR at a time. Its code is lowered again when a tier of it is compiled (`Source::compile`).
+    let t = Instant::now();
     let info = {
         let scratch = Context::create();
         let mut lowered = lower_prepared(&scratch, &m, without_lanes(source.options), Some(name), &source.prefix)?;
@@ -701,6 +824,7 @@ fn prepare_here(
             .pop()
             .ok_or_else(|| internal(format!("kernel `{name}` did not lower")))?
     };
+    times.lower = t.elapsed();
     // initcheck's registers: the linter's reads before any write, inside the kernel's body.
     let span = source.outline.items[item as usize].span;
     let unwritten_registers = diags
@@ -758,7 +882,7 @@ fn with_tm<T>(
 }
 
 /// This CPU and its features, which compiled code depends on.
-fn host_cpu() -> String {
+pub fn host_cpu() -> String {
     format!(
         "{} {}",
         TargetMachine::get_host_cpu_name(),
@@ -784,11 +908,6 @@ fn host_tm(purpose: Purpose, triple: &str) -> Result<TargetMachine, String> {
             model,
         )
         .ok_or_else(|| "cannot create the host target machine".to_string())
-}
-
-/// The IR passes of a tier, in the order `crate::jit::pipeline` lists them.
-fn optimise_module(module: &inkwell::module::Module<'_>, tm: &TargetMachine, quick: bool) -> Result<(), String> {
-    crate::jit::pipeline::run(module, tm, quick)
 }
 
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
@@ -854,7 +973,7 @@ fn host_module_ir(m: &Module<'_>, optimise: bool, only: Option<&str>) -> Result<
         let tm = host_tm(Purpose::Optimise, &triple).map_err(internal)?;
         lowered.module.set_triple(&tm.get_triple());
         lowered.module.set_data_layout(&tm.get_target_data().get_data_layout());
-        optimise_module(&lowered.module, &tm, false).map_err(internal)?;
+        crate::jit::pipeline::run(&lowered.module, &tm, false, &mut Default::default()).map_err(internal)?;
     }
     Ok(lowered.module.print_to_string().to_string())
 }

@@ -28,8 +28,17 @@ pub(super) const QUICK_PASSES: &str = "always-inline,function(sroa,instcombine<n
 
 type PassFn = fn(&Module<'_>, &TargetMachine, bool) -> Result<(), String>;
 
+/// How many passes [`PASSES`] lists.
+pub const PASS_COUNT: usize = 7;
+
+/// The passes' names, in order (what `PTXJIT_DUMP_IR` and the benchmarks call them), each with
+/// whether the quick tier runs it.
+pub fn pass_names() -> [(&'static str, bool); PASS_COUNT] {
+    PASSES.map(|(name, quick, _)| (name, quick))
+}
+
 /// The passes, in order: name, whether the quick tier runs it, and the pass.
-const PASSES: [(&str, bool, PassFn); 7] = [
+const PASSES: [(&str, bool, PassFn); PASS_COUNT] = [
     ("ssa", true, |m, tm, _| llvm_passes(m, tm, "function(mem2reg,dce)")),
     ("addressing", true, |m, _, _| {
         super::addressing::split_address_sums(m);
@@ -90,14 +99,22 @@ fn dump(m: &Module<'_>, after: &str) {
     }
 }
 
-/// Runs the pipeline of a tier (`quick`: the quick tier's) on a kernel's module.
-pub fn run(m: &Module<'_>, tm: &TargetMachine, quick: bool) -> Result<(), String> {
+/// Runs the pipeline of a tier (`quick`: the quick tier's) on a kernel's module; `times` receives
+/// each pass's time, in [`PASSES`]'s order (zero for a pass the tier skips).
+pub fn run(
+    m: &Module<'_>,
+    tm: &TargetMachine,
+    quick: bool,
+    times: &mut [std::time::Duration; PASS_COUNT],
+) -> Result<(), String> {
     dump(m, "lowered");
-    for (name, in_quick, pass) in PASSES {
+    for ((name, in_quick, pass), time) in PASSES.into_iter().zip(times) {
         if quick && !in_quick {
             continue;
         }
+        let t = std::time::Instant::now();
         pass(m, tm, quick)?;
+        *time = t.elapsed();
         dump(m, name);
     }
     Ok(())

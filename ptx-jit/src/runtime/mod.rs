@@ -5,6 +5,7 @@ pub mod checked;
 pub(crate) mod device_libs;
 mod fibers;
 pub(crate) mod memops;
+pub mod profile;
 mod regions;
 pub mod sanitize;
 pub mod tensor;
@@ -126,6 +127,8 @@ pub struct Launch<'p> {
     /// A cluster launch: the driver was given cluster dimensions (of one CTA: larger clusters are not
     /// supported), or the kernel declares `.reqnctapercluster` ([`launch_sanitized`] sets it then).
     pub cluster: bool,
+    /// Which tier runs (the quick tier for a small first launch by default).
+    pub tier: crate::jit::host::Tier,
 }
 
 impl<'p> Launch<'p> {
@@ -142,6 +145,7 @@ impl<'p> Launch<'p> {
             grid_workspace: 0,
             sms: crate::device::sm_count(),
             cluster: false,
+            tier: Default::default(),
         }
     }
 }
@@ -233,7 +237,12 @@ unsafe extern "C" fn no_collective(_: *mut c_void, _: u32, _: u32, _: u32, _: u3
 /// Runs the whole grid and returns when every CTA has finished, or ends it at the first fault. The
 /// sanitizers' findings are reported (stderr, `PTXJIT_SANITIZE_LOG`).
 pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
+    let profiled = profile::enabled().then(|| (std::time::Instant::now(), k.jit_time()));
     let (r, findings) = launch_sanitized(k, l);
+    if let Some((start, jit)) = profiled {
+        let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
+        profile::launched(k, threads, start.elapsed(), k.jit_time().saturating_sub(jit), r.is_ok());
+    }
     if !findings.is_empty() {
         let text = k.text();
         crate::runtime::sanitize::report(
@@ -257,7 +266,7 @@ pub fn launch_sanitized(
     }
     // Compiles the kernel on its first launch (see `HostKernel::entry_for` for which code runs).
     let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
-    let entry = match k.entry_for(threads) {
+    let entry = match k.entry_for(threads, l.tier) {
         Ok(e) => e,
         Err(e) => return (Err(LaunchError::Failed(e)), vec![]),
     };

@@ -1,6 +1,14 @@
 //! `ptx-jit bench compile`: per-file latency of retargeting (by phase) next to NVIDIA's ptxas on the
 //! same files, single-threaded, as medians over the files; `bench parse`: front-end throughput;
-//! `bench load`: lazy against eager module loading.
+//! `bench load`: lazy against eager module loading; `bench kernel` ([`kernel`]): one kernel's JIT
+//! phases, first launch and steady state;
+//! `bench program` ([`program`]): an unmodified program's kernels and modules.
+
+pub mod kernel;
+pub mod program;
+mod progress;
+mod report;
+pub mod stats;
 
 use super::{ptx_files, read};
 use crate::nvptx::{self, Emit, Phases};
@@ -175,6 +183,13 @@ pub struct Bench {
 
 #[derive(clap::Subcommand)]
 pub enum BenchCmd {
+    /// One kernel (the arguments of `run`): every phase of its JIT over fresh compiles, its first
+    /// launch, and its steady state in each tier (min, median, max, mean with a 95% interval),
+    /// optionally beside ptxas; as a table, JSON, CSV and an HTML report.
+    Kernel(kernel::BenchKernel),
+    /// An unmodified CUDA program on ptx-jit's libcuda.so.1: per kernel its launches, JIT time, run
+    /// time and share of the program's time; per module its load time and disk-cache hits.
+    Program(program::BenchProgram),
     /// Per-file compile latency of `compile` (by phase) and of NVIDIA's ptxas on the same files, each
     /// file for its own `.target` unless --arch is given; medians over the files.
     Compile {
@@ -219,6 +234,8 @@ pub enum BenchCmd {
 /// `ptx-jit bench compile|parse`.
 pub fn run(a: Bench) -> Result<std::process::ExitCode, std::process::ExitCode> {
     match a.what {
+        BenchCmd::Kernel(k) => kernel::run(k),
+        BenchCmd::Program(p) => program::run(p),
         BenchCmd::Compile {
             paths,
             ptxas,
