@@ -10,6 +10,7 @@ pub mod isa;
 pub mod lexer;
 pub mod limits;
 pub mod lints;
+pub mod mix;
 pub mod outline;
 pub mod parser;
 pub mod printer;

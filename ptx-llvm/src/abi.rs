@@ -86,6 +86,12 @@ pub mod builtin {
     pub const ACCESS_ORDERED: u32 = 8 << 8;
     /// Added to a load that no race can involve ([`ptx_front::intervals`]): racecheck need not see it.
     pub const ACCESS_UNRACED: u32 = 16 << 8;
+    /// Counters, with a null address: the thread enters the counted block (`ptx_front::mix`) whose
+    /// first instruction is at `site`.
+    pub const ACCESS_BLOCK: u32 = 32 << 8;
+    /// Counters, with a null address: the conditional branch at `site` goes to its target (`bytes`
+    /// 1) or falls through (0).
+    pub const ACCESS_BRANCH: u32 = 64 << 8;
     /// The watch word: the first `u32` of a launch's fault record (`Env::fault`), bits saying which
     /// checked accesses a sanitizer follows, so that generated code cannot decide them alone. With
     /// none, an aligned shared-memory access inside the window needs no call. racecheck: every

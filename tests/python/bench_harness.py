@@ -149,6 +149,33 @@ def bench_kernel(ptx_jit, tmp):
     browser_check(os.path.join(out, "index.html"), "bench kernel's report", 4)
 
 
+def bench_counters(ptx_jit, tmp):
+    """tests/bench/counters.ptx, one CTA of 64 threads, counted by hand: blocks of 12, 3 and 4
+    instructions, the middle one skipped by threads 0-7."""
+    out = os.path.join(tmp, "counters")
+    run([ptx_jit, "bench", "kernel", f"{ROOT}/tests/bench/counters.ptx", "--kernel", "counts", "--block", "64",
+         "--arg", "f32*64", "--arg", "f32*64=1", "--compiles", "1", "--max-launches", "20", "--counters",
+         "--json", out + ".json", "--report", out])
+    c = json.load(open(out + ".json"))["counters"]
+    classes = {k["class"]: (k["thread_instructions"], k["warp_instructions"]) for k in c["classes"] if k["thread_instructions"]}
+    check(classes == {"fp32": (112, 4), "integer": (384, 12), "conversion": (56, 2), "move": (128, 4),
+                      "control": (128, 4), "memory.global": (128, 4), "memory.shared": (64, 2),
+                      "memory.param": (128, 4), "sync": (64, 2)}, f"counters: the instruction mix ({classes})")
+    check(c["thread_instructions"] == 64 * 12 + 56 * 3 + 64 * 4 == sum(k["thread_instructions"] for k in c["classes"]),
+          "counters: the classes sum to the thread instructions (1192)")
+    check(c["warp_instructions"] == 38 and abs(c["active_lanes"] - 1192 / 38) < 1e-9, "counters: warp instructions, active lanes")
+    check((c["ctas"], c["warps"], c["branches"], c["divergent_branches"], c["barriers"], c["warp_barriers"]) == (1, 2, 2, 1, 64, 2),
+          "counters: CTAs, warps, branches (one divergent), barriers")
+    spaces = {s["space"]: s for s in c["spaces"]}
+    g, sh = spaces["global"], spaces["shared"]
+    check((g["accesses"], g["bytes"], g["requests"], g["sectors"]) == (128, 512, 4, 16),
+          "counters: global accesses, bytes, requests and sectors (coalesced)")
+    check((sh["accesses"], sh["bytes"], sh["requests"], sh["wavefronts"], sh["ideal_wavefronts"], sh["bank_conflicts"])
+          == (64, 256, 2, 4, 2, 2), "counters: shared accesses and two-way bank conflicts")
+    check(not c["truncated"] and c["launch_ms"] > 0, "counters: the counted launch, traced whole")
+    browser_check(os.path.join(out, "index.html"), "bench kernel's report with counters", 5)
+
+
 def bench_program(ptx_jit, tmp):
     client = os.path.join(ROOT, "build", "client")
     out = os.path.join(tmp, "program")
@@ -173,6 +200,7 @@ def main():
     ptx_jit = os.path.abspath(sys.argv[1])
     tmp = tempfile.mkdtemp(prefix="ptx-jit-bench-")
     bench_kernel(ptx_jit, tmp)
+    bench_counters(ptx_jit, tmp)
     bench_program(ptx_jit, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     if failures:

@@ -121,9 +121,52 @@ impl Arg {
     }
 }
 
+/// A buffer aligned as `cuMemAlloc` aligns device memory (256 bytes), so that a kernel's accesses
+/// fall on 32-byte sectors and shared-memory banks as they do on a GPU.
+pub struct DeviceBuffer {
+    chunks: Vec<Chunk>,
+    len: usize,
+}
+
+#[repr(C, align(256))]
+#[derive(Clone, Copy)]
+struct Chunk([u8; 256]);
+
+impl DeviceBuffer {
+    pub fn from_bytes(b: &[u8]) -> DeviceBuffer {
+        let mut d = DeviceBuffer {
+            chunks: vec![Chunk([0; 256]); b.len().div_ceil(256)],
+            len: b.len(),
+        };
+        d.copy_from_slice(b);
+        d
+    }
+}
+
+impl std::ops::Deref for DeviceBuffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the chunks hold at least `len` initialised bytes.
+        unsafe { std::slice::from_raw_parts(self.chunks.as_ptr() as *const u8, self.len) }
+    }
+}
+
+impl std::ops::DerefMut for DeviceBuffer {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and the borrow is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.chunks.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
+impl AsMut<[u8]> for DeviceBuffer {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
 /// Lays out the argument buffer. Buffers are passed by the address of their storage in `bufs`,
 /// which must stay alive and unmoved during the launch.
-pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [Vec<u8>]) -> Result<Vec<u8>, String> {
+pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [impl AsMut<[u8]>]) -> Result<Vec<u8>, String> {
     if args.len() != k.params.len() {
         return Err(format!(
             "`{}` takes {} arguments, {} given",
@@ -136,7 +179,7 @@ pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [Vec<u8>]) -> Resul
     for (i, (a, p)) in args.iter().zip(&k.params).enumerate() {
         let bytes = match a {
             Arg::Scalar(_, b) => b.clone(),
-            Arg::Buffer(..) => (bufs[i].as_mut_ptr() as u64).to_le_bytes()[..p.size.min(8) as usize].to_vec(),
+            Arg::Buffer(..) => (bufs[i].as_mut().as_mut_ptr() as u64).to_le_bytes()[..p.size.min(8) as usize].to_vec(),
         };
         if bytes.len() as u64 != p.size {
             return Err(format!(
@@ -155,6 +198,15 @@ pub fn param_buffer(k: &KernelInfo, args: &[Arg], bufs: &mut [Vec<u8>]) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_buffers_are_aligned_as_cu_mem_alloc_aligns() {
+        for n in [0, 1, 255, 256, 4097] {
+            let bytes: Vec<u8> = (0..n).map(|i| i as u8).collect();
+            let b = DeviceBuffer::from_bytes(&bytes);
+            assert_eq!((b.as_ptr() as usize % 256, &b[..]), (0, &bytes[..]));
+        }
+    }
 
     #[test]
     fn parses_every_form() {

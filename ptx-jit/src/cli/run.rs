@@ -55,15 +55,15 @@ impl KernelArgs {
 /// A launch's memory: the buffers the arguments name (registered as device memory) and the
 /// parameter buffer that points at them. The buffers stay where they are while this lives.
 pub struct Buffers {
-    pub bufs: Vec<Vec<u8>>,
+    pub bufs: Vec<args::DeviceBuffer>,
     pub params: Vec<u8>,
 }
 
 impl Buffers {
     pub fn new(k: &crate::KernelInfo, args: &[Arg]) -> Result<Buffers, String> {
-        let mut bufs: Vec<Vec<u8>> = args
+        let mut bufs: Vec<args::DeviceBuffer> = args
             .iter()
-            .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
+            .map(|a| args::DeviceBuffer::from_bytes(if let Arg::Buffer(_, b) = a { b } else { &[] }))
             .collect();
         let params = args::param_buffer(k, args, &mut bufs)?;
         for b in &bufs {

@@ -986,6 +986,7 @@ pub fn options() -> ptx_llvm::Options {
         regions: on("PTXJIT_REGIONS"),
         checked: false,
         lanes: on("PTXJIT_LANES"),
+        counters: false,
     }
 }
 

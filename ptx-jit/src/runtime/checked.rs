@@ -160,6 +160,8 @@ pub struct FaultCell {
     /// The sanitizers this launch runs under (`crate::runtime::sanitize`), and what they found.
     pub tools: crate::runtime::sanitize::Tools,
     pub findings: Mutex<Vec<crate::runtime::sanitize::Finding>>,
+    /// The counters this launch adds to (`crate::runtime::counters`; never with a sanitizer).
+    pub counting: Option<std::sync::Arc<crate::runtime::counters::Counters>>,
 }
 
 impl FaultCell {
@@ -169,6 +171,24 @@ impl FaultCell {
             shared_bytes,
             tools,
             ..Default::default()
+        }
+    }
+    /// A launch that counts: every access calls the runtime, as under racecheck.
+    pub fn counting(shared_bytes: u64, counters: std::sync::Arc<crate::runtime::counters::Counters>) -> Self {
+        FaultCell {
+            watch: AtomicU32::new(WATCH_RACE | WATCH_UNRACED),
+            shared_bytes,
+            counting: Some(counters),
+            ..Default::default()
+        }
+    }
+    /// The CTA the calling thread ran has ended: the sanitizers and the counters close it.
+    pub fn cta_done(&self) {
+        if self.tools.any() {
+            crate::runtime::sanitize::cta_done();
+        }
+        if self.counting.is_some() {
+            crate::runtime::counters::cta_done();
         }
     }
     pub fn faulted(&self) -> bool {
@@ -223,12 +243,21 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
         };
         if ok {
             if watched(cell, space) {
-                crate::runtime::sanitize::access(env, cell, addr, bytes, site, space, in_shared);
+                observe(env, cell, addr, bytes, site, space, in_shared);
             }
             return 0;
         }
     }
     check_slow(env, cell, addr, bytes, site, space)
+}
+
+/// A checked access that stayed in bounds, which the watch word asked to see: the counters' or the
+/// sanitizers'.
+fn observe(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32, in_shared: bool) {
+    match &cell.counting {
+        Some(c) => crate::runtime::counters::access(env, c, addr, bytes, site, space, in_shared),
+        None => crate::runtime::sanitize::access(env, cell, addr, bytes, site, space, in_shared),
+    }
 }
 
 /// Whether a sanitizer wants to see this access (the watch word): initcheck every one, racecheck
@@ -245,6 +274,15 @@ pub fn race_watched(cell: &FaultCell, space: u32) -> bool {
 
 #[inline(never)]
 fn check_slow(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, space: u32) -> u32 {
+    if addr == 0 && space & (ACCESS_BLOCK | ACCESS_BRANCH) != 0 {
+        if let Some(c) = &cell.counting {
+            match space & ACCESS_BLOCK {
+                0 => crate::runtime::counters::branch(env, c, site, bytes != 0),
+                _ => crate::runtime::counters::block(env, c, site),
+            }
+        }
+        return 0;
+    }
     if addr == 0 && (bytes == 0 || space == ACCESS_SITE) {
         if space == ACCESS_SITE && cell.tools.any() {
             crate::runtime::fibers::note_site(env.sync, site, bytes == 1);
@@ -282,7 +320,7 @@ fn check_slow(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     };
     if ok {
         if watched(cell, access) {
-            crate::runtime::sanitize::access(env, cell, addr, bytes, site, access, in_shared);
+            observe(env, cell, addr, bytes, site, access, in_shared);
         }
         return 0;
     }

@@ -608,9 +608,7 @@ fn run_cta(
         unsafe { f.force_reset() };
     }
     STACKS.with(|s| s.borrow_mut().extend(fibers.into_iter().map(Coroutine::into_stack)));
-    if cell.tools.any() {
-        crate::runtime::sanitize::cta_done();
-    }
+    cell.cta_done();
     crate::runtime::texture::release_cached();
     result
 }

@@ -2,6 +2,7 @@
 //! the block entry loops over the CTA's threads.
 
 pub mod checked;
+pub mod counters;
 pub(crate) mod device_libs;
 mod fibers;
 pub(crate) mod memops;
@@ -129,6 +130,9 @@ pub struct Launch<'p> {
     pub cluster: bool,
     /// Which tier runs (the quick tier for a small first launch by default).
     pub tier: crate::jit::host::Tier,
+    /// Where the launch adds its counts, for a kernel built with counters (`counters`): it then runs
+    /// under no sanitizer.
+    pub counters: Option<std::sync::Arc<counters::Counters>>,
 }
 
 impl<'p> Launch<'p> {
@@ -146,6 +150,7 @@ impl<'p> Launch<'p> {
             sms: crate::device::sm_count(),
             cluster: false,
             tier: Default::default(),
+            counters: None,
         }
     }
 }
@@ -276,13 +281,18 @@ pub fn launch_sanitized(
         clustered = Launch {
             cluster: true,
             cancel: l.cancel.clone(),
+            counters: l.counters.clone(),
             ..*l
         };
         &clustered
     } else {
         l
     };
-    let cell = crate::runtime::checked::FaultCell::new(k.info.static_shared + l.dynamic_shared, l.sanitize);
+    let shared = k.info.static_shared + l.dynamic_shared;
+    let cell = match &l.counters {
+        Some(c) => crate::runtime::checked::FaultCell::counting(shared, c.clone()),
+        None => crate::runtime::checked::FaultCell::new(shared, l.sanitize),
+    };
     let watch = crate::runtime::watchdog::watch(&cell, l.cancel.clone(), l.cooperative);
     let r = if l.cooperative {
         cooperative(k, l, entry, &cell)
@@ -336,6 +346,7 @@ fn cooperative(
     let l = Launch {
         grid_workspace: workspace.as_mut_ptr() as u64,
         cancel: l.cancel.clone(),
+        counters: l.counters.clone(),
         ..*l
     };
     let ctas = l.grid.iter().map(|&g| g as usize).product::<usize>();
@@ -490,9 +501,7 @@ fn run(k: &HostKernel, l: &Launch<'_>, entry: ptx_llvm::abi::BlockFn, fault: *co
                 ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::Signal(t))
             });
         }
-        if cell.tools.any() {
-            crate::runtime::sanitize::cta_done();
-        }
+        cell.cta_done();
         crate::runtime::texture::release_cached();
     };
     let items = rows * runs_per_row;

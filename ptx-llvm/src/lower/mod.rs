@@ -109,6 +109,9 @@ pub struct Options {
     pub checked: bool,
     /// Run regions that loop by themselves for groups of threads at once (see `lower/lanes.rs`).
     pub lanes: bool,
+    /// Counters (with checked mode, host flavour): each thread reports every counted block it enters
+    /// and the direction of every conditional branch (`builtin::ACCESS_BLOCK`, `ACCESS_BRANCH`).
+    pub counters: bool,
 }
 
 impl Default for Options {
@@ -117,6 +120,7 @@ impl Default for Options {
             regions: true,
             checked: false,
             lanes: true,
+            counters: false,
         }
     }
 }
@@ -520,6 +524,8 @@ struct Fn<'ctx, 'm, 'a> {
     checked: Option<ptx_front::ir::Function<'m, 'a>>,
     /// Checked mode: by instruction index, the loads no race can involve.
     unraced: Vec<bool>,
+    /// Counters: by instruction index, whether a counted block starts there (`ptx_front::mix`).
+    block_starts: Vec<bool>,
 }
 
 impl<'ctx> Lowerer<'ctx> {
@@ -651,6 +657,10 @@ impl<'ctx> Lowerer<'ctx> {
             targets: HashMap::new(),
             carry: None,
             alloca_at,
+            block_starts: match &checked {
+                Some(c) if self.checked && self.options.counters => ptx_front::mix::block_starts(c),
+                _ => vec![],
+            },
             checked,
             unraced,
         };
@@ -882,11 +892,27 @@ impl<'ctx> Lowerer<'ctx> {
         let d = at
             .and_then(|k| st.checked.as_ref()?.insts[k].decoded.clone())
             .ok_or_else(|| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
+        if at.is_some_and(|k| st.block_starts.get(k) == Some(&true)) {
+            let null = self.ptr(0).const_null();
+            self.call_check(
+                st,
+                null,
+                self.i64().const_zero(),
+                i.span.start as u64,
+                crate::builtin::ACCESS_BLOCK,
+            )?;
+        }
         let Some(g) = &i.guard else {
             return self.inst_or_asm(st, i, &d, scope);
         };
         let p = self.reg_load(st, &g.pred, Type::Pred, scope)?.into_int_value();
         if d.spec.name == "bra" {
+            if !st.block_starts.is_empty() {
+                let taken = if g.negated { self.b.build_not(p, "taken")? } else { p };
+                let taken = self.b.build_int_z_extend(taken, self.i64(), "taken")?;
+                let null = self.ptr(0).const_null();
+                self.call_check(st, null, taken, i.span.start as u64, crate::builtin::ACCESS_BRANCH)?;
+            }
             let target = self.label(st, i)?;
             let fall = self.ctx.append_basic_block(st.func, "fall");
             let (t, e) = if g.negated { (fall, target) } else { (target, fall) };

@@ -44,6 +44,10 @@ pub struct BenchKernel {
     /// Keep the disk cache on (compiles then time the cache's reads).
     #[arg(long)]
     pub cache: bool,
+    /// Count one launch exactly: instructions by class, active lanes, divergent branches, barriers,
+    /// bytes per state space, global sectors per request and shared bank conflicts.
+    #[arg(long)]
+    pub counters: bool,
     /// Write every sample as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -84,6 +88,7 @@ pub struct Results {
     pub first_launches: Vec<FirstLaunch>,
     pub steady: Vec<Steady>,
     pub peers: Vec<PeerTimes>,
+    pub counters: Option<super::counters::Report>,
 }
 
 /// One phase: `stage` is `load`, `prepare` (once per kernel) or a tier (`quick`, `optimised`).
@@ -166,6 +171,7 @@ pub fn run(a: BenchKernel) -> Result<ExitCode, ExitCode> {
         first_launches: vec![],
         steady: vec![],
         peers: vec![],
+        counters: None,
     };
     let module = compiles(&a, &src, &request, &mut results)?;
     let k = module
@@ -182,7 +188,19 @@ pub fn run(a: BenchKernel) -> Result<ExitCode, ExitCode> {
     if a.against.contains(&Peer::Ptxas) {
         results.peers.push(ptxas(&a, &src).map_err(fail)?);
     }
+    if a.counters {
+        let report = super::counters::count(&a.kernel, &src, &request).map_err(fail)?;
+        results.counters = Some(report);
+    }
     print_table(&results);
+    if let Some(c) = &results.counters {
+        let optimised = results
+            .steady
+            .iter()
+            .find(|s| s.tier == "optimised")
+            .map(|s| s.summary.median);
+        c.print(optimised);
+    }
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&results).map_err(|e| fail(e.to_string()))?;
         write(path, &text)?;

@@ -4,6 +4,7 @@
 //! phases, first launch and steady state;
 //! `bench program` ([`program`]): an unmodified program's kernels and modules.
 
+mod counters;
 pub mod kernel;
 pub mod program;
 mod progress;

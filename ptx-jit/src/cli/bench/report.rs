@@ -34,14 +34,16 @@ fn step(max: f64, ticks: f64) -> f64 {
         .unwrap_or(10.0 * p)
 }
 
-/// A number as an axis or bar label: no more digits than it needs.
+/// A number as an axis or bar label: three significant digits below 1, two decimals below 100,
+/// none above, and no trailing zeros.
 fn num(x: f64) -> String {
     let s = if x == 0.0 || x.abs() >= 100.0 {
         format!("{x:.0}")
     } else if x.abs() >= 1.0 {
         format!("{x:.2}")
     } else {
-        format!("{x:.4}")
+        let digits = (2 - x.abs().log10().floor() as i32).clamp(3, 12) as usize;
+        format!("{x:.digits$}")
     };
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -118,7 +120,7 @@ fn stacked(title: &str, unit: &str, rows: &[(String, Vec<(String, f64)>)]) -> St
 /// Horizontal bars with an optional ± interval each, grouped under headings.
 fn bars(title: &str, unit: &str, rows: &[(String, f64, Option<f64>)]) -> String {
     let max = rows.iter().map(|(_, v, e)| v + e.unwrap_or(0.0)).fold(0.0, f64::max);
-    let (left, right, bar, gap) = (200.0, 120.0, 22.0, 10.0);
+    let (left, right, bar, gap) = (200.0, 170.0, 22.0, 10.0);
     let height = 30.0 + rows.len() as f64 * (bar + gap) + 10.0;
     let scale = (WIDTH - left - right) / max.max(1e-12);
     let mut s = svg_open(title, height);
@@ -365,7 +367,76 @@ pub fn kernel_page(r: &Results) -> String {
             .collect();
         body.push_str(&bars("Time per launch (mean, 95% interval)", "ms", &launch));
     }
+    if let Some(c) = &r.counters {
+        counters_section(&mut body, c);
+    }
     page(&format!("ptx-jit bench: {}", r.kernel), &body)
+}
+
+/// The counters of one launch: the instruction mix as a plot, the rest as tables.
+fn counters_section(body: &mut String, c: &super::counters::Report) {
+    let _ = write!(
+        body,
+        "<h2>Counters of one launch</h2><p>{} CTAs, {} warps: {} thread instructions in {} warp instructions \
+         ({:.2} active lanes of 32); {} warp-level branches, {} divergent; {} barriers passed by threads, {} by \
+         warps. The counting launch took {} ms.{}</p>",
+        c.ctas,
+        c.warps,
+        c.thread_instructions,
+        c.warp_instructions,
+        c.active_lanes,
+        c.branches,
+        c.divergent_branches,
+        c.barriers,
+        c.warp_barriers,
+        num(c.launch_ms),
+        if c.truncated {
+            " Some CTAs' accesses were too many to trace all."
+        } else {
+            ""
+        }
+    );
+    let mix: Vec<(String, f64, Option<f64>)> = c
+        .classes
+        .iter()
+        .filter(|k| k.thread_instructions > 0)
+        .map(|k| (k.class.to_string(), k.thread_instructions as f64, None))
+        .collect();
+    body.push_str(&bars("Thread instructions by class", "", &mix));
+    let rows: Vec<Vec<String>> = c
+        .spaces
+        .iter()
+        .filter(|s| s.accesses > 0)
+        .map(|s| {
+            vec![
+                s.space.to_string(),
+                s.accesses.to_string(),
+                s.bytes.to_string(),
+                s.requests.to_string(),
+                if s.space == "global" {
+                    format!("{} ({:.2} per request)", s.sectors, s.sectors_per_request)
+                } else {
+                    String::new()
+                },
+                if s.space == "shared" {
+                    format!("{} of {} wavefronts", s.bank_conflicts, s.wavefronts)
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &[
+            "space",
+            "accesses",
+            "bytes",
+            "warp requests",
+            "32-byte sectors",
+            "bank conflicts",
+        ],
+        &rows,
+    ));
 }
 
 /// The page of one `bench program` run.
@@ -480,7 +551,9 @@ mod tests {
         assert_eq!(step(0.042, 5.0), 0.01);
         assert_eq!(step(1000.0, 5.0), 200.0);
         assert_eq!(num(12.5), "12.5");
-        assert_eq!(num(0.00125), "0.0013");
+        assert_eq!(num(0.00125), "0.00125");
+        assert_eq!(num(0.0000312), "0.0000312");
+        assert_eq!(num(0.5), "0.5");
         assert_eq!(num(250.0), "250");
         assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
     }
