@@ -1,4 +1,5 @@
-//! Parse and parse+check throughput over the test kernels and, when present, the shared nvcc corpus.
+//! The front end's throughput, stage by stage (`ptx_front::STAGES`, as `ptx-jit bench parse` measures
+//! them), over the test kernels and, when present, the shared nvcc corpus.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -26,20 +27,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("front");
     g.throughput(Throughput::Bytes(bytes as u64));
     g.sample_size(10);
-    g.bench_function("parse", |b| {
-        b.iter(|| {
-            texts
-                .iter()
-                .for_each(|t| drop(std::hint::black_box(ptx_front::parse(t))))
-        })
-    });
-    g.bench_function("parse+check", |b| {
-        b.iter(|| {
-            texts
-                .iter()
-                .for_each(|t| drop(std::hint::black_box(ptx_front::parse_and_check(t))))
-        })
-    });
+    for (name, stage) in ptx_front::STAGES {
+        g.bench_function(name, |b| b.iter(|| texts.iter().for_each(|t| stage(t))));
+    }
     g.finish();
 }
 

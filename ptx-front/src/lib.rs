@@ -26,6 +26,24 @@ pub use printer::print;
 use span::Span;
 pub use target::Target;
 
+/// One stage of the front end, run on a module's text.
+pub type Stage = fn(&str);
+
+/// The front end's stages as the benchmarks measure them, one definition for `ptx-jit bench parse`
+/// and the criterion benchmark (`benches/parse.rs`): parsing; parsing and checking for errors;
+/// and all that `ptx-jit lint` does (errors and warnings).
+pub const STAGES: [(&str, Stage); 3] = [
+    ("parse", |s| drop(std::hint::black_box(parse(s)))),
+    ("parse + check", |s| {
+        let errors_only = check::Options {
+            no_lints: true,
+            ..Default::default()
+        };
+        drop(std::hint::black_box(parse_and_check_with(s, &errors_only)))
+    }),
+    ("lint", |s| drop(std::hint::black_box(parse_and_check(s)))),
+];
+
 /// Parses and checks. The module is returned even with errors so callers can show all diagnostics.
 pub fn parse_and_check(src: &str) -> (ast::Module<'_>, Vec<Diagnostic>) {
     parse_and_check_with(src, &check::Options::default())

@@ -2,7 +2,7 @@
 //! function's straight-line blocks as the counters count them.
 //!
 //! A counted block starts at a function's first instruction, at the first instruction after a label,
-//! and after an instruction that may leave it (a branch, `ret`, `exit`, `trap`); every thread that
+//! and after an instruction that may leave it (a branch, a call, `ret`, `exit`, `trap`); every thread that
 //! enters a block passes each of its instructions, so counting block entries at run time and
 //! multiplying by each block's static mix gives exact per-class instruction counts. An instruction
 //! a predicate turns off is still passed (NVIDIA's `inst_executed` counts it too).
@@ -100,30 +100,27 @@ impl Class {
     /// The class of a decoded instruction (`None`, an instruction the checker refused: `Other`).
     pub fn of(d: Option<&Decoded>) -> Class {
         let Some(d) = d else { return Class::Other };
+        let sub = |m: &str| d.spec.sub.contains(&m);
         match d.spec.name {
             "bra" | "brx" | "call" | "ret" | "exit" | "trap" | "brkpt" | "pmevent" | "nanosleep" => Class::Control,
             "bar" | "barrier" | "membar" | "fence" | "mbarrier" | "griddepcontrol" | "setmaxnreg" => Class::Sync,
             "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" => Class::Warp,
-            "mma" | "wmma" | "wgmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "tcgen05" => Class::Tensor,
-            "atom" | "red" | "red.async" | "cp.reduce.async.bulk" => Class::Atomic,
+            "mma" | "wmma" | "wgmma" | "ldmatrix" | "stmatrix" | "movmatrix" => Class::Tensor,
+            "atom" | "red" => Class::Atomic,
             "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep" => Class::Texture,
-            "cvt" | "cvta" | "cvt.pack" => Class::Conversion,
+            "cvt" | "cvta" => Class::Conversion,
             "mov" | "selp" => Class::Move,
-            "ld"
-            | "st"
-            | "ldu"
-            | "prefetch"
-            | "prefetchu"
-            | "st.async"
-            | "cp.async"
-            | "cp.async.bulk"
-            | "cp.async.bulk.tensor"
-            | "cp.async.bulk.prefetch"
-            | "cp.async.bulk.prefetch.tensor" => match d.get(G::Space) {
+            // `cp.reduce.async.bulk` reduces into memory; the groups and waits of `cp.async` order
+            // copies; the copies themselves count where their global side is (or in shared memory).
+            "cp" if sub(".reduce") => Class::Atomic,
+            "cp" if sub(".commit_group") || sub(".wait_group") || sub(".wait_all") || sub(".mbarrier") => Class::Sync,
+            "cp" if d.spaces().any(|s| s == ".global") => Class::Global,
+            "cp" => Class::Shared,
+            "ld" | "st" | "ldu" | "prefetch" | "prefetchu" => match d.get(G::Space) {
                 Some(".global") => Class::Global,
                 Some(s) if s.starts_with(".shared") => Class::Shared,
                 Some(".local") => Class::Local,
-                Some(".param") => Class::Param,
+                Some(s) if s.starts_with(".param") => Class::Param,
                 Some(".const") => Class::Const,
                 _ => Class::Generic,
             },
@@ -138,9 +135,10 @@ impl Class {
     }
 }
 
-/// Whether control may leave a block after this instruction (so the next one starts a block).
+/// Whether control may leave a block after this instruction, or come back from elsewhere (a call,
+/// whose callee counts its own blocks), so that the next instruction starts a block.
 pub fn ends_block(d: Option<&Decoded>) -> bool {
-    d.is_some_and(|d| matches!(d.spec.name, "bra" | "brx" | "ret" | "exit" | "trap"))
+    d.is_some_and(|d| matches!(d.spec.name, "bra" | "brx" | "call" | "ret" | "exit" | "trap"))
 }
 
 /// For each instruction of `f`, whether a counted block starts at it.
@@ -242,6 +240,35 @@ mod tests {
                 (line, classes, b.barriers)
             })
             .collect()
+    }
+
+    #[test]
+    fn copies_and_parameter_spaces_have_their_classes() {
+        let src = ".version 8.0\n.target sm_80\n.address_size 64\n\
+            .visible .entry k(.param .u64 p)\n{\n\
+            .reg .b64 %rd<3>; .reg .b32 %r;\n\
+            .shared .align 16 .b8 s[16];\n\
+            ld.param::entry.u64 %rd1, [p];\n\
+            mov.u32 %r, s;\n\
+            cp.async.ca.shared.global [%r], [%rd1], 16;\n\
+            cp.async.commit_group;\n\
+            cp.async.wait_all;\n\
+            ld.u64 %rd2, [%rd1];\n\
+            }\n";
+        assert_eq!(
+            mix(src),
+            [(
+                8,
+                vec![
+                    ("move", 1),
+                    ("memory.global", 1),
+                    ("memory.param", 1),
+                    ("memory.generic", 1),
+                    ("sync", 2)
+                ],
+                0
+            )]
+        );
     }
 
     #[test]

@@ -174,6 +174,23 @@ def bench_counters(ptx_jit, tmp):
           == (64, 256, 2, 4, 2, 2), "counters: shared accesses and two-way bank conflicts")
     check(not c["truncated"] and c["launch_ms"] > 0, "counters: the counted launch, traced whole")
     browser_check(os.path.join(out, "index.html"), "bench kernel's report with counters", 5)
+    # `strided`: four CTAs run as a thread loop. Blocks of 2, 7 and 1 instructions; the loop's block
+    # entered twice by threads 0-15 (80 entries, 3 by warps, per CTA); its predicated load made by
+    # threads 16-63 in their first pass and by threads 0-15 in their second: 3 requests per CTA of
+    # 16, 32 and 16 threads at 8-byte strides, touching 4, 8 and 4 sectors.
+    run([ptx_jit, "bench", "kernel", f"{ROOT}/tests/bench/counters.ptx", "--kernel", "strided", "--grid", "4",
+         "--block", "64", "--arg", "u32*160", "--compiles", "1", "--max-launches", "10", "--counters",
+         "--json", out + "-strided.json"])
+    c = json.load(open(out + "-strided.json"))["counters"]
+    classes = {k["class"]: (k["thread_instructions"], k["warp_instructions"]) for k in c["classes"] if k["thread_instructions"]}
+    check(classes == {"integer": (1600, 60), "move": (256, 8), "control": (576, 20), "memory.global": (320, 12),
+                      "memory.param": (256, 8)}, f"counters, thread loop: the instruction mix ({classes})")
+    check((c["ctas"], c["warps"], c["thread_instructions"], c["warp_instructions"]) == (4, 8, 3008, 108),
+          "counters, thread loop: CTAs, warps and instructions")
+    check((c["branches"], c["divergent_branches"]) == (12, 4), "counters, thread loop: one divergent loop exit per CTA")
+    g = {s["space"]: s for s in c["spaces"]}["global"]
+    check((g["accesses"], g["bytes"], g["requests"], g["sectors"]) == (256, 1024, 12, 64),
+          "counters, thread loop: predicated loads pair by block entry (12 requests, 64 sectors)")
 
 
 def bench_program(ptx_jit, tmp):

@@ -73,6 +73,14 @@ impl Buffers {
     }
 }
 
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        for b in &self.bufs {
+            crate::memory_map::unregister(b.as_ptr() as u64);
+        }
+    }
+}
+
 /// The arguments of `ptx-jit run`.
 #[derive(clap::Args)]
 pub struct Run {
@@ -122,14 +130,14 @@ pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
     // Lazy unless `CUDA_MODULE_LOADING=EAGER`, as a driver loads: a large module costs the kernel run.
     let module = crate::load_as(&src, options, crate::Loading::from_env()).map_err(|d| failed(&d))?;
     let k = module.prepare(what.find(&module).map_err(usage)?).map_err(failed)?;
-    let Buffers { bufs, params } = Buffers::new(&k.info, &parsed).map_err(usage)?;
+    let buffers = Buffers::new(&k.info, &parsed).map_err(usage)?;
     // The kernel compiles on first use; count that as compilation, not as the run.
     k.entry().map_err(|e| usage(e.to_string()))?;
     let compile = t0.elapsed();
     let t = std::time::Instant::now();
     let launch = crate::Launch {
         sanitize: tools,
-        ..crate::Launch::new(grid, block, what.shared, &params)
+        ..crate::Launch::new(grid, block, what.shared, &buffers.params)
     };
     crate::launch(k, &launch).map_err(|e| {
         eprintln!("error: {e}");
@@ -140,7 +148,7 @@ pub fn run(a: Run) -> Result<ExitCode, ExitCode> {
         }
     })?;
     let dt = t.elapsed();
-    for (i, (a, b)) in parsed.iter().zip(&bufs).enumerate() {
+    for (i, (a, b)) in parsed.iter().zip(&buffers.bufs).enumerate() {
         if let Arg::Buffer(e, _) = a {
             let n = b.len() / e.size();
             let shown: Vec<String> = b.chunks(e.size()).take(16).map(|c| e.format(c)).collect();

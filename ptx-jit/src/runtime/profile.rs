@@ -1,8 +1,9 @@
 //! `PTXJIT_PROFILE=DIR`: what a process did with the JIT, for `ptx-jit bench program`. Every module
 //! load (its time, size and kernels) and every launch (its kernel, its run time apart from the JIT
-//! time it paid) is counted, and at exit the process writes `DIR/profile-PID.json` (one file per
-//! process, so a program that starts others is profiled whole). Off, it costs one load of a flag
-//! per launch.
+//! time it paid) is counted, and when the process exits (`exit`, not `_exit`) it writes
+//! `DIR/profile-PID.json` (one file per process, so a program that starts others is profiled whole;
+//! a forked child, which cannot use the driver, writes nothing). Modules are named by process and
+//! symbol prefix. Off, it costs one load of a flag per launch.
 
 use crate::jit::host::HostKernel;
 use std::collections::HashMap;
@@ -45,18 +46,33 @@ pub struct Profile {
 
 struct State {
     dir: std::path::PathBuf,
-    records: parking_lot::Mutex<(Vec<ModuleRecord>, HashMap<String, KernelRecord>)>,
+    /// The process that records (a forked child has another id).
+    pid: u32,
+    records: parking_lot::Mutex<Records>,
+}
+
+#[derive(Default)]
+struct Records {
+    modules: Vec<ModuleRecord>,
+    /// By module and kernel name.
+    kernels: HashMap<String, KernelRecord>,
+    /// The kernels (by address) whose preparation is counted already.
+    prepared: std::collections::HashSet<usize>,
 }
 
 fn state() -> Option<&'static State> {
     static STATE: std::sync::OnceLock<Option<State>> = std::sync::OnceLock::new();
     STATE
         .get_or_init(|| {
-            let dir = std::env::var_os("PTXJIT_PROFILE").filter(|d| !d.is_empty())?;
+            let dir = std::path::PathBuf::from(std::env::var_os("PTXJIT_PROFILE").filter(|d| !d.is_empty())?);
+            // Made and resolved now: the program may change its directory before it exits.
+            let _ = std::fs::create_dir_all(&dir);
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
             // SAFETY: `write_at_exit` is an `extern "C" fn()` that does not unwind.
             unsafe { libc::atexit(write_at_exit) };
             Some(State {
-                dir: dir.into(),
+                dir,
+                pid: std::process::id(),
                 records: Default::default(),
             })
         })
@@ -71,8 +87,8 @@ pub fn enabled() -> bool {
 /// Counts a module load of `bytes` of PTX with `kernels` kernels that took `took`.
 pub fn module_loaded(id: &str, bytes: usize, kernels: usize, took: Duration) {
     if let Some(s) = state() {
-        s.records.lock().0.push(ModuleRecord {
-            id: id.to_string(),
+        s.records.lock().modules.push(ModuleRecord {
+            id: format!("{}:{id}", s.pid),
             bytes,
             kernels,
             load_ms: took.as_secs_f64() * 1e3,
@@ -85,18 +101,22 @@ pub fn launched(k: &HostKernel, threads: u64, took: Duration, jit: Duration, ok:
     let Some(s) = state() else { return };
     let tiers = k.tier_times();
     let mut records = s.records.lock();
+    let first = records.prepared.insert(k as *const HostKernel as usize);
+    let module = format!("{}:{}", s.pid, k.module_id());
     let r = records
-        .1
-        .entry(format!("{}{}", k.module_id(), k.info.name))
+        .kernels
+        .entry(format!("{module}{}", k.info.name))
         .or_insert_with(|| KernelRecord {
-            module: k.module_id().to_string(),
+            module,
             name: k.info.name.clone(),
             ..Default::default()
         });
     r.launches += 1;
     r.failed += u64::from(!ok);
     r.threads += threads;
-    r.jit_ms = k.jit_time().as_secs_f64() * 1e3;
+    // A module loaded again reuses its prefix: its kernels add up under one record.
+    let prepared = if first { k.prepared_in.total() } else { Duration::ZERO };
+    r.jit_ms += (prepared + jit).as_secs_f64() * 1e3;
     r.exec_ms += took.saturating_sub(jit).as_secs_f64() * 1e3;
     r.prepared_from_cache = k.prepared_in.cached;
     r.tiers_from_cache = tiers.iter().flatten().filter(|t| t.cached).count() as u32;
@@ -104,21 +124,27 @@ pub fn launched(k: &HostKernel, threads: u64, took: Duration, jit: Duration, ok:
 }
 
 extern "C" fn write_at_exit() {
-    let Some(s) = state() else { return };
+    let Some(s) = state().filter(|s| s.pid == std::process::id()) else {
+        return;
+    };
     // A launch still running on another thread may hold the lock for as long as it records.
     let Some(records) = s.records.try_lock_for(Duration::from_millis(200)) else {
         return;
     };
-    let mut kernels: Vec<KernelRecord> = records.1.values().cloned().collect();
+    let mut kernels: Vec<KernelRecord> = records.kernels.values().cloned().collect();
     kernels.sort_by(|a, b| (&a.module, &a.name).cmp(&(&b.module, &b.name)));
     let profile = Profile {
-        pid: std::process::id(),
-        modules: records.0.clone(),
+        pid: s.pid,
+        modules: records.modules.clone(),
         kernels,
     };
     drop(records);
+    // Written whole, then named: a reader never sees half a file.
     if let Ok(text) = serde_json::to_string(&profile) {
-        let _ = std::fs::create_dir_all(&s.dir);
-        let _ = std::fs::write(s.dir.join(format!("profile-{}.json", profile.pid)), text);
+        let path = s.dir.join(format!("profile-{}.json", profile.pid));
+        let temp = path.with_extension("json.part");
+        if std::fs::write(&temp, text).is_ok() {
+            let _ = std::fs::rename(&temp, &path);
+        }
     }
 }

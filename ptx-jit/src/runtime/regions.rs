@@ -233,6 +233,7 @@ pub fn launch(
                     result = run_cta(l, entry, cta, buf, fault_addr as *const c_void)
                 })
             };
+            cell.cta_done();
             crate::runtime::texture::release_cached();
             if let Err(t) = trapped {
                 cell.record(crate::runtime::checked::Fault {

@@ -907,7 +907,7 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let p = self.reg_load(st, &g.pred, Type::Pred, scope)?.into_int_value();
         if d.spec.name == "bra" {
-            if !st.block_starts.is_empty() {
+            if self.checked && self.options.counters {
                 let taken = if g.negated { self.b.build_not(p, "taken")? } else { p };
                 let taken = self.b.build_int_z_extend(taken, self.i64(), "taken")?;
                 let null = self.ptr(0).const_null();

@@ -3,7 +3,7 @@
 //! (`ptx_front::mix`), into the figures a profiler reports.
 
 use crate::cli::run::{Buffers, KernelArgs, Request};
-use crate::runtime::counters::{Counters, SPACES};
+use crate::runtime::counters::{Counters, Space, MAX_TRACE};
 use ptx_front::mix::{Block, Class};
 use std::time::Instant;
 
@@ -18,6 +18,8 @@ pub struct ClassCount {
 /// The accesses of one state space.
 #[derive(serde::Serialize, Clone)]
 pub struct SpaceCount {
+    #[serde(skip)]
+    pub kind: Space,
     pub space: &'static str,
     pub accesses: u64,
     pub bytes: u64,
@@ -72,6 +74,7 @@ pub fn count(what: &KernelArgs, src: &str, request: &Request) -> Result<Report, 
         .map_err(|e| format!("the counting build does not compile: {e}"))?;
     let launch = crate::Launch {
         counters: Some(counters.clone()),
+        sanitize: Default::default(),
         tier: crate::jit::host::Tier::Optimised,
         ..crate::Launch::new(request.grid, request.block, what.shared, &buffers.params)
     };
@@ -83,7 +86,7 @@ pub fn count(what: &KernelArgs, src: &str, request: &Request) -> Result<Report, 
         .into_iter()
         .map(|b| (b.site, b))
         .collect();
-    Ok(report(&counters.totals(), &blocks, launch_ms))
+    report(&counters.totals(), &blocks, launch_ms)
 }
 
 /// The figures of `totals`, given each counted block's mix.
@@ -91,11 +94,13 @@ fn report(
     totals: &crate::runtime::counters::Totals,
     blocks: &rustc_hash::FxHashMap<u32, Block>,
     launch_ms: f64,
-) -> Report {
+) -> Result<Report, String> {
     let mut classes = [(0u64, 0u64); Class::COUNT];
     let (mut barriers, mut warp_barriers) = (0, 0);
     for (site, &(threads, warps)) in &totals.blocks {
-        let Some(b) = blocks.get(site) else { continue };
+        let b = blocks
+            .get(site)
+            .ok_or_else(|| format!("internal error: the counters report a block at byte {site} that the mix lacks"))?;
         for (c, &n) in classes.iter_mut().zip(&b.classes) {
             c.0 += threads * n as u64;
             c.1 += warps * n as u64;
@@ -105,7 +110,7 @@ fn report(
     }
     let thread_instructions = classes.iter().map(|c| c.0).sum();
     let warp_instructions: u64 = classes.iter().map(|c| c.1).sum();
-    Report {
+    Ok(Report {
         launch_ms,
         ctas: totals.ctas,
         warps: totals.warps,
@@ -125,11 +130,12 @@ fn report(
         divergent_branches: totals.divergent,
         barriers,
         warp_barriers,
-        spaces: SPACES
+        spaces: Space::ALL
             .iter()
             .zip(&totals.spaces)
-            .map(|(&space, s)| SpaceCount {
-                space,
+            .map(|(&kind, s)| SpaceCount {
+                kind,
+                space: kind.name(),
                 accesses: s.accesses,
                 bytes: s.bytes,
                 requests: s.requests,
@@ -141,7 +147,7 @@ fn report(
             })
             .collect(),
         truncated: totals.truncated,
-    }
+    })
 }
 
 impl Report {
@@ -177,14 +183,14 @@ impl Report {
             "space", "accesses", "bytes", "requests", "sectors", "sect./req", "bank conflicts"
         );
         for s in self.spaces.iter().filter(|s| s.accesses > 0) {
-            let (sectors, per, conflicts) = match s.space {
-                "global" => (
+            let (sectors, per, conflicts) = match s.kind {
+                Space::Global => (
                     s.sectors.to_string(),
                     format!("{:.2}", s.sectors_per_request),
                     String::new(),
                 ),
-                "shared" => (String::new(), String::new(), s.bank_conflicts.to_string()),
-                _ => Default::default(),
+                Space::Shared => (String::new(), String::new(), s.bank_conflicts.to_string()),
+                Space::Local | Space::Const => Default::default(),
             };
             println!(
                 "  {:<8} {:>10} {:>12} {:>10} {:>9} {:>10} {:>15}",
@@ -192,7 +198,7 @@ impl Report {
             );
         }
         if self.truncated {
-            println!("  (the memory figures cover only the first 16M accesses of some CTAs)");
+            println!("  (branches and memory cover only the first {MAX_TRACE} of some CTAs' executions)");
         }
     }
 }

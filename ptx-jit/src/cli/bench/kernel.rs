@@ -135,7 +135,8 @@ fn ms(d: Duration) -> f64 {
 fn tier_name(t: Tier) -> &'static str {
     match t {
         Tier::Quick => "quick",
-        _ => "optimised",
+        Tier::Optimised => "optimised",
+        Tier::Auto => "automatic",
     }
 }
 
@@ -148,8 +149,9 @@ pub fn run(a: BenchKernel) -> Result<ExitCode, ExitCode> {
         eprintln!("error: {e}");
         ExitCode::from(2)
     };
-    if !(a.precision > 0.0 && a.budget > 0.0) {
-        return Err(usage("--precision and --budget must be positive".into()));
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    if !positive(a.precision) || !positive(a.budget) {
+        return Err(usage("--precision and --budget must be positive numbers".into()));
     }
     let src = super::read(&a.kernel.file)?;
     let request = a.kernel.request().map_err(usage)?;
@@ -183,6 +185,9 @@ pub fn run(a: BenchKernel) -> Result<ExitCode, ExitCode> {
         Tiers::Both => &[Tier::Quick, Tier::Optimised],
     };
     for &tier in tiers {
+        if tier == Tier::Quick && k.entry_quick().is_err() {
+            continue; // warned about above
+        }
         results.steady.push(steady(&a, k, tier, &request).map_err(fail)?);
     }
     if a.against.contains(&Peer::Ptxas) {
@@ -243,8 +248,6 @@ fn compiles(
     let mut progress = Progress::new("compiling", a.compiles as u64);
     let mut last = None;
     for _ in 0..a.compiles {
-        super::reset_peak();
-        let base = super::peak_kib();
         let t = Instant::now();
         let module = crate::load_as(src, options, crate::Loading::Lazy)
             .map_err(|d| fail(crate::one_line(&d, &a.kernel.file.display().to_string(), src)))?;
@@ -258,6 +261,9 @@ fn compiles(
         }
         let buffers = Buffers::new(&k.info, &request.args).map_err(fail)?;
         let launch = crate::Launch::new(request.grid, request.block, a.kernel.shared, &buffers.params);
+        // The peak of the compiles (and the launch's own memory), not of the buffers made above.
+        super::reset_peak();
+        let base = super::peak_kib();
         let t = Instant::now();
         crate::launch(k, &launch).map_err(|e| fail(format!("the first launch failed: {e}")))?;
         let wall = ms(t.elapsed());
@@ -271,12 +277,16 @@ fn compiles(
             wall_ms: wall,
             jit_ms: ms(jit),
         });
-        // The tier the first launch did not compile.
+        // The tier the first launch did not compile. A quick tier that fails to compile is reported,
+        // not fatal: launches then run the optimised code, as the runtime falls back to it.
         match tier {
-            Tier::Quick => k.entry(),
-            _ => k.entry_quick(),
+            Tier::Quick => drop(k.entry().map_err(fail)?),
+            _ => {
+                if let Err(e) = k.entry_quick() {
+                    eprintln!("warning: the quick tier does not compile: {e}");
+                }
+            }
         }
-        .map_err(fail)?;
         for (all, t) in tiers.iter_mut().zip(k.tier_times()) {
             all.extend(t);
         }
@@ -336,7 +346,7 @@ fn steady(a: &BenchKernel, k: &crate::HostKernel, tier: Tier, request: &Request)
         once()?;
         warmup += 1;
     }
-    let budget = Duration::from_secs_f64(a.budget);
+    let budget = Duration::try_from_secs_f64(a.budget).unwrap_or(Duration::MAX);
     let start = Instant::now();
     let mut progress = Progress::new(&format!("{} tier", tier_name(tier)), a.max_launches as u64);
     let (mut samples, mut running) = (vec![], Running::default());

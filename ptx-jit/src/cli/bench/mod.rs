@@ -349,7 +349,7 @@ fn parse(paths: &[std::path::PathBuf], iters: u32) -> Result<std::process::ExitC
         bytes as f64 / 1e6 / best
     };
     // The median of per-file rates, as other parsers' benchmarks report it.
-    let median = |f: &dyn Fn(&str)| {
+    let median = |f: &dyn Fn(&str)| -> f64 {
         let mut rates: Vec<f64> = texts
             .iter()
             .map(|s| {
@@ -365,21 +365,10 @@ fn parse(paths: &[std::path::PathBuf], iters: u32) -> Result<std::process::ExitC
         rates.sort_by(f64::total_cmp);
         rates.get(rates.len() / 2).copied().unwrap_or(0.0)
     };
-    let parse_only = |s: &str| {
-        std::hint::black_box(ptx_front::parse(s));
-    };
-    let errors_only = ptx_front::check::Options {
-        no_lints: true,
-        ..Default::default()
-    };
-    let parse_check = |s: &str| {
-        std::hint::black_box(ptx_front::parse_and_check_with(s, &errors_only));
-    };
-    let lint = |s: &str| {
-        std::hint::black_box(ptx_front::parse_and_check(s));
-    };
-    let (parse, check, linted) = (time(&parse_only), time(&parse_check), time(&lint));
-    let (parse_med, check_med, lint_med) = (median(&parse_only), median(&parse_check), median(&lint));
+    let rates: Vec<(&str, f64, f64)> = ptx_front::STAGES
+        .iter()
+        .map(|&(name, f)| (name, time(&f), median(&f)))
+        .collect();
     let rejected = |f: &dyn Fn(&str) -> bool| texts.iter().filter(|s| f(s)).count();
     let syntax = rejected(&|s| !ptx_front::parse(s).1.is_empty());
     let any = rejected(&|s| ptx_front::parse_and_check(s).1.iter().any(|d| d.is_error()));
@@ -389,9 +378,14 @@ fn parse(paths: &[std::path::PathBuf], iters: u32) -> Result<std::process::ExitC
         bytes as f64 / 1e6
     );
     println!("                  all files   median file");
-    println!("parse:           {parse:7.1} MB/s  {parse_med:7.1} MB/s");
-    println!("parse + check:   {check:7.1} MB/s  {check_med:7.1} MB/s   (errors)");
-    println!("lint:            {linted:7.1} MB/s  {lint_med:7.1} MB/s   (errors and warnings, as `ptx-jit lint`)");
+    for (name, all, med) in &rates {
+        let note = match *name {
+            "parse + check" => "   (errors)",
+            "lint" => "   (errors and warnings, as `ptx-jit lint`)",
+            _ => "",
+        };
+        println!("{:<16}{all:7.1} MB/s  {med:7.1} MB/s{note}", format!("{name}:"));
+    }
     println!("rejected: {syntax} with syntax errors, {any} with any error");
     Ok(ExitCode::SUCCESS)
 }

@@ -79,7 +79,10 @@ pub fn run(a: BenchProgram) -> Result<ExitCode, ExitCode> {
         kernels: vec![],
     };
     let entries = std::fs::read_dir(dir.path()).map_err(|e| fail(e.to_string()))?;
-    for e in entries.flatten() {
+    for e in entries
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+    {
         let path = e.path();
         let text = std::fs::read_to_string(&path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
         let p: Profile = serde_json::from_str(&text).map_err(|e| fail(format!("{}: {e}", path.display())))?;

@@ -4,6 +4,7 @@
 
 use super::kernel::{Phase, Results};
 use super::program::ProgramRun;
+use crate::runtime::counters::Space;
 use std::fmt::Write as _;
 
 /// Colours of the phases and series, in order: Okabe and Ito's eight (told apart by colour-blind
@@ -413,12 +414,12 @@ fn counters_section(body: &mut String, c: &super::counters::Report) {
                 s.accesses.to_string(),
                 s.bytes.to_string(),
                 s.requests.to_string(),
-                if s.space == "global" {
+                if s.kind == Space::Global {
                     format!("{} ({:.2} per request)", s.sectors, s.sectors_per_request)
                 } else {
                     String::new()
                 },
-                if s.space == "shared" {
+                if s.kind == Space::Shared {
                     format!("{} of {} wavefronts", s.bank_conflicts, s.wavefronts)
                 } else {
                     String::new()

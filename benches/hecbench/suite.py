@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""`make bench-suite`: HeCBench programs, each CUDA version on ptx-jit's libcuda.so.1 beside the
+OpenMP version of the same algorithm run natively (g++ -O3 -march=native -fopenmp, 2 threads).
+
+For every benchmark in suite.json: copy both versions out of ../shared/hecbench into the build
+directory, build them (the CUDA one with the venv's nvcc for sm_80, so the binary carries PTX and the
+static CUDA runtime), run them back to back --repeat times with the CPU-sized arguments listed, check
+both succeed (exit 0, the success text, no FAIL), and take each one's best kernel time (the line
+benchmarks.yaml's regex matches, as each program reports it) and best wall time. The report gives
+per benchmark the ratio ptx-jit / OpenMP of both, their geometric means, and every benchmark over 3x.
+
+usage: suite.py --hecbench DIR --lib DIR --cu13 DIR --out DIR [--only NAME,…] [--repeat N]
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def yaml_regex(yaml_text, name):
+    """The `test: regex:` of benchmark `name` in HeCBench's benchmarks.yaml (its format is fixed:
+    a top-level `name:` line, then indented keys)."""
+    m = re.search(r"^" + re.escape(name) + r":\n((?:[ \t].*\n|\n)*)", yaml_text, re.M)
+    if not m:
+        return None
+    r = re.search(r"regex: '(.*)'", m.group(1))
+    return r.group(1) if r else None
+
+
+def copy_tree(hecbench, out, name):
+    """Both versions of `name` under OUT/src, beside links to the shared headers and data that
+    their Makefiles name by relative paths."""
+    src = os.path.join(out, "src")
+    os.makedirs(src, exist_ok=True)
+    for shared in ("include", "data"):
+        link = os.path.join(src, shared)
+        if os.path.isdir(os.path.join(hecbench, "src", shared)) and not os.path.exists(link):
+            os.symlink(os.path.join(hecbench, "src", shared), link)
+    for model in ("cuda", "omp"):
+        d = os.path.join(src, f"{name}-{model}")
+        if not os.path.isdir(d):
+            shutil.copytree(os.path.join(hecbench, "src", f"{name}-{model}"), d)
+    return src
+
+
+def build(directory, variables, log):
+    cmd = ["make", "-C", directory] + [f"{k}={v}" for k, v in variables.items()]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    with open(log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + p.stdout + p.stderr)
+    return p.returncode == 0
+
+
+def run(cmd, cwd, env, timeout):
+    t = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr, time.monotonic() - t
+    except subprocess.TimeoutExpired:
+        return None, "timed out", time.monotonic() - t
+
+
+def verified(code, out, success):
+    return code == 0 and "FAIL" not in out and (success is None or success in out)
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hecbench", required=True)
+    ap.add_argument("--lib", required=True, help="the directory of ptx-jit's libcuda.so.1")
+    ap.add_argument("--cu13", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    suite = json.load(open(os.path.join(HERE, "suite.json")))
+    yaml_text = open(os.path.join(a.hecbench, "benchmarks.yaml")).read()
+    only = set(filter(None, a.only.split(",")))
+    nvcc = os.path.join(a.cu13, "bin", "nvcc")
+    os.makedirs(a.out, exist_ok=True)
+    rows = []
+    for b in suite["benchmarks"]:
+        name = b["name"]
+        if only and name not in only:
+            continue
+        row = {"name": name, "args": b["args"]}
+        rows.append(row)
+        regex = yaml_regex(yaml_text, name)
+        src = copy_tree(a.hecbench, a.out, name)
+        cuda, omp = os.path.join(src, f"{name}-cuda"), os.path.join(src, f"{name}-omp")
+        ok_cuda = build(cuda, {"CC": nvcc, "NVCC": nvcc, "LDFLAGS": f"-L{a.cu13}/lib " + b.get("cuda_ldflags", ""),
+                               "CFLAGS": f"-std=c++17 -O3 -arch=sm_80 -I{a.cu13}/include " + b.get("cuda_flags", "")},
+                        os.path.join(a.out, f"{name}-cuda.build.log"))
+        ok_omp = build(omp, {"CC": "g++", "LDFLAGS": "-fopenmp " + b.get("omp_ldflags", ""),
+                             "CFLAGS": "-std=c++17 -O3 -march=native -fopenmp -foffload=disable " + b.get("omp_flags", "")},
+                       os.path.join(a.out, f"{name}-omp.build.log"))
+        if not (ok_cuda and ok_omp):
+            row["error"] = "build failed: " + ("" if ok_cuda else "cuda ") + ("" if ok_omp else "omp")
+            print(f"{name:24} {row['error']} (logs in {a.out})")
+            continue
+        env_cuda = dict(os.environ, LD_LIBRARY_PATH=a.lib)
+        env_omp = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="true")
+        best = {"cuda": [math.inf, math.inf], "omp": [math.inf, math.inf]}
+        for _ in range(a.repeat):
+            for model, d, env in (("omp", omp, env_omp), ("cuda", cuda, env_cuda)):
+                code, out, wall = run(["./main"] + b["args"], d, env, b.get("timeout", 300))
+                if not verified(code, out, b.get("success")):
+                    row["error"] = f"{model} run failed (exit {code}): " + out.strip()[-300:]
+                    break
+                m = re.search(regex, out) if regex else None
+                kernel = float(m.group(1)) if m else math.nan
+                best[model][0] = min(best[model][0], kernel) if not math.isnan(kernel) else math.nan
+                best[model][1] = min(best[model][1], wall)
+            if "error" in row:
+                break
+        if "error" in row:
+            print(f"{name:24} {row['error']}")
+            continue
+        row.update(omp_time=best["omp"][0], cuda_time=best["cuda"][0], omp_wall=best["omp"][1], cuda_wall=best["cuda"][1])
+        row["kernel_ratio"] = row["cuda_time"] / row["omp_time"] if row["omp_time"] > 0 else math.nan
+        row["wall_ratio"] = row["cuda_wall"] / row["omp_wall"]
+        print(f"{name:24} kernel {row['cuda_time']:>10.4g} vs {row['omp_time']:>10.4g}  x{row['kernel_ratio']:6.2f}   "
+              f"wall {row['cuda_wall']:6.2f} s vs {row['omp_wall']:6.2f} s  x{row['wall_ratio']:6.2f}")
+    done = [r for r in rows if "error" not in r]
+    kernel = [r["kernel_ratio"] for r in done if r["kernel_ratio"] > 0 and not math.isnan(r["kernel_ratio"])]
+    wall = [r["wall_ratio"] for r in done]
+    summary = {
+        "benchmarks": len(rows), "verified": len(done),
+        "geomean_kernel_ratio": geomean(kernel), "geomean_wall_ratio": geomean(wall),
+        "over_3x": [r["name"] for r in done if r["kernel_ratio"] > 3 or r["wall_ratio"] > 3],
+        "failed": {r["name"]: r["error"] for r in rows if "error" in r},
+    }
+    print(f"\n{len(done)} of {len(rows)} benchmarks verified on both; ptx-jit / OpenMP (2 threads), geometric mean: "
+          f"kernel time x{summary['geomean_kernel_ratio']:.2f}, wall time x{summary['geomean_wall_ratio']:.2f}")
+    if summary["over_3x"]:
+        print("over 3x: " + ", ".join(summary["over_3x"]))
+    json.dump({"summary": summary, "rows": rows}, open(os.path.join(a.out, "results.json"), "w"), indent=1)
+    sys.exit(0 if done else 1)
+
+
+if __name__ == "__main__":
+    main()
