@@ -18,7 +18,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "filecheck==1.*" "pytest==9.*" "cffi==2.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test lint-rust bench bench-textures fuzz deps llvm venv libs opencl browser clean
+.PHONY: all build demo test lint-rust bench bench-suite bench-textures fuzz deps llvm venv libs opencl browser clean
 
 all: build
 
@@ -174,6 +174,13 @@ bench: build venv opencl
 	  -L$(REL) -lcuda -lOpenCL -lm
 	LD_LIBRARY_PATH=$(REL) OMP_NUM_THREADS=2 ./build/bench build/kernels.ptx benches/kernels/kernels.cl \
 	  $(CU13)/bin/ptxas build/bench.json
+
+# HeCBench programs (benches/hecbench/suite.json): each CUDA version on ptx-jit beside its OpenMP
+# version run natively, after the reference kernels of `make bench`. HECBENCH_ONLY=a,b picks some.
+HECBENCH ?= ../shared/hecbench
+bench-suite: bench
+	python3 benches/hecbench/suite.py --hecbench $(HECBENCH) --lib $(abspath $(REL)) \
+	  --cu13 $(abspath $(CU13)) --out build/bench-suite --only "$(HECBENCH_ONLY)"
 
 # Texture fetches per second on the CPU (benches/texture_fetch.c).
 bench-textures: build venv

@@ -40,9 +40,10 @@ def copy_tree(hecbench, out, name):
     src = os.path.join(out, "src")
     os.makedirs(src, exist_ok=True)
     for shared in ("include", "data"):
+        target = os.path.abspath(os.path.join(hecbench, "src", shared))
         link = os.path.join(src, shared)
-        if os.path.isdir(os.path.join(hecbench, "src", shared)) and not os.path.exists(link):
-            os.symlink(os.path.join(hecbench, "src", shared), link)
+        if os.path.isdir(target) and not os.path.lexists(link):
+            os.symlink(target, link)
     for model in ("cuda", "omp"):
         d = os.path.join(src, f"{name}-{model}")
         if not os.path.isdir(d):
@@ -96,14 +97,16 @@ def main():
             continue
         row = {"name": name, "args": b["args"]}
         rows.append(row)
-        regex = yaml_regex(yaml_text, name)
+        regex = b.get("regex") or yaml_regex(yaml_text, name)
         src = copy_tree(a.hecbench, a.out, name)
         cuda, omp = os.path.join(src, f"{name}-cuda"), os.path.join(src, f"{name}-omp")
         ok_cuda = build(cuda, {"CC": nvcc, "NVCC": nvcc, "LDFLAGS": f"-L{a.cu13}/lib " + b.get("cuda_ldflags", ""),
                                "CFLAGS": f"-std=c++17 -O3 -arch=sm_80 -I{a.cu13}/include " + b.get("cuda_flags", "")},
                         os.path.join(a.out, f"{name}-cuda.build.log"))
-        ok_omp = build(omp, {"CC": "g++", "LDFLAGS": "-fopenmp " + b.get("omp_ldflags", ""),
-                             "CFLAGS": "-std=c++17 -O3 -march=native -fopenmp -foffload=disable " + b.get("omp_flags", "")},
+        # Some Makefiles leave a file to make's built-in C++ rule, which reads CXX and CXXFLAGS.
+        omp_flags = "-std=c++17 -O3 -march=native -fopenmp -foffload=disable " + b.get("omp_flags", "")
+        ok_omp = build(omp, {"CC": "g++", "CXX": "g++", "CFLAGS": omp_flags, "CXXFLAGS": omp_flags,
+                             "LDFLAGS": "-fopenmp " + b.get("omp_ldflags", "")},
                        os.path.join(a.out, f"{name}-omp.build.log"))
         if not (ok_cuda and ok_omp):
             row["error"] = "build failed: " + ("" if ok_cuda else "cuda ") + ("" if ok_omp else "omp")

@@ -695,6 +695,7 @@ impl<'ctx> Lowerer<'ctx> {
             "sin" | "cos" | "lg2" if nvvm => {
                 self.call_intrinsic(&format!("llvm.nvvm.{name}.approx.{ftz}f"), &[], &[a])?
             }
+            "ex2" if t == Type::F32 => self.exp2_f32(a.into_float_value())?.into(),
             "ex2" => self.call_intrinsic("llvm.exp2", &[ty], &[a])?,
             "lg2" => self.call_intrinsic("llvm.log2", &[ty], &[a])?,
             "sin" => self.call_intrinsic("llvm.sin", &[ty], &[a])?,
@@ -703,6 +704,30 @@ impl<'ctx> Lowerer<'ctx> {
         let v = self.ftz(d, v)?;
         let v = self.canon(v)?;
         self.write(st, &i.operands[0], v, false, scope)
+    }
+
+    /// `2^x` in f32 without the C library's overflow and underflow path (which sets `errno`, and cost
+    /// a tenth of a kernel's time where most inputs underflow): the library takes that path for x at
+    /// or above 128 and below -149, so those arguments are replaced and their results chosen here.
+    /// Between -150 and -149 the result is the smallest subnormal, as for -149 itself; -150 and
+    /// below give +0 (2^-150 is the tie, which goes to even), 128 and above +inf; NaN stays NaN.
+    fn exp2_f32(&self, x: inkwell::values::FloatValue<'ctx>) -> R<inkwell::values::FloatValue<'ctx>> {
+        let t = x.get_type();
+        let k = |v: f64| t.const_float(v);
+        let low = self.b.build_float_compare(FloatPredicate::OLT, x, k(-149.0), "low")?;
+        let high = self.b.build_float_compare(FloatPredicate::OGE, x, k(128.0), "high")?;
+        let x1 = self.b.build_select(low, k(-149.0), x, "clamp")?;
+        let x2 = self.b.build_select(high, k(0.0), x1.into_float_value(), "clamp")?;
+        let r = self.call_intrinsic("llvm.exp2", &[t.into()], &[x2])?.into_float_value();
+        let zero = self
+            .b
+            .build_float_compare(FloatPredicate::OLE, x, k(-150.0), "to_zero")?;
+        let inf = self.b.build_float_compare(FloatPredicate::OGE, x, k(128.0), "to_inf")?;
+        let r = self.b.build_select(zero, k(0.0), r, "exp2")?.into_float_value();
+        Ok(self
+            .b
+            .build_select(inf, k(f64::INFINITY), r, "exp2")?
+            .into_float_value())
     }
 
     /// `rcp.approx.ftz.f64` and `rsqrt.approx.ftz.f64` on the host, as the manual defines them: the

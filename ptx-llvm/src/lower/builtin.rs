@@ -173,6 +173,143 @@ impl<'ctx> Lowerer<'ctx> {
             .collect()
     }
 
+    /// `x` clamped to [+0, 1] as `.sat` does: NaN, negative values and -0 give +0 (and, with `ftz`,
+    /// positive subnormals too).
+    fn saturate(&self, x: inkwell::values::FloatValue<'ctx>, ftz: bool) -> R<inkwell::values::FloatValue<'ctx>> {
+        let ty = x.get_type();
+        let (zero, one) = (ty.const_zero(), ty.const_float(1.0));
+        let low = if ftz {
+            // The smallest normal value of the type.
+            let min = if ty == self.ctx.f32_type() {
+                f32::MIN_POSITIVE as f64
+            } else {
+                f64::MIN_POSITIVE
+            };
+            ty.const_float(min)
+        } else {
+            zero
+        };
+        let predicate = if ftz { FloatPredicate::OGE } else { FloatPredicate::OGT };
+        let keep = self.b.build_float_compare(predicate, x, low, "sat_keep")?;
+        let big = self.b.build_float_compare(FloatPredicate::OGT, x, one, "sat_big")?;
+        let capped = self.b.build_select(big, one, x, "sat_cap")?.into_float_value();
+        Ok(self.b.build_select(keep, capped, zero, "sat")?.into_float_value())
+    }
+
+    /// An f32 `add`/`sub`/`mul`/`fma` rounded toward zero, -inf or +inf (`rnd`), on the raw bits in
+    /// `args`; the result's bits, as `ptxjit_fp` gives them. nvcc's `expf` and `logf` round one `fma`
+    /// this way per element, so it must be inline (and vectorisable), not a call.
+    ///
+    /// In f64, `a*b` is exact, and the sum with `c` (or `a ± b`) is `r` plus an error `e` that
+    /// Knuth's two-sum finds exactly, so the exact result is `r + e`. Rounding `r` to the nearest
+    /// f32 gives one of the two f32 values around the exact result (no f32 value lies strictly
+    /// between `r` and it, or it would be a closer f64), or the exact result itself; one ulp up or
+    /// down when that value lies on the wrong side gives the directed rounding (to ±inf and back
+    /// from it on overflow, as directed rounding does). A NaN becomes the canonical NaN.
+    fn directed_f32(&self, op: u32, rnd: u32, args: &[IntValue<'ctx>]) -> R<IntValue<'ctx>> {
+        let (f32t, f64t, i32t, i64t) = (self.ctx.f32_type(), self.ctx.f64_type(), self.i32(), self.i64());
+        let wide: Vec<_> = args
+            .iter()
+            .map(|a| -> R<_> {
+                let bits = self.b.build_int_truncate_or_bit_cast(*a, i32t, "bits")?;
+                let f = self.b.build_bit_cast(bits, f32t, "f")?.into_float_value();
+                Ok(self.b.build_float_ext(f, f64t, "wide")?)
+            })
+            .collect::<R<_>>()?;
+        let zero = f64t.const_zero();
+        // The exact result is p + q.
+        let (p, q) = match op {
+            bi::ADD => (wide[0], wide[1]),
+            bi::SUB => (wide[0], self.b.build_float_neg(wide[1], "nb")?),
+            bi::MUL => (self.b.build_float_mul(wide[0], wide[1], "p")?, zero),
+            _ => (self.b.build_float_mul(wide[0], wide[1], "p")?, wide[2]),
+        };
+        let (r, e) = if op == bi::MUL {
+            (p, zero)
+        } else {
+            let r = self.b.build_float_add(p, q, "r")?;
+            // Two-sum: the rounding error of r, exactly (NaN when an operand is infinite, which
+            // makes neither comparison below hold: an infinite result is exact).
+            let qq = self.b.build_float_sub(r, p, "qq")?;
+            let pp = self.b.build_float_sub(r, qq, "pp")?;
+            let (ep, eq) = (
+                self.b.build_float_sub(p, pp, "ep")?,
+                self.b.build_float_sub(q, qq, "eq")?,
+            );
+            (r, self.b.build_float_add(ep, eq, "e")?)
+        };
+        let near = self.b.build_float_trunc(r, f32t, "near")?;
+        let back = self.b.build_float_ext(near, f64t, "back")?;
+        let bits = self.b.build_bit_cast(near, i32t, "nbits")?.into_int_value();
+        // One ulp up or down from `near`, by its sign (the cases that need it never meet a zero of
+        // the wrong sign: rounding to nearest keeps the sign of `r`).
+        let negative = self
+            .b
+            .build_int_compare(IntPredicate::SLT, bits, i32t.const_zero(), "neg")?;
+        let one = i32t.const_int(1, false);
+        let (inc, dec) = (
+            self.b.build_int_add(bits, one, "inc")?,
+            self.b.build_int_sub(bits, one, "dec")?,
+        );
+        let up = self.b.build_select(negative, dec, inc, "up")?.into_int_value();
+        let down = self.b.build_select(negative, inc, dec, "down")?.into_int_value();
+        // Whether `near` lies above or below the exact result.
+        let fcmp = |pred, a, b, name| self.b.build_float_compare(pred, a, b, name);
+        let same = fcmp(FloatPredicate::OEQ, back, r, "same")?;
+        let (e_neg, e_pos) = (
+            fcmp(FloatPredicate::OLT, e, zero, "e_neg")?,
+            fcmp(FloatPredicate::OGT, e, zero, "e_pos")?,
+        );
+        let above = self.b.build_or(
+            fcmp(FloatPredicate::OGT, back, r, "gt")?,
+            self.b.build_and(same, e_neg, "same_neg")?,
+            "above",
+        )?;
+        let below = self.b.build_or(
+            fcmp(FloatPredicate::OLT, back, r, "lt")?,
+            self.b.build_and(same, e_pos, "same_pos")?,
+            "below",
+        )?;
+        let fixed = match rnd {
+            bi::RM => self.b.build_select(above, down, bits, "rm")?,
+            bi::RP => self.b.build_select(below, up, bits, "rp")?,
+            _ => {
+                // Toward zero: down when a positive result rounded up, up when a negative one
+                // rounded down.
+                let pos = fcmp(FloatPredicate::OGT, r, zero, "pos")?;
+                let neg = fcmp(FloatPredicate::OLT, r, zero, "negr")?;
+                let too_far_up = self.b.build_and(above, pos, "far_up")?;
+                let too_far_down = self.b.build_and(below, neg, "far_down")?;
+                let v = self.b.build_select(too_far_up, down, bits, "rz")?;
+                self.b.build_select(too_far_down, up, v.into_int_value(), "rz")?
+            }
+        }
+        .into_int_value();
+        // An exact zero sum is -0 toward -inf unless both addends are +0 (IEEE 754 6.3); f64's
+        // rounding to nearest made it +0.
+        let fixed = if rnd == bi::RM && op != bi::MUL {
+            let is_zero = fcmp(FloatPredicate::OEQ, r, zero, "zero")?;
+            let plus_zero = |v| -> R<_> {
+                let bits = self.b.build_bit_cast(v, i64t, "zbits")?.into_int_value();
+                Ok(self
+                    .b
+                    .build_int_compare(IntPredicate::EQ, bits, i64t.const_zero(), "pz")?)
+            };
+            let both = self.b.build_and(plus_zero(p)?, plus_zero(q)?, "both_pz")?;
+            let minus = self
+                .b
+                .build_and(is_zero, self.b.build_not(both, "not_both")?, "minus_zero")?;
+            let m0 = i32t.const_int(0x8000_0000, false);
+            self.b.build_select(minus, m0, fixed, "rm_zero")?.into_int_value()
+        } else {
+            fixed
+        };
+        let nan = fcmp(FloatPredicate::UNO, r, r, "nan")?;
+        let canonical = i32t.const_int(0x7fff_ffff, false);
+        let v = self.b.build_select(nan, canonical, fixed, "directed")?.into_int_value();
+        Ok(self.b.build_int_z_extend(v, i64t, "directed")?)
+    }
+
     /// Lowers `i` through a builtin when its form needs one; `Ok(false)` leaves it to the inline paths.
     pub(super) fn try_builtin<'m, 'a>(
         &mut self,
@@ -237,7 +374,11 @@ impl<'ctx> Lowerer<'ctx> {
                 (rnd, &ops[1..])
             };
             let args = self.raw_operands(st, srcs, raw_t, scope)?;
-            let r = self.builtin_call(bi::FP, bi::code(op, t, t, rnd, flags), &args)?;
+            let r = if t == bi::F32 && flags == 0 && directed && matches!(op, bi::ADD | bi::SUB | bi::MUL | bi::FMA) {
+                self.directed_f32(op, rnd, &args)?
+            } else {
+                self.builtin_call(bi::FP, bi::code(op, t, t, rnd, flags), &args)?
+            };
             let v = if op == bi::TESTP {
                 self.b.build_int_truncate(r, self.ctx.bool_type(), "testp")?
             } else {
@@ -282,6 +423,14 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 if inline_ok {
                     return Ok(false);
+                }
+                // `cvt.sat` of an f32 or f64 to itself clamps (nvcc's `expf` does it per element).
+                if t == s && matches!(t, bi::F32 | bi::F64) && flags & !(bi::SAT | bi::FTZ) == 0 && ops.len() == 2 {
+                    let ty = if t == bi::F32 { Type::F32 } else { Type::F64 };
+                    let x = self.read(st, &ops[1], ty, scope)?.into_float_value();
+                    let v = self.saturate(x, flags & bi::FTZ != 0)?;
+                    self.write(st, &ops[0], v.into(), false, scope)?;
+                    return Ok(true);
                 }
                 // `.ftz` means nothing for the 16-bit formats; the builtin applies it where it can.
                 let args = self.raw_operands(st, &ops[1..], bits_of(s), scope)?;
