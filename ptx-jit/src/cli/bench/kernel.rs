@@ -6,7 +6,7 @@ use super::progress::Progress;
 use super::stats::{Running, Summary};
 use crate::cli::run::{Buffers, KernelArgs, Request};
 use crate::jit::host::{Tier, TierTimes};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -48,15 +48,9 @@ pub struct BenchKernel {
     /// bytes per state space, global sectors per request and shared bank conflicts.
     #[arg(long)]
     pub counters: bool,
-    /// Write every sample as JSON here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write every sample as CSV here (`kind,stage,name,index,ms`).
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots into this directory (`index.html`).
-    #[arg(long)]
-    pub report: Option<PathBuf>,
+    // The CSV has one row per sample: `kind,stage,name,index,ms`.
+    #[command(flatten)]
+    pub out: super::Outputs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -206,27 +200,9 @@ pub fn run(a: BenchKernel) -> Result<ExitCode, ExitCode> {
             .map(|s| s.summary.median);
         c.print(optimised);
     }
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&results).map_err(|e| fail(e.to_string()))?;
-        write(path, &text)?;
-    }
-    if let Some(path) = &a.csv {
-        write(path, &csv(&results))?;
-    }
-    if let Some(dir) = &a.report {
-        std::fs::create_dir_all(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-        let page = dir.join("index.html");
-        write(&page, &super::report::kernel_page(&results))?;
-        eprintln!("report: {}", page.display());
-    }
+    a.out
+        .write(&results, || csv(&results), || super::report::kernel_page(&results))?;
     Ok(ExitCode::SUCCESS)
-}
-
-pub(super) fn write(path: &Path, text: &str) -> Result<(), ExitCode> {
-    std::fs::write(path, text).map_err(|e| {
-        eprintln!("error: {}: {e}", path.display());
-        ExitCode::from(1)
-    })
 }
 
 /// Loads, prepares and first-launches the kernel `--compiles` times, each from a fresh load, and

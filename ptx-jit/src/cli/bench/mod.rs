@@ -175,6 +175,58 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Where `bench kernel` and `bench program` write what they measured, besides the terminal.
+#[derive(clap::Args)]
+pub struct Outputs {
+    /// Write every measurement as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write CSV here (`bench kernel`: a row per sample, `kind,stage,name,index,ms`; `bench program`: a
+    /// row per kernel).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots into this directory (`index.html`).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// Writes the outputs asked for: `results` as JSON, and the CSV and the page made on demand.
+    pub fn write(
+        &self,
+        results: &impl serde::Serialize,
+        csv: impl FnOnce() -> String,
+        page: impl FnOnce() -> String,
+    ) -> Result<(), ExitCode> {
+        let write = |path: &Path, text: &str| {
+            std::fs::write(path, text).map_err(|e| {
+                eprintln!("error: {}: {e}", path.display());
+                ExitCode::from(1)
+            })
+        };
+        if let Some(path) = &self.json {
+            let text = serde_json::to_string_pretty(results).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            })?;
+            write(path, &text)?;
+        }
+        if let Some(path) = &self.csv {
+            write(path, &csv())?;
+        }
+        if let Some(dir) = &self.report {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                eprintln!("error: {}: {e}", dir.display());
+                return Err(ExitCode::from(1));
+            }
+            let index = dir.join("index.html");
+            write(&index, &page())?;
+            eprintln!("report: {}", index.display());
+        }
+        Ok(())
+    }
+}
+
 /// The arguments of `ptx-jit bench`.
 #[derive(clap::Args)]
 pub struct Bench {

@@ -3,22 +3,15 @@
 //! share of the program's wall time; per module its load time and disk-cache hits.
 
 use crate::runtime::profile::{KernelRecord, ModuleRecord, Profile};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 /// The arguments of `ptx-jit bench program`.
 #[derive(clap::Args)]
 pub struct BenchProgram {
-    /// Write the program's profile as JSON here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per kernel here.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots into this directory (`index.html`).
-    #[arg(long)]
-    pub report: Option<PathBuf>,
+    // The CSV has one row per kernel.
+    #[command(flatten)]
+    pub out: super::Outputs,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
@@ -92,19 +85,7 @@ pub fn run(a: BenchProgram) -> Result<ExitCode, ExitCode> {
     }
     run.kernels.sort_by(|a, b| b.exec_ms.total_cmp(&a.exec_ms));
     print_table(&run);
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&run).map_err(|e| fail(e.to_string()))?;
-        super::kernel::write(path, &text)?;
-    }
-    if let Some(path) = &a.csv {
-        super::kernel::write(path, &csv(&run))?;
-    }
-    if let Some(dir) = &a.report {
-        std::fs::create_dir_all(dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-        let page = dir.join("index.html");
-        super::kernel::write(&page, &super::report::program_page(&run))?;
-        eprintln!("report: {}", page.display());
-    }
+    a.out.write(&run, || csv(&run), || super::report::program_page(&run))?;
     match status.code() {
         Some(0) => Ok(ExitCode::SUCCESS),
         Some(c) => Err(ExitCode::from(c.clamp(1, 255) as u8)),
