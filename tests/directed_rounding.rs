@@ -11,8 +11,14 @@ use ptx_llvm::builtin as bi;
 const OPS: [(&str, u32); 4] = [("add", bi::ADD), ("sub", bi::SUB), ("mul", bi::MUL), ("fma", bi::FMA)];
 const ROUNDINGS: [(&str, u32); 3] = [("rz", bi::RZ), ("rm", bi::RM), ("rp", bi::RP)];
 
-/// The `cvt.sat` forms checked: their modifiers and `ptxjit_fp` flags.
-const SATURATIONS: [(&str, u32); 2] = [("sat", bi::SAT), ("ftz.sat", bi::SAT | bi::FTZ)];
+/// The `cvt.sat` forms checked: their modifiers, and `ptxjit_fp`'s rounding and flags (the forms
+/// that round to an integer still go to the runtime).
+const SATURATIONS: [(&str, u32, u32); 4] = [
+    ("sat", bi::RDEFAULT, bi::SAT),
+    ("ftz.sat", bi::RDEFAULT, bi::SAT | bi::FTZ),
+    ("rni.sat", bi::RNI, bi::SAT),
+    ("rzi.ftz.sat", bi::RZI, bi::SAT | bi::FTZ),
+];
 
 /// A kernel that writes, for element i, each operation in each rounding of a[i], b[i], c[i], then
 /// each saturation of a[i].
@@ -21,7 +27,7 @@ fn kernel() -> String {
     let mut k = 0;
     body += &format!("\tex2.approx.f32 %f4, %f1;\n\tst.global.f32 [%rd9+{}], %f4;\n", 4 * k);
     k += 1;
-    for (m, _) in SATURATIONS {
+    for (m, _, _) in SATURATIONS {
         body += &format!("\tcvt.{m}.f32.f32 %f4, %f1;\n\tst.global.f32 [%rd9+{}], %f4;\n", 4 * k);
         k += 1;
     }
@@ -89,7 +95,11 @@ fn inputs(n: usize) -> Vec<[u32; 3]> {
             let r = next();
             let any = |r: u64| (r >> 7) as u32;
             let mut v = [any(r), any(next()), any(next())];
-            match i % 6 {
+            let small = |b: u64| {
+                let m = (b % 4096) as f32 * if b & 4096 != 0 { -1.0 } else { 1.0 };
+                m * 2f32.powi((b >> 13) as i32 % 40 - 20)
+            };
+            match i % 8 {
                 // Small integers: exact results, the runtime's path.
                 0 => v = v.map(|b| ((b % 64) as f32 - 32.0).to_bits()),
                 // Magnitudes near 1, where most arithmetic lives.
@@ -101,11 +111,34 @@ fn inputs(n: usize) -> Vec<[u32; 3]> {
                 }
                 3 => v[(r % 3) as usize] = special[(r >> 40) as usize % special.len()],
                 4 => v[0] = special[(r >> 40) as usize % special.len()],
+                // Exact zeros: a - a, and a*b + c with c = -(a*b) exactly (12-bit mantissas).
+                5 => {
+                    let (a, b) = (small(r), small(next()));
+                    v = [a.to_bits(), a.to_bits(), (-(a * b)).to_bits()];
+                    if r & 1 == 0 {
+                        v[1] = b.to_bits();
+                    }
+                }
+                // Zeros of both signs everywhere: the sign rules of exact zero results.
+                6 => v = [r, r >> 1, r >> 2].map(|b| if b & 1 == 0 { 0 } else { 0x8000_0000 }),
                 _ => {}
             }
             v
         })
         .collect()
+}
+
+#[test]
+fn the_forms_compared_are_lowered_inline() {
+    // Otherwise the comparison below would set the runtime against itself.
+    let src = kernel()
+        .replace("\tex2.approx.f32", "\t// ex2")
+        .replace("cvt.rni.sat", "// cvt.rni.sat");
+    let src = src.replace("\tcvt.rzi.ftz.sat", "\t// cvt.rzi.ftz.sat");
+    let (m, d) = ptx_front::parse_and_check(&src);
+    assert!(!d.iter().any(|d| d.is_error()), "{d:?}");
+    let ir = ptx_jit::jit::host::host_ir(&m, false).expect("lowers");
+    assert!(!ir.contains("ptxjit_fp"), "a runtime call is left:\n{ir}");
 }
 
 #[test]
@@ -142,8 +175,8 @@ fn inline_directed_rounding_matches_the_runtime() {
         let exp2 = if x.is_nan() { 0x7fff_ffff } else { x.exp2().to_bits() };
         check(k, format!("ex2.approx({:#x})", v[0]), exp2 as u64);
         k += 1;
-        for (m, flags) in SATURATIONS {
-            let code = bi::code(bi::CVT, bi::F32, bi::F32, bi::RDEFAULT, flags);
+        for (m, rnd, flags) in SATURATIONS {
+            let code = bi::code(bi::CVT, bi::F32, bi::F32, rnd, flags);
             check(
                 k,
                 format!("cvt.{m}({:#x})", v[0]),

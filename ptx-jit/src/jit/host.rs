@@ -215,6 +215,8 @@ pub struct HostKernel {
     full: std::sync::OnceLock<Result<Full, String>>,
     /// What preparing the kernel cost.
     pub prepared_in: PrepareTimes,
+    /// Whether `PTXJIT_PROFILE` has counted that cost (`crate::runtime::profile`).
+    pub(crate) profiled: std::sync::atomic::AtomicBool,
     source: std::sync::Arc<Source>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
@@ -776,6 +778,7 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
         quick: std::sync::OnceLock::new(),
         full: std::sync::OnceLock::new(),
         prepared_in,
+        profiled: Default::default(),
         source: source.clone(),
         lines,
         unwritten_registers: prepared.unwritten_registers,

@@ -186,6 +186,7 @@ pub fn block(env: &Env, sink: &Arc<Counters>, site: u32) {
 pub fn branch(env: &Env, sink: &Arc<Counters>, site: u32, taken: bool) {
     with_cta(env, sink, |cta, t| {
         if cta.room() {
+            // A branch touches no memory: its entry's space is never read.
             let e = cta.entry(t, taken as u64, 0, Space::Global);
             cta.branches.entry(site).or_default().push(e);
         }

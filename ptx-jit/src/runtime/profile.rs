@@ -56,8 +56,6 @@ struct Records {
     modules: Vec<ModuleRecord>,
     /// By module and kernel name.
     kernels: HashMap<String, KernelRecord>,
-    /// The kernels (by address) whose preparation is counted already.
-    prepared: std::collections::HashSet<usize>,
 }
 
 fn state() -> Option<&'static State> {
@@ -101,7 +99,7 @@ pub fn launched(k: &HostKernel, threads: u64, took: Duration, jit: Duration, ok:
     let Some(s) = state() else { return };
     let tiers = k.tier_times();
     let mut records = s.records.lock();
-    let first = records.prepared.insert(k as *const HostKernel as usize);
+    let first = !k.profiled.swap(true, std::sync::atomic::Ordering::Relaxed);
     let module = format!("{}:{}", s.pid, k.module_id());
     let r = records
         .kernels

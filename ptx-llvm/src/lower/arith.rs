@@ -712,21 +712,27 @@ impl<'ctx> Lowerer<'ctx> {
     /// Between -150 and -149 the result is the smallest subnormal, as for -149 itself; -150 and
     /// below give +0 (2^-150 is the tie, which goes to even), 128 and above +inf; NaN stays NaN.
     fn exp2_f32(&self, x: inkwell::values::FloatValue<'ctx>) -> R<inkwell::values::FloatValue<'ctx>> {
+        // The smallest argument glibc's exp2f computes without its error path, the largest whose
+        // result rounds to zero, and the first whose result overflows.
+        const LOWEST: f64 = -149.0;
+        const ZERO_AT: f64 = -150.0;
+        const OVERFLOW_AT: f64 = 128.0;
         let t = x.get_type();
         let k = |v: f64| t.const_float(v);
-        let low = self.b.build_float_compare(FloatPredicate::OLT, x, k(-149.0), "low")?;
-        let high = self.b.build_float_compare(FloatPredicate::OGE, x, k(128.0), "high")?;
-        let x1 = self.b.build_select(low, k(-149.0), x, "clamp")?;
+        let low = self.b.build_float_compare(FloatPredicate::OLT, x, k(LOWEST), "low")?;
+        let high = self
+            .b
+            .build_float_compare(FloatPredicate::OGE, x, k(OVERFLOW_AT), "high")?;
+        let x1 = self.b.build_select(low, k(LOWEST), x, "clamp")?;
         let x2 = self.b.build_select(high, k(0.0), x1.into_float_value(), "clamp")?;
         let r = self.call_intrinsic("llvm.exp2", &[t.into()], &[x2])?.into_float_value();
         let zero = self
             .b
-            .build_float_compare(FloatPredicate::OLE, x, k(-150.0), "to_zero")?;
-        let inf = self.b.build_float_compare(FloatPredicate::OGE, x, k(128.0), "to_inf")?;
+            .build_float_compare(FloatPredicate::OLE, x, k(ZERO_AT), "to_zero")?;
         let r = self.b.build_select(zero, k(0.0), r, "exp2")?.into_float_value();
         Ok(self
             .b
-            .build_select(inf, k(f64::INFINITY), r, "exp2")?
+            .build_select(high, k(f64::INFINITY), r, "exp2")?
             .into_float_value())
     }
 

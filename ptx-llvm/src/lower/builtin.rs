@@ -424,8 +424,15 @@ impl<'ctx> Lowerer<'ctx> {
                 if inline_ok {
                     return Ok(false);
                 }
-                // `cvt.sat` of an f32 or f64 to itself clamps (nvcc's `expf` does it per element).
-                if t == s && matches!(t, bi::F32 | bi::F64) && flags & !(bi::SAT | bi::FTZ) == 0 && ops.len() == 2 {
+                // `cvt.sat` of an f32 or f64 to itself, without rounding to an integer, clamps (nvcc's
+                // `expf` does it per element).
+                let same_value = matches!(rnd, bi::RDEFAULT | bi::RN | bi::RZ | bi::RM | bi::RP);
+                if t == s
+                    && matches!(t, bi::F32 | bi::F64)
+                    && same_value
+                    && flags & !(bi::SAT | bi::FTZ) == 0
+                    && ops.len() == 2
+                {
                     let ty = if t == bi::F32 { Type::F32 } else { Type::F64 };
                     let x = self.read(st, &ops[1], ty, scope)?.into_float_value();
                     let v = self.saturate(x, flags & bi::FTZ != 0)?;
