@@ -210,10 +210,12 @@ pub(super) struct LaneBudget {
     lanes: u64,
 }
 
-/// The largest region (in scalar instructions) worth vectorising: lane code is about ten times larger,
-/// and LLVM's time on it grows faster than that, while a region this large spends its time in its own
-/// work, not in loop overhead (the regions of the tests' and benchmarks' kernels are far smaller).
-const MAX_REGION: u64 = 1024;
+/// The largest region (in scalar instructions, as lowered, before any optimisation) worth
+/// vectorising: lane code is about ten times larger, and LLVM's time on it grows faster than that,
+/// while a region this large spends its time in its own work, not in loop overhead. The reference
+/// reduction's first region (`benches/kernels`, a loop unrolled four times, then warp shuffles)
+/// lowers to 1,659: at 1,024 it ran thread by thread, 3.3x slower (`make bench`, sessions 16 to 22).
+const MAX_REGION: u64 = 2048;
 
 impl LaneBudget {
     pub(super) fn of(thread_fn: LLVMValueRef) -> LaneBudget {
