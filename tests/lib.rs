@@ -139,14 +139,9 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
     // must give the same buffers.
     let mut runs = vec![];
     for _ in 0..2 {
-        let mut bufs: Vec<Vec<u8>> = r
-            .args
-            .iter()
-            .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
-            .collect();
-        let params = ptx_jit::cli::args::param_buffer(&k.info, &r.args, &mut bufs)?;
-        ptx_jit::launch(k, &ptx_jit::Launch::new(r.grid, r.block, r.shared, &params)).map_err(|e| e.to_string())?;
-        runs.push(bufs);
+        let b = ptx_jit::cli::run::Buffers::new(&k.info, &r.args)?;
+        ptx_jit::launch(k, &ptx_jit::Launch::new(r.grid, r.block, r.shared, &b.params)).map_err(|e| e.to_string())?;
+        runs.push(b.bufs.iter().map(|b| b.to_vec()).collect::<Vec<_>>());
     }
     let full = runs.pop().expect("two runs");
     if let Some(i) = (0..full.len()).find(|&i| full[i] != runs[0][i]) {
@@ -169,23 +164,13 @@ pub fn sanitize_run(src: &str, r: &Run, tools: &str) -> Result<Vec<(String, Vec<
     let k = module
         .kernel(&r.kernel)
         .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
-    let mut bufs: Vec<Vec<u8>> = r
-        .args
-        .iter()
-        .map(|a| if let Arg::Buffer(_, b) = a { b.clone() } else { vec![] })
-        .collect();
-    let params = ptx_jit::cli::args::param_buffer(&k.info, &r.args, &mut bufs)?;
-    for b in &bufs {
-        ptx_jit::memory_map::register(b.as_ptr() as u64, b.len() as u64);
-    }
+    let buffers = ptx_jit::cli::run::Buffers::new(&k.info, &r.args)?;
     let launch = ptx_jit::Launch {
         sanitize: tools,
-        ..ptx_jit::Launch::new(r.grid, r.block, r.shared, &params)
+        ..ptx_jit::Launch::new(r.grid, r.block, r.shared, &buffers.params)
     };
     let (result, findings) = ptx_jit::launch_sanitized(k, &launch);
-    for b in &bufs {
-        ptx_jit::memory_map::unregister(b.as_ptr() as u64);
-    }
+    drop(buffers);
     // memcheck's findings end the launch; the others leave it running.
     if let (Err(e), true) = (&result, findings.is_empty()) {
         return Err(e.to_string());

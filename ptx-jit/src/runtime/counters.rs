@@ -137,10 +137,6 @@ thread_local! {
     static CTA: RefCell<Option<Cta>> = const { RefCell::new(None) };
 }
 
-fn linear(env: &Env) -> usize {
-    (env.tid[0] + env.ntid[0] * (env.tid[1] + env.ntid[1] * env.tid[2])) as usize
-}
-
 /// Runs `f` on the counts of `env`'s CTA, closing the CTA this thread ran before if it was another.
 fn with_cta(env: &Env, sink: &Arc<Counters>, f: impl FnOnce(&mut Cta, usize)) {
     CTA.with(|c| {
@@ -164,7 +160,7 @@ fn with_cta(env: &Env, sink: &Arc<Counters>, f: impl FnOnce(&mut Cta, usize)) {
             });
         }
         if let Some(cta) = c.as_mut() {
-            let t = linear(env);
+            let t = crate::runtime::thread_index(env) as usize;
             if t < cta.threads {
                 f(cta, t);
             }

@@ -160,8 +160,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             let text = unsafe { (buf as *const u64).read_unaligned() } as *const std::ffi::c_char;
             let n = unsafe { *buf.add(2) } as usize;
             let regs = unsafe { std::slice::from_raw_parts_mut(buf.add(3), n) };
-            let lin = env.tid[0] + env.ntid[0] * (env.tid[1] + env.ntid[1] * env.tid[2]);
-            let lane = (lin % 32) as usize;
+            let lane = (crate::runtime::thread_index(env) % 32) as usize;
             let ok = unsafe {
                 if code == MEM_WMMA_LOAD {
                     crate::emu::wmma::load_lane(text, lane, addr, b, regs)

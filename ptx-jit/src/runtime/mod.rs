@@ -26,6 +26,11 @@ static GRIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1
 
 use std::ffi::c_void;
 
+/// The linear index of `env`'s thread in its CTA (x fastest), as warps group threads.
+pub(crate) fn thread_index(env: &Env) -> u32 {
+    env.tid[0] + env.ntid[0] * (env.tid[1] + env.ntid[1] * env.tid[2])
+}
+
 /// The environment of thread (0, 0, 0) of CTA number `cta` (x fastest), with its shared window.
 pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Collective) -> Env {
     Env {
@@ -136,6 +141,11 @@ pub struct Launch<'p> {
 }
 
 impl<'p> Launch<'p> {
+    /// Threads in the whole grid.
+    pub fn threads(&self) -> u64 {
+        self.grid.iter().chain(&self.block).map(|&d| d as u64).product()
+    }
+
     pub fn new(grid: [u32; 3], block: [u32; 3], dynamic_shared: u64, params: &'p [u8]) -> Self {
         Launch {
             grid,
@@ -245,8 +255,13 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
     let profiled = profile::enabled().then(|| (std::time::Instant::now(), k.jit_time()));
     let (r, findings) = launch_sanitized(k, l);
     if let Some((start, jit)) = profiled {
-        let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
-        profile::launched(k, threads, start.elapsed(), k.jit_time().saturating_sub(jit), r.is_ok());
+        profile::launched(
+            k,
+            l.threads(),
+            start.elapsed(),
+            k.jit_time().saturating_sub(jit),
+            r.is_ok(),
+        );
     }
     if !findings.is_empty() {
         let text = k.text();
@@ -270,8 +285,7 @@ pub fn launch_sanitized(
         return (Err(e), vec![]);
     }
     // Compiles the kernel on its first launch (see `HostKernel::entry_for` for which code runs).
-    let threads = l.grid.iter().chain(&l.block).map(|&d| d as u64).product();
-    let entry = match k.entry_for(threads, l.tier) {
+    let entry = match k.entry_for(l.threads(), l.tier) {
         Ok(e) => e,
         Err(e) => return (Err(LaunchError::Failed(e)), vec![]),
     };

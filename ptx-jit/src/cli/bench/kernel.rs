@@ -85,6 +85,22 @@ pub struct Results {
     pub counters: Option<super::counters::Report>,
 }
 
+impl Results {
+    /// The median time of a stage: the sum of its phases' medians.
+    pub fn stage_ms(&self, stage: &str) -> f64 {
+        self.phases
+            .iter()
+            .filter(|p| p.stage == stage)
+            .map(|p| p.summary.median)
+            .sum()
+    }
+
+    /// A tier's JIT time, the kernel's preparation included (what a first launch in it pays).
+    pub fn jit_ms(&self, tier: &str) -> f64 {
+        self.stage_ms(tier) + self.stage_ms("prepare")
+    }
+}
+
 /// One phase: `stage` is `load`, `prepare` (once per kernel) or a tier (`quick`, `optimised`).
 #[derive(serde::Serialize)]
 pub struct Phase {
@@ -417,7 +433,7 @@ fn print_table(r: &Results) {
     );
     for stage in stages(r) {
         let phases: Vec<&Phase> = r.phases.iter().filter(|p| p.stage == stage).collect();
-        let total: f64 = phases.iter().map(|p| p.summary.median).sum();
+        let total = r.stage_ms(stage);
         for (i, p) in phases.iter().enumerate() {
             println!(
                 "  {:<10} {:<11} {:>9.3} ms {:>5.1}%",
@@ -463,16 +479,10 @@ fn print_table(r: &Results) {
             p.peer, p.summary.median, p.summary.n, p.command
         );
         for stage in ["quick", "optimised"] {
-            let ours: f64 = r
-                .phases
-                .iter()
-                .filter(|q| q.stage == stage || q.stage == "prepare")
-                .map(|q| q.summary.median)
-                .sum();
             println!(
                 "  {stage} tier's JIT (prepare included) / {}: {:.2}x",
                 p.peer,
-                ours / p.summary.median.max(1e-12)
+                r.jit_ms(stage) / p.summary.median.max(1e-12)
             );
         }
     }

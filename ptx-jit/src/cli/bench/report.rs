@@ -245,7 +245,6 @@ fn table(head: &[&str], rows: &[Vec<String>]) -> String {
 pub fn kernel_page(r: &Results) -> String {
     let stages = super::kernel::stages(r);
     let of = |stage: &str| -> Vec<&Phase> { r.phases.iter().filter(|p| p.stage == stage).collect() };
-    let total = |stage: &str| of(stage).iter().map(|p| p.summary.median).sum::<f64>();
     let mut body = String::new();
     let [g, b] = [r.grid, r.block];
     let _ = write!(
@@ -292,7 +291,7 @@ pub fn kernel_page(r: &Results) -> String {
                 num(s.median),
                 num(s.min),
                 num(s.max),
-                format!("{:.1}%", 100.0 * s.median / total(p.stage).max(1e-12)),
+                format!("{:.1}%", 100.0 * s.median / r.stage_ms(p.stage).max(1e-12)),
             ]
         })
         .collect();
@@ -351,7 +350,7 @@ pub fn kernel_page(r: &Results) -> String {
     let mut compile: Vec<(String, f64, Option<f64>)> = ["quick", "optimised"]
         .iter()
         .filter(|s| stages.contains(s))
-        .map(|s| (format!("{s} tier"), total(s) + total("prepare"), None))
+        .map(|s| (format!("{s} tier"), r.jit_ms(s), None))
         .collect();
     compile.extend(r.peers.iter().map(|p| (p.peer.to_string(), p.summary.median, None)));
     body.push_str("<h2>Tiers and peers</h2>");

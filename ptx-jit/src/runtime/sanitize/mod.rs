@@ -280,10 +280,6 @@ thread_local! {
     static SPARE_SHADOW: RefCell<shadow::Table> = RefCell::new(shadow::Table::default());
 }
 
-fn linear(tid: [u32; 3], ntid: [u32; 3]) -> u32 {
-    tid[0] + ntid[0] * (tid[1] + ntid[1] * tid[2])
-}
-
 fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
     [t % ntid[0], t / ntid[0] % ntid[1], t / (ntid[0] * ntid[1])]
 }
@@ -435,7 +431,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
         return;
     }
     with_cta(env, cell, |cta| {
-        let t = linear(env.tid, env.ntid);
+        let t = crate::runtime::thread_index(env);
         let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0);
         let me = Acc::new(t, wsync, site, how == How::Atomic || ordered);
         if tools.has(Tools::INITCHECK) {
