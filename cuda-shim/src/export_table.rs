@@ -31,8 +31,9 @@ const CONTEXT_LOCAL_STORAGE: Uuid = [
     0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93,
 ];
 
-/// Context queries; the runtime of CUDA 13 fails without it. Slot 4 is `cuCtxGetId`; the table has
-/// about 90 slots in NVIDIA's driver, of which we know few.
+/// Context queries; the runtime of CUDA 13 fails without it. Slot 4 is `cuCtxGetId`, slot 39 a stream's
+/// number and slot 51 a stream's driver handle (cuBLAS); the table has 93 slots in NVIDIA's driver, of
+/// which we know few.
 const CONTEXT_QUERIES: Uuid = [
     0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2,
 ];
@@ -179,6 +180,44 @@ unsafe extern "C" fn context_id(ctx: Handle, id: *mut u64) -> CUresult {
     guarded(|| {
         let c = cls_context(ctx)?;
         out(id, c as u64)
+    })
+}
+
+/// Slot 51: the driver's own handle for a public stream handle, in a context (NULL: the current one).
+/// Our stream handles are the driver's own, so a stream is its own handle; the default stream (NULL)
+/// becomes the legacy or per-thread one, as `per_thread` says, so that it names one stream. cuBLAS calls
+/// it for the stream it was given before it runs anything (slot meanings: public reverse engineering,
+/// checked by what cuBLAS does with the answer).
+unsafe extern "C" fn stream_handle(
+    ctx: Handle,
+    stream: Handle,
+    out_stream: *mut Handle,
+    per_thread: c_int,
+) -> CUresult {
+    guarded(|| {
+        if out_stream.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        cls_context(ctx)?;
+        let h = match stream as usize {
+            0 if per_thread != 0 => crate::stream::PER_THREAD_HANDLE,
+            0 => crate::stream::LEGACY,
+            h => h,
+        };
+        crate::stream::resolve(h as Handle)?;
+        out(out_stream, h as Handle)
+    })
+}
+
+/// Slot 39: a number that identifies a stream the driver handed out (slot 51), for the runtime's
+/// per-stream state.
+unsafe extern "C" fn stream_id(ctx: Handle, stream: Handle, id: *mut u64) -> CUresult {
+    guarded(|| {
+        if stream.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        cls_context(ctx)?;
+        out(id, stream as u64)
     })
 }
 
@@ -463,7 +502,15 @@ static TABLES: Lazy<Vec<(Uuid, Box<[usize]>)>> = Lazy::new(|| {
         ),
         (
             CONTEXT_QUERIES,
-            table(CONTEXT_QUERIES_LEN, &t4, &[(4, context_id as *const () as usize)]),
+            table(
+                CONTEXT_QUERIES_LEN,
+                &t4,
+                &[
+                    (4, context_id as *const () as usize),
+                    (39, stream_id as *const () as usize),
+                    (51, stream_handle as *const () as usize),
+                ],
+            ),
         ),
         // This one has no size slot: its slot 0 is already a function.
         (CONTEXT_LOCAL_STORAGE, {

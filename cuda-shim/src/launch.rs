@@ -324,7 +324,8 @@ api! {
             2 => k.const_bytes.min(c_int::MAX as u64) as c_int, // CONST_SIZE_BYTES: the `.const` bank it reaches
             3 => k.local_bytes.min(c_int::MAX as u64) as c_int, // LOCAL_SIZE_BYTES: the kernel's own `.local`
             4 => device::registers_per_thread() as c_int,       // NUM_REGS (see there)
-            5 | 6 => device::sm() as i32,          // PTX_VERSION, BINARY_VERSION: the target it runs as
+            5 => k.target_sm as c_int,                          // PTX_VERSION: the PTX's own target
+            6 => device::sm() as c_int,                         // BINARY_VERSION: the target it was compiled for
             7 => 0,                                             // CACHE_MODE_CA
             8 => a.max_dynamic_shared as c_int,                 // MAX_DYNAMIC_SHARED_SIZE_BYTES
             9 => a.carveout,                                    // PREFERRED_SHARED_MEMORY_CARVEOUT

@@ -15,6 +15,9 @@ pub struct Library {
     module: Result<usize, CUresult>,
     /// Kernel handles handed out, by name: asking twice gives the same `CUkernel`, as with the driver.
     kernels: parking_lot::Mutex<std::collections::HashMap<String, usize>>,
+    /// Whether a lookup that found no code has been logged (`PTX_JIT_LOG`): once per library, as
+    /// libraries retry such lookups.
+    reported: AtomicBool,
 }
 
 impl Library {
@@ -90,6 +93,7 @@ unsafe fn library_load(
     *lib = LIBRARIES.insert(Library {
         module,
         kernels: Default::default(),
+        reported: AtomicBool::new(false),
     }) as Handle;
     Ok(())
 }
@@ -163,7 +167,12 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let l = LIBRARIES.get(lib as usize)?;
-        *kernel = l.prepared_kernel(c_name(name)?)? as Handle;
+        let name = c_name(name)?;
+        let r = l.prepared_kernel(name);
+        if r == Err(CUDA_ERROR_NO_BINARY_FOR_GPU) && log_enabled() && !l.reported.swap(true, Ordering::Relaxed) {
+            eprintln!("ptx-jit: kernel `{name}`: its library holds machine code only, and the CPU backend needs PTX");
+        }
+        *kernel = r? as Handle;
         Ok(())
     }
     fn cuLibraryGetKernelCount(count: *mut c_uint, lib: Handle) {

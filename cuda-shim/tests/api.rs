@@ -64,6 +64,27 @@ fn kernels_report_registers_that_do_not_limit_occupancy() {
     }
 }
 
+/// `CU_FUNC_ATTRIBUTE_PTX_VERSION` is the PTX's own target and `BINARY_VERSION` the device's: CUB
+/// picks its tuning from the first, and found none for a device newer than every PTX it shipped.
+#[test]
+fn kernels_report_the_target_of_their_ptx() {
+    unsafe {
+        let ctx = setup();
+        let (r, m, _) = load(&PTX.replace(".target sm_80", ".target sm_52"));
+        assert_eq!(r, CUDA_SUCCESS);
+        let mut f = null_mut();
+        let name = CString::new("vecadd").unwrap();
+        assert_eq!(cuModuleGetFunction(&mut f, m, name.as_ptr()), CUDA_SUCCESS);
+        let (mut ptx, mut binary, mut major, mut minor) = (0, 0, 0, 0);
+        assert_eq!(cuFuncGetAttribute(&mut ptx, 5, f), CUDA_SUCCESS);
+        assert_eq!(cuFuncGetAttribute(&mut binary, 6, f), CUDA_SUCCESS);
+        assert_eq!(cuDeviceGetAttribute(&mut major, 75, 0), CUDA_SUCCESS);
+        assert_eq!(cuDeviceGetAttribute(&mut minor, 76, 0), CUDA_SUCCESS);
+        assert_eq!((ptx, binary), (52, major * 10 + minor));
+        cuCtxDestroy_v2(ctx);
+    }
+}
+
 /// A link whose result has an error in a kernel's body fails at `cuLinkComplete`, with the error in
 /// the log, although modules load lazily (the linker checks its result whole).
 #[test]

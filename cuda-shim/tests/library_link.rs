@@ -160,3 +160,42 @@ fn export_tables_check_their_arguments() {
         );
     }
 }
+
+/// Slot 51 of the context-queries table gives the driver's handle for a public stream (cuBLAS asks
+/// for it before every routine) and slot 39 a number for that handle: the default stream becomes the
+/// legacy or the per-thread one, a created stream stays itself, a destroyed one is refused.
+#[test]
+fn context_queries_name_streams() {
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS);
+        let mut ctx = null_mut();
+        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+        let id = [
+            0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2u8,
+        ];
+        let mut t: *const c_void = null();
+        assert_eq!(cuGetExportTable(&mut t, id.as_ptr() as *const c_void), CUDA_SUCCESS);
+        let slots = t as *const usize;
+        type StreamHandle = unsafe extern "C" fn(Handle, Handle, *mut Handle, i32) -> CUresult;
+        type Id = unsafe extern "C" fn(Handle, Handle, *mut u64) -> CUresult;
+        let handle: StreamHandle = std::mem::transmute(*slots.add(51));
+        let number: Id = std::mem::transmute(*slots.add(39));
+        let mut h = null_mut();
+        assert_eq!(handle(null_mut(), null_mut(), &mut h, 0), CUDA_SUCCESS);
+        assert_eq!(h as usize, 1); // CU_STREAM_LEGACY
+        assert_eq!(handle(ctx, null_mut(), &mut h, 1), CUDA_SUCCESS);
+        assert_eq!(h as usize, 2); // CU_STREAM_PER_THREAD
+        let mut s = null_mut();
+        assert_eq!(cuStreamCreate(&mut s, 0), CUDA_SUCCESS);
+        assert_eq!(handle(ctx, s, &mut h, 0), CUDA_SUCCESS);
+        assert_eq!(h, s);
+        let mut n = 0u64;
+        assert_eq!(number(ctx, h, &mut n), CUDA_SUCCESS);
+        assert_eq!(n, s as u64);
+        assert_eq!(handle(ctx, s, null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(number(ctx, null_mut(), &mut n), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuStreamDestroy_v2(s), CUDA_SUCCESS);
+        assert_eq!(handle(ctx, s, &mut h, 0), CUDA_ERROR_INVALID_HANDLE);
+        cuCtxDestroy_v2(ctx);
+    }
+}

@@ -112,6 +112,7 @@ impl Profile {
         match (self.card, self.key) {
             (Some(card), _) => format!("ptx-jit CPU device presenting {card}"),
             (None, "default") => "ptx-jit CPU device".to_string(),
+            (None, "future") => "ptx-jit CPU device presenting a future architecture".to_string(),
             (None, key) => format!("ptx-jit CPU device presenting {key}"),
         }
     }
@@ -137,10 +138,16 @@ const SM_90: Profile = Profile::arch("sm_90", (9, 0), 2048, 32, 228, 227);
 const SM_100: Profile = Profile::arch("sm_100", (10, 0), 2048, 32, 228, 227);
 const SM_120: Profile = Profile::arch("sm_120", (12, 0), 1536, 32, 100, 99);
 const SM_121: Profile = Profile::arch("sm_121", (12, 1), 1536, 32, 100, 99);
+/// An architecture newer than any NVIDIA's current libraries were built for (compute capability 13.0,
+/// with sm_121's limits). A library meets such a device as it would a future GPU: with no machine code
+/// for it, it takes the kernels it ships as PTX so that it keeps working there (cuBLASLt's
+/// `*_forwardCompat_*` GEMMs), and those are what a CPU backend can run. With sm_120 or sm_121, cuBLASLt
+/// chooses GEMM kernels it ships as machine code only.
+const FUTURE: Profile = Profile::arch("future", (13, 0), 1536, 32, 100, 99);
 
 /// Every device `PTXJIT_DEVICE` may name. The first is the default: compute capability 8.0 with the
 /// largest shared memory the engine allows (what the backend presented before profiles existed).
-pub const PROFILES: [Profile; 16] = [
+pub const PROFILES: [Profile; 17] = [
     Profile::arch("default", (8, 0), 2048, 32, 228, 227),
     SM_75,
     SM_80,
@@ -150,6 +157,7 @@ pub const PROFILES: [Profile; 16] = [
     SM_100,
     SM_120,
     SM_121,
+    FUTURE,
     Profile::card("t4", SM_75, "Tesla T4", 40, 16 * GIB, 4 * MIB, 1590, 5001, 256),
     Profile::card(
         "a100",
@@ -277,8 +285,13 @@ mod tests {
             assert!(p.max_threads_per_sm >= MAX_THREADS_PER_BLOCK, "{}", p.key);
             assert!(p.memory() <= device_memory());
             let arch = format!("sm_{}{}", p.cc.0, p.cc.1);
-            assert!(p.key == "default" || p.card.is_some() || p.key == arch, "{}", p.key);
+            assert!(
+                ["default", "future"].contains(&p.key) || p.card.is_some() || p.key == arch,
+                "{}",
+                p.key
+            );
         }
+        assert!(PROFILES.iter().all(|p| p.key == "future" || p.cc < FUTURE.cc));
         let h100 = PROFILES.iter().find(|p| p.key == "h100").expect("h100");
         assert_eq!(
             h100.device_name(),

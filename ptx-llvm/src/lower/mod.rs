@@ -83,6 +83,10 @@ pub struct KernelInfo {
     /// `.explicitcluster`: the kernel must be launched as clusters (with `.reqnctapercluster` or cluster
     /// dimensions at launch).
     pub explicit_cluster: bool,
+    /// The module's `.target` (120 for `compute_120` PTX; 0 without one): the virtual architecture the
+    /// kernel was written for, which `CU_FUNC_ATTRIBUTE_PTX_VERSION` reports and CUB's dispatch reads to
+    /// choose among the tunings it was compiled with.
+    pub target_sm: u32,
 }
 
 /// How a host kernel runs a CTA.
@@ -822,6 +826,7 @@ impl<'ctx> Lowerer<'ctx> {
             required_block: directive(".reqntid").map(dims),
             cluster: directive(".reqnctapercluster").map(dims),
             explicit_cluster: directive(".explicitcluster").is_some(),
+            target_sm: self.target.sm,
         }
     }
 
