@@ -56,7 +56,8 @@ $(STAMP):
 # needs this project's nvJitLink loaded first (LD_PRELOAD). The same venv holds numba-cuda as its
 # documentation installs it (numba-cuda[cu13], with NVIDIA's nvJitLink), for that test. A failed
 # download skips their tests with a message; it does not fail the build.
-LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12"
+LIB_WHEELS := "nvidia-curand==10.4.2.66" "nvidia-cublas==13.4.1.3" "nvidia-cusparse==12.7.10.12" \
+              "nvidia-cufft==12.2.0.57"
 LIBS_VENV  := .venv-nvidia
 LIBS_STAMP := $(LIBS_VENV)/.installed
 LIBS_PY     = $(LIBS_VENV)/bin/python
@@ -287,6 +288,10 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	if [ -f $(LIBS_STAMP) ]; then PTXJIT_DEVICE=sm_120 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) $(LIBS_PY) \
 	  tests/python/cusparse_client.py $(LIBS_LIB)/libcusparse.so.12 | tee build/cusparse.out; \
 	  grep -q "CUSPARSE VERIFIED" build/cusparse.out; else echo "skipped: nvidia-cusparse is not installed"; fi
+	@echo; echo "== NVIDIA's cuFFT, unmodified, from the PTX in its private fat binaries: 1-D and 2-D transforms against numpy"
+	if [ -f "$(LIBS_LIB)/libcufft.so.12" ]; then PTXJIT_DEVICE=future LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) $(LIBS_PY) \
+	  tests/python/cufft_client.py $(LIBS_LIB)/libcufft.so.12 | tee build/cufft.out; \
+	  grep -q "CUFFT VERIFIED" build/cufft.out; else echo "skipped: nvidia-cufft is not installed"; fi
 	@echo; echo "== several presented devices (PTXJIT_DEVICE_COUNT): the driver API on two, the CUDA runtime on three"
 	PTXJIT_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(REL) ./build/devices | tee build/devices.out
 	grep -q "DEVICES VERIFIED" build/devices.out

@@ -44,6 +44,13 @@ const CONTEXT_CHECKS: Uuid = [
     0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e,
 ];
 
+/// Module tools: iteration over a module's functions (slot 7), and, by public accounts, functions'
+/// names and argument descriptors. cuFFT needs it to plan. Its size in NVIDIA's driver is unknown to
+/// us; the 64 slots here cover every slot public accounts name (the last is 55).
+const MODULE_TOOLS: Uuid = [
+    0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e,
+];
+
 /// The runtime's check that it talks to a genuine driver: slot 1 hashes the call's inputs.
 const INTEGRITY_CHECK: Uuid = [
     0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2,
@@ -67,6 +74,7 @@ unsafe extern "C" fn trap<const TABLE: usize, const SLOT: usize>() -> CUresult {
     let mut seen = SEEN.lock();
     if !seen.contains(&(TABLE, SLOT)) {
         seen.push((TABLE, SLOT));
+
         let name = [
             "cudart interface",
             "tools callback hooks",
@@ -75,6 +83,7 @@ unsafe extern "C" fn trap<const TABLE: usize, const SLOT: usize>() -> CUresult {
             "context queries",
             "context checks",
             "integrity check",
+            "module tools",
         ][TABLE];
         eprintln!("ptx-jit: the CUDA runtime called slot {SLOT} of the private '{name}' table, which ptx-jit does not implement");
     }
@@ -219,6 +228,34 @@ unsafe extern "C" fn stream_id(ctx: Handle, stream: Handle, id: *mut u64) -> CUr
         cls_context(ctx)?;
         out(id, stream as u64)
     })
+}
+
+// ---- MODULE_TOOLS ----
+
+/// Slot 7: calls `each(opaque, function)` for every kernel of a module, in order, and returns how many
+/// there were (not a `CUresult`; 0 when the module is not one). cuFFT loads its kernels as modules of
+/// one kernel each and takes that kernel this way, insisting on a count of 1.
+unsafe extern "C" fn module_functions(
+    _ctx: Handle,
+    module: Handle,
+    each: Option<unsafe extern "C" fn(*mut c_void, Handle)>,
+    opaque: *mut c_void,
+) -> c_uint {
+    let handles = std::panic::catch_unwind(|| -> Result<Vec<usize>, CUresult> {
+        let m = MODULES.get(module as usize)?;
+        let names: Vec<String> = m.host.kernel_names().map(str::to_string).collect();
+        names
+            .iter()
+            .map(|n| crate::library::function_handle(module as usize, n, false))
+            .collect()
+    });
+    let (Ok(Ok(handles)), Some(each)) = (handles, each) else {
+        return 0;
+    };
+    for &h in &handles {
+        each(opaque, h as Handle);
+    }
+    handles.len() as c_uint
 }
 
 // ---- CONTEXT_CHECKS ----
@@ -454,6 +491,8 @@ static TABLES: Lazy<Vec<(Uuid, Box<[usize]>)>> = Lazy::new(|| {
         74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92);
     let t5 = traps!(5; 0 1 2 3);
     let t6 = traps!(6; 0 1 2);
+    let t7 = traps!(7; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35
+        36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
     vec![
         (
             CUDART_INTERFACE,
@@ -511,6 +550,10 @@ static TABLES: Lazy<Vec<(Uuid, Box<[usize]>)>> = Lazy::new(|| {
                     (51, stream_handle as *const () as usize),
                 ],
             ),
+        ),
+        (
+            MODULE_TOOLS,
+            table(64, &t7, &[(7, module_functions as *const () as usize)]),
         ),
         // This one has no size slot: its slot 0 is already a function.
         (CONTEXT_LOCAL_STORAGE, {

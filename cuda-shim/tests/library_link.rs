@@ -199,3 +199,55 @@ fn context_queries_name_streams() {
         cuCtxDestroy_v2(ctx);
     }
 }
+
+/// Slot 7 of the module-tools table calls back with each kernel of a module and returns how many
+/// there were (cuFFT takes the one kernel of each of its modules so); a bad module gives 0 calls.
+#[test]
+fn module_tools_iterate_over_kernels() {
+    unsafe extern "C" fn collect(seen: *mut c_void, f: Handle) {
+        (*(seen as *mut Vec<Handle>)).push(f);
+    }
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS);
+        let mut ctx = null_mut();
+        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+        let two = format!(
+            "{PTX}\n{}",
+            PTX.split(".address_size 64")
+                .nth(1)
+                .unwrap()
+                .replace("vecadd", "second")
+        );
+        let text = CString::new(two).unwrap();
+        let mut m = null_mut();
+        assert_eq!(cuModuleLoadData(&mut m, text.as_ptr() as *const c_void), CUDA_SUCCESS);
+        let id = [
+            0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1eu8,
+        ];
+        let mut t: *const c_void = null();
+        assert_eq!(cuGetExportTable(&mut t, id.as_ptr() as *const c_void), CUDA_SUCCESS);
+        type Each = unsafe extern "C" fn(*mut c_void, Handle);
+        type Iterate = unsafe extern "C" fn(Handle, Handle, Option<Each>, *mut c_void) -> u32;
+        let iterate: Iterate = std::mem::transmute(*(t as *const usize).add(7));
+        let mut seen: Vec<Handle> = vec![];
+        let n = iterate(ctx, m, Some(collect), &mut seen as *mut Vec<Handle> as *mut c_void);
+        assert_eq!((n, seen.len()), (2, 2));
+        let names: Vec<String> = seen
+            .iter()
+            .map(|&f| {
+                let mut name = null();
+                assert_eq!(cuFuncGetName(&mut name, f), CUDA_SUCCESS);
+                CStr::from_ptr(name).to_str().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(names, ["vecadd", "second"]);
+        seen.clear();
+        let forged = 0x7777usize as Handle;
+        assert_eq!(
+            iterate(ctx, forged, Some(collect), &mut seen as *mut Vec<Handle> as *mut c_void),
+            0
+        );
+        assert!(seen.is_empty());
+        cuCtxDestroy_v2(ctx);
+    }
+}
