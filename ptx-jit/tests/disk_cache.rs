@@ -9,8 +9,13 @@ const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/demo/kernels.p
 /// `ptx-jit run` of the demo's vecadd (its quick tier: 4 threads), with the cache at `dir`; its
 /// output, which names the result.
 fn vecadd(dir: &Path, extra_env: &[(&str, &str)]) -> String {
+    vecadd_on(dir, extra_env, "1")
+}
+
+/// [`vecadd`] on `grid` blocks of 4 threads (of which the first 4 add).
+fn vecadd_on(dir: &Path, extra_env: &[(&str, &str)], grid: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_ptx-jit"))
-        .args(["run", DEMO, "--kernel", "vecadd", "--grid", "1", "--block", "4"])
+        .args(["run", DEMO, "--kernel", "vecadd", "--grid", grid, "--block", "4"])
         .args([
             "--arg", "f32*4=1", "--arg", "f32*4=2", "--arg", "f32*4", "--arg", "u32:4",
         ])
@@ -50,6 +55,19 @@ fn a_second_process_runs_the_cached_code() {
     assert_eq!(inodes(&made), before, "an entry was written again");
     let again: Vec<Vec<u8>> = made.iter().map(|p| std::fs::read(p).unwrap()).collect();
     assert_eq!(again, first);
+}
+
+/// A kernel whose optimised code is in the cache runs it from its first launch, however small: the
+/// quick tier is for cold starts.
+#[test]
+fn a_cached_optimised_tier_is_used_from_the_first_launch() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2^16 threads: a launch too large for the quick tier compiles the optimised one.
+    vecadd_on(dir.path(), &[], "16384");
+    let made = entries(dir.path());
+    assert_eq!(made.len(), 2, "the preparation and the optimised tier: {made:?}");
+    vecadd(dir.path(), &[]);
+    assert_eq!(entries(dir.path()), made, "a quick tier was compiled");
 }
 
 #[test]

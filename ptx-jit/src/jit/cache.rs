@@ -111,6 +111,11 @@ impl Cache {
         Some(entry)
     }
 
+    /// Whether an entry for `key` is there (whole or not: [`Cache::load`] says).
+    pub fn contains(&self, key: &Key) -> bool {
+        self.path(key).is_file()
+    }
+
     /// Writes the entry for `key` (a failure to write only costs the next process a compile).
     pub fn store(&self, key: &Key, e: &[u8]) {
         if self.max == 0 {

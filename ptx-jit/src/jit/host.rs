@@ -293,7 +293,7 @@ impl HostKernel {
     }
 
     /// The module's PTX text, when it was loaded from text (to name lines in reports).
-    pub fn text(&self) -> Option<std::sync::Arc<str>> {
+    pub fn text(&self) -> Option<SharedText> {
         self.source.text.get().ok().filter(|_| self.source.original)
     }
 
@@ -320,14 +320,20 @@ impl HostKernel {
     }
 
     /// The block entry for a launch of `threads` threads in `tier`; [`Tier::Auto`] is the quick tier
-    /// for a kernel's first launch when it is small, else the fully optimised code.
+    /// for a kernel's first launch when it is small and its optimised code is not in the disk cache
+    /// (a warm process runs optimised code from the start), else the fully optimised code.
     pub fn entry_for(&self, threads: u64, tier: Tier) -> Result<BlockFn, String> {
         match tier {
             Tier::Quick => return self.entry_quick(),
             Tier::Optimised => return self.entry(),
             Tier::Auto => {}
         }
-        if self.full.get().is_none() && self.quick.get().is_none() && threads < TIER0_MAX_THREADS {
+        let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
+        if self.full.get().is_none()
+            && self.quick.get().is_none()
+            && threads < TIER0_MAX_THREADS
+            && !self.source.optimised_cached(&self.symbol, &self.parts, regions)
+        {
             let quick = self.compile_quick();
             if let Ok(f) = quick {
                 return Self::address(&Ok(f.address));
@@ -379,25 +385,63 @@ pub enum Retain {
 }
 
 /// A module's text as `Retain` keeps it.
+/// A module's text, shared. Boxed so that a `Weak` to it (which keeps the `Arc`'s own allocation)
+/// does not keep the text's bytes once the last holder is gone.
+pub type SharedText = std::sync::Arc<Box<str>>;
+
 enum Text {
-    Kept(std::sync::Arc<str>),
+    Kept(SharedText),
     Again {
         again: Box<dyn Fn() -> Result<String, String> + Send + Sync>,
         /// The text made again, while someone holds it.
-        made: parking_lot::Mutex<Option<std::sync::Weak<str>>>,
+        made: parking_lot::Mutex<Option<std::sync::Weak<Box<str>>>>,
         len: usize,
     },
+}
+
+/// Texts loaded or made again are kept alive a while, up to this many bytes in all: a kernel's first
+/// use makes its module's text for preparing, for the disk cache's key and for compiling, one after
+/// another, often right after the load, and decompressing a fat binary's PTX each time cost a warm
+/// process most of its first cuBLAS call.
+const RECENT_TEXT_BYTES: usize = 32 << 20;
+
+static RECENT: parking_lot::Mutex<std::collections::VecDeque<SharedText>> =
+    parking_lot::Mutex::new(std::collections::VecDeque::new());
+
+/// Keeps `t` among the texts made most recently (see [`RECENT_TEXT_BYTES`]).
+fn keep_recent(t: &SharedText) {
+    if t.len() > RECENT_TEXT_BYTES {
+        return;
+    }
+    let mut recent = RECENT.lock();
+    recent.push_back(t.clone());
+    let mut bytes: usize = recent.iter().map(|t| t.len()).sum();
+    while bytes > RECENT_TEXT_BYTES {
+        bytes -= recent.pop_front().map_or(0, |t| t.len());
+    }
+}
+
+/// Lets go of the texts kept for reuse (see [`RECENT_TEXT_BYTES`]): a module that keeps no text makes
+/// it again when next needed.
+pub fn forget_recent_texts() {
+    RECENT.lock().clear();
 }
 
 impl Text {
     fn new(text: &str, retain: Retain) -> Text {
         match retain {
-            Retain::Copy => Text::Kept(text.into()),
-            Retain::Again(again) => Text::Again {
-                again,
-                made: parking_lot::Mutex::new(None),
-                len: text.len(),
-            },
+            Retain::Copy => Text::Kept(SharedText::new(text.into())),
+            Retain::Again(again) => {
+                // A kernel is often used right after its module is loaded (libraries load lazily):
+                // the loaded text counts as made.
+                let t = SharedText::new(text.into());
+                keep_recent(&t);
+                Text::Again {
+                    again,
+                    made: parking_lot::Mutex::new(Some(std::sync::Arc::downgrade(&t))),
+                    len: text.len(),
+                }
+            }
         }
     }
 
@@ -408,7 +452,7 @@ impl Text {
         }
     }
 
-    fn get(&self) -> Result<std::sync::Arc<str>, String> {
+    fn get(&self) -> Result<SharedText, String> {
         match self {
             Text::Kept(t) => Ok(t.clone()),
             Text::Again { again, made, len } => {
@@ -416,11 +460,12 @@ impl Text {
                 if let Some(t) = made.as_ref().and_then(std::sync::Weak::upgrade) {
                     return Ok(t);
                 }
-                let t: std::sync::Arc<str> = again()?.into();
+                let t = SharedText::new(again()?.into_boxed_str());
                 if t.len() != *len {
                     return Err("the module's text changed since it was loaded".into());
                 }
                 *made = Some(std::sync::Arc::downgrade(&t));
+                keep_recent(&t);
                 Ok(t)
             }
         }
@@ -459,6 +504,16 @@ struct Source {
 // SAFETY: every use of the LLVM objects is under the CODEGEN lock.
 unsafe impl Send for Source {}
 unsafe impl Sync for Source {}
+
+/// A tier's JIT symbol (the quick tier's adds `TIER0_SUFFIX`) and whether its regions are
+/// lane-vectorised (only the optimised tier's are, where the kernel's `lanes` allow).
+fn tier_name(symbol: &str, quick: bool, lanes: bool) -> (String, bool) {
+    let mut name = symbol.to_string();
+    if quick {
+        name.push_str(TIER0_SUFFIX);
+    }
+    (name, lanes && !quick)
+}
 
 impl Source {
     /// Compiles kernel `symbol`'s block entry (its quick tier if `quick`; with lane-vectorised
@@ -499,29 +554,11 @@ impl Source {
         // The text (made again when the module keeps it packed) and the parse need no lock; other
         // compiles go on meanwhile. The parts passed the checker when the kernel was prepared.
         let text = self.text.get().map_err(what)?;
-        let lanes = regions && self.options.lanes && !quick;
-        let mut name = symbol.to_string();
-        if quick {
-            name.push_str(TIER0_SUFFIX);
-        }
-        // Printing the IR needs the pipeline to run.
-        let cache = crate::jit::cache::get().filter(|_| !crate::jit::pipeline::dumping());
-        let key = cache.map(|_| {
-            let mut k = crate::jit::cache::Key::start();
-            let llvm_args = std::env::var("PTXJIT_LLVM_ARGS").unwrap_or_default();
-            k.add(name.as_bytes()).add(
-                format!(
-                    "{:?} lanes={lanes} cpu={} llvm={LLVM_ARGS:?} {llvm_args}",
-                    self.options,
-                    host_cpu()
-                )
-                .as_bytes(),
-            );
-            for p in parts {
-                k.add(text[p.range()].as_bytes());
-            }
-            k
-        });
+        let (name, lanes) = tier_name(symbol, quick, regions && self.options.lanes);
+        let (cache, key) = match self.tier_key(&text, &name, parts, lanes) {
+            Some((c, k)) => (Some(c), Some(k)),
+            None => (None, None),
+        };
         // A cached tier: its lane count, then its object file.
         let cached = cache
             .zip(key.as_ref())
@@ -557,6 +594,41 @@ impl Source {
         let address = self.link(jit, &name, &object).map_err(what)?;
         times.link = t.elapsed();
         Ok(Full { address, lanes, times })
+    }
+
+    /// The disk cache and the key of the tier named `name` (lane-vectorised if `lanes`) of the kernel
+    /// made of `parts` of `text`; None when the cache is off (or the IR is to be printed, which needs
+    /// the pipeline to run).
+    fn tier_key(
+        &self,
+        text: &str,
+        name: &str,
+        parts: &[Span],
+        lanes: bool,
+    ) -> Option<(&'static crate::jit::cache::Cache, crate::jit::cache::Key)> {
+        let cache = crate::jit::cache::get().filter(|_| !crate::jit::pipeline::dumping())?;
+        let mut k = crate::jit::cache::Key::start();
+        let llvm_args = std::env::var("PTXJIT_LLVM_ARGS").unwrap_or_default();
+        k.add(name.as_bytes()).add(
+            format!(
+                "{:?} lanes={lanes} cpu={} llvm={LLVM_ARGS:?} {llvm_args}",
+                self.options,
+                host_cpu()
+            )
+            .as_bytes(),
+        );
+        for p in parts {
+            k.add(text[p.range()].as_bytes());
+        }
+        Some((cache, k))
+    }
+
+    /// Whether the disk cache holds kernel `symbol`'s optimised tier.
+    fn optimised_cached(&self, symbol: &str, parts: &[Span], regions: bool) -> bool {
+        let Ok(text) = self.text.get() else { return false };
+        let (name, lanes) = tier_name(symbol, false, regions && self.options.lanes);
+        self.tier_key(&text, &name, parts, lanes)
+            .is_some_and(|(c, k)| c.contains(&k))
     }
 
     /// Adds a tier's object file to the JIT and gives the address of `name` in it.
@@ -698,7 +770,7 @@ impl HostModule {
 
     /// The PTX text the module was loaded from (or its printed syntax tree), which its diagnostics'
     /// spans index.
-    pub fn text(&self) -> Result<std::sync::Arc<str>, String> {
+    pub fn text(&self) -> Result<SharedText, String> {
         self.source.text.get()
     }
 

@@ -269,7 +269,7 @@ pub fn launch(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
             &findings,
             &crate::runtime::sanitize::Source {
                 kernel: &k.info.name,
-                text: text.as_deref(),
+                text: text.as_deref().map(|t| &**t),
             },
         );
     }
