@@ -301,9 +301,10 @@ impl HostKernel {
     /// once its optimised code is (the quick tier runs none).
     pub fn exec(&self) -> ptx_llvm::Exec {
         match (self.info.exec, self.full.get()) {
-            (ptx_llvm::Exec::Regions { frame_bytes, .. }, Some(Ok(f))) => ptx_llvm::Exec::Regions {
+            (ptx_llvm::Exec::Regions { frame_bytes, warp, .. }, Some(Ok(f))) => ptx_llvm::Exec::Regions {
                 frame_bytes,
                 lanes: f.lanes,
+                warp,
             },
             (e, _) => e,
         }
@@ -329,9 +330,13 @@ impl HostKernel {
             Tier::Auto => {}
         }
         let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
+        // The quick tier runs regions thread by thread, which code counting on a warp in step (see
+        // `Exec::Regions`) cannot take.
+        let warp = matches!(self.info.exec, ptx_llvm::Exec::Regions { warp: true, .. });
         if self.full.get().is_none()
             && self.quick.get().is_none()
             && threads < TIER0_MAX_THREADS
+            && !warp
             && !self.source.optimised_cached(&self.symbol, &self.parts, regions)
         {
             let quick = self.compile_quick();

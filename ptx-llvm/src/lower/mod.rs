@@ -97,8 +97,11 @@ pub enum Exec {
     /// Barriers and warp collectives sit only in the kernel's own body: the body is cut at them into
     /// regions, and one call of the entry runs one region for the CTA's threads (see `regions.rs`).
     /// Each thread keeps its registers in a frame of `frame_bytes` between regions. `lanes` of the
-    /// regions run for groups of threads at once (see `lanes.rs`).
-    Regions { frame_bytes: u64, lanes: u32 },
+    /// regions run for groups of threads at once (see `lanes.rs`). `warp`: the body has warp
+    /// collectives, so its code may count on a warp's threads running in step between them (code
+    /// written before `__syncwarp` existed, such as CuPy's partition kernel): its regions are
+    /// lane-vectorised, all of a warp in step, in every tier that runs them (see `lanes::lane_region`).
+    Regions { frame_bytes: u64, lanes: u32, warp: bool },
     /// Everything else (synchronisation inside called functions): the entry runs one thread, and the
     /// runtime runs each thread on its own fiber.
     Fibers,
@@ -759,6 +762,7 @@ impl<'ctx> Lowerer<'ctx> {
                         let exec = Exec::Regions {
                             frame_bytes: plan.frame_bytes,
                             lanes,
+                            warp: plan.states.iter().any(|&s| s & crate::regions::WARP != 0),
                         };
                         return Ok(Some(KernelInfo { exec, ..k.clone() }));
                     }

@@ -217,6 +217,11 @@ pub(super) struct LaneBudget {
 /// lowers to 1,659: at 1,024 it ran thread by thread, 3.3x slower (`make bench`, sessions 16 to 22).
 const MAX_REGION: u64 = 2048;
 
+/// The largest region with a warp collective worth vectorising. Such a region's code may count on its
+/// warp running in step (see `Exec::Regions`), which only lanes give, so it is vectorised whatever
+/// its size up to this bound (CuPy's partition kernel is one region of 7,576).
+const MAX_WARP_REGION: u64 = 32768;
+
 impl LaneBudget {
     pub(super) fn of(thread_fn: LLVMValueRef) -> LaneBudget {
         let body = instruction_count(thread_fn);
@@ -273,7 +278,8 @@ pub(super) fn lane_region(
     };
     let (mut order, loops) = reverse_post_order(entry, &succs)?;
     let size: u64 = order.iter().map(|&b| unsafe { instructions(b) }.len() as u64).sum();
-    if size > budget.scalar || size > MAX_REGION {
+    let collective = on_state(entry_switch) && order.iter().any(|&b| warp::resume_after(b, entry_switch).is_some());
+    if size > budget.scalar || size > if collective { MAX_WARP_REGION } else { MAX_REGION } {
         return None;
     }
     budget.scalar -= size;
