@@ -18,7 +18,7 @@ WHEELS := "nvidia-cuda-nvcc==13.*" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtim
           "filecheck==1.*" "pytest==9.*" "cffi==2.*"
 CU13    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13))
 
-.PHONY: all build demo test lint-rust bench bench-suite bench-textures fuzz deps llvm venv libs opencl browser clean
+.PHONY: all build demo test test-suites test-suites-full lint-rust bench bench-suite bench-textures fuzz deps llvm venv libs cupy opencl browser clean
 
 all: build
 
@@ -72,6 +72,14 @@ $(LIBS_STAMP): $(STAMP)
 $(NUMBA13_STAMP): $(LIBS_STAMP)
 	([ -x $(LIBS_PY) ] && $(LIBS_PY) -m pip install -q $(NUMBA13) && touch $@) \
 	  || echo "skipped: cannot install $(NUMBA13)"
+# CuPy (its wheel links the CUDA runtime statically and compiles kernels with NVRTC) and what its own
+# test suite needs, beside NVIDIA's libraries it calls, for `make test-suites`.
+CUPY       := "cupy-cuda13x==14.2.0" "nvidia-cuda-nvrtc==13.*" "pytest==9.*" "pytest-timeout==2.*"
+CUPY_STAMP  = $(LIBS_VENV)/.cupy
+cupy: $(CUPY_STAMP)
+$(CUPY_STAMP): $(LIBS_STAMP)
+	([ -x $(LIBS_PY) ] && $(LIBS_PY) -m pip install -q $(CUPY) && touch $@) \
+	  || echo "skipped: cannot install $(CUPY)"
 
 # ---- build -----------------------------------------------------------------------------------------
 
@@ -206,6 +214,24 @@ lint-rust: llvm
 	rustup component add rustfmt clippy 2>/dev/null || true
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
+
+# Real frameworks' own test suites on ptx-jit (issue 22), apart from `make test` to keep it fast: the
+# groups of CuPy's suite that CI runs (a cold run spends most of its time in NVRTC, as it would on a
+# GPU); `make test-suites-full` runs every group the README counts.
+CUPY_SUITE = $(PY) tests/suites/cupy_suite.py $(abspath $(LIBS_PY)) $(abspath $(REL)):$(abspath $(LIBS_LIB)) build/cupy-suite
+test-suites: build venv libs cupy
+	mkdir -p build
+	@echo; echo "== CuPy, unmodified: its own kernels and cuBLAS, cuRAND and cuFFT through it, against numpy"
+	if [ -f $(CUPY_STAMP) ]; then PTXJIT_DEVICE=future CUPY_COMPILE_WITH_PTX=1 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) \
+	  $(LIBS_PY) tests/python/cupy_client.py | tee build/cupy.out; grep -q "CUPY VERIFIED" build/cupy.out; \
+	  else echo "skipped: CuPy is not installed"; fi
+	@echo; echo "== CuPy's own tests (creation, manipulation, indexing), on the future device"
+	if [ -f $(CUPY_STAMP) ]; then $(CUPY_SUITE) creation manipulation indexing | tee build/cupy_suite.out; \
+	  grep -q "CUPY SUITE PASSED" build/cupy_suite.out; else echo "skipped: CuPy is not installed"; fi
+test-suites-full: build venv libs cupy
+	mkdir -p build
+	if [ -f $(CUPY_STAMP) ]; then $(CUPY_SUITE) | tee build/cupy_suite_full.out; \
+	  grep -q "CUPY SUITE PASSED" build/cupy_suite_full.out; else echo "skipped: CuPy is not installed"; fi
 
 test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs browser
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
