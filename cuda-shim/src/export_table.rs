@@ -74,7 +74,6 @@ unsafe extern "C" fn trap<const TABLE: usize, const SLOT: usize>() -> CUresult {
     let mut seen = SEEN.lock();
     if !seen.contains(&(TABLE, SLOT)) {
         seen.push((TABLE, SLOT));
-
         let name = [
             "cudart interface",
             "tools callback hooks",
@@ -219,14 +218,15 @@ unsafe extern "C" fn stream_handle(
 }
 
 /// Slot 39: a number that identifies a stream the driver handed out (slot 51), for the runtime's
-/// per-stream state.
+/// per-stream state: the stream's id, as `cuStreamGetId` gives it (each context's legacy stream and
+/// each thread's per-thread stream have their own).
 unsafe extern "C" fn stream_id(ctx: Handle, stream: Handle, id: *mut u64) -> CUresult {
     guarded(|| {
         if stream.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         cls_context(ctx)?;
-        out(id, stream as u64)
+        status(crate::stream::cuStreamGetId(stream, id))
     })
 }
 

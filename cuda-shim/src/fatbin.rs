@@ -141,7 +141,7 @@ pub fn payload(b: &[u8], e: &Entry) -> Result<Vec<u8>, FatbinError> {
                 .map_err(|err| FatbinError::Decompress(format!("LZ4: {err}")))?
         } else {
             use std::io::Read;
-            let mut dec = ruzstd::decoding::StreamingDecoder::new(&stored[..n])
+            let mut dec = zstd::stream::read::Decoder::with_buffer(&stored[..n])
                 .map_err(|err| FatbinError::Decompress(format!("zstd: {err}")))?;
             let mut v = Vec::with_capacity(e.uncompressed as usize);
             (&mut dec)
@@ -347,7 +347,7 @@ mod tests {
     #[test]
     fn decompresses_zstd_entries() {
         let text = b"// PTX text, PTX text, PTX text, PTX text, PTX text\n";
-        let packed = ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest);
+        let packed = zstd::bulk::compress(&text[..], 1).unwrap();
         let fb = image(&[(KIND_PTX, 80, 0x11 | FLAG_ZSTD, &packed, text.len() as u64)]);
         assert_eq!(best_ptx(&fb, 80).unwrap().as_bytes(), text);
         let fb = image(&[(

@@ -189,13 +189,18 @@ fn context_queries_name_streams() {
         assert_eq!(cuStreamCreate(&mut s, 0), CUDA_SUCCESS);
         assert_eq!(handle(ctx, s, &mut h, 0), CUDA_SUCCESS);
         assert_eq!(h, s);
-        let mut n = 0u64;
+        let (mut n, mut id) = (0u64, 0u64);
         assert_eq!(number(ctx, h, &mut n), CUDA_SUCCESS);
-        assert_eq!(n, s as u64);
+        assert_eq!(cuStreamGetId(s, &mut id), CUDA_SUCCESS);
+        assert_eq!(n, id);
+        let mut legacy = 0u64;
+        assert_eq!(number(ctx, 1usize as Handle, &mut legacy), CUDA_SUCCESS);
+        assert_ne!(legacy, n);
         assert_eq!(handle(ctx, s, null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(number(ctx, null_mut(), &mut n), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuStreamDestroy_v2(s), CUDA_SUCCESS);
         assert_eq!(handle(ctx, s, &mut h, 0), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(number(ctx, s, &mut n), CUDA_ERROR_INVALID_HANDLE);
         cuCtxDestroy_v2(ctx);
     }
 }

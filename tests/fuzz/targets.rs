@@ -138,7 +138,7 @@ pub fn fatbin_seeds(ptx: &[Vec<u8>]) -> Vec<Vec<u8>> {
         let mut text = p.clone();
         text.push(0);
         let lz4 = lz4_flex::block::compress(&text);
-        let zstd = ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest);
+        let zstd = zstd::bulk::compress(&text[..], 1).expect("compresses");
         let n = text.len() as u64;
         out.push(image(&[(KIND_PTX, 52, 0x11, &text, 0)]));
         out.push(image(&[(KIND_PTX, 75, 0x11 | FLAG_LZ4, &lz4, n)]));

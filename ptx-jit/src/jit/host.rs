@@ -385,15 +385,16 @@ pub enum Retain {
     Copy,
     /// Nothing but a way to make the text again (decompressing the fat binary entry it came from,
     /// which the caller keeps): a module then costs its compressed form until a kernel is used, and
-    /// the text lives only while a kernel of it is prepared or compiled.
+    /// the text lives while a kernel of it is prepared or compiled, and a while after it was loaded
+    /// or last made (see `RECENT_TEXT_BYTES`).
     Again(Box<dyn Fn() -> Result<String, String> + Send + Sync>),
 }
 
-/// A module's text as `Retain` keeps it.
 /// A module's text, shared. Boxed so that a `Weak` to it (which keeps the `Arc`'s own allocation)
 /// does not keep the text's bytes once the last holder is gone.
 pub type SharedText = std::sync::Arc<Box<str>>;
 
+/// A module's text as `Retain` keeps it.
 enum Text {
     Kept(SharedText),
     Again {
@@ -424,6 +425,7 @@ fn keep_recent(t: &SharedText) {
     while bytes > RECENT_TEXT_BYTES {
         bytes -= recent.pop_front().map_or(0, |t| t.len());
     }
+    // (At most a few dozen texts: summing them is cheaper than the text just made.)
 }
 
 /// Lets go of the texts kept for reuse (see [`RECENT_TEXT_BYTES`]): a module that keeps no text makes
@@ -438,12 +440,15 @@ impl Text {
             Retain::Copy => Text::Kept(SharedText::new(text.into())),
             Retain::Again(again) => {
                 // A kernel is often used right after its module is loaded (libraries load lazily):
-                // the loaded text counts as made.
-                let t = SharedText::new(text.into());
-                keep_recent(&t);
+                // the loaded text counts as made, when it is small enough to keep.
+                let made = (text.len() <= RECENT_TEXT_BYTES).then(|| {
+                    let t = SharedText::new(text.into());
+                    keep_recent(&t);
+                    std::sync::Arc::downgrade(&t)
+                });
                 Text::Again {
                     again,
-                    made: parking_lot::Mutex::new(Some(std::sync::Arc::downgrade(&t))),
+                    made: parking_lot::Mutex::new(made),
                     len: text.len(),
                 }
             }
@@ -628,8 +633,13 @@ impl Source {
         Some((cache, k))
     }
 
-    /// Whether the disk cache holds kernel `symbol`'s optimised tier.
+    /// Whether the disk cache holds kernel `symbol`'s optimised tier. Not asked of a text too large to
+    /// keep at hand (see [`RECENT_TEXT_BYTES`]): making it again only for the question would cost a
+    /// cold launch of such a module one more decompression.
     fn optimised_cached(&self, symbol: &str, parts: &[Span], regions: bool) -> bool {
+        if matches!(self.text, Text::Again { len, .. } if len > RECENT_TEXT_BYTES) {
+            return false;
+        }
         let Ok(text) = self.text.get() else { return false };
         let (name, lanes) = tier_name(symbol, false, regions && self.options.lanes);
         self.tier_key(&text, &name, parts, lanes)

@@ -99,8 +99,11 @@ pub enum Exec {
     /// Each thread keeps its registers in a frame of `frame_bytes` between regions. `lanes` of the
     /// regions run for groups of threads at once (see `lanes.rs`). `warp`: the body has warp
     /// collectives, so its code may count on a warp's threads running in step between them (code
-    /// written before `__syncwarp` existed, such as CuPy's partition kernel): its regions are
-    /// lane-vectorised, all of a warp in step, in every tier that runs them (see `lanes::lane_region`).
+    /// written before `__syncwarp` existed, such as CuPy's partition kernel): such a kernel skips the
+    /// quick tier (which runs regions thread by thread) and its regions with collectives may be larger
+    /// and still lane-vectorised, all of a warp in step (see `lanes::lane_region`). A region the
+    /// vectoriser cannot take (too large, no loop or collective, the budget spent) still runs thread
+    /// by thread.
     Regions { frame_bytes: u64, lanes: u32, warp: bool },
     /// Everything else (synchronisation inside called functions): the entry runs one thread, and the
     /// runtime runs each thread on its own fiber.
