@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from device_arrays import device, host, use_primary_context
+from device_arrays import device, host, use_primary_context, verdict
 
 lib = C.CDLL(sys.argv[1])
 rng = np.random.default_rng(11)
@@ -98,10 +98,7 @@ def main():
         print(f"cufft {name:32} {detail} ({time.time() - t:.2f} s)")
         if not ok:
             failed.append(name)
-    if failed:
-        print("FAILED:", ", ".join(failed))
-        sys.exit(1)
-    print("CUFFT VERIFIED")
+    verdict("CUFFT", failed)
 
 
 main()

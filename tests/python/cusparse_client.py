@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from device_arrays import device, host
+from device_arrays import device, host, verdict
 
 lib = C.CDLL(sys.argv[1])
 rng = np.random.default_rng(3)
@@ -92,10 +92,7 @@ def main():
                 print(f"{what:20} relative error {err:.1e} ({time.time() - t:.2f} s)")
                 if not err <= tol:
                     failures.append(what)
-    if failures:
-        print("FAILED:", ", ".join(failures))
-        sys.exit(1)
-    print("CUSPARSE VERIFIED")
+    verdict("CUSPARSE", failures)
 
 
 main()

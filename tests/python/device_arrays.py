@@ -1,8 +1,9 @@
 """What the clients of NVIDIA's libraries share: numpy arrays to and from device memory through the
 driver API of the `libcuda.so.1` first on the library path (ptx-jit's), with the device's primary
-context current."""
+context current, and the verdict line `make test` looks for."""
 
 import ctypes as C
+import sys
 
 import numpy as np
 
@@ -32,3 +33,11 @@ def host(d, like):
     assert cuda.cuCtxSynchronize() == 0
     assert cuda.cuMemcpyDtoH_v2(out.ctypes.data_as(C.c_void_p), C.c_uint64(d.value), C.c_size_t(out.nbytes)) == 0
     return out
+
+
+def verdict(library, failures):
+    """Ends a client: the checks that failed (exit status 1), else `LIBRARY VERIFIED`."""
+    if failures:
+        print("FAILED:", ", ".join(failures))
+        sys.exit(1)
+    print(f"{library} VERIFIED")
