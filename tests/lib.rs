@@ -135,12 +135,16 @@ pub fn run_with(src: &str, r: &Run, options: ptx_jit::Options) -> Result<(Vec<Ve
     let k = module
         .kernel(&r.kernel)
         .ok_or_else(|| format!("no kernel `{}`", r.kernel))?;
-    // A small kernel's first launch runs its quick tier, the second its fully optimised code: both
-    // must give the same buffers.
+    // The quick tier and the fully optimised code must give the same buffers. Named, not left to
+    // `Tier::Auto`, whose first launch runs the optimised code when the disk cache has it.
     let mut runs = vec![];
-    for _ in 0..2 {
+    for tier in [ptx_jit::jit::host::Tier::Quick, ptx_jit::jit::host::Tier::Optimised] {
         let b = ptx_jit::cli::run::Buffers::new(&k.info, &r.args)?;
-        ptx_jit::launch(k, &ptx_jit::Launch::new(r.grid, r.block, r.shared, &b.params)).map_err(|e| e.to_string())?;
+        let launch = ptx_jit::Launch {
+            tier,
+            ..ptx_jit::Launch::new(r.grid, r.block, r.shared, &b.params)
+        };
+        ptx_jit::launch(k, &launch).map_err(|e| e.to_string())?;
         runs.push(b.bufs.iter().map(|b| b.to_vec()).collect::<Vec<_>>());
     }
     let full = runs.pop().expect("two runs");
