@@ -74,7 +74,8 @@ $(NUMBA13_STAMP): $(LIBS_STAMP)
 	  || echo "skipped: cannot install $(NUMBA13)"
 # CuPy (its wheel links the CUDA runtime statically and compiles kernels with NVRTC) and what its own
 # test suite needs, beside NVIDIA's libraries it calls, for `make test-suites`.
-CUPY       := "cupy-cuda13x==14.2.0" "nvidia-cuda-nvrtc==13.*" "pytest==9.*" "pytest-timeout==2.*"
+CUPY       := "cupy-cuda13x==14.2.0" "nvidia-cuda-nvrtc==13.*" "nvidia-cuda-runtime==13.*" "pytest==9.*" \
+              "pytest-timeout==2.*"
 CUPY_STAMP  = $(LIBS_VENV)/.cupy
 cupy: $(CUPY_STAMP)
 $(CUPY_STAMP): $(LIBS_STAMP)
