@@ -421,11 +421,11 @@ fn keep_recent(t: &SharedText) {
     }
     let mut recent = RECENT.lock();
     recent.push_back(t.clone());
+    // At most a few dozen texts: summing them is cheaper than the text just made.
     let mut bytes: usize = recent.iter().map(|t| t.len()).sum();
     while bytes > RECENT_TEXT_BYTES {
         bytes -= recent.pop_front().map_or(0, |t| t.len());
     }
-    // (At most a few dozen texts: summing them is cheaper than the text just made.)
 }
 
 /// Lets go of the texts kept for reuse (see [`RECENT_TEXT_BYTES`]): a module that keeps no text makes
@@ -565,13 +565,10 @@ impl Source {
         // compiles go on meanwhile. The parts passed the checker when the kernel was prepared.
         let text = self.text.get().map_err(what)?;
         let (name, lanes) = tier_name(symbol, quick, regions && self.options.lanes);
-        let (cache, key) = match self.tier_key(&text, &name, parts, lanes) {
-            Some((c, k)) => (Some(c), Some(k)),
-            None => (None, None),
-        };
+        let keyed = self.tier_key(&text, &name, parts, lanes);
         // A cached tier: its lane count, then its object file.
-        let cached = cache
-            .zip(key.as_ref())
+        let cached = keyed
+            .as_ref()
             .and_then(|(c, k)| c.load(k))
             .and_then(|b| Some((u32::from_le_bytes(b.get(..4)?.try_into().ok()?), b[4..].to_vec())));
         if let Some((lanes, object)) = cached {
@@ -586,7 +583,7 @@ impl Source {
                     return Ok(Full { address, lanes, times });
                 }
                 // An entry the JIT cannot link (whatever made it) is compiled again and replaced.
-                Err(_) => cache.zip(key.as_ref()).into_iter().for_each(|(c, k)| c.remove(k)),
+                Err(_) => keyed.iter().for_each(|(c, k)| c.remove(k)),
             }
         }
         let mut times = TierTimes::default();
@@ -597,7 +594,7 @@ impl Source {
             let _codegen = CODEGEN.lock();
             self.object(&m, symbol, &name, lanes, quick, &mut times).map_err(what)?
         };
-        if let (Some(c), Some(k)) = (cache, &key) {
+        if let Some((c, k)) = &keyed {
             c.store(k, &[&lanes.to_le_bytes()[..], &object].concat());
         }
         let t = Instant::now();
