@@ -84,8 +84,8 @@ static WARMED_IN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::n
 /// may still use them: the warm-up thread building the JIT after `cuInit`, or a compile on a stream's
 /// worker. A program that returned from `main` right after `cuInit` died about one time in ten with
 /// "pure virtual method called". This exit handler, registered after LLVM's destructors were (so it
-/// runs before them), waits for the JIT to be built and for the compile in progress. It does not keep
-/// the lock: the CUDA runtime's own exit handler, which runs after it, unloads modules (and so takes
+/// runs before them), waits for the JIT to be built and for the compile in progress, and stops the
+/// background compiler ([`tier_up`]). It does not keep the lock: the CUDA runtime's own exit handler, which runs after it, unloads modules (and so takes
 /// the lock) before LLVM is torn down.
 extern "C" fn quiesce_llvm_at_exit() {
     // A forked child has none of its parent's threads: what they were doing never finishes there.
@@ -93,6 +93,7 @@ extern "C" fn quiesce_llvm_at_exit() {
         return;
     }
     Lazy::force(&JIT);
+    tier_up::stop();
     drop(CODEGEN.lock());
 }
 
@@ -195,10 +196,13 @@ static CODEGEN: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
 pub use ptx_llvm::abi::BlockFn;
 
-/// Kernels compile in two tiers. A kernel's first launch, if it is small, runs code optimised for
+mod tier_up;
+
+/// Kernels compile in two tiers. A kernel's first launches, if they are small, run code optimised for
 /// compile time (`pipeline::QUICK_PASSES`: a tenth of O3's time, no vectorisation), so a module is quick from
-/// `cuModuleLoadData` to its first result; every other launch runs the fully optimised code (O3 for
-/// this CPU), compiled when first needed. Modules of the quick tier are named with this suffix.
+/// `cuModuleLoadData` to its first result. A kernel launched again gets its fully optimised code (O3
+/// for this CPU), compiled in the background in the driver ([`tier_up`]) while its launches go on
+/// running the quick tier, else at that launch. Modules of the quick tier are named with this suffix.
 const TIER0_SUFFIX: &str = ".tier0";
 
 /// Launches of at least this many threads never run the quick tier: the kernel's run time, not its
@@ -207,22 +211,46 @@ const TIER0_MAX_THREADS: u64 = 1 << 16;
 
 pub struct HostKernel {
     pub info: KernelInfo,
-    /// The block entry's JIT symbol (the quick tier's adds `TIER0_SUFFIX`).
-    symbol: String,
-    /// The module text's parts the kernel is parsed from (see `ptx_front::outline`).
-    parts: Vec<Span>,
-    quick: std::sync::OnceLock<Result<Full, String>>,
-    full: std::sync::OnceLock<Result<Full, String>>,
+    code: std::sync::Arc<Tiers>,
     /// What preparing the kernel cost.
     pub prepared_in: PrepareTimes,
     /// Whether `PTXJIT_PROFILE` has counted that cost (`crate::runtime::profile`).
     pub(crate) profiled: std::sync::atomic::AtomicBool,
-    source: std::sync::Arc<Source>,
     /// Where the lines of the PTX text start, to name the line of a fault or `trap` (when known).
     pub lines: Option<std::sync::Arc<[u32]>>,
     /// Registers the kernel's body reads where no path has written them (the linter's P0504): the
     /// read's byte offset and the register's name, which initcheck reports at every launch.
     pub unwritten_registers: Vec<(u32, String)>,
+}
+
+/// A kernel's code in its two tiers, each compiled when first needed; shared with the background
+/// compiler, which holds it only while it works on it.
+struct Tiers {
+    source: std::sync::Arc<Source>,
+    /// The block entry's JIT symbol (the quick tier's adds `TIER0_SUFFIX`).
+    symbol: String,
+    /// The module text's parts the kernel is parsed from (see `ptx_front::outline`).
+    parts: Vec<Span>,
+    /// Whether the kernel is cut into regions, which the optimised tier may lane-vectorise.
+    regions: bool,
+    quick: std::sync::OnceLock<Result<Full, String>>,
+    full: std::sync::OnceLock<Result<Full, String>>,
+    /// Launches that ran the quick tier: the second asks for the optimised tier in the background.
+    quick_launches: std::sync::atomic::AtomicU32,
+    /// The background compile failed: the next launch compiles the optimised tier itself.
+    background_failed: std::sync::atomic::AtomicBool,
+}
+
+impl Tiers {
+    fn full(&self) -> &Result<Full, String> {
+        self.full
+            .get_or_init(|| self.source.compile(&self.symbol, &self.parts, false, self.regions))
+    }
+
+    fn quick(&self) -> &Result<Full, String> {
+        self.quick
+            .get_or_init(|| self.source.compile(&self.symbol, &self.parts, true, false))
+    }
 }
 
 /// A tier's code: its address, how many of its regions run lane-vectorised (none in the quick tier),
@@ -275,7 +303,8 @@ impl PrepareTimes {
 /// Which tier a launch runs.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub enum Tier {
-    /// The quick tier for a small first launch, else the optimised one ([`HostKernel::entry_for`]).
+    /// The quick tier for small launches until the optimised code is there, else the optimised one
+    /// ([`HostKernel::entry_for`]).
     #[default]
     Auto,
     Quick,
@@ -283,24 +312,21 @@ pub enum Tier {
 }
 
 impl HostKernel {
-    /// The fully optimised block entry, compiled on first use.
+    /// The fully optimised block entry, compiled on first use (or waited for while it is linked).
     pub fn entry(&self) -> Result<BlockFn, String> {
-        let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
-        let full = self
-            .full
-            .get_or_init(|| self.source.compile(&self.symbol, &self.parts, false, regions));
-        Self::address(&full.as_ref().map(|f| f.address).map_err(|e| e.clone()))
+        Self::address(self.code.full())
     }
 
     /// The module's PTX text, when it was loaded from text (to name lines in reports).
     pub fn text(&self) -> Option<SharedText> {
-        self.source.text.get().ok().filter(|_| self.source.original)
+        let source = &self.code.source;
+        source.text.get().ok().filter(|_| source.original)
     }
 
     /// How the kernel runs; for a kernel cut into regions, the count of lane-vectorised ones is known
     /// once its optimised code is (the quick tier runs none).
     pub fn exec(&self) -> ptx_llvm::Exec {
-        match (self.info.exec, self.full.get()) {
+        match (self.info.exec, self.code.full.get()) {
             (ptx_llvm::Exec::Regions { frame_bytes, warp, .. }, Some(Ok(f))) => ptx_llvm::Exec::Regions {
                 frame_bytes,
                 lanes: f.lanes,
@@ -312,36 +338,40 @@ impl HostKernel {
 
     /// The quick tier's block entry, compiled on first use.
     pub fn entry_quick(&self) -> Result<BlockFn, String> {
-        Self::address(&self.compile_quick().as_ref().map(|f| f.address).map_err(|e| e.clone()))
+        Self::address(self.code.quick())
     }
 
-    fn compile_quick(&self) -> &Result<Full, String> {
-        self.quick
-            .get_or_init(|| self.source.compile(&self.symbol, &self.parts, true, false))
-    }
-
-    /// The block entry for a launch of `threads` threads in `tier`; [`Tier::Auto`] is the quick tier
-    /// for a kernel's first launch when it is small and its optimised code is not in the disk cache
-    /// (a warm process runs optimised code from the start), else the fully optimised code.
+    /// The block entry for a launch of `threads` threads in `tier`. [`Tier::Auto`] runs the
+    /// optimised code when it is there, when the launch is large, or when the disk cache has it (a
+    /// warm process runs optimised code from the start). Otherwise it runs the quick tier; the second
+    /// such launch asks the background compiler for the optimised code ([`tier_up`]) and, where
+    /// there is none, compiles it.
     pub fn entry_for(&self, threads: u64, tier: Tier) -> Result<BlockFn, String> {
         match tier {
             Tier::Quick => return self.entry_quick(),
             Tier::Optimised => return self.entry(),
             Tier::Auto => {}
         }
-        let regions = matches!(self.info.exec, ptx_llvm::Exec::Regions { .. });
+        let code = &self.code;
+        match code.full.get() {
+            Some(Ok(full)) => return Self::address(&Ok(*full)),
+            // The background compile failed (see `tier_up`): the quick tier, if it works, runs.
+            Some(Err(e)) => return self.entry_quick().map_err(|_| e.clone()),
+            None => {}
+        }
         // The quick tier runs regions thread by thread, which code counting on a warp in step (see
         // `Exec::Regions`) cannot take.
         let warp = matches!(self.info.exec, ptx_llvm::Exec::Regions { warp: true, .. });
-        if self.full.get().is_none()
-            && self.quick.get().is_none()
-            && threads < TIER0_MAX_THREADS
+        let quick = threads < TIER0_MAX_THREADS
             && !warp
-            && !self.source.optimised_cached(&self.symbol, &self.parts, regions)
-        {
-            let quick = self.compile_quick();
-            if let Ok(f) = quick {
-                return Self::address(&Ok(f.address));
+            && !code.background_failed.load(std::sync::atomic::Ordering::Relaxed)
+            && (code.quick.get().is_some() || !code.source.optimised_cached(&code.symbol, &code.parts, code.regions));
+        if quick {
+            if let Ok(q) = code.quick() {
+                let launch = code.quick_launches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if launch != 1 || tier_up::ask(code) {
+                    return Self::address(&Ok(*q));
+                }
             }
         }
         self.entry()
@@ -349,14 +379,14 @@ impl HostKernel {
 
     /// The module the kernel belongs to (its symbol prefix, unique among the modules loaded).
     pub fn module_id(&self) -> &str {
-        &self.source.prefix
+        &self.code.source.prefix
     }
 
     /// What compiling each tier (quick, optimised) cost, for the tiers compiled so far.
     pub fn tier_times(&self) -> [Option<TierTimes>; 2] {
         let times =
             |t: &std::sync::OnceLock<Result<Full, String>>| t.get().and_then(|f| f.as_ref().ok()).map(|f| f.times);
-        [times(&self.quick), times(&self.full)]
+        [times(&self.code.quick), times(&self.code.full)]
     }
 
     /// The JIT time this kernel has cost so far: its preparation and the tiers compiled.
@@ -370,10 +400,10 @@ impl HostKernel {
                 .sum::<Duration>()
     }
 
-    fn address(r: &Result<usize, String>) -> Result<BlockFn, String> {
+    fn address(r: &Result<Full, String>) -> Result<BlockFn, String> {
         match r {
             // SAFETY: the symbol is the block entry the host flavour defines as `void(env, params)`.
-            Ok(a) => Ok(unsafe { std::mem::transmute::<usize, BlockFn>(*a) }),
+            Ok(f) => Ok(unsafe { std::mem::transmute::<usize, BlockFn>(f.address) }),
             Err(e) => Err(e.clone()),
         }
     }
@@ -534,12 +564,17 @@ impl Source {
         // proportion to its size: a 16 MB kernel overflowed the main thread's 8 MiB, and a driver's
         // stream threads have less. The compile runs on a thread of its own whose stack grows with
         // the text; untouched stack costs address space, not memory.
+        self.on_compile_stack(|| self.compile_here(symbol, parts, quick, regions))
+    }
+
+    /// Runs `f` on a thread whose stack grows with the text (see [`Source::compile`]).
+    fn on_compile_stack<T: Send>(&self, f: impl FnOnce() -> Result<T, String> + Send) -> Result<T, String> {
         let stack = (256 << 20) + 16 * self.text.len();
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("ptx-jit-compile".into())
                 .stack_size(stack)
-                .spawn_scoped(scope, || self.compile_here(symbol, parts, quick, regions))
+                .spawn_scoped(scope, f)
                 .map_err(|e| format!("cannot start a compile thread: {e}"))?
                 .join()
                 .map_err(|_| "the compile thread panicked".to_string())?
@@ -855,15 +890,21 @@ fn prepare(source: &std::sync::Arc<Source>, name: &str, item: u32) -> Result<Hos
             .get_or_init(|| ptx_front::span::line_starts(text).into())
             .clone()
     });
+    let regions = matches!(prepared.info.exec, ptx_llvm::Exec::Regions { .. });
     Ok(HostKernel {
         info: prepared.info,
-        symbol: format!("{}{name}", source.prefix),
-        parts,
-        quick: std::sync::OnceLock::new(),
-        full: std::sync::OnceLock::new(),
+        code: std::sync::Arc::new(Tiers {
+            source: source.clone(),
+            symbol: format!("{}{name}", source.prefix),
+            parts,
+            regions,
+            quick: std::sync::OnceLock::new(),
+            full: std::sync::OnceLock::new(),
+            quick_launches: Default::default(),
+            background_failed: Default::default(),
+        }),
         prepared_in,
         profiled: Default::default(),
-        source: source.clone(),
         lines,
         unwritten_registers: prepared.unwritten_registers,
     })
