@@ -216,12 +216,16 @@ lint-rust: llvm
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
-# Real frameworks' own test suites on ptx-jit (issue 22), apart from `make test` to keep it fast: the
+# Real frameworks' own test suites on ptx-jit (issue 22), apart from `make test` to keep it fast:
+# numba-cuda's whole suite (tests/suites/numba_suite.py: every failure must be a known one); the
 # groups of CuPy's suite that CI runs (a cold run spends most of its time in NVRTC, as it would on a
 # GPU); `make test-suites-full` runs every group the README counts.
 CUPY_SUITE = $(PY) tests/suites/cupy_suite.py $(abspath $(LIBS_PY)) $(abspath $(REL)):$(abspath $(LIBS_LIB)) build/cupy-suite
 test-suites: build venv libs cupy
 	mkdir -p build
+	@echo; echo "== numba-cuda's own test suite (numba-cuda without nvJitLink, each module in a process of its own)"
+	$(PY) tests/suites/numba_suite.py $(PY) $(REL) build/numba-suite | tee build/numba_suite.out
+	grep -q "NUMBA SUITE PASSED" build/numba_suite.out
 	@echo; echo "== CuPy, unmodified: its own kernels and cuBLAS, cuRAND and cuFFT through it, against numpy"
 	if [ -f $(CUPY_STAMP) ]; then PTXJIT_DEVICE=future CUPY_COMPILE_WITH_PTX=1 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) \
 	  $(LIBS_PY) tests/python/cupy_client.py | tee build/cupy.out; grep -q "CUPY VERIFIED" build/cupy.out; \
