@@ -4,8 +4,9 @@
 //! (NUL-terminated), which `cuModuleLoadData` and `cuLibraryLoadData` accept. Linking resolves the
 //! `.extern` declarations of one input against the definitions of another: declarations that some input
 //! defines are dropped, weak (and common) definitions of functions and variables give way to a strong
-//! one or to the first, two strong definitions are an error, and the header takes the
-//! highest `.version` and target of the inputs. Machine code (cubin, object, archive) and LTO-IR cannot
+//! one or to the first, two strong definitions are an error, a call that passes a result to a function
+//! defined without one (a C function returning `void`, declared with a result) passes none, and the
+//! header takes the highest `.version` and target of the inputs. Machine code (cubin, object, archive) and LTO-IR cannot
 //! be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED` and a message in the error log,
 //! except NVIDIA's device runtime (`libcudadevrt.a`), for which the linker takes ptx-jit's own
 //! (`device_runtime.ptx`: the cooperative-groups grid barrier).
@@ -229,6 +230,16 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
             });
         }
     }
+    // Functions defined without a result: a C function returning `void` that an input declares with
+    // one (numba's C-ABI device functions do) is called with that input's result dropped.
+    let void: std::collections::HashSet<&str> = parsed
+        .iter()
+        .flat_map(|(m, _)| &m.items)
+        .filter_map(|item| match item {
+            Item::Function(f) if defines(f) && f.returns.is_empty() => Some(f.name.text),
+            _ => None,
+        })
+        .collect();
     let mut out = format!(
         ".version {}.{}\n.target {target}\n.address_size 64\n",
         version.0, version.1
@@ -270,7 +281,15 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
                 _ => true,
             };
             if keep {
-                out.push_str(&text[span_of(item)]);
+                let span = span_of(item);
+                let mut at = span.start;
+                // NVIDIA's linker does not compare a declaration with the definition, so such a
+                // call's result is left unwritten there; here the call passes none.
+                for drop in void_results(item, &void) {
+                    out.push_str(&text[at..drop.start]);
+                    at = drop.end;
+                }
+                out.push_str(&text[at..span.end]);
                 // A variable's span stops before its `;`.
                 if matches!(item, Item::Var(_)) {
                     out.push(';');
@@ -280,6 +299,28 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         }
     }
     Ok(out)
+}
+
+/// The text of each call's result list (with the comma after it) in `item`'s body, where the callee is
+/// one of the `void` functions but the call passes results: in source order.
+fn void_results(item: &Item, void: &std::collections::HashSet<&str>) -> Vec<std::ops::Range<usize>> {
+    use ptx_front::ast::{Operand, Statement};
+    let Item::Function(Function { body: Some(body), .. }) = item else {
+        return vec![];
+    };
+    let mut drops = vec![];
+    ptx_front::ast::visit(body, &mut |s| {
+        if let Statement::Inst(i) = s {
+            if let ("call", [results @ Operand::List(..), Operand::Sym { name, .. }, ..]) =
+                (i.opcode.text, i.operands.as_slice())
+            {
+                if void.contains(name.text) {
+                    drops.push(results.span().start as usize..name.span.start as usize);
+                }
+            }
+        }
+    });
+    drops
 }
 
 fn span_of(item: &Item) -> std::ops::Range<usize> {
@@ -458,6 +499,28 @@ mod tests {
         assert!(!out.contains(".extern .func"), "{out}");
         assert_eq!(out.matches("twice (.param .b32 x)").count(), 1, "{out}");
         ptx_jit::load(&out).expect("the linked module compiles");
+    }
+
+    #[test]
+    fn a_void_function_declared_with_a_result_is_called_without_one() {
+        // numba's C-ABI device functions: the caller declares a result the C definition lacks.
+        let caller = CALLER.replace("twice", "store");
+        let callee = ".version 8.5\n.target sm_80\n.address_size 64\n\
+            .visible .func store (.param .b32 x) {\n .reg .b32 %r<2>;\n ld.param.b32 %r1, [x];\n\
+            st.global.u32 [seen], %r1;\n ret;\n}\n.visible .global .u32 seen;\n";
+        let out = link_ptx(&[("a.ptx".into(), caller), ("b.ptx".into(), callee.into())]).unwrap();
+        assert!(out.contains("call store, (a);"), "{out}");
+        let m = ptx_jit::load(&out).expect("the linked module compiles");
+        let k = m.kernel("k").expect("prepares");
+        let mut word = 21u32;
+        let params = (&mut word as *mut u32 as u64).to_le_bytes();
+        ptx_jit::launch(k, &ptx_jit::Launch::new([1, 1, 1], [1, 1, 1], 0, &params)).expect("runs");
+        let seen = m.globals.iter().find(|g| g.0 == "seen").expect("placed").1;
+        assert_eq!(
+            unsafe { *(seen as *const u32) },
+            21,
+            "the function ran with its argument"
+        );
     }
 
     #[test]

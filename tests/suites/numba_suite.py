@@ -36,12 +36,6 @@ KNOWN = {
     "numba.cuda.tests.cudapy.test_debug.TestDebugOutput.test_dump_assembly": "numba's warning that cuda.bindings lacks nvJitLink",
     "numba.cuda.tests.cudapy.test_warning.TestWarnings.test_efficient_launch_configuration":
         "numba's warning that cuda.bindings lacks nvJitLink",
-    # A C-ABI device function that returns nothing, declared to numba with a result: the caller's
-    # PTX passes a result to a `.func` defined without one, which ptx-jit's linker refuses (P0104).
-    "numba.cuda.tests.cudapy.test_device_func.TestDeclareDeviceCABI.test_declare_device_cabi_pointer_return":
-        "a call passes a result to a `.func` defined without one",
-    "numba.cuda.tests.cudapy.test_device_func.TestDeclareDeviceCABI.test_declare_device_cabi_void_return":
-        "a call passes a result to a `.func` defined without one",
     # The module imports ml_dtypes, which the venv lacks (and then requires CuPy 14).
     "unittest.loader._FailedTest.test_bfloat16": "imports ml_dtypes, which the venv lacks",
 }
