@@ -236,7 +236,14 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         .iter()
         .flat_map(|(m, _)| &m.items)
         .filter_map(|item| match item {
-            Item::Function(f) if defines(f) && f.returns.is_empty() => Some(f.name.text),
+            // A weak definition that gives way to a strong one does not count.
+            Item::Function(f)
+                if defines(f)
+                    && f.returns.is_empty()
+                    && !(f.linkage == Some(Linkage::Weak) && strong.contains(f.name.text)) =>
+            {
+                Some(f.name.text)
+            }
             _ => None,
         })
         .collect();

@@ -18,6 +18,13 @@ pub use runtime::device_libs::{reset_heap, set_heap_limit};
 pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
 pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};
+
+/// Held (shared) by every use of LLVM outside the JIT's code-generation lock (a kernel's preparation,
+/// a module's load, IR for printing, retargeting for NVPTX), and exclusively, with that lock, while
+/// the background compiler forks (`jit::host::tier_up`): a child copied while a thread was inside
+/// LLVM could find LLVM's own locks held for ever. Taken before the code-generation lock, never
+/// after it.
+pub(crate) static LLVM_USE: parking_lot::RwLock<()> = parking_lot::RwLock::new(());
 pub use ptx_front::{Code, Diagnostic, Severity};
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};

@@ -46,7 +46,7 @@ fn launch(k: &ptx_jit::HostKernel, threads: u32) -> Vec<f32> {
 fn launches_run_the_quick_tier_until_the_optimised_one_is_linked() {
     ptx_jit::jit::cache::disable();
     ptx_jit::warm_up();
-    let module = ptx_jit::load(&chain_kernel(400)).expect("loads");
+    let module = ptx_jit::load(&chain_kernel(1500)).expect("loads");
     let k = module.kernel("chain").expect("prepares");
     let first = launch(k, 64);
     let [quick, full] = k.tier_times();
@@ -54,8 +54,13 @@ fn launches_run_the_quick_tier_until_the_optimised_one_is_linked() {
         quick.is_some() && full.is_none(),
         "the first launch runs the quick tier alone"
     );
-    // The second launch asks for the optimised tier and does not wait for it.
+    // The second launch asks for the optimised tier and does not wait for it (its compile takes far
+    // longer than the launch).
     assert_eq!(launch(k, 64), first);
+    assert!(
+        k.tier_times()[1].is_none(),
+        "the second launch waited for the optimised tier"
+    );
     let deadline = Instant::now() + Duration::from_secs(120);
     while k.tier_times()[1].is_none() {
         assert!(Instant::now() < deadline, "the optimised tier never came");

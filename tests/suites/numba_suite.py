@@ -40,13 +40,19 @@ KNOWN = {
     "unittest.loader._FailedTest.test_bfloat16": "imports ml_dtypes, which the venv lacks",
 }
 
-# The least number of passing tests: 1,742 passed in session 24 (numba-cuda 0.30.4, cuda-bindings 13.3,
+# The least number of passing tests: 1,917 passed in session 24 (numba-cuda 0.30.4, cuda-bindings 13.3,
 # no CuPy in the venv, whose tests count as skipped).
-MIN_PASSED = 1700
+MIN_PASSED = 1880
 MODULE_SECONDS = 900
 
-RESULT = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)?\s\.\.\.\s(ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$",
-                    re.M)
+# A failing test's report: its kind, id and traceback (after the test's docstring, when it has one).
+REPORT = re.compile(r"^(ERROR|FAIL|UNEXPECTED SUCCESS): \w+ \(([\w.]+)\)\n(?:[^\n]*\n)?-{20,}\n(.*?)(?=^={20,}$|^-{20,}\nRan )",
+                    re.M | re.S)
+# unittest's last lines: how many tests ran, and the outcome with its counts.
+RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
+OUTCOME = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$", re.M)
+KINDS = {"failures": "FAIL", "errors": "ERROR", "skipped": "skipped", "expected failures": "expected failure",
+         "unexpected successes": "unexpected success"}
 
 
 def modules(python, prefixes):
@@ -71,44 +77,50 @@ def run_module(python, lib, out_dir, module):
                            text=True, errors="replace", timeout=MODULE_SECONDS, cwd=out_dir)
         text, code = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
-        text = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        text = "".join(x.decode(errors="replace") if isinstance(x, bytes) else (x or "") for x in (e.stdout, e.stderr))
         code = "timeout"
     with open(os.path.join(out_dir, module + ".log"), "w") as f:
         f.write(text)
     return module, code, text, time.monotonic() - t
 
 
-# A failing test's report: its id and traceback.
-REPORT = re.compile(r"^(?:ERROR|FAIL): \w+ \(([\w.]+)\)\n-+\n(.*?)(?=^=+$|^-+\nRan )", re.M | re.S)
 
 
 def classify(module, code, text):
-    """Each test's outcome, and the module's own trouble (a crash, a timeout, an import that failed).
-    A test that raised pytest's Skipped (`pytest.importorskip("cupy")` where CuPy is absent) is
-    skipped, though unittest reports it as an error."""
-    tests = {}
-    for m in RESULT.finditer(text):
-        outcome = m.group(3)
-        tests[m.group(2)] = "skipped" if outcome.startswith("skipped") else outcome
-    skipped_errors = 0
-    for m in REPORT.finditer(text):
-        if re.search(r"^Skipped: ", m.group(2), re.M):
-            tests[m.group(1)] = "skipped"
-            skipped_errors += 1
-    trouble = None
+    """The module's counts (by unittest's summary, which a test's output cannot split as it can the
+    `... ok` lines), each failing test's id and kind, and the module's own trouble (a crash, a
+    timeout, counts that do not add up). A test that raised pytest's Skipped
+    (`pytest.importorskip("cupy")` where CuPy is absent) is skipped, though unittest counts an error."""
+    counts = dict.fromkeys(["ok", *KINDS.values()], 0)
+    failing = {}
+    ran, outcome = RAN.search(text), OUTCOME.search(text)
     if code == "timeout":
-        trouble = f"timed out after {MODULE_SECONDS} s"
-    elif isinstance(code, int) and code < 0:
-        trouble = f"died of signal {-code}"
-    elif not tests:
-        skip = re.search(r"^(?:Skipped|unittest\.case\.SkipTest): (.*)$", text, re.M)
-        if skip:
-            tests[module] = "skipped"
-        elif code != 0:
-            trouble = "no test ran: " + text.strip()[-300:]
-    elif code != 0 and not skipped_errors and not any(v in ("FAIL", "ERROR") for v in tests.values()):
-        trouble = f"exit status {code} with no failing test: " + text.strip()[-300:]
-    return tests, trouble
+        return counts, failing, f"timed out after {MODULE_SECONDS} s"
+    if isinstance(code, int) and code < 0:
+        return counts, failing, f"died of signal {-code}"
+    if not ran or not outcome:
+        # A module that pytest skips as it is imported (it needs CuPy) ends with that.
+        if code == 0 and (text.strip().splitlines()[-1:] or [""])[0].startswith("Skipped: "):
+            counts["skipped"] = 1
+            return counts, failing, None
+        return counts, failing, f"exit status {code} and no unittest summary: " + text.strip()[-300:]
+    for part in filter(None, (outcome.group(2) or "").split(", ")):
+        name, _, n = part.rpartition("=")
+        counts[KINDS[name]] = int(n)
+    reports = REPORT.findall(text)
+    if len(reports) != counts["FAIL"] + counts["ERROR"] + counts["unexpected success"]:
+        return counts, failing, f"{len(reports)} failure reports where unittest counts more"
+    for kind, test, body in reports:
+        kind = {"FAIL": "FAIL", "ERROR": "ERROR"}.get(kind, "unexpected success")
+        if (body.strip().splitlines()[-1:] or [""])[0].startswith("Skipped: "):
+            counts[kind] -= 1
+            counts["skipped"] += 1
+        else:
+            failing[test] = kind
+    counts["ok"] = int(ran.group(1)) - sum(v for k, v in counts.items() if k != "ok")
+    if (code == 0) != (outcome.group(1) == "OK"):
+        return counts, failing, f"exit status {code} with unittest's {outcome.group(1)}"
+    return counts, failing, None
 
 
 def main():
@@ -118,21 +130,19 @@ def main():
     prefixes = sys.argv[4:]
     os.makedirs(out_dir, exist_ok=True)
     mods = modules(python, prefixes)
-    totals = {"ok": 0, "FAIL": 0, "ERROR": 0, "skipped": 0, "expected failure": 0, "unexpected success": 0}
+    totals = dict.fromkeys(["ok", *KINDS.values()], 0)
     unexpected, troubles, fixed = [], [], []
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for module, code, text, seconds in pool.map(lambda m: run_module(python, lib, out_dir, m), mods):
-            tests, trouble = classify(module, code, text)
-            counts = {k: sum(1 for v in tests.values() if v == k) for k in totals}
+            counts, failing, trouble = classify(module, code, text)
             for k, n in counts.items():
                 totals[k] += n
-            bad = [t for t, v in tests.items() if v in ("FAIL", "ERROR", "unexpected success")]
-            unexpected += [f"{t}: {tests[t]}" for t in bad if t not in KNOWN]
-            fixed += [t for t, v in tests.items() if t in KNOWN and v == "ok"]
+            unexpected += [f"{t}: {kind}" for t, kind in failing.items() if t not in KNOWN]
+            fixed += [t for t in KNOWN if t.startswith(module + ".") and t not in failing and not trouble]
             if trouble:
                 troubles.append(f"{module}: {trouble}")
-            print(f"{module:60} {counts['ok']:4} ok {counts['FAIL'] + counts['ERROR']:3} failed "
+            print(f"{module:60} {counts['ok']:4} ok {len(failing):3} failed "
                   f"{counts['skipped']:3} skipped {seconds:6.1f} s" + (f"  {trouble}" if trouble else ""), flush=True)
     print(f"\n{len(mods)} modules in {time.monotonic() - start:.0f} s: {totals['ok']} passed, {totals['FAIL']} failed, "
           f"{totals['ERROR']} errors, {totals['skipped']} skipped, {totals['expected failure']} expected failures, "

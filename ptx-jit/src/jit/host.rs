@@ -353,11 +353,8 @@ impl HostKernel {
             Tier::Auto => {}
         }
         let code = &self.code;
-        match code.full.get() {
-            Some(Ok(full)) => return Self::address(&Ok(*full)),
-            // The background compile failed (see `tier_up`): the quick tier, if it works, runs.
-            Some(Err(e)) => return self.entry_quick().map_err(|_| e.clone()),
-            None => {}
+        if let Some(full) = code.full.get() {
+            return Self::address(full);
         }
         // The quick tier runs regions thread by thread, which code counting on a warp in step (see
         // `Exec::Regions`) cannot take.
@@ -545,6 +542,23 @@ struct Source {
 unsafe impl Send for Source {}
 unsafe impl Sync for Source {}
 
+/// A tier's disk-cache entry (see [`Source::tier_key`]): its lane count and object file.
+type Keyed = Option<(&'static crate::jit::cache::Cache, crate::jit::cache::Key)>;
+
+/// The tier `keyed` names, from the disk cache: the entry is its lane count, then its object file.
+fn cached_tier(keyed: &Keyed) -> Option<(u32, Vec<u8>)> {
+    let (c, k) = keyed.as_ref()?;
+    let b = c.load(k)?;
+    Some((u32::from_le_bytes(b.get(..4)?.try_into().ok()?), b[4..].to_vec()))
+}
+
+/// Stores a tier in the disk cache (see [`cached_tier`]).
+fn store_tier(keyed: &Keyed, lanes: u32, object: &[u8]) {
+    if let Some((c, k)) = keyed {
+        c.store(k, &[&lanes.to_le_bytes()[..], object].concat());
+    }
+}
+
 /// A tier's JIT symbol (the quick tier's adds `TIER0_SUFFIX`) and whether its regions are
 /// lane-vectorised (only the optimised tier's are, where the kernel's `lanes` allow).
 fn tier_name(symbol: &str, quick: bool, lanes: bool) -> (String, bool) {
@@ -601,12 +615,7 @@ impl Source {
         let text = self.text.get().map_err(what)?;
         let (name, lanes) = tier_name(symbol, quick, regions && self.options.lanes);
         let keyed = self.tier_key(&text, &name, parts, lanes);
-        // A cached tier: its lane count, then its object file.
-        let cached = keyed
-            .as_ref()
-            .and_then(|(c, k)| c.load(k))
-            .and_then(|b| Some((u32::from_le_bytes(b.get(..4)?.try_into().ok()?), b[4..].to_vec())));
-        if let Some((lanes, object)) = cached {
+        if let Some((lanes, object)) = cached_tier(&keyed) {
             let t = Instant::now();
             match self.link(jit, &name, &object) {
                 Ok(address) => {
@@ -629,9 +638,7 @@ impl Source {
             let _codegen = CODEGEN.lock();
             self.object(&m, symbol, &name, lanes, quick, &mut times).map_err(what)?
         };
-        if let Some((c, k)) = &keyed {
-            c.store(k, &[&lanes.to_le_bytes()[..], &object].concat());
-        }
+        store_tier(&keyed, lanes, &object);
         let t = Instant::now();
         let address = self.link(jit, &name, &object).map_err(what)?;
         times.link = t.elapsed();
@@ -641,13 +648,7 @@ impl Source {
     /// The disk cache and the key of the tier named `name` (lane-vectorised if `lanes`) of the kernel
     /// made of `parts` of `text`; None when the cache is off (or the IR is to be printed, which needs
     /// the pipeline to run).
-    fn tier_key(
-        &self,
-        text: &str,
-        name: &str,
-        parts: &[Span],
-        lanes: bool,
-    ) -> Option<(&'static crate::jit::cache::Cache, crate::jit::cache::Key)> {
+    fn tier_key(&self, text: &str, name: &str, parts: &[Span], lanes: bool) -> Keyed {
         let cache = crate::jit::cache::get().filter(|_| !crate::jit::pipeline::dumping())?;
         let mut k = crate::jit::cache::Key::start();
         let llvm_args = std::env::var("PTXJIT_LLVM_ARGS").unwrap_or_default();
@@ -945,6 +946,7 @@ fn prepare_here(
     // IR at a time. Its code is lowered again when a tier of it is compiled (`Source::compile`).
     let t = Instant::now();
     let info = {
+        let _llvm = crate::LLVM_USE.read_recursive();
         let scratch = Context::create();
         let mut lowered = lower_prepared(&scratch, &m, without_lanes(source.options), Some(name), &source.prefix)?;
         lowered
@@ -1084,6 +1086,7 @@ fn kernel_names<'a>(m: &Module<'a>) -> Vec<&'a str> {
 
 /// The IR of the whole module, or of its kernel `only` (with the module's declarations).
 fn host_module_ir(m: &Module<'_>, optimise: bool, only: Option<&str>) -> Result<String, Vec<Diagnostic>> {
+    let _llvm = crate::LLVM_USE.read_recursive();
     let ctx = Context::create();
     let lowered = match only {
         Some(k) => ptx_llvm::lower_kernel(&ctx, m, Flavour::Host, options(), k)?,
@@ -1369,6 +1372,7 @@ pub fn load_text(
             _ => None,
         })
         .collect();
+    let llvm = crate::LLVM_USE.read_recursive();
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
     let ctx = ManuallyDrop::new(unsafe { Context::new(raw_ctx) });
@@ -1441,6 +1445,7 @@ pub fn load_text(
     })();
     // Release the lock before `hm` can drop (its source's Drop takes the lock too).
     drop(codegen);
+    drop(llvm);
     placed?;
     if loading == Loading::Eager {
         // One text for every kernel (a packed one is made again once, not per kernel).

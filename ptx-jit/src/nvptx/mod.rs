@@ -267,6 +267,7 @@ pub fn emit_bytes(
     }
     t.validate = t0.elapsed();
     let t0 = Instant::now();
+    let _llvm = crate::LLVM_USE.read_recursive();
     let ctx = Context::create();
     let lowered = ptx_llvm::lower(&ctx, m, ptx_llvm::Flavour::Nvvm, "ptx-jit")?;
     t.lower = t0.elapsed();
