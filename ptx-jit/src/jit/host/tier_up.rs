@@ -135,7 +135,14 @@ fn tier_up(weak: &Weak<Tiers>) {
                 ..Default::default()
             },
         ),
-        None => match t.source.compile_apart(&text, &t.symbol, &name, &t.parts, lanes, &keyed) {
+        None => match t.source.compile_apart(&Job {
+            text: &text,
+            symbol: &t.symbol,
+            name: &name,
+            parts: &t.parts,
+            lanes,
+            keyed: &keyed,
+        }) {
             Some(compiled) => compiled,
             None => return fail(t, "the compiling process gave no whole reply".into()),
         },
@@ -181,10 +188,9 @@ fn fail(t: Arc<Tiers>, e: String) {
 }
 
 impl Source {
-    /// Kernel `symbol`'s optimised tier, named `name` (lane-vectorised if `lanes`), compiled by a child
-    /// process, which stores it in the disk cache as `keyed`: its lane count, object file and phases'
-    /// times, as a compile here would give them; None when no child could start or it gave no whole
-    /// reply.
+    /// A kernel's optimised tier ([`Job`]) compiled by a child process, which stores it in the disk
+    /// cache: its lane count, object file and phases' times, as a compile here would give them; None
+    /// when no child could start or it gave no whole reply.
     ///
     /// A program often ends right after its last launches, before such a compile does. The child
     /// then finishes it and stores it all the same, so that the program's next run starts with the
@@ -192,16 +198,7 @@ impl Source {
     /// the program's files open, which would keep the program's reader waiting. A large kernel's
     /// child (over `ORPHAN_TEXT_BYTES` of text), whose compile could take minutes, ends with the
     /// program instead.
-    #[allow(clippy::too_many_arguments)]
-    fn compile_apart(
-        &self,
-        text: &str,
-        symbol: &str,
-        name: &str,
-        parts: &[super::Span],
-        lanes: bool,
-        keyed: &super::Keyed,
-    ) -> Option<(u32, Vec<u8>, TierTimes)> {
+    fn compile_apart(&self, job: &Job<'_>) -> Option<(u32, Vec<u8>, TierTimes)> {
         let mut fds = [0; 2];
         // SAFETY: `pipe2` fills both descriptors, which are owned from here on.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -220,7 +217,7 @@ impl Source {
             // SAFETY: plain system calls; the child ends here whatever the compile does.
             unsafe {
                 child_signals();
-                let size: usize = parts.iter().map(|p| p.range().len()).sum();
+                let size: usize = job.parts.iter().map(|p| p.range().len()).sum();
                 if size > ORPHAN_TEXT_BYTES {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                     if libc::getppid() != parent {
@@ -228,7 +225,7 @@ impl Source {
                     }
                 }
                 keep_only(&write);
-                let sent = self.send_compiled(text, symbol, name, parts, lanes, keyed, write);
+                let sent = self.send_compiled(job, write);
                 libc::_exit(if sent { 0 } else { 1 })
             }
         }
@@ -242,29 +239,19 @@ impl Source {
 
     /// The child's side: compiles the tier, stores it in the disk cache and writes the reply to `to`
     /// (see [`decode`]).
-    #[allow(clippy::too_many_arguments)]
-    fn send_compiled(
-        &self,
-        text: &str,
-        symbol: &str,
-        name: &str,
-        parts: &[super::Span],
-        lanes: bool,
-        keyed: &super::Keyed,
-        to: OwnedFd,
-    ) -> bool {
+    fn send_compiled(&self, job: &Job<'_>, to: OwnedFd) -> bool {
         let compiled = self.on_compile_stack(|| {
             let mut times = TierTimes::default();
             let t = Instant::now();
-            let (m, _) = ptx_front::parse_parts(text, parts);
+            let (m, _) = ptx_front::parse_parts(job.text, job.parts);
             times.parse = t.elapsed();
-            let (lanes, object) = self.object(&m, symbol, name, lanes, false, &mut times)?;
+            let (lanes, object) = self.object(&m, job.symbol, job.name, job.lanes, false, &mut times)?;
             Ok((lanes, object, times))
         });
         let Ok((lanes, object, times)) = compiled else {
             return false;
         };
-        store_tier(keyed, lanes, &object);
+        store_tier(job.keyed, lanes, &object);
         let mut r = lanes.to_le_bytes().to_vec();
         for d in phases(&times) {
             r.extend((d.as_nanos() as u64).to_le_bytes());
@@ -285,6 +272,17 @@ impl Source {
         };
         Ok(super::Full { address, lanes, times })
     }
+}
+
+/// One optimised tier to compile apart: kernel `symbol`'s `parts` of `text`, named `name`,
+/// lane-vectorised if `lanes`, stored in the disk cache as `keyed`.
+struct Job<'a> {
+    text: &'a str,
+    symbol: &'a str,
+    name: &'a str,
+    parts: &'a [super::Span],
+    lanes: bool,
+    keyed: &'a super::Keyed,
 }
 
 /// A kernel's text above which its background compile ends with the program (see
