@@ -218,6 +218,11 @@ impl Source {
             unsafe {
                 child_signals();
                 let size: usize = job.parts.iter().map(|p| p.range().len()).sum();
+                // A child can hang on a lock of the C library that another thread of the program held
+                // when it was copied (one was found waiting on the lock of the exit handlers' list, from
+                // a fork while the program was exiting): it ends itself (SIGALRM) after far longer than
+                // its compile takes, and the kernel's next launch compiles the tier instead.
+                libc::alarm(ALARM_SECONDS + (size / ALARM_BYTES_PER_SECOND) as libc::c_uint);
                 if size > ORPHAN_TEXT_BYTES {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                     if libc::getppid() != parent {
@@ -284,6 +289,11 @@ struct Job<'a> {
     lanes: bool,
     keyed: &'a super::Keyed,
 }
+
+/// How long a child may take: this, plus a second per `ALARM_BYTES_PER_SECOND` of the kernel's
+/// text (O3 compiles about 1 MB a second here; the bound is far above that).
+const ALARM_SECONDS: libc::c_uint = 60;
+const ALARM_BYTES_PER_SECOND: usize = 8 << 10;
 
 /// A kernel's text above which its background compile ends with the program (see
 /// [`Source::compile_apart`]): about a second of O3.
