@@ -64,11 +64,18 @@ pub(super) fn ask(tiers: &Arc<Tiers>) -> bool {
     work.running += 1;
     drop(work);
     if start(Arc::downgrade(tiers)) {
-        true
-    } else {
-        WORK.lock().running -= 1;
-        false
+        return true;
     }
+    // No thread: this launch compiles the tier, and the kernels left waiting (none else would take
+    // them) compile theirs at their next launch.
+    let mut work = WORK.lock();
+    work.running -= 1;
+    if work.running == 0 {
+        for t in work.waiting.drain(..).filter_map(|t| t.upgrade()) {
+            t.background_failed.store(true, Ordering::Relaxed);
+        }
+    }
+    false
 }
 
 /// The cores this process may use.
@@ -171,6 +178,8 @@ fn drop_unless_exiting(t: Arc<Tiers>) {
     let linking = LINKING.lock();
     if EXITING.load(Ordering::Relaxed) {
         std::mem::forget(t);
+    } else {
+        drop(t);
     }
     drop(linking);
 }
@@ -205,8 +214,22 @@ impl Source {
             return None;
         }
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // Above the standard descriptors, which the child points at /dev/null (a program that closed
+        // its own may have been given them for the pipe).
+        let above = |fd: OwnedFd| {
+            // SAFETY: `F_DUPFD_CLOEXEC` gives a new descriptor this function owns.
+            let d = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+            (d >= 0).then(|| unsafe { OwnedFd::from_raw_fd(d) })
+        };
+        let (read, write) = (above(read)?, above(write)?);
         let parent = std::process::id() as libc::pid_t;
         let (llvm, codegen) = (LLVM_USE.write(), CODEGEN.lock());
+        // The exit handler sets this before it takes `CODEGEN`: past it, LLVM may be half torn down.
+        if EXITING.load(Ordering::Relaxed) {
+            return None;
+        }
+        let alarm = ALARM_SECONDS
+            + (job.parts.iter().map(|p| p.range().len()).sum::<usize>() / ALARM_BYTES_PER_SECOND) as libc::c_uint;
         // SAFETY: no thread of this process is inside LLVM (both locks are held); the child runs only
         // this compile, alone, and ends with `_exit`, running no exit handler of this process.
         let pid = unsafe { libc::fork() };
@@ -217,12 +240,12 @@ impl Source {
             // SAFETY: plain system calls; the child ends here whatever the compile does.
             unsafe {
                 child_signals();
-                let size: usize = job.parts.iter().map(|p| p.range().len()).sum();
                 // A child can hang on a lock of the C library that another thread of the program held
                 // when it was copied (one was found waiting on the lock of the exit handlers' list, from
                 // a fork while the program was exiting): it ends itself (SIGALRM) after far longer than
                 // its compile takes, and the kernel's next launch compiles the tier instead.
-                libc::alarm(ALARM_SECONDS + (size / ALARM_BYTES_PER_SECOND) as libc::c_uint);
+                libc::alarm(alarm);
+                let size: usize = job.parts.iter().map(|p| p.range().len()).sum();
                 if size > ORPHAN_TEXT_BYTES {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                     if libc::getppid() != parent {
@@ -230,8 +253,9 @@ impl Source {
                     }
                 }
                 keep_only(&write);
-                let sent = self.send_compiled(job, write);
-                libc::_exit(if sent { 0 } else { 1 })
+                // A panic must not unwind into the copy of the program's thread.
+                let sent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.send_compiled(job, write)));
+                libc::_exit(if matches!(sent, Ok(true)) { 0 } else { 1 })
             }
         }
         drop((codegen, llvm));
@@ -239,7 +263,7 @@ impl Source {
         if pid < 0 {
             return None;
         }
-        decode(&receive(&read, pid)?)
+        decode(&receive(&read, pid, alarm)?)
     }
 
     /// The child's side: compiles the tier, stores it in the disk cache and writes the reply to `to`
@@ -317,6 +341,10 @@ unsafe fn keep_only(pipe: &OwnedFd) {
 /// a crash of the compile, and no core is dumped; an interrupt for the program's process group is the
 /// program's (a terminal's Ctrl-C), not the compile's.
 unsafe fn child_signals() {
+    // The program may block signals (the alarm's among them) in its threads; the child blocks none.
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     for sig in 1..libc::SIGRTMIN() {
         if sig != libc::SIGKILL && sig != libc::SIGSTOP {
             libc::signal(sig, libc::SIG_DFL);
@@ -336,11 +364,17 @@ unsafe fn child_signals() {
 /// The child's whole reply, when it ended normally (exit status 0) and the reply is as long as it
 /// says. Waits for it without relying on the pipe's end of file, which another process forked from
 /// this one meanwhile (holding the pipe's write end) would put off.
-fn receive(read: &OwnedFd, pid: libc::pid_t) -> Option<Vec<u8>> {
+fn receive(read: &OwnedFd, pid: libc::pid_t, alarm: libc::c_uint) -> Option<Vec<u8>> {
     let mut reply = vec![];
     let mut exited = None;
     let mut buf = vec![0u8; 1 << 16];
+    // The child's alarm, and some slack: a child still there then is killed.
+    let deadline = Instant::now() + Duration::from_secs(alarm as u64 + 30);
     loop {
+        if exited.is_none() && Instant::now() > deadline {
+            // SAFETY: the child is this thread's, not reaped yet.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
         let mut poll = libc::pollfd {
             fd: read.as_raw_fd(),
             events: libc::POLLIN,
@@ -360,10 +394,12 @@ fn receive(read: &OwnedFd, pid: libc::pid_t) -> Option<Vec<u8>> {
             if whole(&reply) {
                 break;
             }
-        } else if exited.is_some() {
+        } else if ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else if ready == 0 && exited.is_some() {
             // The child is gone and nothing more came in a second: all it wrote was read.
             break;
-        } else if ready == 0 || std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+        } else if ready == 0 {
             let mut status = 0;
             // SAFETY: the child is this thread's.
             match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
