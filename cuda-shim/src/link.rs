@@ -6,10 +6,10 @@
 //! defines are dropped, weak (and common) definitions of functions and variables give way to a strong
 //! one or to the first, two strong definitions are an error, a call that passes a result to a function
 //! defined without one (a C function returning `void`, declared with a result) passes none, and the
-//! header takes the highest `.version` and target of the inputs. Machine code (cubin, object, archive) and LTO-IR cannot
-//! be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED` and a message in the error log,
-//! except NVIDIA's device runtime (`libcudadevrt.a`), for which the linker takes ptx-jit's own
-//! (`device_runtime.ptx`: the cooperative-groups grid barrier).
+//! header takes the highest `.version` and target of the inputs. Machine code (cubin, object,
+//! archive) and LTO-IR cannot be linked into PTX; those inputs fail with `CUDA_ERROR_NOT_SUPPORTED`
+//! and a message in the error log, except NVIDIA's device runtime (`libcudadevrt.a`), for which the
+//! linker takes ptx-jit's own (`device_runtime.ptx`: the cooperative-groups grid barrier).
 
 use crate::errors::*;
 use crate::state::*;

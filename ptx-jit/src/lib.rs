@@ -18,6 +18,9 @@ pub use runtime::device_libs::{reset_heap, set_heap_limit};
 pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
 pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};
+pub use ptx_front::{Code, Diagnostic, Severity};
+pub use ptx_llvm::{Exec, KernelInfo, Options};
+pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
 /// Held (shared) by every use of LLVM outside the JIT's code-generation lock (a kernel's preparation,
 /// a module's load, IR for printing, retargeting for NVPTX), and exclusively, with that lock, while
@@ -25,9 +28,6 @@ pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};
 /// LLVM could find LLVM's own locks held for ever. Taken before the code-generation lock, never
 /// after it.
 pub(crate) static LLVM_USE: parking_lot::RwLock<()> = parking_lot::RwLock::new(());
-pub use ptx_front::{Code, Diagnostic, Severity};
-pub use ptx_llvm::{Exec, KernelInfo, Options};
-pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
 pub use ptx_llvm::builtin::DEVICE_FUNCTIONS;
 

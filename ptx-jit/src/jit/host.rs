@@ -85,8 +85,8 @@ static WARMED_IN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::n
 /// worker. A program that returned from `main` right after `cuInit` died about one time in ten with
 /// "pure virtual method called". This exit handler, registered after LLVM's destructors were (so it
 /// runs before them), waits for the JIT to be built and for the compile in progress, and stops the
-/// background compiler ([`tier_up`]). It does not keep the lock: the CUDA runtime's own exit handler, which runs after it, unloads modules (and so takes
-/// the lock) before LLVM is torn down.
+/// background compiler ([`tier_up`]). It does not keep the lock: the CUDA runtime's own exit handler,
+/// which runs after it, unloads modules (and so takes the lock) before LLVM is torn down.
 extern "C" fn quiesce_llvm_at_exit() {
     // A forked child has none of its parent's threads: what they were doing never finishes there.
     if WARMED_IN.load(std::sync::atomic::Ordering::Relaxed) != std::process::id() {
@@ -603,7 +603,8 @@ impl Source {
         unsafe {
             libc::malloc_trim(0);
         }
-        let jit = JIT.as_ref().map_err(|e| e.clone())?;
+        // Without a JIT there is nothing to compile for.
+        JIT.as_ref().map_err(|e| e.clone())?;
         let what = |e: String| {
             format!(
                 "JIT compilation of `{}`: {e}",
@@ -616,16 +617,12 @@ impl Source {
         let (name, lanes) = tier_name(symbol, quick, regions && self.options.lanes);
         let keyed = self.tier_key(&text, &name, parts, lanes);
         if let Some((lanes, object)) = cached_tier(&keyed) {
-            let t = Instant::now();
-            match self.link(jit, &name, &object) {
-                Ok(address) => {
-                    let times = TierTimes {
-                        cached: true,
-                        link: t.elapsed(),
-                        ..Default::default()
-                    };
-                    return Ok(Full { address, lanes, times });
-                }
+            let cached = TierTimes {
+                cached: true,
+                ..Default::default()
+            };
+            match self.link_tier(&name, lanes, &object, cached) {
+                Ok(full) => return Ok(full),
                 // An entry the JIT cannot link (whatever made it) is compiled again and replaced.
                 Err(_) => keyed.iter().for_each(|(c, k)| c.remove(k)),
             }
@@ -639,9 +636,18 @@ impl Source {
             self.object(&m, symbol, &name, lanes, quick, &mut times).map_err(what)?
         };
         store_tier(&keyed, lanes, &object);
+        self.link_tier(&name, lanes, &object, times).map_err(what)
+    }
+
+    /// A tier's code: `object` linked into the JIT, with the compile's `times` and the link's.
+    fn link_tier(&self, name: &str, lanes: u32, object: &[u8], times: TierTimes) -> Result<Full, String> {
+        let jit = JIT.as_ref().map_err(|e| e.clone())?;
         let t = Instant::now();
-        let address = self.link(jit, &name, &object).map_err(what)?;
-        times.link = t.elapsed();
+        let address = self.link(jit, name, object)?;
+        let times = TierTimes {
+            link: t.elapsed(),
+            ..times
+        };
         Ok(Full { address, lanes, times })
     }
 

@@ -19,7 +19,7 @@
 //! elsewhere (the command line) the launch compiles as before.
 //! Each child sends the program a `SIGCHLD`.
 
-use super::{cached_tier, store_tier, tier_name, Source, TierTimes, Tiers, CODEGEN, JIT};
+use super::{cached_tier, store_tier, tier_name, Source, TierTimes, Tiers, CODEGEN};
 use crate::LLVM_USE;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -162,7 +162,7 @@ fn tier_up(weak: &Weak<Tiers>) {
     let _ = t.full.get_or_init(|| {
         // An object the JIT cannot link (a cache entry whatever made it): compiled here, as a
         // launch would, which replaces the entry.
-        t.source.adopt(&name, lanes, object, times).or_else(|_| {
+        t.source.link_tier(&name, lanes, &object, times).or_else(|_| {
             keyed.iter().for_each(|(c, k)| c.remove(k));
             t.source.compile(&t.symbol, &t.parts, false, t.regions)
         })
@@ -228,8 +228,8 @@ impl Source {
         if EXITING.load(Ordering::Relaxed) {
             return None;
         }
-        let alarm = ALARM_SECONDS
-            + (job.parts.iter().map(|p| p.range().len()).sum::<usize>() / ALARM_BYTES_PER_SECOND) as libc::c_uint;
+        let size: usize = job.parts.iter().map(|p| p.range().len()).sum();
+        let alarm = ALARM_SECONDS + (size / ALARM_BYTES_PER_SECOND) as libc::c_uint;
         // SAFETY: no thread of this process is inside LLVM (both locks are held); the child runs only
         // this compile, alone, and ends with `_exit`, running no exit handler of this process.
         let pid = unsafe { libc::fork() };
@@ -245,7 +245,6 @@ impl Source {
                 // a fork while the program was exiting): it ends itself (SIGALRM) after far longer than
                 // its compile takes, and the kernel's next launch compiles the tier instead.
                 libc::alarm(alarm);
-                let size: usize = job.parts.iter().map(|p| p.range().len()).sum();
                 if size > ORPHAN_TEXT_BYTES {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                     if libc::getppid() != parent {
@@ -288,18 +287,6 @@ impl Source {
         r.extend((object.len() as u64).to_le_bytes());
         r.extend(object);
         std::fs::File::from(to).write_all(&r).is_ok()
-    }
-
-    /// Links a tier a child compiled or the disk cache had (under `CODEGEN`).
-    fn adopt(&self, name: &str, lanes: u32, object: Vec<u8>, times: TierTimes) -> Result<super::Full, String> {
-        let jit = JIT.as_ref().map_err(|e| e.clone())?;
-        let t = Instant::now();
-        let address = self.link(jit, name, &object)?;
-        let times = TierTimes {
-            link: t.elapsed(),
-            ..times
-        };
-        Ok(super::Full { address, lanes, times })
     }
 }
 
