@@ -150,6 +150,19 @@ $(NVCC_PROGRAMS): venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
 
+# Hopper's warpgroup MMA as CUTLASS's CuTe drives it: the nvidia-cutlass wheel carries CuTe's headers
+# (installed without its Python dependencies, which would move cuda-bindings). PTX only, compute_90a.
+CUTLASS       := "nvidia-cutlass==4.*"
+CUTLASS_STAMP  = $(VENV)/.cutlass
+CUTLASS_INC    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/cutlass_library/source/include))
+$(CUTLASS_STAMP): $(STAMP)
+	$(VENV)/bin/pip install -q --no-deps $(CUTLASS)
+	touch $@
+build/nvcc_wgmma: tests/nvcc/wgmma.cu $(CUTLASS_STAMP)
+	mkdir -p build
+	$(CU13)/bin/nvcc -std=c++17 -O2 --expt-relaxed-constexpr -gencode arch=compute_90a,code=compute_90a \
+	  -I$(CUTLASS_INC) -I$(CU13)/include -L$(CU13)/lib $< -o $@
+
 build/nvcc_program_shared: tests/nvcc/program.cu venv
 	mkdir -p build/cudart
 	ln -sfn $(abspath $(CU13))/lib/libcudart.so.13 build/cudart/libcudart.so
@@ -238,7 +251,7 @@ test-suites-full: build venv libs cupy
 	if [ -f $(CUPY_STAMP) ]; then $(CUPY_SUITE) | tee build/cupy_suite_full.out; \
 	  grep -qE "CUPY SUITE (PASSED|SKIPPED)" build/cupy_suite_full.out; else echo "skipped: CuPy is not installed"; fi
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative libs browser
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative build/nvcc_wgmma libs browser
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -363,6 +376,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== numba-cuda's own tests of cooperative groups (grid.sync(), libcudadevrt linked through cuLink*) and IPC"
 	cd build && LD_LIBRARY_PATH=$(abspath $(REL)) $(abspath $(PY)) -m numba.runtests numba.cuda.tests.cudapy.test_cooperative_groups \
 	  numba.cuda.tests.doc_examples.test_cg numba.cuda.tests.doc_examples.test_laplace numba.cuda.tests.cudapy.test_ipc
+	@echo; echo "== Hopper's wgmma through CUTLASS's CuTe (nvcc, compute_90a PTX), on the h100 profile"
+	PTXJIT_DEVICE=h100 LD_LIBRARY_PATH=$(REL) ./build/nvcc_wgmma | tee build/nvcc_wgmma.out
+	grep -q "WGMMA VERIFIED" build/nvcc_wgmma.out
 	@echo; echo "== an nvcc-built cooperative launch (cooperative groups' grid.sync())"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_cooperative | tee build/nvcc_cooperative.out
 	grep -q "COOPERATIVE VERIFIED" build/nvcc_cooperative.out

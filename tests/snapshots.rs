@@ -129,7 +129,7 @@ fn backend_diagnostics() {
         .take(1)
         .map(|d| d.render("warp_collectives.ptx", &src, false))
         .collect();
-    let unsupported = ".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";
+    let unsupported = ".version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n\t.reg .b64 %rd<2>;\n\t.reg .pred %p;\n\tld.param.u64 %rd1, [t];\n\tistypep.texref %p, %rd1;\n\tret;\n}\n";
     let (m, _) = ptx_jit::front(unsupported).unwrap();
     let diags = ptx_jit::jit::host::host_ir(&m, false).unwrap_err();
     text.extend(diags.iter().map(|d| d.render("unsupported.ptx", unsupported, false)));

@@ -46,6 +46,10 @@ pub mod collective {
     /// `wmma.mma`: a | b << 32 is the lane's buffer [modifiers text pointer (2 words), words of A, B,
     /// C and D (4 words), A, B, C, room for D].
     pub const WMMA: u32 = 26;
+    /// `wgmma.mma_async`: a | b << 32 is the lane's buffer, a [`crate::abi::WgmmaHead`] then the
+    /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
+    /// the new D over the old. The result is 1 when the launch faulted (the thread stops).
+    pub const WGMMA: u32 = 27;
     /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
     pub const BAR_WAIT: u32 = 25;
     /// The barrier `barrier.cluster` uses: the CTA's own, past the sixteen named ones.
@@ -630,6 +634,50 @@ impl TensorArgs {
     pub const MBAR: u32 = 2;
     pub const WINDOW: u32 = 3;
     pub const COORDS: u32 = 4;
+}
+
+/// The head of a lane's buffer for `collective::WGMMA`, which generated code fills word by word.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct WgmmaHead {
+    /// The instruction's modifiers as NUL-terminated text (`.mma_async.sync.aligned.m64n8k16…`).
+    pub text: u64,
+    /// The thread's `Env`: its CTA's shared window, and the launch's fault record.
+    pub env: u64,
+    /// A's matrix descriptor (when A is in shared memory) and B's.
+    pub a_desc: u64,
+    pub b_desc: u64,
+    /// Bytes of the CTA's shared window, static and dynamic: the matrices must lie inside it.
+    pub window: u64,
+    /// `SCALE_D | NEGATE_A | NEGATE_B | TRANS_A | TRANS_B | A_REGS`, as the operands say.
+    pub flags: u64,
+    /// The warp's rank in its warpgroup (0..4): which 16 rows of A and D are its.
+    pub rank: u64,
+    /// The instruction's byte offset in the PTX text, for a fault's report.
+    pub site: u64,
+}
+
+impl WgmmaHead {
+    /// The 64-bit words of the head, and each field's word.
+    pub const WORDS: u32 = 8;
+    pub const TEXT: u32 = 0;
+    pub const ENV: u32 = 1;
+    pub const A_DESC: u32 = 2;
+    pub const B_DESC: u32 = 3;
+    pub const WINDOW: u32 = 4;
+    pub const FLAGS: u32 = 5;
+    pub const RANK: u32 = 6;
+    pub const SITE: u32 = 7;
+    /// scale-d is true: D = A * B + D (else D = A * B).
+    pub const SCALE_D: u64 = 1;
+    /// imm-scale-a, imm-scale-b are -1.
+    pub const NEGATE_A: u64 = 2;
+    pub const NEGATE_B: u64 = 4;
+    /// imm-trans-a, imm-trans-b are 1: the matrix in shared memory is M- or N-major, not K-major.
+    pub const TRANS_A: u64 = 8;
+    pub const TRANS_B: u64 = 16;
+    /// A is in registers (after the head), not in shared memory.
+    pub const A_REGS: u64 = 32;
 }
 
 /// The fields of `Env`, in order: the lowering's GEP indices.

@@ -477,6 +477,9 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                 );
             }
         }
+        if name == "wgmma" && d.spec.sub == [".mma_async"] {
+            self.wgmma(i);
+        }
         if matches!(name, "ld" | "st")
             && d.get(G::Sem) == Some(".volatile")
             && matches!(d.get(G::Space), Some(s) if s.starts_with(".param"))

@@ -12,12 +12,13 @@ use crate::types::{Space, Type};
 use rustc_hash::FxHashMap as HashMap;
 
 // The walk over a function's statements and each instruction's operands (`walk`), the rules between
-// an instruction's modifiers and operands that the ISA table's groups cannot express (`forms`), and
-// the video instructions' part selectors (`video`).
+// an instruction's modifiers and operands that the ISA table's groups cannot express (`forms`),
+// `wgmma.mma_async`'s forms (`warpgroup`), and the video instructions' part selectors (`video`).
 mod forms;
 mod tensormap;
 mod video;
 mod walk;
+mod warpgroup;
 
 pub use walk::operand_types;
 

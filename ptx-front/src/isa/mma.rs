@@ -95,7 +95,7 @@ pub struct MmaForm {
     pub round: u8,
 }
 
-fn shape(s: &str) -> Option<(usize, usize, usize)> {
+pub(super) fn shape(s: &str) -> Option<(usize, usize, usize)> {
     let rest = s.strip_prefix(".m")?;
     let (m, rest) = rest.split_once('n')?;
     let (n, k) = rest.split_once('k')?;

@@ -172,7 +172,7 @@ const BF16_78: &[Req] = &[r!(".bf16", 7, 8, 90), r!(".bf16x2", 7, 8, 90)];
 const BF16_70: &[Req] = &[r!(".bf16", 7, 0, 80), r!(".bf16x2", 7, 0, 80)];
 const XORSIGN: &[Req] = &[r!(".xorsign", 7, 2, 86), r!(".abs", 7, 2, 86)];
 
-const WGMMA_SHAPES: &[&str] = &[
+pub(super) const WGMMA_SHAPES: &[&str] = &[
     ".m64n8k16",
     ".m64n16k16",
     ".m64n24k16",

@@ -104,12 +104,15 @@ pub fn forms() -> Vec<Form> {
     let mut out = vec![];
     let mut seen = std::collections::HashSet::new();
     for spec in isa::TABLE {
-        // Dense `mma`'s groups combine into far more forms than exist: count the ones that do.
-        // So do cvt.pack's types.
+        // Dense `mma`'s and `wgmma`'s groups combine into far more forms than exist: count the ones
+        // that do. So do cvt.pack's types.
         let dense_mma = spec.name == "mma" && spec.groups.iter().all(|g| g.kind != G::Sparse);
         let narrow = spec.name == "cvt" && spec.groups.iter().any(|g| g.values.contains(&".ue8m0x2"));
+        let dense_wgmma = spec.name == "wgmma" && spec.sub == [".mma_async"];
         let forms = if dense_mma {
             isa::mma_forms()
+        } else if dense_wgmma {
+            isa::wgmma_forms()
         } else if narrow {
             isa::narrow_cvt_forms().into_iter().map(|(mods, _)| mods).collect()
         } else if spec.sub == [".pack"] {
@@ -156,6 +159,16 @@ pub fn forms() -> Vec<Form> {
                         ".elemtype" | ".interleave_layout" | ".swizzle_mode" | ".fill_mode"
                     );
                     ops.push(if coded { "0" } else { "%v" }.to_string());
+                }
+                // D's registers, A's and B's descriptors, scale-d, then the immediates the form takes.
+                "wgmma" if dense_wgmma => {
+                    let f = isa::wgmma_form(&mods).expect("a counted form");
+                    let t = if f.d == isa::MmaType::F32 { ".f32" } else { ".b32" };
+                    decls.push_str(&format!(".reg {t} %d<{}>;\n", f.d_regs()));
+                    let d: Vec<String> = (0..f.d_regs()).map(|k| format!("%d{k}")).collect();
+                    ops.push(format!("{{{}}}", d.join(", ")));
+                    ops.extend(["%addr", "%addr", "1"].map(String::from));
+                    ops.extend(std::iter::repeat_n("1".to_string(), f.operands(false) - 4));
                 }
                 // Tensor copies name `[tensorMap, {coordinates}]`, then what their modifiers add.
                 "cp" if spec.sub.contains(&".tensor") => {

@@ -3,39 +3,57 @@
 //! 32 buffers with `crate::emu::mma` and writes it after its operands.
 
 use ptx_llvm::collective::{LDMATRIX, MMA};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::CStr;
+use std::rc::Rc;
 
-/// A parsed descriptor (None: a form `mma_lane` does not handle), shared by the calls of one site.
-type Desc = std::rc::Rc<Option<crate::emu::mma::MmaDesc>>;
+/// Forms parsed from the modifier texts the lowering emits, one constant per instruction site, by
+/// the text's address, kept with the text itself: modules come and go, so an address may come back
+/// with other text. A call then costs a comparison of its modifiers, not a parse.
+pub(crate) struct Forms<T>(RefCell<HashMap<usize, Seen<T>>>);
 
-/// A site's modifier text and its descriptor.
-type Seen = (Box<[u8]>, Desc);
+/// A site's modifier text and its form.
+type Seen<T> = (Box<[u8]>, Rc<Option<T>>);
+
+impl<T> Forms<T> {
+    pub(crate) fn new() -> Self {
+        Forms(RefCell::new(HashMap::new()))
+    }
+
+    /// The form of the NUL-terminated text at `text`, parsed by `parse` the first time (None: a text
+    /// `parse` refuses).
+    ///
+    /// # Safety
+    /// `text` points at a NUL-terminated string.
+    pub(crate) unsafe fn get(
+        &self,
+        text: *const std::ffi::c_char,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Rc<Option<T>> {
+        let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
+        let mut d = self.0.borrow_mut();
+        match d.get(&(text as usize)) {
+            Some((seen, form)) if **seen == *bytes => form.clone(),
+            _ => {
+                let form = Rc::new(parse(&String::from_utf8_lossy(bytes)));
+                d.insert(text as usize, (bytes.into(), form.clone()));
+                form
+            }
+        }
+    }
+}
 
 thread_local! {
-    /// Parsed descriptors by the address of their text, a constant the lowering emits once per `mma`
-    /// site, with the text itself: modules come and go, so an address may come back with other text.
-    /// A call then costs a comparison of its modifiers, not a parse or a copy of the element table.
-    static DESCS: std::cell::RefCell<HashMap<usize, Seen>> = std::cell::RefCell::new(HashMap::new());
+    static DESCS: Forms<crate::emu::mma::MmaDesc> = Forms::new();
 }
 
 /// The descriptor of the `mma` whose modifiers are the NUL-terminated text at `text` (`.sync.aligned…`).
 ///
 /// # Safety
 /// `text` points at a NUL-terminated string.
-unsafe fn descriptor(text: *const std::ffi::c_char) -> Desc {
-    let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
-    DESCS.with(|d| {
-        let mut d = d.borrow_mut();
-        match d.get(&(text as usize)) {
-            Some((seen, desc)) if **seen == *bytes => desc.clone(),
-            _ => {
-                let desc: Desc = std::rc::Rc::new(crate::emu::mma::MmaDesc::from_text(&String::from_utf8_lossy(bytes)));
-                d.insert(text as usize, (bytes.into(), desc.clone()));
-                desc
-            }
-        }
-    })
+unsafe fn descriptor(text: *const std::ffi::c_char) -> Rc<Option<crate::emu::mma::MmaDesc>> {
+    DESCS.with(|d| unsafe { d.get(text, crate::emu::mma::MmaDesc::from_text) })
 }
 
 /// Words of header before a lane's operands: a 64-bit pointer or address.

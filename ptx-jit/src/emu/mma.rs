@@ -25,7 +25,7 @@ use rustc_apfloat::{Float, Round};
 use ptx_front::isa::{mma_form, MmaBitOp as BitOp, MmaType as Ty};
 
 /// Elements per 32-bit register (an f64 register holds one element, as does a 32-bit one).
-fn per_reg(t: Ty) -> usize {
+pub(crate) fn per_reg(t: Ty) -> usize {
     (32 / t.bits()).max(1)
 }
 
@@ -37,6 +37,89 @@ enum Op {
     D,
 }
 
+/// What decides the arithmetic of one element of D: the element types and the modifiers. Shared by
+/// `mma` and `wgmma` (`crate::emu::wgmma`), which differ only in where their elements come from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arith {
+    pub d: Ty,
+    pub a: Ty,
+    pub b: Ty,
+    pub c: Ty,
+    pub satfinite: bool,
+    pub bit_op: Option<BitOp>,
+    /// The f64 rounding mode, `.rn`/`.rz`/`.rm`/`.rp` as 0..3 (a number: `Round` is not `Debug`).
+    pub round: u8,
+}
+
+impl Arith {
+    /// The raw bits of one element of D: the raw accumulator `c` (None: the accumulator is not read,
+    /// as in `wgmma` with scale-d false) plus the dot product of the raw elements `a(0..k)` and
+    /// `b(0..k)`, each product negated when `negate` (floating point only: `wgmma`'s scales).
+    pub(crate) fn element(
+        &self,
+        c: Option<u64>,
+        k: usize,
+        negate: bool,
+        a: impl Fn(usize) -> u64,
+        b: impl Fn(usize) -> u64,
+    ) -> u64 {
+        match self.a {
+            Ty::F64 if self.round == 0 => {
+                // The host's fused multiply-add rounds to nearest even, and is much faster than apfloat's.
+                let mut acc = f64::from_bits(c.unwrap_or(0));
+                for kk in 0..k {
+                    acc = f64::from_bits(a(kk)).mul_add(f64::from_bits(b(kk)), acc);
+                }
+                acc.to_bits()
+            }
+            Ty::F64 => {
+                let round = [Round::TowardZero, Round::TowardNegative, Round::TowardPositive][self.round as usize - 1];
+                let mut acc = Double::from_bits(c.unwrap_or(0) as u128);
+                for kk in 0..k {
+                    let (x, y) = (Double::from_bits(a(kk) as u128), Double::from_bits(b(kk) as u128));
+                    acc = x.mul_add_r(y, acc, round).value;
+                }
+                acc.to_bits() as u64
+            }
+            Ty::B1 => {
+                let mut acc = c.map_or(0, |c| int_value(Ty::S32, c));
+                for kk in 0..k {
+                    acc += match self.bit_op {
+                        Some(BitOp::And) => a(kk) & b(kk),
+                        _ => a(kk) ^ b(kk),
+                    } as i64;
+                }
+                acc as u32 as u64
+            }
+            ta if ta.is_i8() || ta.is_i4() => {
+                let mut acc = c.map_or(0, |c| int_value(Ty::S32, c));
+                for kk in 0..k {
+                    acc += int_value(ta, a(kk)) * int_value(self.b, b(kk));
+                }
+                if self.satfinite {
+                    acc = acc.clamp(i32::MIN as i64, i32::MAX as i64);
+                }
+                acc as u32 as u64
+            }
+            ta => {
+                let mut sum = ExactSum::default();
+                if let Some(c) = c {
+                    sum.add(float_value(self.c, c));
+                }
+                let sign = if negate { -1.0 } else { 1.0 };
+                for kk in 0..k {
+                    sum.add(sign * float_value(ta, a(kk)) * float_value(self.b, b(kk)));
+                }
+                if self.d == Ty::F16 {
+                    f16_bits(sum.round(11, -14))
+                } else {
+                    f32_bits(sum.round(24, -126))
+                }
+            }
+        }
+    }
+}
+
 /// One `mma.sync` form: shape, element types, layouts and modifiers, plus where every matrix element
 /// lives in the lanes' buffers (built once here, so `mma_lane` only looks elements up).
 #[derive(Clone, Debug)]
@@ -44,16 +127,9 @@ pub struct MmaDesc {
     m: usize,
     n: usize,
     k: usize,
-    d: Ty,
-    a: Ty,
-    b: Ty,
-    c: Ty,
+    arith: Arith,
     a_row: bool,
     b_row: bool,
-    satfinite: bool,
-    bit_op: Option<BitOp>,
-    /// The f64 rounding mode, `.rn`/`.rz`/`.rm`/`.rp` as 0..3 (a number: `Round` is not `Debug`).
-    round: u8,
     /// m8n8k4 with f16 inputs: four independent 8x8x4 products, each on a quad pair (lanes 4q..4q+3
     /// and 16+4q..16+4q+3), with layouts of their own.
     quad_pair: bool,
@@ -78,22 +154,23 @@ impl MmaDesc {
     /// None for forms that do not exist (sparse `mma.sp` is not handled here).
     pub fn parse(mods: &[&str]) -> Option<MmaDesc> {
         let f = mma_form(mods).ok()?;
-        let (m, n, k, d, a, b, c) = (f.m, f.n, f.k, f.d, f.a, f.b, f.c);
-        let (a_row, b_row, satfinite, bit_op) = (f.a_row, f.b_row, f.satfinite, f.bit_op);
-        let quad_pair = (m, n, k) == (8, 8, 4) && a == Ty::F16;
+        let (m, n, k) = (f.m, f.n, f.k);
+        let quad_pair = (m, n, k) == (8, 8, 4) && f.a == Ty::F16;
         let mut desc = MmaDesc {
             m,
             n,
             k,
-            d,
-            a,
-            b,
-            c,
-            a_row,
-            b_row,
-            satfinite,
-            bit_op,
-            round: f.round,
+            arith: Arith {
+                d: f.d,
+                a: f.a,
+                b: f.b,
+                c: f.c,
+                satfinite: f.satfinite,
+                bit_op: f.bit_op,
+                round: f.round,
+            },
+            a_row: f.a_row,
+            b_row: f.b_row,
             quad_pair,
             at: [Vec::new(), Vec::new(), Vec::new()],
         };
@@ -133,10 +210,10 @@ impl MmaDesc {
 
     fn ty(&self, op: Op) -> Ty {
         match op {
-            Op::A => self.a,
-            Op::B => self.b,
-            Op::C => self.c,
-            Op::D => self.d,
+            Op::A => self.arith.a,
+            Op::B => self.arith.b,
+            Op::C => self.arith.c,
+            Op::D => self.arith.d,
         }
     }
 
@@ -191,12 +268,11 @@ impl MmaDesc {
                 _ => ((lane & 1) + (i & 2) + hi, (i & 4) + (lane & 2) + (i & 1)),
             };
         }
-        let (g, t) = (lane >> 2, lane % 4);
         let e = per_reg(self.ty(op));
         match op {
-            Op::A => (g + 8 * ((i / e) & 1), e * t + i % e + 4 * e * (i / (2 * e))),
-            Op::B => (e * t + i % e + 4 * e * (i / e), g),
-            Op::C | Op::D => (g + 8 * (i >> 1), 2 * t + (i & 1)),
+            Op::A => a_position(e, lane, i),
+            Op::B => (e * (lane % 4) + i % e + 4 * e * (i / e), lane >> 2),
+            Op::C | Op::D => d_position(lane, i),
         }
     }
 
@@ -210,6 +286,20 @@ impl MmaDesc {
     }
 }
 
+/// (row, column) of element `i` of lane `lane`'s part of a 16-row A tile with `e` elements per
+/// register (see [`MmaDesc::pos`]); `wgmma` lays each warp's 16 rows of A out the same way.
+pub(crate) fn a_position(e: usize, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane >> 2, lane % 4);
+    (g + 8 * ((i / e) & 1), e * t + i % e + 4 * e * (i / (2 * e)))
+}
+
+/// (row, column) of element `i` of lane `lane`'s part of a 16x8 C/D tile (past 4 elements, the
+/// next tile 8 columns right: `wgmma`'s D is such tiles side by side).
+pub(crate) fn d_position(lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane >> 2, lane % 4);
+    (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2))
+}
+
 /// Where one matrix element sits: lane, word of the lane's buffer, bit offset in the word.
 #[derive(Clone, Copy, Debug)]
 struct Loc {
@@ -218,7 +308,17 @@ struct Loc {
     shift: u8,
 }
 
-fn put_elem(words: &mut [u32], bits: usize, i: usize, v: u64) {
+/// Element `i` of `bits` bits of a fragment's words (64-bit ones take two words, low first).
+pub(crate) fn get_elem(words: &[u32], bits: usize, i: usize) -> u64 {
+    if bits == 64 {
+        return words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
+    }
+    let (w, sh) = (i * bits / 32, i * bits % 32);
+    (words[w] as u64 >> sh) & ((1u64 << bits) - 1)
+}
+
+/// Writes element `i` of `bits` bits into a fragment's words (see [`get_elem`]).
+pub(crate) fn put_elem(words: &mut [u32], bits: usize, i: usize, v: u64) {
     if bits == 64 {
         words[2 * i] = v as u32;
         words[2 * i + 1] = (v >> 32) as u32;
@@ -415,61 +515,11 @@ pub fn mma_lane(desc: &MmaDesc, bufs: &[&[u32]; 32], lane: usize) -> Vec<u32> {
             &desc.at[0][(comp * m + r) * k..][..k],
             &desc.at[1][(comp * n + c) * k..][..k],
         );
-        let a = |kk: usize| MmaDesc::load(bufs, a_row[kk], desc.a);
-        let b = |kk: usize| MmaDesc::load(bufs, b_col[kk], desc.b);
-        let c_raw = MmaDesc::load(bufs, desc.at[2][(comp * m + r) * n + c], desc.c);
-        let d = match desc.a {
-            Ty::F64 if desc.round == 0 => {
-                // The host's fused multiply-add rounds to nearest even, and is much faster than apfloat's.
-                let mut acc = f64::from_bits(c_raw);
-                for kk in 0..desc.k {
-                    acc = f64::from_bits(a(kk)).mul_add(f64::from_bits(b(kk)), acc);
-                }
-                acc.to_bits()
-            }
-            Ty::F64 => {
-                let round = [Round::TowardZero, Round::TowardNegative, Round::TowardPositive][desc.round as usize - 1];
-                let mut acc = Double::from_bits(c_raw as u128);
-                for kk in 0..desc.k {
-                    let (x, y) = (Double::from_bits(a(kk) as u128), Double::from_bits(b(kk) as u128));
-                    acc = x.mul_add_r(y, acc, round).value;
-                }
-                acc.to_bits() as u64
-            }
-            Ty::B1 => {
-                let mut acc = int_value(Ty::S32, c_raw);
-                for kk in 0..desc.k {
-                    acc += match desc.bit_op {
-                        Some(BitOp::And) => a(kk) & b(kk),
-                        _ => a(kk) ^ b(kk),
-                    } as i64;
-                }
-                acc as u32 as u64
-            }
-            ta if ta.is_i8() || ta.is_i4() => {
-                let mut acc = int_value(Ty::S32, c_raw);
-                for kk in 0..desc.k {
-                    acc += int_value(ta, a(kk)) * int_value(desc.b, b(kk));
-                }
-                if desc.satfinite {
-                    acc = acc.clamp(i32::MIN as i64, i32::MAX as i64);
-                }
-                acc as u32 as u64
-            }
-            ta => {
-                let mut sum = ExactSum::default();
-                sum.add(float_value(desc.c, c_raw));
-                for kk in 0..desc.k {
-                    sum.add(float_value(ta, a(kk)) * float_value(desc.b, b(kk)));
-                }
-                if desc.d == Ty::F16 {
-                    f16_bits(sum.round(11, -14))
-                } else {
-                    f32_bits(sum.round(24, -126))
-                }
-            }
-        };
-        put_elem(&mut out, desc.d.bits(), i, d);
+        let a = |kk: usize| MmaDesc::load(bufs, a_row[kk], desc.arith.a);
+        let b = |kk: usize| MmaDesc::load(bufs, b_col[kk], desc.arith.b);
+        let c_raw = MmaDesc::load(bufs, desc.at[2][(comp * m + r) * n + c], desc.arith.c);
+        let d = desc.arith.element(Some(c_raw), k, false, a, b);
+        put_elem(&mut out, desc.arith.d.bits(), i, d);
     }
     out
 }
@@ -663,14 +713,6 @@ mod tests {
     }
 
     /// Element `i` of `bits` width from packed words, element 0 in the low bits of word 0.
-    fn get_elem(words: &[u32], bits: usize, i: usize) -> u64 {
-        if bits == 64 {
-            return words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
-        }
-        let (w, sh) = (i * bits / 32, i * bits % 32);
-        (words[w] as u64 >> sh) & ((1u64 << bits) - 1)
-    }
-
     fn bits_of(ty: &str) -> usize {
         match ty {
             "b1" => 1,

@@ -219,6 +219,20 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
                 crate::emu::matrix::wmma(w.slots.as_ptr(), lane)
             })
         }
+        WGMMA => {
+            let buf = (a as u64 | (b as u64) << 32) as *mut u32;
+            exchange(me, buf as u64, mask, |w, _| {
+                match unsafe { crate::emu::wgmma::lane(w.slots.as_ptr(), lane) } {
+                    Ok(()) => 0,
+                    Err(f) => {
+                        // SAFETY: the lane's environment, which its thread is still running in.
+                        let env = unsafe { &*f.env };
+                        crate::runtime::checked::trap(env, f.site, crate::runtime::checked::FaultKind::Illegal(f.why));
+                        1
+                    }
+                }
+            })
+        }
         MOVMATRIX => exchange(me, a as u64, mask, |w, _| {
             let regs: [u32; 32] = std::array::from_fn(|i| w.slots[i] as u32);
             crate::emu::mma::movmatrix_lane(&regs, lane as usize) as u64

@@ -89,3 +89,17 @@ fn tensor_args_words_match_the_runtime_struct() {
     assert_eq!(offset_of!(T, coords), 8 * T::COORDS as usize);
     assert_eq!(size_of::<T>(), 8 * T::WORDS as usize);
 }
+
+#[test]
+fn wgmma_head_words_match_the_runtime_struct() {
+    use crate::abi::WgmmaHead as T;
+    assert_eq!(offset_of!(T, text), 8 * T::TEXT as usize);
+    assert_eq!(offset_of!(T, env), 8 * T::ENV as usize);
+    assert_eq!(offset_of!(T, a_desc), 8 * T::A_DESC as usize);
+    assert_eq!(offset_of!(T, b_desc), 8 * T::B_DESC as usize);
+    assert_eq!(offset_of!(T, window), 8 * T::WINDOW as usize);
+    assert_eq!(offset_of!(T, flags), 8 * T::FLAGS as usize);
+    assert_eq!(offset_of!(T, rank), 8 * T::RANK as usize);
+    assert_eq!(offset_of!(T, site), 8 * T::SITE as usize);
+    assert_eq!(size_of::<T>(), 8 * T::WORDS as usize);
+}

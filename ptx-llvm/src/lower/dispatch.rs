@@ -22,7 +22,8 @@ impl<'ctx> Lowerer<'ctx> {
                 "bar" | "barrier" => {
                     (d.get(G::Sync) == Some(".red") && d.spec.sub.is_empty()) || d.spec.sub == [".cluster"]
                 }
-                "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" | "fence" | "membar" | "lop3" | "cvta" => true,
+                "cp" | "mbarrier" | "stmatrix" | "movmatrix" | "wmma" | "wgmma" | "fence" | "membar" | "lop3"
+                | "cvta" => true,
                 _ => false,
             }
     }
@@ -379,6 +380,7 @@ impl<'ctx> Lowerer<'ctx> {
             "activemask" | "redux" | "match" | "elect" | "nanosleep" => self.warp_other(st, i, d, scope),
             "mma" | "ldmatrix" | "stmatrix" | "movmatrix" => self.warp_matrix(st, i, d, scope),
             "wmma" => self.wmma(st, i, d, scope),
+            "wgmma" => self.wgmma(st, i, d, scope),
             "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" => self.texture(st, i, d, scope),
             "shfl" | "vote" => self.warp_collective(st, i, d, scope),
             _ if isa::simd_op(name).is_some() => self.simd_video(st, i, d, scope),

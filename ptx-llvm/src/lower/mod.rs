@@ -19,6 +19,7 @@ mod sync;
 mod texture;
 mod values;
 mod video;
+mod warpgroup;
 
 #[cfg(test)]
 mod abi_layout;
@@ -395,7 +396,7 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
-                | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma"
+                | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma"
         ));
     });
     found

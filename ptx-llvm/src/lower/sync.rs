@@ -343,7 +343,7 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// The registers of a brace list (or one register), each with its width in 32-bit words: the
     /// layout of a lane's buffer for the warp matrix instructions.
-    fn fragment<'m, 'a>(&self, op: &'m Operand<'a>, scope: &Scope<'m, 'a>) -> Vec<(&'m Operand<'a>, u32)> {
+    pub(super) fn fragment<'m, 'a>(&self, op: &'m Operand<'a>, scope: &Scope<'m, 'a>) -> Vec<(&'m Operand<'a>, u32)> {
         let elems: Vec<&'m Operand<'a>> = match op {
             Operand::Vector(v, _) => v.iter().collect(),
             o => vec![o],
@@ -373,7 +373,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Stores the registers of `list` into the buffer from word `at`; returns the word after them.
-    fn store_fragment<'m, 'a>(
+    pub(super) fn store_fragment<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
         buf: PointerValue<'ctx>,
@@ -392,7 +392,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// Loads the registers of `list` from the buffer, from word `at`.
-    fn load_fragment<'m, 'a>(
+    pub(super) fn load_fragment<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
         buf: PointerValue<'ctx>,

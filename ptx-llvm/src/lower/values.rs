@@ -268,7 +268,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// The thread's index within its CTA, x fastest.
-    fn linear_tid(&mut self, st: &Fn<'ctx, '_, '_>) -> R<IntValue<'ctx>> {
+    pub(super) fn linear_tid(&mut self, st: &Fn<'ctx, '_, '_>) -> R<IntValue<'ctx>> {
         let (tx, ty, tz) = (
             self.env_dim(st, EnvField::Tid, 0)?,
             self.env_dim(st, EnvField::Tid, 1)?,
