@@ -23,6 +23,10 @@ struct FuncAttrs {
     max_dynamic_shared: u64,
     carveout: c_int,
     cache: c_int,
+    /// Cluster launch hints: whether clusters past the portable 8 CTAs may be asked for, and the
+    /// scheduling policy. Launches of clusters of more than one CTA fail before either matters.
+    non_portable_clusters: c_int,
+    cluster_policy: c_int,
     name: Option<Arc<CString>>,
 }
 
@@ -39,6 +43,8 @@ fn default_attrs(k: &ptx_jit::KernelInfo) -> FuncAttrs {
         max_dynamic_shared: dev::MAX_SHARED_PER_BLOCK.saturating_sub(k.shared_bytes),
         carveout: -1,
         cache: 0,
+        non_portable_clusters: 0,
+        cluster_policy: 0,
         name: None,
     }
 }
@@ -331,8 +337,8 @@ api! {
             9 => a.carveout,                                    // PREFERRED_SHARED_MEMORY_CARVEOUT
             10 => k.explicit_cluster as c_int,                  // CLUSTER_SIZE_MUST_BE_SET
             11..=13 => k.cluster.map_or(0, |c| c[attr as usize - 11] as c_int), // REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH
-            14 => 0,                                            // NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-            15 => 0,                                            // CLUSTER_SCHEDULING_POLICY_PREFERENCE
+            14 => a.non_portable_clusters,                      // NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            15 => a.cluster_policy,                             // CLUSTER_SCHEDULING_POLICY_PREFERENCE
             16 => 0,                                            // DEVICE_NODE_UPDATE_SUPPORTED
             17 => 0,                                            // SHARED_MEMORY_MODE
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
@@ -355,7 +361,11 @@ api! {
                 }
                 a.carveout = v;
             }
-            10..=15 => return Err(CUDA_ERROR_NOT_SUPPORTED), // thread block clusters
+            // Hints for cluster launches (CUTLASS sets the first before every launch).
+            14 if (0..=1).contains(&v) => a.non_portable_clusters = v,
+            15 if (0..=2).contains(&v) => a.cluster_policy = v,
+            14 | 15 => return Err(CUDA_ERROR_INVALID_VALUE),
+            10..=13 => return Err(CUDA_ERROR_NOT_SUPPORTED), // thread block clusters
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
         ATTRS.lock().insert(h, a);

@@ -12,7 +12,7 @@
 
 use crate::ast::{self, Instruction, Name, Operand, VarDecl};
 use crate::isa::{self, Decoded};
-use crate::scope::Sreg;
+use crate::scope::{Labels, Sreg};
 use crate::span::Span;
 
 /// A register's number within its function.
@@ -110,6 +110,8 @@ pub struct Function<'m, 'a> {
     pub uses: Vec<Use<'m, 'a>>,
     /// Each label, with the index of the first instruction after it, in source order.
     pub labels: Vec<(Name<'a>, usize)>,
+    /// Which label each name of a branch or target list stands for (nested blocks scope labels).
+    pub scopes: Labels<'m, 'a>,
     /// `.branchtargets` lists, by the label that names them.
     pub branch_targets: Vec<(&'a str, &'m [Name<'a>])>,
     /// Names listed by `.branchtargets` and `.calltargets` (they count as uses of those labels and
@@ -129,6 +131,7 @@ impl<'m, 'a> Function<'m, 'a> {
             insts: vec![],
             uses: vec![],
             labels: vec![],
+            scopes: ast.body.as_deref().map_or_else(Labels::default, Labels::of),
             branch_targets: vec![],
             listed: vec![],
         }
@@ -173,10 +176,10 @@ impl<'m, 'a> Function<'m, 'a> {
         }
         let block_of = |inst: usize| blocks.partition_point(|&(s, _)| s <= inst).saturating_sub(1);
         let exit = blocks.len();
-        let labels: rustc_hash::FxHashMap<&str, usize> = self.labels.iter().map(|&(l, at)| (l.text, at)).collect();
+        let labels: rustc_hash::FxHashMap<u32, usize> = self.labels.iter().map(|&(l, at)| (l.span.start, at)).collect();
         let targets: rustc_hash::FxHashMap<&str, &[Name<'a>]> = self.branch_targets.iter().copied().collect();
-        let target_block = |label: &str| -> usize {
-            match labels.get(label) {
+        let target_block = |label: &Name<'_>| -> usize {
+            match self.scopes.resolve(label).and_then(|l| labels.get(&l.span.start)) {
                 Some(&at) if at < n => block_of(at),
                 _ => exit,
             }
@@ -189,7 +192,7 @@ impl<'m, 'a> Function<'m, 'a> {
             match last.opcode.text {
                 "bra" => {
                     if let Some(Operand::Sym { name, .. }) = last.operands.first() {
-                        succ[b].push(target_block(name.text));
+                        succ[b].push(target_block(name));
                     }
                     if guarded {
                         succ[b].push(fall);
@@ -198,7 +201,7 @@ impl<'m, 'a> Function<'m, 'a> {
                 "brx" => {
                     if let Some(Operand::Sym { name, .. }) = last.operands.get(1) {
                         for t in targets.get(name.text).copied().into_iter().flatten() {
-                            succ[b].push(target_block(t.text));
+                            succ[b].push(target_block(t));
                         }
                     }
                     if guarded {

@@ -299,26 +299,68 @@ impl<'m, 'a> Scope<'m, 'a> {
     }
 }
 
-/// Collects the labels of a function body (labels are function-scoped, whatever block they are in).
-pub fn labels<'m, 'a>(
-    body: &'m [Statement<'a>],
-    out: &mut HashMap<&'a str, &'m Name<'a>>,
-    dups: &mut Vec<(&'m Name<'a>, &'m Name<'a>)>,
-) {
-    visit(body, &mut |s| {
-        if let Statement::Label(n) = s {
-            if let Some(prev) = out.insert(n.text, n) {
-                dups.push((n, prev));
-            }
-        }
-    });
+/// The labels of a function body, each use resolved as nested `{ }` blocks scope them: a label is
+/// visible in the block that declares it (before and after its place) and in the blocks inside, where
+/// a label of the same name hides it. Inline assembly wraps each expansion in a block of its own, so
+/// one function may hold many labels of one name (CUTLASS's `DONE:` after every mbarrier wait, say);
+/// ptxas takes that, and so do we.
+#[derive(Debug, Default)]
+pub struct Labels<'m, 'a> {
+    /// Every label, in source order.
+    pub defs: Vec<&'m Name<'a>>,
+    /// A second label of a name in one block, with the first.
+    pub dups: Vec<(&'m Name<'a>, &'m Name<'a>)>,
+    /// The label each name of a branch, call or target list stands for, by the name's place in the text.
+    uses: HashMap<u32, &'m Name<'a>>,
 }
 
-/// Label names in source order (for deterministic output).
-pub fn label_order<'a>(body: &[Statement<'a>], out: &mut Vec<&'a str>) {
-    visit(body, &mut |s| {
-        if let Statement::Label(n) = s {
-            out.push(n.text);
+impl<'m, 'a> Labels<'m, 'a> {
+    pub fn of(body: &'m [Statement<'a>]) -> Self {
+        let mut out = Labels {
+            defs: vec![],
+            dups: vec![],
+            uses: HashMap::default(),
+        };
+        visit(body, &mut |s| {
+            if let Statement::Label(n) = s {
+                out.defs.push(n);
+            }
+        });
+        out.block(body, &mut vec![]);
+        out
+    }
+
+    fn block(&mut self, body: &'m [Statement<'a>], open: &mut Vec<HashMap<&'a str, &'m Name<'a>>>) {
+        let mut here: HashMap<&'a str, &'m Name<'a>> = HashMap::default();
+        for s in body {
+            if let Statement::Label(n) = s {
+                if let Some(prev) = here.insert(n.text, n) {
+                    self.dups.push((n, prev));
+                }
+            }
         }
-    });
+        open.push(here);
+        for s in body {
+            let mut resolve = |n: &Name<'a>| {
+                if let Some(def) = open.iter().rev().find_map(|l| l.get(n.text)) {
+                    self.uses.insert(n.span.start, def);
+                }
+            };
+            match s {
+                // Only branches (and calls, through prototypes) name labels.
+                Statement::Inst(i) if matches!(i.opcode.text, "bra" | "brx" | "call") => {
+                    i.operands.iter().for_each(|o| o.names(&mut resolve))
+                }
+                Statement::Directive(Directive::Targets { targets, .. }) => targets.iter().for_each(resolve),
+                Statement::Block(b, _) => self.block(b, open),
+                _ => {}
+            }
+        }
+        open.pop();
+    }
+
+    /// The label a name in an operand or target list stands for, if a visible label has its name.
+    pub fn resolve(&self, n: &Name<'_>) -> Option<&'m Name<'a>> {
+        self.uses.get(&n.span.start).copied()
+    }
 }

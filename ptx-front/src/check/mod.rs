@@ -5,7 +5,7 @@ use crate::ast::*;
 use crate::diag::{nearest, Code, Diagnostic};
 use crate::ir;
 use crate::isa::{self, DecodeError, Decoded, G};
-use crate::scope::{labels, special_register, Entry, Scope};
+use crate::scope::{special_register, Entry, Labels, Scope};
 use crate::span::Span;
 use crate::target::{parse_sm, Target};
 use crate::types::{Space, Type};
@@ -190,8 +190,19 @@ impl<'m, 'a> Checker<'m, 'a> {
         let first_register = scope.module_registers();
         c.ir = (detail != Detail::Nothing).then(|| ir::Function::new(f, first_register));
         c.detail = detail;
-        let mut label_dups = vec![];
-        labels(body, &mut c.labels, &mut label_dups);
+        // The IR keeps the body's labels (its control flow resolves branches with them).
+        let computed;
+        let labels = match &c.ir {
+            Some(f) => &f.scopes,
+            None => {
+                computed = Labels::of(body);
+                &computed
+            }
+        };
+        for n in &labels.defs {
+            c.labels.entry(n.text).or_insert(n);
+        }
+        let label_dups = labels.dups.clone();
         // Prototypes and target lists are named by the label right before them.
         let mut pending = None;
         let mut unnamed = vec![];

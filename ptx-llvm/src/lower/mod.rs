@@ -41,7 +41,7 @@ use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use ptx_front::ast::{self, Expr, FnKind, Function, Imm, Init, Instruction, Item, Name, Operand, Statement, VarDecl};
 use ptx_front::diag::{Code, Diagnostic};
 use ptx_front::isa::{self, Decoded, G};
-use ptx_front::scope::{label_order, Entry, Scope};
+use ptx_front::scope::{Entry, Labels, Scope};
 use ptx_front::span::Span;
 use ptx_front::types::{Kind, Space, Type};
 use ptx_front::Target;
@@ -520,7 +520,9 @@ struct Fn<'ctx, 'm, 'a> {
     params: HashMap<&'a str, ParamHome<'ctx>>,
     /// Function-local `.param`/`.local` variables (by declaration address, since blocks may shadow names).
     locals: HashMap<*const VarDecl<'a>, PointerValue<'ctx>>,
-    blocks: HashMap<&'a str, BasicBlock<'ctx>>,
+    /// The body's labels (nested blocks scope them), and the block of each, by its place in the text.
+    labels: Labels<'m, 'a>,
+    blocks: HashMap<u32, BasicBlock<'ctx>>,
     is_kernel: bool,
     /// Result slots of a device function.
     ret: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)>,
@@ -661,6 +663,7 @@ impl<'ctx> Lowerer<'ctx> {
             regs: HashMap::new(),
             params: HashMap::new(),
             locals: HashMap::new(),
+            labels: Labels::of(body),
             blocks: HashMap::new(),
             is_kernel,
             ret: vec![],
@@ -733,12 +736,10 @@ impl<'ctx> Lowerer<'ctx> {
             _ => pending = None,
         });
         // Labels become blocks, in source order so the output is deterministic.
-        let mut lbls = vec![];
-        label_order(body, &mut lbls);
-        for name in lbls {
+        for n in &st.labels.defs {
             st.blocks
-                .entry(name)
-                .or_insert_with(|| self.ctx.append_basic_block(body_fn, name));
+                .entry(n.span.start)
+                .or_insert_with(|| self.ctx.append_basic_block(body_fn, n.text));
         }
         let mut scope = Scope::module_child(mscope);
         scope.push();
@@ -871,7 +872,7 @@ impl<'ctx> Lowerer<'ctx> {
                     }
                 }
                 Statement::Label(n) => {
-                    let bb = st.blocks[n.text];
+                    let bb = st.blocks[&n.span.start];
                     if self.b.get_insert_block().and_then(|b| b.get_terminator()).is_none() {
                         self.b.build_unconditional_branch(bb)?;
                     }
@@ -949,9 +950,9 @@ impl<'ctx> Lowerer<'ctx> {
     fn label(&self, st: &Fn<'ctx, '_, '_>, i: &Instruction<'_>) -> R<BasicBlock<'ctx>> {
         match i.operands.first() {
             Some(Operand::Sym { name, .. }) => st
-                .blocks
-                .get(name.text)
-                .copied()
+                .labels
+                .resolve(name)
+                .and_then(|l| st.blocks.get(&l.span.start).copied())
                 .ok_or_else(|| unsupported(name.span, "branch target is not a label")),
             _ => Err(unsupported(i.span, "indirect branches are not supported yet")),
         }
@@ -975,9 +976,9 @@ impl<'ctx> Lowerer<'ctx> {
         let blocks = targets
             .iter()
             .map(|t| {
-                st.blocks
-                    .get(t.text)
-                    .copied()
+                st.labels
+                    .resolve(t)
+                    .and_then(|l| st.blocks.get(&l.span.start).copied())
                     .ok_or_else(|| unsupported(t.span, "not a label"))
             })
             .collect::<R<Vec<_>>>()?;
