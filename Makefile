@@ -154,7 +154,8 @@ $(NVCC_PROGRAMS): venv
 # (installed without its Python dependencies, which would move cuda-bindings). PTX only, compute_90a.
 CUTLASS       := "nvidia-cutlass==4.*"
 CUTLASS_STAMP  = $(VENV)/.cutlass
-CUTLASS_INC    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/cutlass_library/source/include))
+CUTLASS_SRC    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/cutlass_library/source))
+CUTLASS_INC    = $(CUTLASS_SRC)/include
 $(CUTLASS_STAMP): $(STAMP)
 	$(VENV)/bin/pip install -q --no-deps $(CUTLASS)
 	touch $@
@@ -162,6 +163,19 @@ build/nvcc_wgmma: tests/nvcc/wgmma.cu $(CUTLASS_STAMP)
 	mkdir -p build
 	$(CU13)/bin/nvcc -std=c++17 -O2 --expt-relaxed-constexpr -gencode arch=compute_90a,code=compute_90a \
 	  -I$(CUTLASS_INC) -I$(CU13)/include -L$(CU13)/lib $< -o $@
+
+# CUTLASS's own Hopper GEMM example (49: warp-specialised, ping-pong, cooperative and stream-K
+# schedules; TMA, wgmma, clusters of two CTAs), unmodified. Its reference GEMM fills its inputs
+# with cuRAND's device API, whose headers come with the libraries' venv.
+LIBS_INC    = $(firstword $(wildcard $(LIBS_VENV)/lib/python3*/site-packages/nvidia/cu13/include))
+CUTLASS_49  = examples/49_hopper_gemm_with_collective_builder/49_collective_builder.cu
+build/cutlass_49: $(CUTLASS_STAMP) $(LIBS_STAMP)
+	mkdir -p build
+	if [ -f "$(LIBS_INC)/curand_kernel.h" ]; then \
+	  $(CU13)/bin/nvcc -std=c++17 -O2 --expt-relaxed-constexpr -gencode arch=compute_90a,code=compute_90a \
+	    -I$(CUTLASS_INC) -I$(CUTLASS_SRC)/tools/util/include -I$(CUTLASS_SRC)/examples/common -I$(CU13)/include \
+	    -I$(LIBS_INC) -L$(CU13)/lib $(CUTLASS_SRC)/$(CUTLASS_49) -o $@; \
+	else echo "skipped: no cuRAND headers (the libraries' venv did not install)"; fi
 
 build/nvcc_program_shared: tests/nvcc/program.cu venv
 	mkdir -p build/cudart
@@ -234,8 +248,12 @@ lint-rust: llvm
 # groups of CuPy's suite that CI runs (a cold run spends most of its time in NVRTC, as it would on a
 # GPU); `make test-suites-full` runs every group the README counts.
 CUPY_SUITE = $(PY) tests/suites/cupy_suite.py $(abspath $(LIBS_PY)) $(abspath $(REL)):$(abspath $(LIBS_LIB)) build/cupy-suite
-test-suites: build venv libs cupy
+test-suites: build venv libs cupy build/cutlass_49
 	mkdir -p build
+	@echo; echo "== CUTLASS's Hopper GEMM example 49, unmodified: seven schedules against its reference GEMM (h100 profile)"
+	if [ -x build/cutlass_49 ]; then PTXJIT_DEVICE=h100 LD_LIBRARY_PATH=$(REL) ./build/cutlass_49 --m=256 --n=256 --k=128 \
+	  | tee build/cutlass_49.out; [ "$$(grep -c ': Passed$$' build/cutlass_49.out)" = 7 ]; \
+	  else echo "skipped: build/cutlass_49 was not built"; fi
 	@echo; echo "== numba-cuda's own test suite (numba-cuda without nvJitLink, each module in a process of its own)"
 	$(PY) tests/suites/numba_suite.py $(PY) $(REL) build/numba-suite | tee build/numba_suite.out
 	grep -q "NUMBA SUITE PASSED" build/numba_suite.out

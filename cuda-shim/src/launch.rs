@@ -97,6 +97,19 @@ pub struct LaunchConfig {
 pub(crate) struct Kind {
     pub cooperative: bool,
     pub cluster: bool,
+    /// The cluster's shape (0, 0, 0 where no cluster dimensions were given).
+    pub cluster_dim: [c_uint; 3],
+}
+
+impl Kind {
+    /// The cluster shape a launch passes on: the one given, or clusters of one CTA.
+    fn cluster_dim(&self) -> [u32; 3] {
+        if self.cluster_dim.contains(&0) {
+            [1; 3]
+        } else {
+            self.cluster_dim
+        }
+    }
 }
 
 /// Checks the launch at the call (configuration errors are returned at once), then queues it.
@@ -154,9 +167,14 @@ pub(crate) unsafe fn prepare_launch(
     let buf = Arc::new(param_buffer(&k.info, params, extra)?);
     let l = ptx_jit::Launch {
         cluster: kind.cluster,
+        cluster_dim: kind.cluster_dim(),
         ..launch_of(grid, block, shared, &buf)
     };
     rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
+    // Past 8 CTAs a cluster is non-portable, and needs the function's leave to be one.
+    if kind.cluster_dim().iter().product::<u32>() > 8 && attrs(h, &k.info).non_portable_clusters == 0 {
+        return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    }
     if shared as u64 > attrs(h, &k.info).max_dynamic_shared {
         return Err(CUDA_ERROR_INVALID_VALUE); // over 48 KiB needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     }
@@ -167,6 +185,7 @@ pub(crate) unsafe fn prepare_launch(
             cancel: cancel.clone(),
             cooperative: kind.cooperative,
             cluster: kind.cluster,
+            cluster_dim: kind.cluster_dim(),
             ..launch_of(grid, block, shared, &buf)
         };
         ptx_jit::launch(k, &l).map_err(|e| launch_error(&k.info.name, e))
@@ -305,13 +324,13 @@ api! {
                 0 => {}                                     // IGNORE
                 1 | 3 | 8 | 9 | 10 | 14 | 16 => {}          // hints: access policy, sync policy, priority, memory sync domains, carveout, NVLink
                 2 => kind.cooperative = a.value[0] != 0,    // COOPERATIVE
-                4 | 11 => {
-                    // (PREFERRED_)CLUSTER_DIMENSION: a cluster launch, of clusters of one block only
-                    if a.value[..3].iter().any(|&d| d > 1) {
-                        return Err(CUDA_ERROR_NOT_SUPPORTED);
-                    }
-                    kind.cluster |= a.value[..3].iter().all(|&d| d == 1);
+                4 => {
+                    // CLUSTER_DIMENSION: a cluster launch of this shape
+                    kind.cluster = true;
+                    kind.cluster_dim = [a.value[0], a.value[1], a.value[2]];
                 }
+                // PREFERRED_CLUSTER_DIMENSION: a hint; the required shape (or clusters of one) runs.
+                11 => kind.cluster = true,
                 5 | 17 | 18 => {}                          // cluster scheduling / portability / shared memory mode
                 6 => {}                                     // PROGRAMMATIC_STREAM_SERIALIZATION: full serialisation satisfies it
                 _ => return Err(CUDA_ERROR_NOT_SUPPORTED), // events on launch, device-updatable nodes

@@ -743,10 +743,38 @@ fn function_attributes_and_occupancy() {
             n: 1,
             ..cfg
         };
+        // Clusters of two must divide the grid (of one CTA here); a grid of two runs as one cluster.
         assert_eq!(
             cuLaunchKernelEx(&cfg as *const Config as *const _, f, args.as_mut_ptr(), null_mut()),
-            CUDA_ERROR_NOT_SUPPORTED
+            CUDA_ERROR_INVALID_CLUSTER_SIZE
         );
+        let cfg = Config { grid: [2, 1, 1], ..cfg };
+        ok(cuMemsetD32_v2(c, 0, 64));
+        ok(cuLaunchKernelEx(
+            &cfg as *const Config as *const _,
+            f,
+            args.as_mut_ptr(),
+            null_mut(),
+        ));
+        assert_eq!(download(c, 64), vec![3.0; 64]);
+        // Past 8 CTAs a cluster needs the function's leave.
+        attrs[0].value[..3].copy_from_slice(&[16, 1, 1]);
+        let cfg = Config {
+            grid: [16, 1, 1],
+            ..cfg
+        };
+        assert_eq!(
+            cuLaunchKernelEx(&cfg as *const Config as *const _, f, args.as_mut_ptr(), null_mut()),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE
+        );
+        ok(cuFuncSetAttribute(f, 14, 1));
+        ok(cuLaunchKernelEx(
+            &cfg as *const Config as *const _,
+            f,
+            args.as_mut_ptr(),
+            null_mut(),
+        ));
+        ok(cuFuncSetAttribute(f, 14, 0));
         // Cooperative grids must fit on the device at once.
         assert_eq!(
             cuLaunchCooperativeKernel(f, 33 * sms as u32, 1, 1, 64, 1, 1, 0, null_mut(), args.as_mut_ptr()),

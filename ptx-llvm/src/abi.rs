@@ -599,7 +599,31 @@ pub struct Env {
     /// 1 in a cluster launch (the kernel's `.reqnctapercluster`, or cluster dimensions given at
     /// launch), else 0: `%is_explicit_cluster`, and whether `st.async`/`red.async` may run.
     pub cluster: u32,
+    /// The cluster's shape in CTAs (1, 1, 1 outside cluster launches): `%cluster_nctaid`, and what
+    /// the other cluster special registers derive from `ctaid`.
+    pub cluster_dim: [u32; 3],
+    /// The shared windows of the cluster's CTAs by rank, [`CLUSTER_TABLE`] entries (null past the
+    /// cluster's size; all null where a CTA runs alone, outside the fiber scheduler): where a
+    /// `.shared::cluster` address of another CTA goes (see [`cluster_address`]). As many entries
+    /// follow for the runtime: each CTA's initcheck map of shared bytes written (`written`), which
+    /// a store into its window from another CTA marks.
+    pub cluster_shared: *const *mut u8,
 }
+
+/// Entries of a cluster's table of shared windows: the most CTAs a cluster may have (16, with
+/// non-portable sizes).
+pub const CLUSTER_TABLE: usize = 16;
+
+/// `.shared::cluster` addresses on the host. A CTA's own shared addresses are offsets into its
+/// window, as ever, and stay valid in the cluster window; `mapa` makes another CTA's by putting its
+/// rank plus one in bits 24..28 (a window is below 2^24 bytes): `cluster_address(rank, offset)`.
+/// Accesses in `.shared::cluster` decode them through `Env::cluster_shared`.
+pub const fn cluster_address(rank: u32, offset: u32) -> u32 {
+    ((rank & (CLUSTER_TABLE as u32 - 1)) + 1) << CLUSTER_RANK_SHIFT | offset & ((1 << CLUSTER_RANK_SHIFT) - 1)
+}
+
+/// Where a `.shared::cluster` address keeps its rank (plus one; 0: the CTA's own window).
+pub const CLUSTER_RANK_SHIFT: u32 = 24;
 
 /// What an LLVM struct field of the ABI holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -624,16 +648,22 @@ pub struct TensorArgs {
     pub window: u64,
     /// The instruction's coordinates, sign-extended (0 past its dimensions).
     pub coords: [i64; 5],
+    /// A load's `.multicast::cluster` mask of CTA ranks, with [`TensorArgs::MULTICAST_BIT`]; 0 for
+    /// a load into the one CTA its addresses name.
+    pub multicast: u64,
 }
 
 impl TensorArgs {
     /// The words of the block, and each field's first word.
-    pub const WORDS: u32 = 9;
+    pub const WORDS: u32 = 10;
     pub const SHARED: u32 = 0;
     pub const MAP: u32 = 1;
     pub const MBAR: u32 = 2;
     pub const WINDOW: u32 = 3;
     pub const COORDS: u32 = 4;
+    pub const MULTICAST: u32 = 9;
+    /// Marks `multicast` as a multicast load (a mask may be 0).
+    pub const MULTICAST_BIT: u64 = 1 << 32;
 }
 
 /// The head of a lane's buffer for `collective::WGMMA`, which generated code fills word by word.
@@ -701,6 +731,8 @@ pub enum EnvField {
     Written,
     GridWorkspace,
     Cluster,
+    ClusterDim,
+    ClusterShared,
 }
 
 impl EnvField {
@@ -724,11 +756,13 @@ impl EnvField {
             EnvField::Written => "written",
             EnvField::GridWorkspace => "grid_workspace",
             EnvField::Cluster => "cluster",
+            EnvField::ClusterDim => "cluster_dim",
+            EnvField::ClusterShared => "cluster_shared",
         }
     }
 
     /// Every field with its type, in order.
-    pub const ALL: [(EnvField, FieldType); 17] = [
+    pub const ALL: [(EnvField, FieldType); 19] = [
         (EnvField::Params, FieldType::Ptr),
         (EnvField::Shared, FieldType::Ptr),
         (EnvField::Tid, FieldType::I32x3),
@@ -746,6 +780,8 @@ impl EnvField {
         (EnvField::Written, FieldType::Ptr),
         (EnvField::GridWorkspace, FieldType::I64),
         (EnvField::Cluster, FieldType::I32),
+        (EnvField::ClusterDim, FieldType::I32x3),
+        (EnvField::ClusterShared, FieldType::Ptr),
     ];
 
     /// The field's index in the LLVM struct.

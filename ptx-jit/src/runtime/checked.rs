@@ -191,6 +191,18 @@ impl FaultCell {
             crate::runtime::counters::cta_done();
         }
     }
+    /// Whether the launch keeps state per CTA on the thread running it (sanitizers, counters).
+    pub fn tracks_ctas(&self) -> bool {
+        self.tools.any() || self.counting.is_some()
+    }
+    /// Sets the running CTA's sanitizer and counter state aside, for the fiber scheduler to run
+    /// another CTA of its cluster on this thread.
+    pub fn park(&self) -> Parked {
+        Parked {
+            sanitize: crate::runtime::sanitize::park(),
+            counters: crate::runtime::counters::park(),
+        }
+    }
     pub fn faulted(&self) -> bool {
         self.faulted.load(Ordering::Relaxed)
     }
@@ -247,8 +259,37 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
             }
             return 0;
         }
+        // Another CTA's window in the cluster (distributed shared memory, through `mapa`).
+        if in_shared && end > addr && cluster_access(env, cell, addr, end, space) {
+            return 0;
+        }
     }
     check_slow(env, cell, addr, bytes, site, space)
+}
+
+/// Whether bytes `addr..end` lie in the shared window of another CTA of `env`'s cluster; initcheck
+/// then counts a store's bytes as written there. Racecheck does not follow such accesses, nor does
+/// initcheck follow such loads.
+fn cluster_access(env: &Env, cell: &FaultCell, addr: u64, end: u64, space: u32) -> bool {
+    const N: usize = ptx_llvm::abi::CLUSTER_TABLE;
+    // SAFETY: the environment's table has 2 * CLUSTER_TABLE entries (`Env::cluster_shared`).
+    let table = unsafe { std::slice::from_raw_parts(env.cluster_shared, 2 * N) };
+    let Some(r) = (0..N).find(|&r| {
+        let w = table[r] as u64;
+        w != 0 && addr >= w && end <= w + cell.shared_bytes
+    }) else {
+        return false;
+    };
+    let written = table[N + r] as *const std::sync::atomic::AtomicU64;
+    if space & ACCESS_WRITE != 0 && !written.is_null() && cell.tools.has(crate::runtime::sanitize::Tools::INITCHECK) {
+        let start = addr - table[r] as u64;
+        for b in start..start + (end - addr) {
+            // SAFETY: the map has a bit per byte of the window, and the bytes are inside it.
+            let word = unsafe { &*written.add((b / 64) as usize) };
+            word.fetch_or(1 << (b % 64), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    true
 }
 
 /// A checked access that stayed in bounds, which the watch word asked to see: the counters' or the
@@ -325,6 +366,20 @@ fn check_slow(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
         return 0;
     }
     fault(FaultKind::Access)
+}
+
+/// A CTA's sanitizer and counter state, set aside ([`FaultCell::park`]) while another CTA of its
+/// cluster runs on the thread; [`Parked::resume`] makes it the thread's again.
+pub struct Parked {
+    sanitize: crate::runtime::sanitize::Parked,
+    counters: crate::runtime::counters::Parked,
+}
+
+impl Parked {
+    pub fn resume(self) {
+        crate::runtime::sanitize::unpark(self.sanitize);
+        crate::runtime::counters::unpark(self.counters);
+    }
 }
 
 /// `trap` (or a failed device-side `assert`): the launch fails; threads stop at their next check.

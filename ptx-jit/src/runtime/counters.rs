@@ -230,6 +230,20 @@ fn warp_level(entries: &mut [Entry]) -> impl Iterator<Item = &[Entry]> {
     entries.chunk_by(|a, b| a.key == b.key)
 }
 
+/// A CTA's counts set aside while the fiber scheduler runs another CTA of its cluster on this thread
+/// (see `crate::runtime::checked::Parked`).
+pub struct Parked(Option<Cta>);
+
+/// Takes this thread's CTA counts out, to be put back with [`unpark`].
+pub fn park() -> Parked {
+    Parked(CTA.with(|c| c.borrow_mut().take()))
+}
+
+/// Puts parked counts back as this thread's; the slot must be empty (parked first).
+pub fn unpark(p: Parked) {
+    CTA.with(|c| *c.borrow_mut() = p.0);
+}
+
 fn close(mut cta: Cta) {
     let mut add = Totals {
         ctas: 1,

@@ -23,7 +23,7 @@ use std::ffi::c_void;
 /// Fiber stacks: JIT'd thread bodies keep registers in stack slots and recurse only through `call`;
 /// a kernel's own `.local` arrays come on top.
 const STACK_BYTES: usize = 256 * 1024;
-/// Named barriers per CTA (`bar` ids 0–15), and the cluster barrier of a cluster of one.
+/// Named barriers per CTA (`bar` ids 0–15), and the cluster barrier (`Lane::cluster_bar`).
 const BARRIERS: usize = CLUSTER_BARRIER as usize + 1;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,7 +54,9 @@ struct Lane {
     yielder: *const Yielder<(), Wait>,
     lane: u32,
     warp: *mut Warp,
+    /// The CTA's named barriers, and the cluster's barrier (the CTA's own outside clusters).
     bars: *mut Barrier,
+    cluster_bar: *mut Barrier,
     result: u64,
     /// The byte offset of the barrier or warp collective this thread last reached (checked code
     /// says, through [`note_site`]).
@@ -65,6 +67,18 @@ struct Lane {
     cell: *const crate::runtime::checked::FaultCell,
     /// This thread's index in the block.
     tid: [u32; 3],
+}
+
+impl Lane {
+    /// Barrier `id`: one of the CTA's, or the cluster's.
+    fn barrier(&self, id: usize) -> *mut Barrier {
+        if id == CLUSTER_BARRIER as usize {
+            self.cluster_bar
+        } else {
+            // SAFETY: `bars` holds BARRIERS entries.
+            unsafe { self.bars.add(id) }
+        }
+    }
 }
 
 /// Values exchanged by one warp, and which lanes are still running.
@@ -136,7 +150,7 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
     match kind {
         BAR_SYNC | BAR_ARRIVE => {
             let id = (a as usize) % BARRIERS;
-            let bar = unsafe { &mut *me.bars.add(id) };
+            let bar = unsafe { &mut *me.barrier(id) };
             let op = c;
             // SAFETY: the launch's record outlives its fibers.
             let cell = unsafe { &*me.cell };
@@ -166,7 +180,7 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         BAR_WAIT => {
             let id = a % BARRIERS as u32;
             let phase = me.result as u32;
-            if unsafe { (*me.bars.add(id as usize)).phase } == phase {
+            if unsafe { (*me.barrier(id as usize)).phase } == phase {
                 y.suspend(Wait::Phase { id, phase });
             }
             0
@@ -345,18 +359,60 @@ enum State {
     Done,
 }
 
-/// Marks runnable whatever can proceed; false if nothing can.
+/// Which CTA of a cluster of several the thread's sanitizer and counter state belongs to; the
+/// others' is parked. The scheduler switches before it runs a CTA's fibers or releases its
+/// barriers, so each CTA's accesses and epochs land in its own state.
+struct Owner<'c> {
+    cell: &'c crate::runtime::checked::FaultCell,
+    parked: Vec<Option<crate::runtime::checked::Parked>>,
+    current: usize,
+    active: bool,
+}
+
+impl<'c> Owner<'c> {
+    fn new(cell: &'c crate::runtime::checked::FaultCell, ctas: usize) -> Self {
+        Owner {
+            cell,
+            parked: (0..ctas).map(|_| None).collect(),
+            current: 0,
+            active: ctas > 1 && cell.tracks_ctas(),
+        }
+    }
+
+    fn switch(&mut self, c: usize) {
+        if !self.active || c == self.current {
+            return;
+        }
+        self.parked[self.current] = Some(self.cell.park());
+        if let Some(p) = self.parked[c].take() {
+            p.resume();
+        }
+        self.current = c;
+    }
+
+    /// Every CTA is done: settles each.
+    fn finish(&mut self) {
+        for c in 0..self.parked.len() {
+            self.switch(c);
+            self.cell.cta_done();
+        }
+    }
+}
+
+/// Marks runnable whatever can proceed in a cluster of `bars.len()` CTAs of `per_cta` threads each
+/// (threads, lanes and warps in rank order); false if nothing can.
+#[allow(clippy::too_many_arguments)]
 fn release(
     state: &mut [State],
     lanes: &mut [Lane],
     warps: &[Warp],
-    bars: &mut [Barrier],
-    cell: &crate::runtime::checked::FaultCell,
+    bars: &mut [[Barrier; BARRIERS]],
+    cluster_bar: &mut Barrier,
+    per_cta: usize,
+    owner: &mut Owner<'_>,
     cooperative: bool,
 ) -> bool {
-    use crate::runtime::sanitize::{Kind, Tools};
-    let sync = cell.tools.has(Tools::SYNCCHECK);
-    let n = state.len();
+    let cell = owner.cell;
     let mut yielders = false;
     for s in state.iter_mut() {
         if *s == State::Waiting(Wait::Yield) {
@@ -364,6 +420,60 @@ fn release(
             yielders = true;
         }
     }
+    let mut released = false;
+    let wpc = per_cta.div_ceil(32);
+    for (c, cta_bars) in bars.iter_mut().enumerate() {
+        let r = c * per_cta..(c + 1) * per_cta;
+        owner.switch(c);
+        released |= release_cta(
+            &mut state[r.clone()],
+            &mut lanes[r],
+            &warps[c * wpc..(c + 1) * wpc],
+            cta_bars,
+            cell,
+        );
+    }
+    if release_barrier(state, lanes, CLUSTER_BARRIER as usize, cluster_bar, cell) {
+        // The cluster's barrier starts an epoch in each CTA.
+        let mine = owner.current;
+        for c in (0..bars.len()).filter(|&c| c != mine) {
+            owner.switch(c);
+            crate::runtime::sanitize::barrier_completed();
+        }
+        released = true;
+    }
+    for (i, s) in state.iter_mut().enumerate() {
+        if let State::Waiting(Wait::Phase { id, phase }) = *s {
+            let bar = if id == CLUSTER_BARRIER {
+                &*cluster_bar
+            } else {
+                &bars[i / per_cta][id as usize]
+            };
+            if bar.phase != phase {
+                *s = State::Runnable;
+                released = true;
+            }
+        }
+    }
+    // In a cooperative launch, only threads that poll memory with `nanosleep` between looks can go
+    // on: what they wait for comes from another CTA, so the CPU goes to it first.
+    if yielders && !released && cooperative {
+        std::thread::yield_now();
+    }
+    released || yielders
+}
+
+/// One CTA's warp collectives, `activemask`s and named barriers.
+fn release_cta(
+    state: &mut [State],
+    lanes: &mut [Lane],
+    warps: &[Warp],
+    bars: &mut [Barrier; BARRIERS],
+    cell: &crate::runtime::checked::FaultCell,
+) -> bool {
+    use crate::runtime::sanitize::{Kind, Tools};
+    let sync = cell.tools.has(Tools::SYNCCHECK);
+    let n = state.len();
     let mut released = false;
     for (w, warp) in warps.iter().enumerate() {
         let range = w * 32..((w + 1) * 32).min(n);
@@ -422,131 +532,160 @@ fn release(
             }
         }
     }
-    let live = state.iter().filter(|s| **s != State::Done).count() as u32;
-    for (id, bar) in bars.iter_mut().enumerate() {
-        if bar.arrived == 0 {
-            continue;
-        }
-        let expected = if bar.expected == 0 { live } else { bar.expected };
-        let waiters = state
-            .iter()
-            .any(|s| matches!(s, State::Waiting(Wait::Bar { id: b, .. }) if *b as usize == id));
-        // A phase completes when its count is in; a named barrier also needs a thread waiting on it
-        // (arrivals from bar.arrive alone carry over to the next bar.sync).
-        if bar.arrived < expected || !(waiters || id == CLUSTER_BARRIER as usize) {
-            continue;
-        }
-        let waiting: Vec<usize> = (0..n)
-            .filter(|&i| matches!(state[i], State::Waiting(Wait::Bar { id: b, .. }) if b as usize == id))
-            .collect();
-        if sync {
-            // Threads released together from different instructions, one of them an aligned barrier
-            // (`bar.sync`), which all must reach at the same place: a divergent barrier. Unaligned
-            // `barrier.sync` counts arrivals per barrier, wherever they come from (sm_70+).
-            let first = waiting.first().map(|&i| &lanes[i]);
-            if let Some(&other) = waiting
-                .iter()
-                .find(|&&i| first.is_some_and(|f| lanes[i].site != f.site && (lanes[i].aligned || f.aligned)))
-            {
-                let detail = format!("barrier {id} was reached at two different instructions");
-                synccheck_at(
-                    cell,
-                    Kind::DivergentBarrier,
-                    &[&lanes[waiting[0]], &lanes[other]],
-                    detail,
-                );
-            }
-        }
-        // racecheck skips loads proved race-free on the ground that all threads of an epoch start it
-        // at one barrier instruction; threads released from different ones void that for the rest
-        // of the launch.
-        if cell.tools.has(crate::runtime::sanitize::Tools::RACECHECK)
-            && waiting.iter().any(|&i| lanes[i].site != lanes[waiting[0]].site)
-        {
-            cell.watch
-                .fetch_or(ptx_llvm::builtin::WATCH_UNRACED, std::sync::atomic::Ordering::Relaxed);
-        }
-        for &i in &waiting {
-            if let State::Waiting(Wait::Bar { op, .. }) = state[i] {
-                lanes[i].result = bar.result(op);
-                state[i] = State::Runnable;
-            }
-        }
-        bar.arrived = 0;
-        bar.phase = bar.phase.wrapping_add(1);
-        crate::runtime::sanitize::barrier_completed();
-        released = true;
+    for (id, bar) in bars.iter_mut().enumerate().take(CLUSTER_BARRIER as usize) {
+        released |= release_barrier(state, lanes, id, bar, cell);
     }
-    for s in state.iter_mut() {
-        if let State::Waiting(Wait::Phase { id, phase }) = *s {
-            if bars[id as usize].phase != phase {
-                *s = State::Runnable;
-                released = true;
-            }
-        }
-    }
-    // In a cooperative launch, only threads that poll memory with `nanosleep` between looks can go
-    // on: what they wait for comes from another CTA, so the CPU goes to it first.
-    if yielders && !released && cooperative {
-        std::thread::yield_now();
-    }
-    released || yielders
+    released
 }
 
-fn run_cta(
+/// Barrier `id` of the threads of `state` (a CTA's, or the cluster's): completes its phase when its
+/// count is in, handing `bar.red` results to the threads waiting on it.
+fn release_barrier(
+    state: &mut [State],
+    lanes: &mut [Lane],
+    id: usize,
+    bar: &mut Barrier,
+    cell: &crate::runtime::checked::FaultCell,
+) -> bool {
+    use crate::runtime::sanitize::{Kind, Tools};
+    if bar.arrived == 0 {
+        return false;
+    }
+    let n = state.len();
+    let live = state.iter().filter(|s| **s != State::Done).count() as u32;
+    let expected = if bar.expected == 0 { live } else { bar.expected };
+    let waiters = state
+        .iter()
+        .any(|s| matches!(s, State::Waiting(Wait::Bar { id: b, .. }) if *b as usize == id));
+    // A phase completes when its count is in; a named barrier also needs a thread waiting on it
+    // (arrivals from bar.arrive alone carry over to the next bar.sync).
+    if bar.arrived < expected || !(waiters || id == CLUSTER_BARRIER as usize) {
+        return false;
+    }
+    let waiting: Vec<usize> = (0..n)
+        .filter(|&i| matches!(state[i], State::Waiting(Wait::Bar { id: b, .. }) if b as usize == id))
+        .collect();
+    if cell.tools.has(Tools::SYNCCHECK) {
+        // Threads released together from different instructions, one of them an aligned barrier
+        // (`bar.sync`), which all must reach at the same place: a divergent barrier. Unaligned
+        // `barrier.sync` counts arrivals per barrier, wherever they come from (sm_70+).
+        let first = waiting.first().map(|&i| &lanes[i]);
+        if let Some(&other) = waiting
+            .iter()
+            .find(|&&i| first.is_some_and(|f| lanes[i].site != f.site && (lanes[i].aligned || f.aligned)))
+        {
+            let detail = format!("barrier {id} was reached at two different instructions");
+            synccheck_at(
+                cell,
+                Kind::DivergentBarrier,
+                &[&lanes[waiting[0]], &lanes[other]],
+                detail,
+            );
+        }
+    }
+    // racecheck skips loads proved race-free on the ground that all threads of an epoch start it
+    // at one barrier instruction; threads released from different ones void that for the rest
+    // of the launch.
+    if cell.tools.has(Tools::RACECHECK) && waiting.iter().any(|&i| lanes[i].site != lanes[waiting[0]].site) {
+        cell.watch
+            .fetch_or(ptx_llvm::builtin::WATCH_UNRACED, std::sync::atomic::Ordering::Relaxed);
+    }
+    for &i in &waiting {
+        if let State::Waiting(Wait::Bar { op, .. }) = state[i] {
+            lanes[i].result = bar.result(op);
+            state[i] = State::Runnable;
+        }
+    }
+    bar.arrived = 0;
+    bar.phase = bar.phase.wrapping_add(1);
+    crate::runtime::sanitize::barrier_completed();
+    true
+}
+
+/// Runs the CTAs of one cluster (one CTA outside cluster launches), given in rank order with a
+/// shared window each: every thread of every CTA on a fiber of one scheduler, so the CTAs can wait
+/// for each other (`barrier.cluster`, mbarriers signalled across the cluster) and reach each
+/// other's shared memory through the cluster's table of windows (`Env::cluster_shared`).
+fn run_cluster(
     l: &Launch<'_>,
     entry: ptx_llvm::abi::BlockFn,
-    cta_index: u64,
-    shared: &mut [u64],
+    ctas: &[u64],
+    windows: &mut [SharedWindow],
     fault: *const c_void,
     local_bytes: usize,
 ) -> Result<(), LaunchError> {
     let [bx, by, bz] = l.block;
-    let n = (bx * by * bz) as usize;
-    let mut base = crate::runtime::env_for_cta(l, cta_index, shared, collective);
-    base.fault = fault;
+    let per_cta = (bx * by * bz) as usize;
+    let n = per_cta * ctas.len();
+    let wpc = per_cta.div_ceil(32);
     // SAFETY: `fault` is the launch's record, alive until the launch returns.
     let cell = unsafe { &*(fault as *const crate::runtime::checked::FaultCell) };
     if cell.faulted() {
         return Ok(()); // the launch has failed: no further CTAs start
     }
-    if cell.tools.has(crate::runtime::sanitize::Tools::INITCHECK) {
-        base.written = crate::runtime::sanitize::written_map(&base, cell);
+    let mut owner = Owner::new(cell, ctas.len());
+    // The windows by rank, then their initcheck maps (`Env::cluster_shared`).
+    let mut table = [std::ptr::null_mut::<u8>(); 2 * ptx_llvm::abi::CLUSTER_TABLE];
+    for (t, w) in table.iter_mut().zip(windows.iter_mut()) {
+        *t = w.words().as_mut_ptr() as *mut u8;
     }
-    let mut warps: Vec<Warp> = (0..n.div_ceil(32))
-        .map(|w| Warp {
-            slots: [0; 32],
-            live: if (w + 1) * 32 <= n {
-                u32::MAX
-            } else {
-                (1u32 << (n % 32)) - 1
-            },
-            ctaid: base.ctaid,
+    let mut bases: Vec<Env> = ctas
+        .iter()
+        .zip(windows.iter_mut())
+        .enumerate()
+        .map(|(c, (&cta, w))| {
+            owner.switch(c);
+            let mut base = crate::runtime::env_for_cta(l, cta, w.words(), collective);
+            base.fault = fault;
+            if cell.tools.has(crate::runtime::sanitize::Tools::INITCHECK) {
+                base.written = crate::runtime::sanitize::written_map(&base, cell);
+            }
+            base
         })
         .collect();
-    let mut bars = [Barrier::default(); BARRIERS];
+    for (c, base) in bases.iter_mut().enumerate() {
+        table[ptx_llvm::abi::CLUSTER_TABLE + c] = base.written as *mut u8;
+        base.cluster_shared = table.as_ptr();
+    }
+    let mut warps: Vec<Warp> = (0..ctas.len() * wpc)
+        .map(|w| Warp {
+            slots: [0; 32],
+            live: if (w % wpc + 1) * 32 <= per_cta {
+                u32::MAX
+            } else {
+                (1u32 << (per_cta % 32)) - 1
+            },
+            ctaid: bases[w / wpc].ctaid,
+        })
+        .collect();
+    let mut bars = vec![[Barrier::default(); BARRIERS]; ctas.len()];
+    let mut cluster_bar = Barrier::default();
     // Fibers hold raw pointers into `warps`, `bars` and `lanes`; none moves until the fibers are done.
-    let (warps_ptr, bars_ptr) = (warps.as_mut_ptr(), bars.as_mut_ptr());
+    let (warps_ptr, bars_ptr, cluster_ptr) = (warps.as_mut_ptr(), bars.as_mut_ptr(), &mut cluster_bar as *mut Barrier);
+    let tid = |i: usize| {
+        let t = (i % per_cta) as u32;
+        [t % bx, t / bx % by, t / (bx * by)]
+    };
     let mut lanes: Vec<Lane> = (0..n)
         .map(|i| Lane {
             yielder: std::ptr::null(),
-            lane: (i % 32) as u32,
-            warp: unsafe { warps_ptr.add(i / 32) },
-            bars: bars_ptr,
+            lane: (i % per_cta % 32) as u32,
+            warp: unsafe { warps_ptr.add(i / per_cta * wpc + i % per_cta / 32) },
+            bars: unsafe { bars_ptr.add(i / per_cta) as *mut Barrier },
+            cluster_bar: cluster_ptr,
             result: 0,
             site: 0,
             aligned: false,
             cell: cell as *const crate::runtime::checked::FaultCell,
-            tid: [i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by)],
+            tid: tid(i),
         })
         .collect();
     // Raw pointers are not 'static-safe for the type system; the fibers never outlive this call.
-    let base_addr = &base as *const Env as usize;
+    let bases_addr = bases.as_ptr() as usize;
     let mut fibers: Vec<Fiber> = Vec::with_capacity(n);
     // Each fiber's stack (lowest, highest address), for the trap handler and checked mode.
     let mut stacks: Vec<(usize, usize)> = Vec::with_capacity(n);
     for (i, lane) in lanes.iter_mut().enumerate() {
-        let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
         let want = STACK_BYTES.saturating_add(local_bytes);
         let stack = match STACKS
             .with(|s| s.borrow_mut().pop())
@@ -557,12 +696,13 @@ fn run_cta(
         };
         stacks.push(crate::runtime::trap::bounds(&stack));
         let lane_addr = lane as *mut Lane as usize;
+        let (cta, t) = (i / per_cta, tid(i));
         fibers.push(Coroutine::with_stack(stack, move |yielder: &Yielder<(), Wait>, ()| {
-            // SAFETY: `base` and the lanes live until every fiber has finished or been leaked.
+            // SAFETY: `bases` and the lanes live until every fiber has finished or been leaked.
             let lane = unsafe { &mut *(lane_addr as *mut Lane) };
             lane.yielder = yielder;
-            let mut env = unsafe { *(base_addr as *const Env) };
-            env.tid = [x, y, z];
+            let mut env = unsafe { *(bases_addr as *const Env).add(cta) };
+            env.tid = t;
             env.sync = lane as *mut Lane as *mut c_void;
             unsafe { entry(&env, env.params) };
             Ok(())
@@ -572,17 +712,17 @@ fn run_cta(
     let result = loop {
         for i in 0..n {
             if state[i] == State::Runnable {
+                owner.switch(i / per_cta);
                 state[i] = match crate::runtime::trap::resume(&mut fibers[i], (), stacks[i], cell) {
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(Ok(())) => {
-                        unsafe { (*warps_ptr.add(i / 32)).live &= !(1 << (i % 32)) };
+                        unsafe { (*lanes[i].warp).live &= !(1 << lanes[i].lane) };
                         State::Done
                     }
                     CoroutineResult::Return(Err(t)) => {
-                        let (x, y, z) = (i as u32 % bx, i as u32 / bx % by, i as u32 / (bx * by));
                         cell.record(crate::runtime::checked::Fault {
-                            tid: Some([x, y, z]),
-                            ctaid: Some(base.ctaid),
+                            tid: Some(tid(i)),
+                            ctaid: Some(bases[i / per_cta].ctaid),
                             ..crate::runtime::checked::Fault::of(crate::runtime::checked::FaultKind::Signal(t))
                         });
                         State::Done
@@ -597,7 +737,16 @@ fn run_cta(
             break Ok(()); // this CTA or another has faulted, or the launch was ended: the CTA stops here
         }
         // No fiber runs while the scheduler looks at the shared state.
-        if !release(&mut state, &mut lanes, &warps, &mut bars, cell, l.cooperative) {
+        if !release(
+            &mut state,
+            &mut lanes,
+            &warps,
+            &mut bars,
+            &mut cluster_bar,
+            per_cta,
+            &mut owner,
+            l.cooperative,
+        ) {
             if cell.tools.has(crate::runtime::sanitize::Tools::SYNCCHECK) {
                 let stuck: Vec<&Lane> = (0..n)
                     .filter(|&i| state[i] != State::Done)
@@ -622,9 +771,31 @@ fn run_cta(
         unsafe { f.force_reset() };
     }
     STACKS.with(|s| s.borrow_mut().extend(fibers.into_iter().map(Coroutine::into_stack)));
-    cell.cta_done();
+    if owner.active {
+        owner.finish();
+    } else {
+        cell.cta_done();
+    }
     crate::runtime::texture::release_cached();
     result
+}
+
+/// The CTAs of cluster number `c` (x fastest over the grid of clusters), in rank order (x fastest
+/// within the cluster), as linear CTA indices.
+fn cluster_ctas(l: &Launch<'_>, c: u64) -> Vec<u64> {
+    let [dx, dy, dz] = l.cluster_dim.map(|d| d as u64);
+    let [gx, gy, _] = l.grid.map(|g| g as u64);
+    let (cx, cy) = (gx / dx, gy / dy);
+    let (x0, y0, z0) = (c % cx * dx, c / cx % cy * dy, c / (cx * cy) * dz);
+    let mut out = Vec::with_capacity((dx * dy * dz) as usize);
+    for z in 0..dz {
+        for y in 0..dy {
+            for x in 0..dx {
+                out.push(x0 + x + gx * (y0 + y + gy * (z0 + z)));
+            }
+        }
+    }
+    out
 }
 
 pub fn launch(
@@ -633,16 +804,18 @@ pub fn launch(
     entry: ptx_llvm::abi::BlockFn,
     fault: *const c_void,
 ) -> Result<(), LaunchError> {
-    let total = l.grid.iter().map(|&g| g as u64).product::<u64>();
+    let size = l.cluster_dim.iter().map(|&d| d as u64).product::<u64>();
+    let total = l.grid.iter().map(|&g| g as u64).product::<u64>() / size;
     let fault = fault as usize;
     (0..total).into_par_iter().try_for_each_init(
-        || SharedWindow::for_launch(k, l),
-        |shared, cta| {
-            let r = run_cta(
+        || (0..size).map(|_| SharedWindow::for_launch(k, l)).collect::<Vec<_>>(),
+        |windows, c| {
+            let ctas = if size == 1 { vec![c] } else { cluster_ctas(l, c) };
+            let r = run_cluster(
                 l,
                 entry,
-                cta,
-                shared.words(),
+                &ctas,
+                windows,
                 fault as *const c_void,
                 k.info.local_bytes as usize,
             );

@@ -51,8 +51,14 @@ pub fn env_for_cta(l: &Launch<'_>, cta: u64, shared: &mut [u64], collective: Col
         written: std::ptr::null_mut(),
         grid_workspace: l.grid_workspace,
         cluster: l.cluster as u32,
+        cluster_dim: l.cluster_dim,
+        cluster_shared: NO_CLUSTER.as_ptr() as *const *mut u8,
     }
 }
+
+/// The cluster table of a CTA that runs alone (loop and region kernels, which make no `mapa`): its
+/// own addresses need none of it, and any other rank finds a null window and faults.
+static NO_CLUSTER: [usize; 2 * ptx_llvm::abi::CLUSTER_TABLE] = [0; 2 * ptx_llvm::abi::CLUSTER_TABLE];
 
 /// How a CTA's shared window is aligned: the most any `.align` of a shared variable gets in absolute
 /// addresses (offsets in the window honour every `.align`). Code that swizzles by address bits, as
@@ -130,9 +136,12 @@ pub struct Launch<'p> {
     /// The SMs the device presents (`%nsmid`; `%smid` is the worker's index modulo this), taken when
     /// the launch is made: a cooperative launch runs on more threads than that.
     pub sms: u32,
-    /// A cluster launch: the driver was given cluster dimensions (of one CTA: larger clusters are not
-    /// supported), or the kernel declares `.reqnctapercluster` ([`launch_sanitized`] sets it then).
+    /// A cluster launch: the driver was given cluster dimensions, or the kernel declares
+    /// `.reqnctapercluster` ([`launch_sanitized`] sets it then).
     pub cluster: bool,
+    /// The cluster's shape in CTAs (1, 1, 1 outside cluster launches). The CTAs of a cluster of more
+    /// than one run together on one worker, their threads on fibers of one scheduler.
+    pub cluster_dim: [u32; 3],
     /// Which tier runs (the quick tier for a small first launch by default).
     pub tier: crate::jit::host::Tier,
     /// Where the launch adds its counts, for a kernel built with counters (`counters`): it then runs
@@ -159,6 +168,7 @@ impl<'p> Launch<'p> {
             grid_workspace: 0,
             sms: crate::device::sm_count(),
             cluster: false,
+            cluster_dim: [1; 3],
             tier: Default::default(),
             counters: None,
         }
@@ -217,10 +227,35 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
             k.info.name
         )));
     }
-    if let Some(c) = k.info.cluster.filter(|c| c.iter().any(|&d| d > 1)) {
-        return Err(LaunchError::NotSupported(format!(
-            "`{}` declares `.reqnctapercluster {}, {}, {}`: clusters of more than one CTA are not supported",
-            k.info.name, c[0], c[1], c[2]
+    if let Some(c) = k
+        .info
+        .cluster
+        .filter(|&c| l.cluster && l.cluster_dim != [1; 3] && c != l.cluster_dim)
+    {
+        return Err(LaunchError::InvalidClusterSize(format!(
+            "clusters of {}x{}x{}, but `{}` declares `.reqnctapercluster {}, {}, {}`",
+            l.cluster_dim[0], l.cluster_dim[1], l.cluster_dim[2], k.info.name, c[0], c[1], c[2]
+        )));
+    }
+    let dim = k
+        .info
+        .cluster
+        .filter(|_| !l.cluster || l.cluster_dim == [1; 3])
+        .unwrap_or(l.cluster_dim);
+    let size: u32 = dim.iter().product();
+    if dim.contains(&0)
+        || size as usize > ptx_llvm::abi::CLUSTER_TABLE
+        || (0..3).any(|d| !l.grid[d].is_multiple_of(dim[d]))
+    {
+        return Err(LaunchError::InvalidClusterSize(format!(
+            "clusters of {}x{}x{} CTAs for a grid of {}x{}x{} (at most {} CTAs, dividing the grid)",
+            dim[0],
+            dim[1],
+            dim[2],
+            l.grid[0],
+            l.grid[1],
+            l.grid[2],
+            ptx_llvm::abi::CLUSTER_TABLE
         )));
     }
     let max_shared = crate::device::profile().shared_per_block_optin;
@@ -291,16 +326,18 @@ pub fn launch_sanitized(
     };
     // A kernel that declares its cluster shape is launched as clusters however the driver was called.
     let clustered;
-    let l = if k.info.cluster.is_some() && !l.cluster {
-        clustered = Launch {
-            cluster: true,
-            cancel: l.cancel.clone(),
-            counters: l.counters.clone(),
-            ..*l
-        };
-        &clustered
-    } else {
-        l
+    let l = match k.info.cluster {
+        Some(dim) if !l.cluster || l.cluster_dim != dim => {
+            clustered = Launch {
+                cluster: true,
+                cluster_dim: dim,
+                cancel: l.cancel.clone(),
+                counters: l.counters.clone(),
+                ..*l
+            };
+            &clustered
+        }
+        _ => l,
     };
     let shared = k.info.static_shared + l.dynamic_shared;
     let cell = match &l.counters {

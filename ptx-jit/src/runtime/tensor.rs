@@ -418,10 +418,23 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
     let base = env.shared as u64;
     let start = args.shared.wrapping_sub(base);
     let size = m.element_size();
+    // The windows a load writes: its own CTA's, or under `.multicast::cluster` those of the ranks in
+    // the mask, at the same offsets.
+    let windows: Vec<u64> = if args.multicast & TensorArgs::MULTICAST_BIT != 0 {
+        // SAFETY: the table has CLUSTER_TABLE entries (`Env::cluster_shared`).
+        let table = unsafe { std::slice::from_raw_parts(env.cluster_shared, ptx_llvm::abi::CLUSTER_TABLE) };
+        let ranks = (0..table.len()).filter(|r| args.multicast >> r & 1 == 1);
+        match ranks.map(|r| table[r] as u64).collect::<Vec<_>>() {
+            w if w.contains(&0) => return illegal("multicast a tensor box to a CTA rank past the cluster"),
+            w => w,
+        }
+    } else {
+        vec![base]
+    };
     // Every element's place in shared memory, which must lie inside the window.
     let place = |k: u64| {
         let off = swizzled(start.checked_add(k)?, m.swizzle);
-        (off.checked_add(size)? <= args.window).then_some(base + off)
+        (off.checked_add(size)? <= args.window).then_some(off)
     };
     let tf32 = matches!(m.dtype, TFLOAT32 | TFLOAT32_FTZ);
     let fill = m.fill();
@@ -438,7 +451,7 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
     // SAFETY: each element's shared place is checked before it is touched; global addresses are the
     // map's, whose faults the trap handler catches.
     let done = m.each(&coords, |k, at| unsafe {
-        let Some(sh) = place(k) else { return false };
+        let Some(off) = place(k) else { return false };
         if let Some(a) = at.filter(|_| checked) {
             if crate::runtime::checked::ptxjit_check(env, a, size, site, access) != 0 {
                 recorded = true;
@@ -447,26 +460,28 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         }
         if let Some(cell) = cell {
             // initcheck: the copy writes these bytes.
-            let written = if op == TENSOR_LOAD { Some(sh) } else { at };
+            let written = if op == TENSOR_LOAD { Some(base + off) } else { at };
             if let Some(w) = written {
                 crate::runtime::sanitize::copied(env, cell, w, size);
             }
         }
-        let sh = sh as *mut u8;
-        match (op, at) {
-            // TF32 maps round each f32 to 10 mantissa bits on the way in (an H200 does).
-            (TENSOR_LOAD, Some(a)) if tf32 => {
-                (sh as *mut u32).write_unaligned(round_tf32((a as *const u32).read_unaligned()))
+        for &w in &windows {
+            let sh = (w + off) as *mut u8;
+            match (op, at) {
+                // TF32 maps round each f32 to 10 mantissa bits on the way in (an H200 does).
+                (TENSOR_LOAD, Some(a)) if tf32 => {
+                    (sh as *mut u32).write_unaligned(round_tf32((a as *const u32).read_unaligned()))
+                }
+                (TENSOR_LOAD, Some(a)) => std::ptr::copy_nonoverlapping(a as *const u8, sh, size as usize),
+                (TENSOR_LOAD, None) => std::ptr::copy_nonoverlapping(fill.to_le_bytes().as_ptr(), sh, size as usize),
+                (TENSOR_STORE, Some(a)) => std::ptr::copy_nonoverlapping(sh, a as *mut u8, size as usize),
+                (_, Some(a)) => {
+                    let mut v = 0u64;
+                    std::ptr::copy_nonoverlapping(sh, &mut v as *mut u64 as *mut u8, size as usize);
+                    crate::runtime::memops::reduce_element(a, v, size, red, ty);
+                }
+                (_, None) => {}
             }
-            (TENSOR_LOAD, Some(a)) => std::ptr::copy_nonoverlapping(a as *const u8, sh, size as usize),
-            (TENSOR_LOAD, None) => std::ptr::copy_nonoverlapping(fill.to_le_bytes().as_ptr(), sh, size as usize),
-            (TENSOR_STORE, Some(a)) => std::ptr::copy_nonoverlapping(sh, a as *mut u8, size as usize),
-            (_, Some(a)) => {
-                let mut v = 0u64;
-                std::ptr::copy_nonoverlapping(sh, &mut v as *mut u64 as *mut u8, size as usize);
-                crate::runtime::memops::reduce_element(a, v, size, red, ty);
-            }
-            (_, None) => {}
         }
         true
     });
@@ -479,7 +494,11 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         ));
     }
     if op == TENSOR_LOAD && args.mbar != 0 {
-        crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, args.mbar, m.box_bytes(), 0);
+        // Each destination CTA's mbarrier, at the offset of the one named.
+        for &w in &windows {
+            let mbar = w + args.mbar.wrapping_sub(base);
+            crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, mbar, m.box_bytes(), 0);
+        }
     }
     0
 }

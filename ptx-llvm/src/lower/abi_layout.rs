@@ -47,6 +47,8 @@ fn env_fields_match_the_runtime_struct() {
         offset_of!(Env, written),
         offset_of!(Env, grid_workspace),
         offset_of!(Env, cluster),
+        offset_of!(Env, cluster_dim),
+        offset_of!(Env, cluster_shared),
     ];
     for (i, &(f, _)) in EnvField::ALL.iter().enumerate() {
         assert_eq!(f.index() as usize, i, "{f:?} out of order");
@@ -87,6 +89,7 @@ fn tensor_args_words_match_the_runtime_struct() {
     assert_eq!(offset_of!(T, mbar), 8 * T::MBAR as usize);
     assert_eq!(offset_of!(T, window), 8 * T::WINDOW as usize);
     assert_eq!(offset_of!(T, coords), 8 * T::COORDS as usize);
+    assert_eq!(offset_of!(T, multicast), 8 * T::MULTICAST as usize);
     assert_eq!(size_of::<T>(), 8 * T::WORDS as usize);
 }
 

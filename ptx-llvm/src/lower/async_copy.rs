@@ -201,12 +201,6 @@ impl<'ctx> Lowerer<'ctx> {
         if d.get(G::LoadMode).is_some_and(|m| m != ".tile") {
             return Err(unsupported(i.span, "im2col tensor copies are not supported yet"));
         }
-        if d.has(".multicast::cluster") {
-            return Err(unsupported(
-                i.span,
-                "multicast tensor copies need clusters of more than one CTA, which are not supported",
-            ));
-        }
         let dims = isa::tensor_dims(d) as u64;
         let load = d.has(".shared::cluster");
         let (map_at, shared_at) = if load { (1, 0) } else { (0, 1) };
@@ -246,6 +240,20 @@ impl<'ctx> Lowerer<'ctx> {
             };
             put(self, TensorArgs::COORDS + k as u32, v)?;
         }
+        // The multicast mask comes after the mbarrier, and the im2col offsets when there are some.
+        let multicast = if d.has(".multicast::cluster") {
+            let at = 3 + usize::from(d.has(".im2col"));
+            let mask = ops
+                .get(at)
+                .ok_or_else(|| unsupported(i.span, "a multicast copy needs a CTA mask"))?;
+            let mask = self.read(st, mask, Type::B16, scope)?.into_int_value();
+            let mask = self.b.build_int_z_extend(mask, i64t, "mask")?;
+            self.b
+                .build_or(mask, i64t.const_int(TensorArgs::MULTICAST_BIT, false), "multicast")?
+        } else {
+            i64t.const_zero()
+        };
+        put(self, TensorArgs::MULTICAST, multicast)?;
         let op = if d.spec.sub[0] == ".reduce" {
             let k = d.get(G::Op).and_then(|o| bi::BULK_OPS.iter().position(|&b| b == o));
             let k = k.ok_or_else(|| unsupported(i.span, "`cp.reduce.async.bulk.tensor` needs an operation"))?;

@@ -35,6 +35,7 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
+        self.cluster_access = self.maps_cluster && d.has(".shared::cluster");
         if self.try_builtin(st, i, d, scope)? {
             return Ok(());
         }
@@ -338,13 +339,8 @@ impl<'ctx> Lowerer<'ctx> {
             "ld" | "st" | "ldu" => self.memory(st, i, d, scope),
             // Cache hints, register budgets, profiler events and debugger stops: no effect on any value.
             "prefetch" | "prefetchu" | "applypriority" | "discard" | "setmaxnreg" | "pmevent" | "brkpt" => Ok(()),
-            // A CTA is its own cluster of one: rank 0, and every shared address is already its own.
-            "getctarank" => self.write(st, &ops[0], self.i32().const_zero().into(), false, scope),
-            "mapa" => {
-                let t = need_ty()?;
-                let a = self.read(st, &ops[1], t, scope)?;
-                self.write(st, &ops[0], a, false, scope)
-            }
+            "getctarank" | "mapa" if self.flavour == Flavour::Host => self.cluster_map(st, i, d, scope),
+            "getctarank" | "mapa" => Err(unsupported(i.span, format!("`{name}` is not supported for NVPTX yet"))),
             // An opaque L2 policy; the loads that take one ignore it.
             "createpolicy" => self.write(st, &ops[0], self.i64().const_zero().into(), false, scope),
             "isspacep" => self.isspacep(st, i, d, scope),

@@ -7,6 +7,7 @@ mod asm;
 mod async_copy;
 mod builtin;
 mod calls;
+mod cluster;
 pub use calls::undefined_function;
 mod convert;
 mod declare;
@@ -255,6 +256,15 @@ fn lower_only<'ctx>(
             }
             found
         }),
+        maps_cluster: m.items.iter().any(|i| {
+            let Item::Function(f) = i else { return false };
+            let mut found = false;
+            if let Some(b) = &f.body {
+                ast::visit(b, &mut |s| found |= matches!(s, Statement::Inst(i) if i.opcode.text == "mapa"));
+            }
+            found
+        }),
+        cluster_access: false,
         private_memory: m.items.iter().any(|i| {
             let Item::Function(f) = i else { return false };
             let mut found = false;
@@ -363,6 +373,12 @@ struct Lowerer<'ctx> {
     unraced: bool,
     /// Some function traps (or fails an assertion): callers must stop when a callee did.
     may_trap: bool,
+    /// Some function maps addresses to other CTAs of its cluster (`mapa`): `.shared::cluster`
+    /// accesses decode the CTA rank `abi::cluster_address` puts in them. Without `mapa` no address
+    /// names another CTA, and no access pays for the decoding.
+    maps_cluster: bool,
+    /// The instruction being lowered accesses `.shared::cluster` in a module that `maps_cluster`.
+    cluster_access: bool,
     /// Some function declares `.local` memory or uses `alloca`: thread-private memory that lives in
     /// stack slots the inliner may share between a thread loop's iterations.
     private_memory: bool,
@@ -398,6 +414,19 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
                 | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma"
         ));
+    });
+    found
+}
+
+/// Whether a body works with the other CTAs of its cluster (`barrier.cluster`, `mapa`, multicast
+/// copies): its CTAs must run together, which only the fiber scheduler does (a cluster's threads on
+/// one scheduler); regions run one CTA at a time.
+fn cluster_scoped(body: &[Statement<'_>]) -> bool {
+    let mut found = false;
+    ast::visit(body, &mut |s| {
+        found |= matches!(s, Statement::Inst(i) if i.opcode.text == "mapa"
+            || (i.opcode.text == "barrier" && i.mods.first().is_some_and(|m| m.text == ".cluster"))
+            || i.mods.iter().any(|m| m.text == ".multicast::cluster"));
     });
     found
 }
@@ -760,7 +789,7 @@ impl<'ctx> Lowerer<'ctx> {
         if let Some(k) = info.as_mut().filter(|_| self.flavour == Flavour::Host) {
             k.exec = if !self.syncing.contains(f.name.text) {
                 Exec::Loop
-            } else if own_sync && self.options.regions {
+            } else if own_sync && self.options.regions && !cluster_scoped(body) {
                 match self.split_regions(body_fn)? {
                     Some(plan) => {
                         let lanes = self.regions_block_fn(fv, body_fn, &plan)?;

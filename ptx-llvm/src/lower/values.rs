@@ -247,7 +247,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// `%tid.d`, `%ntid.d`, … on the host.
-    fn env_dim(&mut self, st: &Fn<'ctx, '_, '_>, field: EnvField, dim: u64) -> R<IntValue<'ctx>> {
+    pub(super) fn env_dim(&mut self, st: &Fn<'ctx, '_, '_>, field: EnvField, dim: u64) -> R<IntValue<'ctx>> {
         let p = self.env_dim_ptr(st.env.expect("env"), field, dim)?;
         Ok(self.b.build_load(self.i32(), p, "sreg")?.into_int_value())
     }
@@ -390,13 +390,14 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 self.b.build_int_truncate(half, i32t, "envreg")?
             }
-            "%cluster_nctarank" => i32t.const_int(1, false),
+            "%cluster_nctarank" => self.cluster_rank(st, true)?,
+            "%cluster_ctarank" => self.cluster_rank(st, false)?,
             "%is_explicit_cluster" => {
                 let cluster = self.env_field(st, EnvField::Cluster, i32t)?;
                 self.b
                     .build_int_compare(IntPredicate::NE, cluster, i32t.const_zero(), "explicit_cluster")?
             }
-            // %cluster_ctarank, the other %envreg<N>, %pm<N>, reserved shared-memory offsets (none reserved),
+            // The other %envreg<N>, %pm<N>, reserved shared-memory offsets (none reserved),
             // %current_graph_exec (no graphs).
             _ => self.int(sreg.ty.bits()).const_zero(),
         };
@@ -501,12 +502,15 @@ impl<'ctx> Lowerer<'ctx> {
             _ => return Err(unsupported(c.span, format!("component `{}` is not supported", c.text))),
         };
         if self.flavour == Flavour::Host {
-            // A CTA is its own cluster of one.
             match n.text {
-                "%clusterid" => return self.env_dim(st, EnvField::Ctaid, dim),
-                "%nclusterid" => return self.env_dim(st, EnvField::Nctaid, dim),
-                "%cluster_ctaid" => return Ok(self.i32().const_zero()),
-                "%cluster_nctaid" => return Ok(self.i32().const_int(1, false)),
+                "%clusterid" => return self.cluster_coordinate(st, dim, false),
+                "%nclusterid" => {
+                    let n = self.env_dim(st, EnvField::Nctaid, dim)?;
+                    let shape = self.env_dim(st, EnvField::ClusterDim, dim)?;
+                    return Ok(self.b.build_int_unsigned_div(n, shape, "nclusterid")?);
+                }
+                "%cluster_ctaid" => return self.cluster_coordinate(st, dim, true),
+                "%cluster_nctaid" => return self.env_dim(st, EnvField::ClusterDim, dim),
                 _ => {}
             }
         }
@@ -714,6 +718,9 @@ impl<'ctx> Lowerer<'ctx> {
                         a.span,
                         "`ld.param` through a register address in a device function is not supported yet",
                     ));
+                }
+                if space == Space::Shared && self.cluster_access {
+                    return self.cluster_pointer(st, addr);
                 }
                 let bp = self.env_ptr(env, f)?;
                 let base = self.b.build_load(self.ptr(0), bp, "base")?.into_pointer_value();

@@ -381,6 +381,22 @@ pub fn cta_done() {
     }
 }
 
+/// A CTA's shadow state set aside while the fiber scheduler runs another CTA of its cluster on this
+/// thread (see `crate::runtime::checked::Parked`).
+pub struct Parked(Option<Cta>);
+
+/// Takes this thread's CTA state out, to be put back with [`unpark`].
+pub fn park() -> Parked {
+    // SAFETY: taking the state out holds no reference.
+    Parked(unsafe { cta_slot(Option::take) })
+}
+
+/// Puts a parked CTA state back as this thread's; the slot must be empty (parked first).
+pub fn unpark(p: Parked) {
+    // SAFETY: replacing the state holds no reference.
+    unsafe { cta_slot(|c| *c = p.0) };
+}
+
 /// Settles a finished CTA and keeps its shadow table for the next.
 fn close(mut cta: Cta) {
     settle(&mut cta);
