@@ -448,6 +448,43 @@ api! {
         kernel(&fo).map(drop)
     }
 
+    fn cuOccupancyMaxPotentialClusterSize(size: *mut c_int, f: Handle, config: *const LaunchConfig) {
+        let (h, fo) = func(f)?;
+        let c = config.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let k = &kernel(&fo)?.info;
+        let threads: u64 = c.block.iter().map(|&b| b as u64).product();
+        // A cluster's CTAs are resident together; the kernel's own shape if it declares one, else
+        // the portable 8 (16 where the function allows non-portable sizes).
+        let most = match k.cluster {
+            Some(d) => d.iter().product::<u32>() as c_int,
+            None if attrs(h, k).non_portable_clusters != 0 => 16,
+            None => 8,
+        };
+        let fits = blocks_per_sm(threads, k.static_shared + c.shared as u64) > 0;
+        out(size, if fits { most } else { 0 })
+    }
+    fn cuOccupancyMaxActiveClusters(n: *mut c_int, f: Handle, config: *const LaunchConfig) {
+        let (_, fo) = func(f)?;
+        let c = config.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let k = &kernel(&fo)?.info;
+        let given = (0..c.num_attrs as usize)
+            .map(|i| &*c.attrs.add(i))
+            .find(|a| a.id == 4)
+            .map(|a| [a.value[0], a.value[1], a.value[2]]);
+        // The cluster shape: the kernel's, which one given must match, or the one given.
+        let dim = match (k.cluster, given) {
+            (Some(d), Some(g)) if d != g => return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE),
+            (Some(d), _) | (None, Some(d)) => d,
+            (None, None) => return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE),
+        };
+        let size = dim.iter().map(|&d| d as u64).product::<u64>();
+        if size == 0 || size > ptx_jit::CLUSTER_TABLE as u64 {
+            return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+        }
+        let threads: u64 = c.block.iter().map(|&b| b as u64).product();
+        let blocks = blocks_per_sm(threads, k.static_shared + c.shared as u64) * device::sm_count() as u64;
+        out(n, (blocks / size).min(c_int::MAX as u64) as c_int)
+    }
     fn cuOccupancyMaxActiveBlocksPerMultiprocessor(n: *mut c_int, f: Handle, block: c_int, dynamic: usize) {
         max_active_blocks(n, f, block, dynamic)
     }

@@ -767,7 +767,21 @@ fn function_attributes_and_occupancy() {
             cuLaunchKernelEx(&cfg as *const Config as *const _, f, args.as_mut_ptr(), null_mut()),
             CUDA_ERROR_INVALID_CLUSTER_SIZE
         );
+        // The largest cluster: the portable 8, or 16 with the leave; how many fit at once.
+        let mut size = 0;
+        ok(cuOccupancyMaxPotentialClusterSize(
+            &mut size,
+            f,
+            &cfg as *const Config as *const _,
+        ));
+        assert_eq!(size, 8);
         ok(cuFuncSetAttribute(f, 14, 1));
+        ok(cuOccupancyMaxPotentialClusterSize(
+            &mut size,
+            f,
+            &cfg as *const Config as *const _,
+        ));
+        assert_eq!(size, 16);
         ok(cuLaunchKernelEx(
             &cfg as *const Config as *const _,
             f,
@@ -775,6 +789,19 @@ fn function_attributes_and_occupancy() {
             null_mut(),
         ));
         ok(cuFuncSetAttribute(f, 14, 0));
+        let (mut blocks, mut clusters) = (0, 0);
+        ok(cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut blocks, f, 64, 0));
+        ok(cuOccupancyMaxActiveClusters(
+            &mut clusters,
+            f,
+            &cfg as *const Config as *const _,
+        ));
+        assert_eq!(clusters, blocks * sms / 16);
+        let plain = Config { n: 0, ..cfg };
+        assert_eq!(
+            cuOccupancyMaxActiveClusters(&mut clusters, f, &plain as *const Config as *const _),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE
+        );
         // Cooperative grids must fit on the device at once.
         assert_eq!(
             cuLaunchCooperativeKernel(f, 33 * sms as u32, 1, 1, 64, 1, 1, 0, null_mut(), args.as_mut_ptr()),

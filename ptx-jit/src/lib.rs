@@ -19,6 +19,7 @@ pub use runtime::watchdog::{timeout as launch_timeout, Cancel};
 
 pub use jit::host::{warm_up, HostKernel, HostModule, Loading, Retain};
 pub use ptx_front::{Code, Diagnostic, Severity};
+pub use ptx_llvm::abi::CLUSTER_TABLE;
 pub use ptx_llvm::{Exec, KernelInfo, Options};
 pub use runtime::{launch, launch_sanitized, Launch, LaunchError};
 
