@@ -97,18 +97,15 @@ pub struct LaunchConfig {
 pub(crate) struct Kind {
     pub cooperative: bool,
     pub cluster: bool,
-    /// The cluster's shape (0, 0, 0 where no cluster dimensions were given).
-    pub cluster_dim: [c_uint; 3],
+    /// The cluster's shape, where cluster dimensions were given.
+    pub cluster_dim: Option<[c_uint; 3]>,
 }
 
 impl Kind {
-    /// The cluster shape a launch passes on: the one given, or clusters of one CTA.
+    /// The cluster shape a launch passes on: the one given (zeros included, which the launch's
+    /// validation refuses), or clusters of one CTA.
     fn cluster_dim(&self) -> [u32; 3] {
-        if self.cluster_dim.contains(&0) {
-            [1; 3]
-        } else {
-            self.cluster_dim
-        }
+        self.cluster_dim.unwrap_or([1; 3])
     }
 }
 
@@ -172,7 +169,8 @@ pub(crate) unsafe fn prepare_launch(
     };
     rt::validate(k, &l).map_err(|e| launch_error(&k.info.name, e))?;
     // Past 8 CTAs a cluster is non-portable, and needs the function's leave to be one.
-    if kind.cluster_dim().iter().product::<u32>() > 8 && attrs(h, &k.info).non_portable_clusters == 0 {
+    if kind.cluster_dim().iter().map(|&d| d as u64).product::<u64>() > 8 && attrs(h, &k.info).non_portable_clusters == 0
+    {
         return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
     }
     if shared as u64 > attrs(h, &k.info).max_dynamic_shared {
@@ -327,7 +325,7 @@ api! {
                 4 => {
                     // CLUSTER_DIMENSION: a cluster launch of this shape
                     kind.cluster = true;
-                    kind.cluster_dim = [a.value[0], a.value[1], a.value[2]];
+                    kind.cluster_dim = Some([a.value[0], a.value[1], a.value[2]]);
                 }
                 // PREFERRED_CLUSTER_DIMENSION: a hint; the required shape (or clusters of one) runs.
                 11 => kind.cluster = true,

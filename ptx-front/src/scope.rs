@@ -359,6 +359,11 @@ impl<'m, 'a> Labels<'m, 'a> {
         open.pop();
     }
 
+    /// The places (span starts) of the names that a visible label answers.
+    pub fn resolved(&self) -> impl Iterator<Item = u32> + '_ {
+        self.uses.keys().copied()
+    }
+
     /// The label a name in an operand or target list stands for, if a visible label has its name.
     pub fn resolve(&self, n: &Name<'_>) -> Option<&'m Name<'a>> {
         self.uses.get(&n.span.start).copied()

@@ -202,6 +202,7 @@ impl<'m, 'a> Checker<'m, 'a> {
         for n in &labels.defs {
             c.labels.entry(n.text).or_insert(n);
         }
+        c.label_uses = labels.resolved().collect();
         let label_dups = labels.dups.clone();
         // Prototypes and target lists are named by the label right before them.
         let mut pending = None;
@@ -418,6 +419,9 @@ struct FnChecker<'c, 'm, 'a> {
     target: &'c Target,
     diags: &'c mut Vec<Diagnostic>,
     labels: HashMap<&'a str, &'m Name<'a>>,
+    /// The places of branch and list names that a label in scope answers (nested blocks scope
+    /// labels; a name of a label elsewhere in the function is not one of them).
+    label_uses: rustc_hash::FxHashSet<u32>,
     function: &'a str,
     fragment: bool,
     /// "this module targets", or "checking against" when the target comes from the command line.
@@ -451,6 +455,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
             target,
             diags,
             labels: HashMap::default(),
+            label_uses: Default::default(),
             function,
             fragment,
             against,

@@ -697,6 +697,18 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d,
                 });
+            } else if !self.label_uses.contains(&n.span.start) {
+                let def = self.labels[n.text];
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::P0203,
+                        n.span,
+                        format!("label `{}` is in a `{{ }}` block this branch is not in", n.text),
+                    )
+                    .label("not visible here")
+                    .secondary(def.span, "defined in another block")
+                    .help("a branch sees the labels of its own block and of the blocks around it; move the label out"),
+                );
             }
         } else if !matches!(self.lookup(n, scope), Some(Entry::Func(_)) | Some(Entry::Reg { .. })) {
             self.undefined(n, scope);

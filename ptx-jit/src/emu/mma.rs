@@ -102,18 +102,28 @@ impl Arith {
                 acc as u32 as u64
             }
             ta => {
-                let mut sum = ExactSum::default();
-                if let Some(c) = c {
-                    sum.add(float_value(self.c, c));
-                }
                 let sign = if negate { -1.0 } else { 1.0 };
-                for kk in 0..k {
-                    sum.add(sign * float_value(ta, a(kk)) * float_value(self.b, b(kk)));
-                }
+                let term = |kk: usize| sign * float_value(ta, a(kk)) * float_value(self.b, b(kk));
+                let c = c.map(|c| float_value(self.c, c));
+                let sum = match exact_f64_sum(c, (0..k).map(term)) {
+                    Some(x) => x,
+                    None => {
+                        let mut sum = ExactSum::default();
+                        if let Some(c) = c {
+                            sum.add(c);
+                        }
+                        (0..k).for_each(|kk| sum.add(term(kk)));
+                        if self.d == Ty::F16 {
+                            sum.round(11, -14)
+                        } else {
+                            sum.round(24, -126)
+                        }
+                    }
+                };
                 if self.d == Ty::F16 {
-                    f16_bits(sum.round(11, -14))
+                    f16_bits(sum)
                 } else {
-                    f32_bits(sum.round(24, -126))
+                    f32_bits(sum)
                 }
             }
         }
@@ -406,6 +416,26 @@ fn f32_bits(x: f64) -> u64 {
     } else {
         (x as f32).to_bits() as u64
     }
+}
+
+/// The sum of `c` (when there is one) and `terms`, when f64 holds it and every partial sum exactly:
+/// each addition's rounding error (Knuth's two-sum) is zero. Products of the narrow inputs are exact
+/// in f64, so the sum is then the exact one and rounds once, as [`ExactSum`] rounds it; most dot
+/// products of real data take this path, at the cost of a few additions each. None when a term is
+/// infinite or NaN, or an addition rounded.
+fn exact_f64_sum(c: Option<f64>, terms: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut s = c.unwrap_or(-0.0);
+    for t in terms {
+        let r = s + t;
+        // Two-sum: the exact error of `s + t`, valid for any finite pair.
+        let tb = r - s;
+        let err = (s - (r - tb)) + (t - tb);
+        if !r.is_finite() || err != 0.0 {
+            return None;
+        }
+        s = r;
+    }
+    Some(s)
 }
 
 /// Bits of the fixed-point sum below the binary point.

@@ -107,7 +107,7 @@ unsafe fn element(
     let at = d.offset(mn, k, bits, major);
     let bytes = bits.div_ceil(8);
     if at + bytes > window {
-        return Err("wgmma.mma_async read a matrix outside the CTA's shared memory (check its descriptor)");
+        return Err(OUTSIDE);
     }
     let mut v = 0u64;
     // SAFETY: inside the window, checked above.
@@ -204,21 +204,38 @@ thread_local! {
 }
 
 /// Why a warp's `wgmma` ended its launch, with the thread's environment and the instruction's
-/// place, for the runtime to record.
+/// place, for the runtime to record; `address`: a matrix outside shared memory (an illegal
+/// address), else an instruction the warp may not run.
 pub struct Failed {
     pub env: *const Env,
     pub site: u32,
     pub why: &'static str,
+    pub address: bool,
 }
 
-/// `collective::WGMMA` for lane `lane`: computes its D and writes it over the old.
+const OUTSIDE: Failure = "wgmma.mma_async read a matrix outside the CTA's shared memory (check its descriptor)";
+
+/// `collective::WGMMA` for lane `lane` of a warp whose lanes `members` arrived: computes its D and
+/// writes it over the old.
 ///
 /// # Safety
 /// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::WGMMA` describes.
-pub unsafe fn lane(bufs: *const u64, lane: u32) -> Result<(), Failed> {
+pub unsafe fn lane(bufs: *const u64, lane: u32, members: u32) -> Result<(), Failed> {
+    let head = unsafe { std::ptr::read(*bufs.add(lane as usize) as *const WgmmaHead) };
+    let fail = |why| Failed {
+        env: head.env as *const Env,
+        site: head.site as u32,
+        why,
+        address: why == OUTSIDE,
+    };
+    // The lanes' buffers are read whole: a lane that has exited left none.
+    if members != u32::MAX {
+        return Err(fail(
+            "ran wgmma.mma_async in a warp whose lanes have not all reached it (it needs all 32)",
+        ));
+    }
     let lane = lane as usize;
     let bufs: [*const u32; 32] = std::array::from_fn(|l| unsafe { *bufs.add(l) as *const u32 });
-    let head = unsafe { std::ptr::read(bufs[lane] as *const WgmmaHead) };
     let form = FORMS.with(|f| unsafe {
         f.get(head.text as *const std::ffi::c_char, |text| {
             let mods: Vec<String> = text
@@ -235,11 +252,7 @@ pub unsafe fn lane(bufs: *const u64, lane: u32) -> Result<(), Failed> {
         Some(form) => unsafe { lane_d(form, &bufs, lane, shared) },
         None => Err("ran a wgmma.mma_async form the emulation does not know"),
     };
-    let d = result.map_err(|why| Failed {
-        env: head.env as *const Env,
-        site: head.site as u32,
-        why,
-    })?;
+    let d = result.map_err(fail)?;
     let a_words = if head.flags & WgmmaHead::A_REGS != 0 {
         WgmmaForm::A_REGS
     } else {

@@ -97,8 +97,9 @@ pub enum FaultKind {
     Heap(&'static str),
     /// An instruction the launch may not run, which a GPU ends with an illegal instruction: what.
     Illegal(&'static str),
-    /// A tensor copy whose box leaves the CTA's shared memory (an illegal address): what.
-    Tensor(&'static str),
+    /// A tensor copy whose box, or a `wgmma` whose matrix, leaves the CTA's shared memory (an
+    /// illegal address): what.
+    Shared(&'static str),
 }
 
 /// The first bad access (or `trap`, failed assertion, hardware fault or end from outside) of a launch.
@@ -259,8 +260,10 @@ pub unsafe extern "C" fn ptxjit_check(env: *const Env, addr: u64, bytes: u64, si
             }
             return 0;
         }
-        // Another CTA's window in the cluster (distributed shared memory, through `mapa`).
-        if in_shared && end > addr && cluster_access(env, cell, addr, end, space) {
+        // Another CTA's window in the cluster (distributed shared memory, through `mapa`), by a
+        // `.shared::cluster` or a generic address.
+        let spaces = [SPACE_SHARED, SPACE_GENERIC];
+        if spaces.contains(&(space & SPACE_MASK)) && end > addr && cluster_access(env, cell, addr, end, space) {
             return 0;
         }
     }
@@ -280,16 +283,26 @@ fn cluster_access(env: &Env, cell: &FaultCell, addr: u64, end: u64, space: u32) 
     }) else {
         return false;
     };
-    let written = table[N + r] as *const std::sync::atomic::AtomicU64;
-    if space & ACCESS_WRITE != 0 && !written.is_null() && cell.tools.has(crate::runtime::sanitize::Tools::INITCHECK) {
-        let start = addr - table[r] as u64;
-        for b in start..start + (end - addr) {
-            // SAFETY: the map has a bit per byte of the window, and the bytes are inside it.
-            let word = unsafe { &*written.add((b / 64) as usize) };
-            word.fetch_or(1 << (b % 64), std::sync::atomic::Ordering::Relaxed);
-        }
+    if space & ACCESS_WRITE != 0 {
+        cluster_written(env, cell, r, addr - table[r] as u64, end - addr);
     }
     true
+}
+
+/// initcheck: bytes `offset..offset + bytes` of the shared window of rank `rank` in `env`'s
+/// cluster count as written.
+pub(crate) fn cluster_written(env: &Env, cell: &FaultCell, rank: usize, offset: u64, bytes: u64) {
+    const N: usize = ptx_llvm::abi::CLUSTER_TABLE;
+    // SAFETY: the environment's table has 2 * CLUSTER_TABLE entries (`Env::cluster_shared`).
+    let written = unsafe { *env.cluster_shared.add(N + rank % N) } as *const std::sync::atomic::AtomicU64;
+    if written.is_null() || !cell.tools.has(crate::runtime::sanitize::Tools::INITCHECK) {
+        return;
+    }
+    for b in offset..(offset + bytes).min(cell.shared_bytes) {
+        // SAFETY: the map has a bit per byte of the window, and the bytes are inside it.
+        let word = unsafe { &*written.add((b / 64) as usize) };
+        word.fetch_or(1 << (b % 64), std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// A checked access that stayed in bounds, which the watch word asked to see: the counters' or the

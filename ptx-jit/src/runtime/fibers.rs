@@ -58,6 +58,10 @@ struct Lane {
     bars: *mut Barrier,
     cluster_bar: *mut Barrier,
     result: u64,
+    /// The cluster barrier's phase this thread last arrived in (for `barrier.cluster.wait`), and
+    /// whether that arrival is still counted: a thread that exits after arriving no longer is.
+    cluster_phase: u32,
+    cluster_arrived: bool,
     /// The byte offset of the barrier or warp collective this thread last reached (checked code
     /// says, through [`note_site`]).
     site: u32,
@@ -171,6 +175,10 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             }
             // The phase this arrival belongs to, for a later `barrier.cluster.wait`.
             me.result = bar.phase as u64;
+            if id == CLUSTER_BARRIER as usize {
+                me.cluster_phase = bar.phase;
+                me.cluster_arrived = true;
+            }
             bar.arrive(b, mask & 1 == 1);
             if kind == BAR_SYNC {
                 y.suspend(Wait::Bar { id: id as u32, op });
@@ -179,7 +187,11 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         }
         BAR_WAIT => {
             let id = a % BARRIERS as u32;
-            let phase = me.result as u32;
+            let phase = if id == CLUSTER_BARRIER {
+                me.cluster_phase
+            } else {
+                me.result as u32
+            };
             if unsafe { (*me.barrier(id as usize)).phase } == phase {
                 y.suspend(Wait::Phase { id, phase });
             }
@@ -235,13 +247,19 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
         }
         WGMMA => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
-            exchange(me, buf as u64, mask, |w, _| {
-                match unsafe { crate::emu::wgmma::lane(w.slots.as_ptr(), lane) } {
+            exchange(me, buf as u64, mask, |w, members| {
+                match unsafe { crate::emu::wgmma::lane(w.slots.as_ptr(), lane, members) } {
                     Ok(()) => 0,
                     Err(f) => {
+                        use crate::runtime::checked::FaultKind;
                         // SAFETY: the lane's environment, which its thread is still running in.
                         let env = unsafe { &*f.env };
-                        crate::runtime::checked::trap(env, f.site, crate::runtime::checked::FaultKind::Illegal(f.why));
+                        let kind = if f.address {
+                            FaultKind::Shared(f.why)
+                        } else {
+                            FaultKind::Illegal(f.why)
+                        };
+                        crate::runtime::checked::trap(env, f.site, kind);
                         1
                     }
                 }
@@ -434,6 +452,9 @@ fn release(
         );
     }
     if release_barrier(state, lanes, CLUSTER_BARRIER as usize, cluster_bar, cell) {
+        for l in lanes.iter_mut() {
+            l.cluster_arrived = false;
+        }
         // The cluster's barrier starts an epoch in each CTA.
         let mine = owner.current;
         for c in (0..bars.len()).filter(|&c| c != mine) {
@@ -674,6 +695,8 @@ fn run_cluster(
             bars: unsafe { bars_ptr.add(i / per_cta) as *mut Barrier },
             cluster_bar: cluster_ptr,
             result: 0,
+            cluster_phase: 0,
+            cluster_arrived: false,
             site: 0,
             aligned: false,
             cell: cell as *const crate::runtime::checked::FaultCell,
@@ -717,9 +740,11 @@ fn run_cluster(
                     CoroutineResult::Yield(w) => State::Waiting(w),
                     CoroutineResult::Return(Ok(())) => {
                         unsafe { (*lanes[i].warp).live &= !(1 << lanes[i].lane) };
+                        forget_cluster_arrival(&mut lanes[i]);
                         State::Done
                     }
                     CoroutineResult::Return(Err(t)) => {
+                        forget_cluster_arrival(&mut lanes[i]);
                         cell.record(crate::runtime::checked::Fault {
                             tid: Some(tid(i)),
                             ctaid: Some(bases[i / per_cta].ctaid),
@@ -778,6 +803,15 @@ fn run_cluster(
     }
     crate::runtime::texture::release_cached();
     result
+}
+
+/// A thread that exits counts as arrived at the cluster barrier through the cluster's live count; an
+/// arrival it made before exiting must not count twice.
+fn forget_cluster_arrival(lane: &mut Lane) {
+    if std::mem::take(&mut lane.cluster_arrived) {
+        // SAFETY: the cluster's barrier outlives its fibers.
+        unsafe { (*lane.cluster_bar).arrived -= 1 };
+    }
 }
 
 /// The CTAs of cluster number `c` (x fastest over the grid of clusters), in rank order (x fastest

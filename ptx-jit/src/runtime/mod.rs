@@ -242,9 +242,9 @@ pub fn validate(k: &HostKernel, l: &Launch<'_>) -> Result<(), LaunchError> {
         .cluster
         .filter(|_| !l.cluster || l.cluster_dim == [1; 3])
         .unwrap_or(l.cluster_dim);
-    let size: u32 = dim.iter().product();
+    let size: u64 = dim.iter().map(|&d| d as u64).product();
     if dim.contains(&0)
-        || size as usize > ptx_llvm::abi::CLUSTER_TABLE
+        || size > ptx_llvm::abi::CLUSTER_TABLE as u64
         || (0..3).any(|d| !l.grid[d].is_multiple_of(dim[d]))
     {
         return Err(LaunchError::InvalidClusterSize(format!(
@@ -513,7 +513,7 @@ fn fault_error(k: &HostKernel, f: &crate::runtime::checked::Fault) -> LaunchErro
         FaultKind::Timeout => LaunchError::Timeout(format!("{at} ran longer than PTXJIT_LAUNCH_TIMEOUT allows")),
         FaultKind::Cancelled => LaunchError::Failed(format!("{at} was cancelled: its context was destroyed")),
         FaultKind::Illegal(what) => LaunchError::IllegalInstruction(format!("{at} {what}")),
-        FaultKind::Texture(what) | FaultKind::Heap(what) | FaultKind::Tensor(what) => {
+        FaultKind::Texture(what) | FaultKind::Heap(what) | FaultKind::Shared(what) => {
             LaunchError::IllegalAddress(format!("{at} {what}: {:#x}", f.addr))
         }
     }

@@ -420,11 +420,14 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
     let size = m.element_size();
     // The windows a load writes: its own CTA's, or under `.multicast::cluster` those of the ranks in
     // the mask, at the same offsets.
-    let windows: Vec<u64> = if args.multicast & TensorArgs::MULTICAST_BIT != 0 {
+    let multicast = args.multicast & TensorArgs::MULTICAST_BIT != 0;
+    let ranks: Vec<usize> = (0..ptx_llvm::abi::CLUSTER_TABLE)
+        .filter(|r| multicast && args.multicast >> r & 1 == 1)
+        .collect();
+    let windows: Vec<u64> = if multicast {
         // SAFETY: the table has CLUSTER_TABLE entries (`Env::cluster_shared`).
         let table = unsafe { std::slice::from_raw_parts(env.cluster_shared, ptx_llvm::abi::CLUSTER_TABLE) };
-        let ranks = (0..table.len()).filter(|r| args.multicast >> r & 1 == 1);
-        match ranks.map(|r| table[r] as u64).collect::<Vec<_>>() {
+        match ranks.iter().map(|&r| table[r] as u64).collect::<Vec<_>>() {
             w if w.contains(&0) => return illegal("multicast a tensor box to a CTA rank past the cluster"),
             w => w,
         }
@@ -459,10 +462,14 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
             }
         }
         if let Some(cell) = cell {
-            // initcheck: the copy writes these bytes.
-            let written = if op == TENSOR_LOAD { Some(base + off) } else { at };
-            if let Some(w) = written {
-                crate::runtime::sanitize::copied(env, cell, w, size);
+            // initcheck: the copy writes these bytes (in each CTA of a multicast).
+            match (op, at) {
+                (TENSOR_LOAD, _) if multicast => ranks
+                    .iter()
+                    .for_each(|&r| crate::runtime::checked::cluster_written(env, cell, r, off, size)),
+                (TENSOR_LOAD, _) => crate::runtime::sanitize::copied(env, cell, base + off, size),
+                (_, Some(a)) => crate::runtime::sanitize::copied(env, cell, a, size),
+                _ => {}
             }
         }
         for &w in &windows {
@@ -489,7 +496,7 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         if recorded {
             return 1;
         }
-        return fault(FaultKind::Tensor(
+        return fault(FaultKind::Shared(
             "copied a tensor box past the CTA's shared memory or 2^64",
         ));
     }

@@ -92,10 +92,32 @@ impl<'ctx> Lowerer<'ctx> {
         let cluster_space = d.has(".shared::cluster");
         let own = self.env_field(st, EnvField::Shared, i64t)?;
         let v = if d.spec.name == "getctarank" {
-            // The rank in a `.shared::cluster` address, or the CTA's own (a generic address is taken
-            // to be in the CTA's own window).
+            // The rank whose shared memory the address names.
             let me = self.cluster_rank(st, false)?;
-            if cluster_space {
+            if !cluster_space {
+                // The rank whose window holds the generic address (the CTA's own if none does).
+                let table = self.env_pointer(st, EnvField::ClusterShared)?;
+                let (_, window) = self.shared_offset(st, i64t.const_zero())?;
+                let mut rank = me;
+                for r in 0..CLUSTER_TABLE as u64 {
+                    let slot = unsafe {
+                        self.b
+                            .build_in_bounds_gep(self.ptr(0), table, &[i64t.const_int(r, false)], "slot")?
+                    };
+                    let base = self.b.build_load(i64t, slot, "window")?.into_int_value();
+                    let off = self.b.build_int_sub(a, base, "off")?;
+                    let inside = self.b.build_int_compare(IntPredicate::ULT, off, window, "inside")?;
+                    let some = self
+                        .b
+                        .build_int_compare(IntPredicate::NE, base, i64t.const_zero(), "some")?;
+                    let here = self.b.build_and(inside, some, "here")?;
+                    rank = self
+                        .b
+                        .build_select(here, self.i32().const_int(r, false), rank, "ctarank")?
+                        .into_int_value();
+                }
+                rank.into()
+            } else {
                 let shift = i64t.const_int(CLUSTER_RANK_SHIFT as u64, false);
                 let rank1 = self.b.build_right_shift(a, shift, false, "rank1")?;
                 let rank1 = self.b.build_int_truncate(rank1, self.i32(), "rank1")?;
@@ -107,8 +129,6 @@ impl<'ctx> Lowerer<'ctx> {
                     .build_int_compare(IntPredicate::EQ, rank1, self.i32().const_zero(), "own")?;
                 let theirs = self.b.build_int_sub(rank1, self.i32().const_int(1, false), "rank")?;
                 self.b.build_select(mine, me, theirs, "ctarank")?
-            } else {
-                me.into()
             }
         } else {
             let rank = self.read(st, &ops[2], Type::U32, scope)?.into_int_value();

@@ -246,9 +246,10 @@ fn lower_only<'ctx>(
             if let Some(b) = &f.body {
                 ast::visit(b, &mut |s| {
                     // Texture and surface instructions end the launch on a bad handle or `.trap`,
-                    // tensor copies on a bad map or box, st.async and red.async outside a cluster launch.
+                    // tensor copies on a bad map or box, `wgmma` on a matrix outside shared memory,
+                    // st.async and red.async outside a cluster launch.
                     let has = |i: &ast::Instruction<'_>, m: &str| i.mods.iter().any(|x| x.text == m);
-                    found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "trap" | "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq")
+                    found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "trap" | "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "wgmma")
                         || (i.opcode.text == "cp" && has(i, ".tensor"))
                         || (matches!(i.opcode.text, "st" | "red") && has(i, ".async"))
                         || (i.opcode.text == "call" && i.operands.iter().any(|o| matches!(o, Operand::Sym { name, .. } if name.text == "__assertfail"))));
@@ -405,14 +406,15 @@ fn module_lifetime_vars<'m, 'a>(m: &'m ast::Module<'a>) -> impl Iterator<Item = 
     })
 }
 
-/// Whether a body synchronises threads itself (barriers or warp collectives).
+/// Whether a body synchronises threads itself (barriers or warp collectives), or reaches another CTA
+/// of its cluster (`mapa`: only the fiber scheduler gives a CTA its cluster's table of windows).
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
     ast::visit(body, &mut |s| {
         found |= matches!(s, Statement::Inst(i) if matches!(
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
-                | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma"
+                | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma" | "mapa"
         ));
     });
     found
