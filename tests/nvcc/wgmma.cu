@@ -17,7 +17,9 @@
 using namespace cute;
 
 // One CTA: the BM x BN tile of C, A and B staged through shared memory one BK-wide k-tile at a time.
-template <class TA, class TB, class TC, class LayoutA, class LayoutB, class Mma>
+// With `FromRegisters`, each thread copies its A fragment out of shared memory into registers first
+// (the `_RS` atoms); otherwise both come to wgmma as descriptors.
+template <bool FromRegisters, class TA, class TB, class TC, class LayoutA, class LayoutB, class Mma>
 __global__ void tile_gemm(TA const* A, TB const* B, TC* C, int k_tiles, bool a_k_major, bool b_k_major,
                           LayoutA la, LayoutB lb, Mma mma)
 {
@@ -32,7 +34,13 @@ __global__ void tile_gemm(TA const* A, TB const* B, TC* C, int k_tiles, bool a_k
     ThrMMA thr = mma.get_slice(threadIdx.x);
     Tensor tCsA = thr.partition_A(sA);
     Tensor tCsB = thr.partition_B(sB);
-    Tensor tCrA = thr.make_fragment_A(tCsA);
+    auto tCrA = [&] {
+        if constexpr (FromRegisters) {
+            return thr.partition_fragment_A(sA);
+        } else {
+            return thr.make_fragment_A(tCsA);
+        }
+    }();
     Tensor tCrB = thr.make_fragment_B(tCsB);
     Tensor gC = make_tensor(make_gmem_ptr(C), make_shape(Int<BM>{}, Int<BN>{}), make_stride(Int<BN>{}, Int<1>{}));
     Tensor tCgC = thr.partition_C(gC);
@@ -50,50 +58,7 @@ __global__ void tile_gemm(TA const* A, TB const* B, TC* C, int k_tiles, bool a_k
             sB(n, k) = B[b_k_major ? n * K + gk : gk * BN + n];
         }
         __syncthreads();
-        warpgroup_fence_operand(tCrC);
-        warpgroup_arrive();
-        gemm(mma, tCrA, tCrB, tCrC);
-        warpgroup_commit_batch();
-        warpgroup_wait<0>();
-        warpgroup_fence_operand(tCrC);
-        __syncthreads();
-    }
-    for (int i = 0; i < size(tCrC); ++i) tCgC(i) = tCrC(i);
-}
-
-// A from registers: the same, with each thread's A fragment copied out of shared memory first.
-template <class TA, class TB, class TC, class LayoutA, class LayoutB, class Mma>
-__global__ void tile_gemm_rs(TA const* A, TB const* B, TC* C, int k_tiles, LayoutA la, LayoutB lb, Mma mma)
-{
-    constexpr int BM = size<0>(LayoutA{}), BN = size<0>(LayoutB{}), BK = size<1>(LayoutA{});
-    extern __shared__ __align__(1024) unsigned char smem[];
-    TA* pa = reinterpret_cast<TA*>(smem);
-    TB* pb = reinterpret_cast<TB*>(smem + ((cosize(la) * sizeof(TA) + 1023) / 1024) * 1024);
-    Tensor sA = make_tensor(make_smem_ptr(pa), la);
-    Tensor sB = make_tensor(make_smem_ptr(pb), lb);
-    int K = k_tiles * BK;
-
-    ThrMMA thr = mma.get_slice(threadIdx.x);
-    Tensor tCsA = thr.partition_A(sA);
-    Tensor tCsB = thr.partition_B(sB);
-    Tensor tCrA = thr.partition_fragment_A(sA);
-    Tensor tCrB = thr.make_fragment_B(tCsB);
-    Tensor gC = make_tensor(make_gmem_ptr(C), make_shape(Int<BM>{}, Int<BN>{}), make_stride(Int<BN>{}, Int<1>{}));
-    Tensor tCgC = thr.partition_C(gC);
-    Tensor tCrC = thr.make_fragment_C(tCgC);
-    clear(tCrC);
-
-    for (int kt = 0; kt < k_tiles; ++kt) {
-        for (int i = threadIdx.x; i < BM * BK; i += blockDim.x) {
-            int m = i % BM, k = i / BM;
-            sA(m, k) = A[m * K + kt * BK + k];
-        }
-        for (int i = threadIdx.x; i < BN * BK; i += blockDim.x) {
-            int n = i % BN, k = i / BN;
-            sB(n, k) = B[n * K + kt * BK + k];
-        }
-        __syncthreads();
-        copy(tCsA, tCrA);
+        if constexpr (FromRegisters) copy(tCsA, tCrA);
         warpgroup_fence_operand(tCrC);
         warpgroup_arrive();
         gemm(mma, tCrA, tCrB, tCrC);
@@ -148,15 +113,10 @@ static void run(const char* name, LayoutA la, LayoutB lb, Mma mma, int k_tiles, 
     check(cudaMemcpy(db, b.data(), b.size() * sizeof(TB), cudaMemcpyHostToDevice), "cudaMemcpy");
     int smem = int(((cosize(la) * sizeof(TA) + 1023) / 1024) * 1024 + cosize(lb) * sizeof(TB));
     int threads = int(size(mma));
-    if (from_registers) {
-        auto kernel = tile_gemm_rs<TA, TB, TC, LayoutA, LayoutB, Mma>;
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "attribute");
-        kernel<<<1, threads, smem>>>(da, db, dc, k_tiles, la, lb, mma);
-    } else {
-        auto kernel = tile_gemm<TA, TB, TC, LayoutA, LayoutB, Mma>;
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "attribute");
-        kernel<<<1, threads, smem>>>(da, db, dc, k_tiles, a_k, b_k, la, lb, mma);
-    }
+    auto kernel = from_registers ? tile_gemm<true, TA, TB, TC, LayoutA, LayoutB, Mma>
+                                 : tile_gemm<false, TA, TB, TC, LayoutA, LayoutB, Mma>;
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "attribute");
+    kernel<<<1, threads, smem>>>(da, db, dc, k_tiles, a_k, b_k, la, lb, mma);
     check(cudaGetLastError(), name);
     check(cudaDeviceSynchronize(), name);
     std::vector<TC> c(BM * BN);

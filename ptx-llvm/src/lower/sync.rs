@@ -3,6 +3,14 @@
 use super::*;
 
 impl<'ctx> Lowerer<'ctx> {
+    /// The low and high 32 bits of a 64-bit value, as collectives take a pointer or a 64-bit operand.
+    pub(super) fn halves(&self, v: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let (i32t, i64t) = (self.i32(), self.i64());
+        let lo = self.b.build_int_truncate(v, i32t, "lo")?;
+        let hi = self.b.build_right_shift(v, i64t.const_int(32, false), false, "hi")?;
+        Ok((lo, self.b.build_int_truncate(hi, i32t, "hi")?))
+    }
+
     /// `env->collective(env->sync, kind, a, b, c, mask)`; the result is an i64.
     pub(super) fn collective(
         &mut self,
@@ -192,12 +200,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let t = d.ty().unwrap_or(Type::B32);
                 let a = self.read(st, &ops[1], bits_type(t.bits()), scope)?.into_int_value();
                 let a = self.b.build_int_z_extend_or_bit_cast(a, i64t, "a")?;
-                let lo = self.b.build_int_truncate(a, i32t, "lo")?;
-                let hi = self.b.build_int_truncate(
-                    self.b.build_right_shift(a, i64t.const_int(32, false), false, "hi")?,
-                    i32t,
-                    "hi",
-                )?;
+                let (lo, hi) = self.halves(a)?;
                 let mask = self.member_mask(st, ops.get(2), scope)?;
                 let kind = if d.get(G::Mode) == Some(".all") {
                     MATCH_ALL
@@ -470,12 +473,7 @@ impl<'ctx> Lowerer<'ctx> {
         self.b.build_store(self.buf_word(buf, 0)?, head)?;
         self.store_fragment(st, buf, 2, &inputs, scope)?;
         let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
-        let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
-        let hi = self.b.build_int_truncate(
-            self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?,
-            i32t,
-            "hi",
-        )?;
+        let (lo, hi) = self.halves(ptr)?;
         let kind = match d.spec.name {
             "mma" => MMA,
             "ldmatrix" => LDMATRIX,
@@ -610,12 +608,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let k = self.store_fragment(st, buf, k, &bl, scope)?;
                 let k = self.store_fragment(st, buf, k, &cl, scope)?;
                 let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
-                let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
-                let hi = self.b.build_int_truncate(
-                    self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?,
-                    i32t,
-                    "hi",
-                )?;
+                let (lo, hi) = self.halves(ptr)?;
                 self.collective(
                     st,
                     crate::collective::WMMA,

@@ -110,12 +110,7 @@ impl<'ctx> Lowerer<'ctx> {
         let k = self.store_fragment(st, buf, 2 * head, &al, scope)?;
         self.store_fragment(st, buf, k, &dl, scope)?;
         let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
-        let lo = self.b.build_int_truncate(ptr, i32t, "lo")?;
-        let hi = self.b.build_int_truncate(
-            self.b.build_right_shift(ptr, i64t.const_int(32, false), false, "hi")?,
-            i32t,
-            "hi",
-        )?;
+        let (lo, hi) = self.halves(ptr)?;
         let full = Some(i32t.const_all_ones());
         let r = self.collective(st, crate::collective::WGMMA, [Some(lo), Some(hi), None, full])?;
         // A matrix outside the shared window ends the launch; the runtime recorded why.
