@@ -58,7 +58,7 @@ unsafe fn ctx_create(pctx: *mut Handle, flags: c_uint, dev: CUdevice) -> Result<
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let h = CONTEXTS.insert(Context::new(dev, false, flags)?);
-    CTX_STACK.with(|s| s.borrow_mut().push(h));
+    with_ctx_stack(|s| s.push(h))?;
     *pctx = h as Handle;
     Ok(())
 }
@@ -78,7 +78,8 @@ pub fn destroy_ctx(h: usize, keep: bool) -> Result<(), CUresult> {
     c.cancel.reset();
     if !keep {
         CONTEXTS.remove(h)?;
-        CTX_STACK.with(|s| s.borrow_mut().retain(|&c| c != h));
+        // Another thread's stacks keep the handle, which later calls find destroyed.
+        let _ = with_ctx_stack(|s| s.retain(|&c| c != h));
     }
     let mut dead = vec![];
     MODULES.retain(|k, m| {
@@ -157,24 +158,23 @@ api! {
         if h != 0 {
             CONTEXTS.get(h)?;
         }
-        CTX_STACK.with(|s| {
-            let mut s = s.borrow_mut();
+        with_ctx_stack(|s| {
             s.pop();
             if h != 0 {
                 s.push(h);
             }
-        });
+        })?;
         Ok(())
     }
     fn cuCtxGetCurrent(pctx: *mut Handle) {
         init_check()?;
-        let top = CTX_STACK.with(|s| s.borrow().last().copied()).unwrap_or(0);
+        let top = ctx_top().unwrap_or(0);
         out(pctx, top as Handle)
     }
     fn cuCtxPushCurrent_v2(ctx: Handle) {
         init_check()?;
         CONTEXTS.get(ctx as usize)?;
-        CTX_STACK.with(|s| s.borrow_mut().push(ctx as usize));
+        with_ctx_stack(|s| s.push(ctx as usize))?;
         Ok(())
     }
     fn cuCtxPushCurrent(ctx: Handle) {
@@ -182,7 +182,7 @@ api! {
     }
     fn cuCtxPopCurrent_v2(pctx: *mut Handle) {
         init_check()?;
-        let h = CTX_STACK.with(|s| s.borrow_mut().pop()).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        let h = with_ctx_stack(|s| s.pop())?.ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
         if !pctx.is_null() {
             *pctx = h as Handle;
         }

@@ -605,22 +605,25 @@ unsafe fn capture_info(
     set(graph as *mut u64, cap.as_ref().map_or(0, |c| c.session.graph as u64));
     let list = cap.map(|c| c.deps).unwrap_or_default();
     set(n as *mut u64, list.len() as u64);
-    DEPS_OUT.with(|d| {
-        let mut d = d.borrow_mut();
-        d.0 = list.iter().map(|&h| h as Handle).collect();
-        // Every edge is a plain dependency: its `CUgraphEdgeData` (8 bytes) is all zeros.
-        d.1 = vec![0; list.len()];
-        if !deps.is_null() {
-            *deps = if d.0.is_empty() { std::ptr::null() } else { d.0.as_ptr() };
-        }
-        if !edges.is_null() {
-            *edges = if d.1.is_empty() {
-                std::ptr::null()
-            } else {
-                d.1.as_ptr() as *const c_void
-            };
-        }
-    });
+    // A thread that is ending (the static CUDA runtime's thread-exit handler) has no list to give.
+    DEPS_OUT
+        .try_with(|d| {
+            let mut d = d.borrow_mut();
+            d.0 = list.iter().map(|&h| h as Handle).collect();
+            // Every edge is a plain dependency: its `CUgraphEdgeData` (8 bytes) is all zeros.
+            d.1 = vec![0; list.len()];
+            if !deps.is_null() {
+                *deps = if d.0.is_empty() { std::ptr::null() } else { d.0.as_ptr() };
+            }
+            if !edges.is_null() {
+                *edges = if d.1.is_empty() {
+                    std::ptr::null()
+                } else {
+                    d.1.as_ptr() as *const c_void
+                };
+            }
+        })
+        .map_err(|_| CUDA_ERROR_INVALID_CONTEXT)?;
     Ok(())
 }
 

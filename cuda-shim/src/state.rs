@@ -134,13 +134,25 @@ pub static PRIMARY: Mutex<[Option<(usize, u32)>; ptx_jit::device::MAX_DEVICES as
     Mutex::new([None; ptx_jit::device::MAX_DEVICES as usize]);
 
 thread_local! {
-    /// The calling thread's context stack; the top is current.
-    pub static CTX_STACK: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// The calling thread's context stack; the top is current. Reached through [`with_ctx_stack`].
+    static CTX_STACK: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on the calling thread's context stack. A thread whose storage is being torn down (the
+/// static CUDA runtime's own thread-exit handler calls in then) has none: an invalid context.
+pub fn with_ctx_stack<R>(f: impl FnOnce(&mut Vec<usize>) -> R) -> Result<R, CUresult> {
+    CTX_STACK
+        .try_with(|s| f(&mut s.borrow_mut()))
+        .map_err(|_| CUDA_ERROR_INVALID_CONTEXT)
+}
+
+/// The calling thread's current context, if it has one.
+pub fn ctx_top() -> Option<usize> {
+    with_ctx_stack(|s| s.last().copied()).ok().flatten()
 }
 
 pub fn current_ctx() -> Result<usize, CUresult> {
-    let top = CTX_STACK.with(|s| s.borrow().last().copied());
-    match top {
+    match ctx_top() {
         Some(h) => CONTEXTS.get(h).map(|_| h).map_err(|_| CUDA_ERROR_CONTEXT_IS_DESTROYED),
         None => Err(CUDA_ERROR_INVALID_CONTEXT),
     }

@@ -294,7 +294,9 @@ pub fn per_thread_scope<R>(on: bool, f: impl FnOnce() -> R) -> R {
 }
 
 fn per_thread_queue(ctx_handle: usize, ctx: &Context) -> Result<Arc<Queue>, CUresult> {
-    OWN.with(|m| {
+    // A thread that is ending (the static CUDA runtime calls in from its thread-exit handler) has
+    // no per-thread stream any more.
+    let own = OWN.try_with(|m| {
         let mut m = m.borrow_mut();
         m.retain(|h, _| CONTEXTS.get(*h).is_ok());
         if let Some(q) = m.get(&ctx_handle) {
@@ -304,7 +306,8 @@ fn per_thread_queue(ctx_handle: usize, ctx: &Context) -> Result<Arc<Queue>, CUre
         ctx.streams.register(&q);
         m.insert(ctx_handle, q.clone());
         Ok(q)
-    })
+    });
+    own.map_err(|_| CUDA_ERROR_INVALID_HANDLE)?
 }
 
 /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`.
