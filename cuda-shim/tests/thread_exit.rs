@@ -26,7 +26,10 @@ fn a_thread_exit_handler_finds_no_current_context() {
             let mut key = 0;
             assert_eq!(libc::pthread_key_create(&mut key, Some(at_thread_exit)), 0);
             // A non-null value makes the destructor run when the thread ends.
-            assert_eq!(libc::pthread_setspecific(key, 1 as *const std::ffi::c_void), 0);
+            assert_eq!(
+                libc::pthread_setspecific(key, std::ptr::dangling::<std::ffi::c_void>()),
+                0
+            );
             assert_eq!(cuCtxSetCurrent(primary as Handle), CUDA_SUCCESS);
         })
         .join()
