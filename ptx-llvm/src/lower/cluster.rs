@@ -47,21 +47,28 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(v)
     }
 
+    /// What the rank bits of a `.shared::cluster` address (i64) say: whether they name the CTA's own
+    /// window (none set), and the rank they name otherwise (the tag minus one).
+    fn cluster_tag(&mut self, addr: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let i64t = self.i64();
+        let shift = i64t.const_int(CLUSTER_RANK_SHIFT as u64, false);
+        let tag = self.b.build_right_shift(addr, shift, false, "rank1")?;
+        let tag = self
+            .b
+            .build_and(tag, i64t.const_int(2 * CLUSTER_TABLE as u64 - 1, false), "rank1")?;
+        let mine = self
+            .b
+            .build_int_compare(IntPredicate::EQ, tag, i64t.const_zero(), "own")?;
+        Ok((mine, self.b.build_int_sub(tag, i64t.const_int(1, false), "rank")?))
+    }
+
     /// The host pointer a `.shared::cluster` address (i64, from a 32- or 64-bit register) stands for:
     /// the CTA's own window below 2^24, else the window of the rank in its high bits.
     pub(super) fn cluster_pointer(&mut self, st: &Fn<'ctx, '_, '_>, addr: IntValue<'ctx>) -> R<PointerValue<'ctx>> {
         let (i64t, i8t) = (self.i64(), self.ctx.i8_type());
         let own = self.env_pointer(st, EnvField::Shared)?;
         let table = self.env_pointer(st, EnvField::ClusterShared)?;
-        let shift = i64t.const_int(CLUSTER_RANK_SHIFT as u64, false);
-        let rank1 = self.b.build_right_shift(addr, shift, false, "rank1")?;
-        let rank1 = self
-            .b
-            .build_and(rank1, i64t.const_int(2 * CLUSTER_TABLE as u64 - 1, false), "rank1")?;
-        let mine = self
-            .b
-            .build_int_compare(IntPredicate::EQ, rank1, i64t.const_zero(), "own")?;
-        let idx = self.b.build_int_sub(rank1, i64t.const_int(1, false), "rank")?;
+        let (mine, idx) = self.cluster_tag(addr)?;
         let idx = self
             .b
             .build_and(idx, i64t.const_int(CLUSTER_TABLE as u64 - 1, false), "rank")?;
@@ -118,16 +125,8 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 rank.into()
             } else {
-                let shift = i64t.const_int(CLUSTER_RANK_SHIFT as u64, false);
-                let rank1 = self.b.build_right_shift(a, shift, false, "rank1")?;
-                let rank1 = self.b.build_int_truncate(rank1, self.i32(), "rank1")?;
-                let rank1 = self
-                    .b
-                    .build_and(rank1, self.i32().const_int(2 * CLUSTER_TABLE as u64 - 1, false), "r")?;
-                let mine = self
-                    .b
-                    .build_int_compare(IntPredicate::EQ, rank1, self.i32().const_zero(), "own")?;
-                let theirs = self.b.build_int_sub(rank1, self.i32().const_int(1, false), "rank")?;
+                let (mine, theirs) = self.cluster_tag(a)?;
+                let theirs = self.b.build_int_truncate(theirs, self.i32(), "rank")?;
                 self.b.build_select(mine, me, theirs, "ctarank")?
             }
         } else {
