@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Generates cuda-shim/src/driver_table.rs from NVIDIA's cuda.h and cudaTypedefs.h.
+"""Generates cuda-shim/src/driver_table.rs from NVIDIA's cuda.h and cudaTypedefs.h, and from the
+interop and profiler headers beside them (cudaGL.h, cudaEGL.h, cudaVDPAU.h and their typedefs), whose
+functions NVIDIA's driver also exports and `cuGetProcAddress` also finds (warp-lang asks for the GL ones
+at start-up).
 
 Every `PFN_<name>_v<version>[_ptds|_ptsz]` typedef is one variant that `cuGetProcAddress` can return.
 The exported symbol of a variant follows cuda.h's naming: the oldest variant of a name keeps the
@@ -14,8 +17,14 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 inc = sys.argv[1] if len(sys.argv) > 1 else (glob.glob(os.path.join(ROOT, ".venv/lib/python3*/site-packages/nvidia/cu13/include")) or [""])[0]
-cuda_h = open(os.path.join(inc, "cuda.h")).read()
-typedefs = open(os.path.join(inc, "cudaTypedefs.h")).read()
+# The interop headers declare their functions the way cuda.h does; Windows-only ones (`cuWGL…`) are
+# left out, as Linux's driver has none.
+INTEROP = ["cudaGL", "cudaEGL", "cudaVDPAU"]
+read = lambda f: open(os.path.join(inc, f)).read()
+cuda_h = "".join(read(f + ".h") for f in ["cuda"] + INTEROP)
+typedefs = "".join(read(f + "Typedefs.h") for f in ["cuda", "cudaProfiler"] + INTEROP)
+typedefs = re.sub(r"typedef[^;]*PFN_cuWGL\w*[^;]*;", "", typedefs)
+cuda_h = re.sub(r"CUresult\s+CUDAAPI\s+cuWGL\w*", "", cuda_h)
 
 # Functions declared in cuda.h (the API names clients use).
 declared = sorted(set(re.findall(r"\bCUresult\s+CUDAAPI\s+(cu\w+)\s*\(", cuda_h)))
@@ -79,6 +88,10 @@ for a, b in re.findall(r"typedef\s+((?:unsigned\s+)?(?:long\s+long|int|char|shor
 SCALARS = {"int": "i32", "unsigned int": "u32", "unsigned": "u32", "size_t": "usize", "unsigned long long": "u64",
            "long long": "i64", "unsigned char": "u8", "char": "i8", "unsigned short": "u16", "short": "i16",
            "cuuint64_t": "u64", "cuuint32_t": "u32",
+           # The interop headers' own types (GL/gl.h, EGL/egl.h, vdpau.h): integers and opaque pointers.
+           "GLuint": "u32", "GLenum": "u32", "EGLint": "i32", "VdpDevice": "u32", "VdpVideoSurface": "u32",
+           "VdpOutputSurface": "u32", "EGLImageKHR": "*mut c_void", "EGLStreamKHR": "*mut c_void",
+           "EGLSyncKHR": "*mut c_void",
            # CUmemLocation: two ints, passed by value in one integer register.
            "CUmemLocation": "u64", "CUmemLocation_v1": "u64"}
 KEYWORDS = {"type", "fn", "ref", "in", "mod", "loop", "match", "move", "self", "use", "where", "impl", "crate",

@@ -49,12 +49,15 @@ pub enum NodeType {
     Empty = 5,
     WaitEvent = 6,
     EventRecord = 7,
+    /// Graph allocations (`crate::graph_memory`).
+    MemAlloc = 10,
+    MemFree = 11,
     /// Stream memory operations, captured (`crate::memop`).
     BatchMemOp = 12,
 }
 
 impl NodeType {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             NodeType::Kernel => "kernel",
             NodeType::Memcpy => "memcpy",
@@ -64,6 +67,8 @@ impl NodeType {
             NodeType::Empty => "empty",
             NodeType::WaitEvent => "wait event",
             NodeType::EventRecord => "event record",
+            NodeType::MemAlloc => "mem alloc",
+            NodeType::MemFree => "mem free",
             NodeType::BatchMemOp => "batch mem op",
         }
     }
@@ -84,6 +89,8 @@ pub struct Node {
     /// Batch-memory-operation nodes made by `cuGraphAddBatchMemOpNode`: their context and operations,
     /// for `cuGraphBatchMemOpNodeGetParams` (whose array points here).
     memops: Mutex<Option<MemOps>>,
+    /// Allocation and free nodes: the graph allocation.
+    pub alloc: Mutex<Option<Arc<crate::graph_memory::GraphAlloc>>>,
 }
 
 /// A kernel node's launch, with its argument buffer.
@@ -168,6 +175,7 @@ impl Graph {
             kernel: Mutex::new(None),
             event: Mutex::new(None),
             memops: Mutex::new(None),
+            alloc: Mutex::new(None),
         });
         let mut unique = deps.to_vec();
         unique.sort_unstable();
@@ -385,11 +393,15 @@ fn queue_id(q: &Queue) -> usize {
 }
 
 /// Work queued on `q` while it captures becomes a node of the capture's graph, after the stream's
-/// last nodes; `Ok(false)` if `q` is not capturing. Work that cannot be captured (`kind` `None`)
-/// invalidates the capture.
-pub fn captured(q: &Queue, kind: Option<NodeType>, job: impl FnOnce() -> Option<NodeJob>) -> Result<bool, CUresult> {
+/// last nodes: the node; `None` if `q` is not capturing. Work that cannot be captured (`kind`
+/// `None`) invalidates the capture.
+pub fn captured(
+    q: &Queue,
+    kind: Option<NodeType>,
+    job: impl FnOnce() -> Option<NodeJob>,
+) -> Result<Option<usize>, CUresult> {
     let mut cap = q.capture.lock();
-    let Some(c) = cap.as_mut() else { return Ok(false) };
+    let Some(c) = cap.as_mut() else { return Ok(None) };
     if c.session.invalid.load(Ordering::Acquire) {
         return Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     }
@@ -400,7 +412,7 @@ pub fn captured(q: &Queue, kind: Option<NodeType>, job: impl FnOnce() -> Option<
     let graph = GRAPHS.get(c.session.graph)?;
     let node = graph.add(c.session.graph, kind, job(), &c.deps)?;
     c.deps = vec![node];
-    Ok(true)
+    Ok(Some(node))
 }
 
 /// A call that waits for `q` (synchronise, query) while it captures: refused, and the capture can
@@ -415,24 +427,29 @@ pub fn forbid_wait(q: &Queue) -> Result<(), CUresult> {
     }
 }
 
-/// A device-wide synchronise made while a capture forbids it (a global-mode one anywhere, or a
-/// thread-local one this thread began), which CUDA refuses as potentially unsafe ("operation not
-/// permitted when stream is capturing"), unless this thread relaxed its mode; those captures can then
-/// no longer end well (an H200: `cuStreamEndCapture` gives `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`).
-/// Synchronous copies and memsets are not refused: an H200 runs a `cuMemsetD32` made while a
-/// non-blocking stream captures in global mode.
-pub fn forbid_sync() -> Result<(), CUresult> {
+/// The captures that forbid this thread potentially unsafe calls now: a global-mode one anywhere,
+/// or a thread-local one this thread began; none if this thread relaxed its mode.
+fn forbidding() -> Vec<Arc<Session>> {
     if crate::stream::capture_mode() == 2 {
-        return Ok(());
+        return vec![];
     }
     let me = std::thread::current().id();
     let mut sessions = STRICT_SESSIONS.lock();
     prune(&mut sessions);
-    let forbidding: Vec<Arc<Session>> = sessions
+    sessions
         .iter()
         .filter_map(std::sync::Weak::upgrade)
         .filter(|s| s.mode == 0 || s.thread == me)
-        .collect();
+        .collect()
+}
+
+/// A device-wide synchronise made while a capture forbids it, which CUDA refuses as potentially
+/// unsafe ("operation not permitted when stream is capturing"); those captures can then no longer
+/// end well (an H200: `cuStreamEndCapture` gives `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`).
+/// Synchronous copies and memsets are not refused: an H200 runs a `cuMemsetD32` made while a
+/// non-blocking stream captures in global mode.
+pub fn forbid_sync() -> Result<(), CUresult> {
+    let forbidding = forbidding();
     if forbidding.is_empty() {
         return Ok(());
     }
@@ -440,6 +457,18 @@ pub fn forbid_sync() -> Result<(), CUresult> {
         s.invalid.store(true, Ordering::Release);
     }
     Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+}
+
+/// Memory allocated or freed outside stream order (`cuMemAlloc`, `cuMemFree`) while a capture
+/// forbids it: refused, as a graph would not replay it (`cuThreadExchangeStreamCaptureMode`'s own
+/// example). The capture goes on: warp-lang's tests, which pass on GPUs, refuse a staging buffer
+/// this way and then end the capture and launch its graph.
+pub fn forbid_alloc() -> Result<(), CUresult> {
+    if forbidding().is_empty() {
+        Ok(())
+    } else {
+        Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    }
 }
 
 /// Drops the captures that have ended from a list of them.
@@ -661,7 +690,7 @@ unsafe fn batch_mem_op_node(p: *const BatchMemOpParams) -> Result<(MemOps, NodeJ
     Ok(((ctx, Arc::new(words)), job))
 }
 
-unsafe fn add_node(
+pub(crate) unsafe fn add_node(
     pn: *mut Handle,
     g: Handle,
     deps: *const Handle,
@@ -1054,6 +1083,111 @@ unsafe fn add_dependencies(g: Handle, from: *const Handle, to: *const Handle, n:
     Ok(())
 }
 
+/// Edge data given to a `_v2` call: none, or every edge's `CUgraphEdgeData` (8 bytes) all zeros, a
+/// plain dependency. Other edges (programmatic dependent launch ports) are not supported.
+unsafe fn plain_edges(edges: *const c_void, n: usize) -> Result<(), CUresult> {
+    if edges.is_null() || crate::c_array(edges as *const u64, n)?.iter().all(|&e| e == 0) {
+        Ok(())
+    } else {
+        Err(CUDA_ERROR_NOT_SUPPORTED)
+    }
+}
+
+/// Writes the edge data of the `n` edges a `_v2` query gave (when asked for): every edge is a plain
+/// dependency, all zeros.
+unsafe fn edges_out(edges: *mut c_void, n: usize) {
+    if !edges.is_null() {
+        std::ptr::write_bytes(edges as *mut u64, 0, n);
+    }
+}
+
+unsafe fn remove_dependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) -> Result<(), CUresult> {
+    init_check()?;
+    let graph = GRAPHS.get(g as usize)?;
+    let (from, to) = (deps_of(from, n)?, deps_of(to, n)?);
+    let mut nodes = graph.nodes.lock();
+    // Every edge must exist before any is removed.
+    let has = |nodes: &[(usize, Vec<usize>)], f: usize, t: usize| nodes.iter().any(|(h, d)| *h == t && d.contains(&f));
+    if !from.iter().zip(to).all(|(&f, &t)| has(&nodes, f, t)) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    for (&f, &t) in from.iter().zip(to) {
+        if let Some((_, d)) = nodes.iter_mut().find(|(h, _)| *h == t) {
+            d.retain(|&x| x != f);
+        }
+    }
+    Ok(())
+}
+
+/// The nodes of `node`'s graph that depend on it, in the order they were added.
+fn dependents(node: Handle) -> Result<Vec<usize>, CUresult> {
+    let graph = GRAPHS.get(NODES.get(node as usize)?.graph)?;
+    let nodes = graph.nodes.lock();
+    Ok(nodes
+        .iter()
+        .filter(|(_, d)| d.contains(&(node as usize)))
+        .map(|(h, _)| *h)
+        .collect())
+}
+
+/// `cuGraphGetEdges`: the graph's edges as pairs (dependency, dependent), in the order the
+/// dependents were added; like [`list_out`], up to `*n` of them when the lists are given.
+unsafe fn graph_edges(g: Handle, from: *mut Handle, to: *mut Handle, n: *mut usize) -> Result<(), CUresult> {
+    init_check()?;
+    if n.is_null() || from.is_null() != to.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let graph = GRAPHS.get(g as usize)?;
+    let edges: Vec<(usize, usize)> = graph
+        .nodes
+        .lock()
+        .iter()
+        .flat_map(|(h, deps)| deps.iter().map(move |d| (*d, *h)))
+        .collect();
+    let (f, t): (Vec<usize>, Vec<usize>) = edges.into_iter().unzip();
+    let room = *n;
+    list_out(&f, from, n)?;
+    *n = room;
+    list_out(&t, to, n)
+}
+
+/// `cuStreamUpdateCaptureDependencies`: the nodes a capturing stream's next work depends on get
+/// `deps` added (flags 0) or become `deps` (flags 1); they must be nodes of the capture's graph.
+unsafe fn update_capture_dependencies(s: Handle, deps: *const Handle, n: usize, flags: c_uint) -> Result<(), CUresult> {
+    init_check()?;
+    if flags > 1 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (_, q) = resolve(s)?;
+    let mut cap = q.capture.lock();
+    let c = cap.as_mut().ok_or(CUDA_ERROR_ILLEGAL_STATE)?;
+    let new = deps_of(deps, n)?;
+    for &d in new {
+        if NODES.get(d)?.graph != c.session.graph {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    if flags == 1 {
+        c.deps.clear();
+    }
+    c.deps.extend_from_slice(new);
+    c.deps.sort_unstable();
+    c.deps.dedup();
+    Ok(())
+}
+
+/// `cuGraphDestroyNode`: the node leaves its graph, with every edge to or from it.
+fn destroy_node(node: Handle) -> Result<(), CUresult> {
+    let graph = GRAPHS.get(NODES.get(node as usize)?.graph)?;
+    let mut nodes = graph.nodes.lock();
+    nodes.retain(|(h, _)| *h != node as usize);
+    for (_, d) in nodes.iter_mut() {
+        d.retain(|&x| x != node as usize);
+    }
+    NODES.remove(node as usize)?;
+    Ok(())
+}
+
 unsafe fn node_dependencies(node: Handle, deps: *mut Handle, n: *mut usize) -> Result<(), CUresult> {
     init_check()?;
     let graph = GRAPHS.get(NODES.get(node as usize)?.graph)?;
@@ -1227,10 +1361,50 @@ api! {
         add_dependencies(g, from, to, n)
     }
     fn cuGraphAddDependencies_v2(g: Handle, from: *const Handle, to: *const Handle, edges: *const c_void, n: usize) {
-        if !edges.is_null() {
-            return Err(CUDA_ERROR_NOT_SUPPORTED); // edge data (programmatic dependent launch ports)
-        }
+        plain_edges(edges, n)?;
         add_dependencies(g, from, to, n)
+    }
+    fn cuGraphRemoveDependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) {
+        remove_dependencies(g, from, to, n)
+    }
+    fn cuGraphRemoveDependencies_v2(g: Handle, from: *const Handle, to: *const Handle, edges: *const c_void, n: usize) {
+        plain_edges(edges, n)?;
+        remove_dependencies(g, from, to, n)
+    }
+    fn cuGraphGetEdges(g: Handle, from: *mut Handle, to: *mut Handle, n: *mut usize) {
+        graph_edges(g, from, to, n)
+    }
+    fn cuGraphGetEdges_v2(g: Handle, from: *mut Handle, to: *mut Handle, edges: *mut c_void, n: *mut usize) {
+        if !edges.is_null() && from.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: edge data comes with the nodes
+        }
+        graph_edges(g, from, to, n)?;
+        edges_out(edges, *n);
+        Ok(())
+    }
+    fn cuGraphNodeGetDependentNodes(node: Handle, out_: *mut Handle, n: *mut usize) {
+        init_check()?;
+        list_out(&dependents(node)?, out_, n)
+    }
+    fn cuGraphNodeGetDependentNodes_v2(node: Handle, out_: *mut Handle, edges: *mut c_void, n: *mut usize) {
+        init_check()?;
+        if !edges.is_null() && out_.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        list_out(&dependents(node)?, out_, n)?;
+        edges_out(edges, *n);
+        Ok(())
+    }
+    fn cuGraphDestroyNode(node: Handle) {
+        init_check()?;
+        destroy_node(node)
+    }
+    fn cuStreamUpdateCaptureDependencies[cuStreamUpdateCaptureDependencies_ptsz](s: Handle, deps: *const Handle, n: usize, flags: c_uint) {
+        update_capture_dependencies(s, deps, n, flags)
+    }
+    fn cuStreamUpdateCaptureDependencies_v2[cuStreamUpdateCaptureDependencies_v2_ptsz](s: Handle, deps: *const Handle, edges: *const c_void, n: usize, flags: c_uint) {
+        plain_edges(edges, n)?;
+        update_capture_dependencies(s, deps, n, flags)
     }
     fn cuGraphGetNodes(g: Handle, nodes: *mut Handle, n: *mut usize) {
         init_check()?;
@@ -1252,10 +1426,7 @@ api! {
             return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: edge data comes with the nodes
         }
         node_dependencies(node, deps, n)?;
-        if !edges.is_null() {
-            // Every edge is a plain dependency: its data (8 bytes each) is all zeros.
-            std::ptr::write_bytes(edges as *mut u8, 0, *n * 8);
-        }
+        edges_out(edges, *n);
         Ok(())
     }
     fn cuGraphNodeGetType(node: Handle, t: *mut c_int) {

@@ -15,6 +15,7 @@ mod driver_table;
 pub mod errors;
 pub mod event;
 pub mod graph;
+mod graph_memory;
 pub mod ipc;
 pub mod launch;
 pub mod memory;

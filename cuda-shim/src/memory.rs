@@ -182,9 +182,31 @@ unsafe fn alloc_into(
     Ok(())
 }
 
+/// Device memory of `size` bytes on the current context, for the driver's own use (graph
+/// allocations): its address.
+pub(crate) unsafe fn alloc_device(size: usize) -> Result<CUdeviceptr, CUresult> {
+    let mut p = 0;
+    alloc_into(&mut p, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })?;
+    Ok(p)
+}
+
+/// Frees the allocation at `ptr` at once, without waiting for the streams: for memory nothing can
+/// still use (a graph allocation whose graphs are gone).
+pub(crate) fn release_now(ptr: CUdeviceptr) {
+    let Some(a) = MEMORY.lock().remove(&ptr) else { return };
+    forget(ptr);
+    if let Some(layout) = layout(&a.kind) {
+        unsafe { release(ptr as *mut u8, layout) };
+    }
+}
+
 fn sanitizing(tool: u8) -> bool {
     ptx_jit::runtime::sanitize::Tools::from_env().has(tool)
 }
+
+/// Allocations `cuMemFreeAsync` frees once their streams get there.
+static FREEING: parking_lot::Mutex<std::collections::BTreeSet<u64>> =
+    parking_lot::Mutex::new(std::collections::BTreeSet::new());
 
 /// memcheck: starts of allocations freed lately, to tell a double free from a pointer never allocated.
 static FREED: parking_lot::Mutex<std::collections::VecDeque<u64>> =
@@ -205,6 +227,9 @@ fn memcheck(kind: ptx_jit::runtime::sanitize::Kind, addr: u64, bytes: u64, detai
 /// Frees an allocation of the kinds `which` accepts, after the work of its context that may still use it.
 fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
     init_check()?;
+    if FREEING.lock().contains(&ptr) {
+        return Err(CUDA_ERROR_INVALID_VALUE); // already freed, in stream order
+    }
     let ctx = match MEMORY.lock().get(&ptr) {
         Some(a) if which(&a.kind) => owner(&a.kind),
         _ => {
@@ -227,11 +252,10 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
 }
 
 /// `cuMemAllocAsync`/`cuMemAllocFromPoolAsync`: stream-ordered allocation from `pool`. Memory that
-/// exists at once is valid in stream order too. A graph's allocation node is not supported, so a
-/// capture cannot take one.
+/// exists at once is valid in stream order too. On a capturing stream, a graph allocation node.
 pub(crate) unsafe fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: usize, s: Handle) -> Result<(), CUresult> {
-    if crate::stream::capturing(s)? {
-        return run_async(s, None, || Ok(()));
+    if crate::stream::capturing(s)? && crate::graph_memory::capture_alloc(dptr, size, s)? {
+        return Ok(());
     }
     crate::pool::admit(pool, size as u64)?;
     alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })?;
@@ -1028,9 +1052,11 @@ api! {
 
     // ---- allocation ----
     fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) {
+        crate::graph::forbid_alloc()?;
         alloc_into(dptr, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })
     }
     fn cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: c_uint) {
+        crate::graph::forbid_alloc()?;
         if pitch.is_null() || width == 0 || height == 0 || !matches!(elem, 4 | 8 | 16) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -1041,8 +1067,12 @@ api! {
         Ok(())
     }
     fn cuMemFree_v2(dptr: CUdeviceptr) {
+        crate::graph::forbid_alloc()?;
         if dptr == 0 {
             return init_check();
+        }
+        if let Some(r) = crate::graph_memory::free(dptr) {
+            return r;
         }
         free(dptr, |k| matches!(k, MemKind::Device { .. } | MemKind::Managed { .. }))
     }
@@ -1054,22 +1084,25 @@ api! {
     }
     fn cuMemFreeAsync[cuMemFreeAsync_ptsz](dptr: CUdeviceptr, s: Handle) {
         init_check()?;
-        if crate::stream::capturing(s)? {
-            return run_async(s, None, || Ok(())); // refused, and the capture invalidated
+        if crate::stream::capturing(s)? && crate::graph_memory::capture_free(dptr, s)? {
+            return Ok(());
+        }
+        if crate::graph_memory::is_graph_alloc(dptr) {
+            // A graph allocation ends its live span when the stream gets there.
+            return run_async(s, None, move || crate::graph_memory::free(dptr).unwrap_or(Ok(())));
         }
         match MEMORY.lock().get(&dptr) {
             Some(Alloc { kind: MemKind::Device { .. }, .. }) => {}
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
-        // Freed once the stream's earlier work is done; the pointer is gone for later calls now.
-        let a = MEMORY.lock().remove(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let l = layout(&a.kind).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        forget(dptr);
-        // Freed once: not something a graph could run again.
-        let l = parking_lot::Mutex::new(Some(l));
+        // Freed once the stream's earlier work is done (work queued before, on any stream, still
+        // finds it: a memset checks its memory when it runs); a second free is refused now.
+        if !FREEING.lock().insert(dptr) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
         run_async(s, None, move || {
-            if let Some(l) = l.lock().take() {
-                release(dptr as *mut u8, l);
+            if FREEING.lock().remove(&dptr) {
+                release_now(dptr);
             }
             Ok(())
         })
@@ -1078,6 +1111,7 @@ api! {
         if flags != 1 && flags != 2 {
             return Err(CUDA_ERROR_INVALID_VALUE); // CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST
         }
+        crate::graph::forbid_alloc()?;
         alloc_into(dptr, size, |layout, ctx, id| MemKind::Managed { layout, ctx, id })
     }
     fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) {

@@ -123,6 +123,24 @@ pub struct PoolProps {
     reserved: [u8; 54],
 }
 
+impl PoolProps {
+    /// Pinned device memory (`CU_MEM_ALLOCATION_TYPE_PINNED` on a device that exists), the one kind
+    /// pools and graph allocations hold.
+    pub unsafe fn is_device_pinned(&self) -> bool {
+        self.alloc_type == 1 && location_ok(self.location_type, self.location_id)
+    }
+    /// Whether it asks for handles another process could import.
+    pub fn shared(&self) -> bool {
+        self.handle_types != 0
+    }
+    /// Pinned memory on device `dev` (what a query gives back).
+    pub fn set_device_pinned(&mut self, dev: c_int) {
+        self.alloc_type = 1;
+        self.location_type = 1;
+        self.location_id = dev;
+    }
+}
+
 /// `CUmemAccessDesc`.
 #[repr(C)]
 pub struct AccessDesc {

@@ -17,6 +17,7 @@ static SYMBOLS: Lazy<HashMap<&'static str, usize>> = Lazy::new(|| {
         crate::device::device_exports(),
         crate::event::event_exports(),
         crate::graph::graph_exports(),
+        crate::graph_memory::graph_memory_exports(),
         crate::pool::pool_exports(),
         crate::vmm::vmm_exports(),
         crate::texture::texture_exports(),

@@ -365,7 +365,7 @@ pub fn run_async(
     let (ctx, q) = resolve(s)?;
     ctx.streams.check()?;
     let mut job = Some(job);
-    if crate::graph::captured(&q, kind, || job.take().map(|j| Arc::new(j) as crate::graph::NodeJob))? {
+    if crate::graph::captured(&q, kind, || job.take().map(|j| Arc::new(j) as crate::graph::NodeJob))?.is_some() {
         return Ok(());
     }
     let job = job.expect("not captured");
@@ -378,6 +378,12 @@ pub fn run_async(
                 return;
             }
             if let Err(e) = job() {
+                if crate::log_enabled() {
+                    let what = kind.map_or("work", |k| k.name());
+                    eprintln!(
+                        "ptx-jit: {what} queued on a stream failed with error {e}: the context's later calls report it"
+                    );
+                }
                 c.streams.fail(e);
             }
         }),
@@ -517,7 +523,7 @@ api! {
         }
         let cb: StreamCallback = std::mem::transmute(cb);
         let (ctx, q) = resolve(s)?;
-        if crate::graph::captured(&q, None, || None)? {
+        if crate::graph::captured(&q, None, || None)?.is_some() {
             return Ok(());
         }
         let (sh, d, c) = (Ptr(s as usize), Ptr(data as usize), ctx.clone());
@@ -580,7 +586,7 @@ unsafe fn launch_host_func(s: Handle, f: *mut c_void, data: *mut c_void) -> Resu
             Ok(())
         }))
     };
-    if crate::graph::captured(&q, Some(crate::graph::NodeType::Host), node)? {
+    if crate::graph::captured(&q, Some(crate::graph::NodeType::Host), node)?.is_some() {
         return Ok(());
     }
     let (d, c) = (data as usize, ctx.clone());

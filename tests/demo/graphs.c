@@ -391,6 +391,109 @@ int main(int argc, char **argv) {
     EXPECT(cuUserObjectRelease(uo, 1), CUDA_ERROR_INVALID_HANDLE);
 #endif
     printf("a child graph's user object lives as long as the parent that copied it\n");
+
+    /* ---- 4. graph memory, edges, capture dependencies ---- */
+    /* Stream-ordered allocation captured: an allocation node whose address is fixed at capture, a
+     * free node, and the work between them, replayed by each launch. */
+    int pools;
+    CHECK(cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0));
+    ASSERT(pools == 1);
+    CUdeviceptr tmp;
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuMemAllocAsync(&tmp, N * 4, a));
+    ASSERT(tmp != 0);
+    /* cuMemAlloc during the capture is refused; the capture goes on (warp-lang relies on this). */
+    CUdeviceptr refused;
+    EXPECT(cuMemAlloc(&refused, 16), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(cuMemsetD32Async(tmp, 3, N, a));
+    launch_scale(scale, a, tmp, N, 4); /* 3*4+1 = 13 */
+    CHECK(cuMemcpyDtoDAsync(out, tmp, N * 4, a));
+    CHECK(cuMemFreeAsync(tmp, a));
+    CHECK(cuStreamEndCapture(a, &g));
+    CUgraphNode chain[8];
+    size_t nchain = 8;
+    CHECK(cuGraphGetNodes(g, chain, &nchain));
+    ASSERT(nchain == 5);
+    CHECK(cuGraphNodeGetType(chain[0], &t));
+    ASSERT(t == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+    CHECK(cuGraphNodeGetType(chain[4], &t));
+    ASSERT(t == CU_GRAPH_NODE_TYPE_MEM_FREE);
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    CHECK(cuGraphMemAllocNodeGetParams(chain[0], &ap));
+    ASSERT(ap.dptr == tmp && ap.bytesize == N * 4 && ap.poolProps.location.id == 0);
+    CUdeviceptr freed_ptr;
+    CHECK(cuGraphMemFreeNodeGetParams(chain[4], &freed_ptr));
+    ASSERT(freed_ptr == tmp);
+    /* The edges of the chain, as pairs and from each side. */
+    CUgraphNode from_nodes[8], to_nodes[8];
+    size_t nedges = 0;
+    CHECK(cuGraphGetEdges(g, NULL, NULL, NULL, &nedges));
+    ASSERT(nedges == 4);
+    CHECK(cuGraphGetEdges(g, from_nodes, to_nodes, NULL, &nedges));
+    ASSERT(from_nodes[0] == chain[0] && to_nodes[0] == chain[1] && to_nodes[3] == chain[4]);
+    CUgraphNode next[2];
+    size_t nnext = 2;
+    CHECK(cuGraphNodeGetDependentNodes(chain[0], next, NULL, &nnext));
+    ASSERT(nnext == 1 && next[0] == chain[1]);
+    cuuint64_t reserved = 0, used = 1;
+    CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved));
+    ASSERT(reserved == N * 4);
+    CHECK(cuGraphInstantiate(&exec, g, 0));
+    for (int launch = 0; launch < 2; launch++) {
+        CHECK(cuMemsetD32(out, 0, N));
+        CHECK(cuGraphLaunch(exec, a));
+        CHECK(cuStreamSynchronize(a));
+        CHECK(cuMemcpyDtoH(host, out, N * 4));
+        for (int i = 0; i < N; i++) ASSERT(host[i] == 13);
+    }
+    CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used));
+    ASSERT(used == 0); /* the free node ended it */
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g));
+    CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved));
+    ASSERT(reserved == 0);
+    /* An allocation node with no free: the allocation outlives the launch, and the program frees it
+     * (once). */
+    CUgraph ag;
+    CUgraphNode an;
+    CHECK(cuGraphCreate(&ag, 0));
+    memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.bytesize = 64;
+    CHECK(cuGraphAddMemAllocNode(&an, ag, NULL, 0, &ap));
+    ASSERT(ap.dptr != 0);
+    CHECK(cuGraphInstantiate(&exec, ag, 0));
+    CHECK(cuGraphLaunch(exec, a));
+    CHECK(cuStreamSynchronize(a));
+    CHECK(cuMemsetD32(ap.dptr, 9, 16));
+    CHECK(cuMemFree(ap.dptr));
+    EXPECT(cuMemFree(ap.dptr), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(ag));
+    /* A capture's next work can be given other dependencies: none, here, so the second kernel is a
+     * second root. */
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    launch_scale(scale, a, buf, N, 1);
+    CHECK(cuStreamUpdateCaptureDependencies(a, NULL, NULL, 0, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+    launch_scale(scale, a, out, N, 1);
+    CHECK(cuStreamEndCapture(a, &g));
+    size_t nroots2 = 0;
+    CHECK(cuGraphGetRootNodes(g, NULL, &nroots2));
+    ASSERT(nroots2 == 2);
+    /* Edges removed and nodes destroyed. */
+    CHECK(cuGraphGetNodes(g, chain, &nchain));
+    CHECK(cuGraphAddDependencies(g, &chain[0], &chain[1], NULL, 1));
+    CHECK(cuGraphGetRootNodes(g, NULL, &nroots2));
+    ASSERT(nroots2 == 1);
+    CHECK(cuGraphRemoveDependencies(g, &chain[0], &chain[1], NULL, 1));
+    EXPECT(cuGraphRemoveDependencies(g, &chain[0], &chain[1], NULL, 1), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphDestroyNode(chain[1]));
+    nchain = 8;
+    CHECK(cuGraphGetNodes(g, chain, &nchain));
+    ASSERT(nchain == 1);
+    CHECK(cuGraphDestroy(g));
+    printf("graph memory (captured and explicit), edges and capture dependencies verified\n");
     printf("GRAPHS VERIFIED\n");
     return 0;
 }
