@@ -148,7 +148,7 @@ for sym, want in [("cuMemcpyHtoD_v2", ["u64", "*mut c_void", "usize"]), ("cuMemc
 # functions with dlsym (cuBLASLt refuses to start when one is missing). The shim's own entry points are
 # the `fn cuX(` (and `[cuX_ptsz]` twins) of its `api!` blocks; each other symbol is exported as its
 # forwarder (`#[no_mangle]`), or as a plain NOT_SUPPORTED stub when it has none.
-src = "".join(open(f).read() for f in glob.glob(os.path.join(ROOT, "cuda-shim/src/*.rs"))
+src = "".join(open(f).read() for f in glob.glob(os.path.join(ROOT, "cuda-shim/src/**/*.rs"), recursive=True)
               if not f.endswith("driver_table.rs"))
 implemented = {n for pair in re.findall(r"^\s*fn (cu\w+)(?:\[(cu\w+)\])?\s*\(", src, re.M) for n in pair if n}
 stubs = sorted(({r[3] for r in rows} | set(declared)) - implemented)

@@ -148,8 +148,16 @@ api! {
         if flags & !1 != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        // CU_EVENT_RECORD_EXTERNAL would make an event record node in a capture; here a record in a
-        // capture is always an edge to the streams that wait for it.
+        // CU_EVENT_RECORD_EXTERNAL makes an event record node in a capture; another record in a
+        // capture is an edge to the streams that wait for it.
+        if flags & 1 != 0 {
+            init_check()?;
+            let e = EVENTS.get(ev as usize)?;
+            let (_, q) = resolve(s)?;
+            if crate::graph::capture_event(&q, true, e)? {
+                return Ok(());
+            }
+        }
         record(ev, s)
     }
     fn cuEventQuery(ev: Handle) {

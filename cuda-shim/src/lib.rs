@@ -15,7 +15,6 @@ mod driver_table;
 pub mod errors;
 pub mod event;
 pub mod graph;
-mod graph_memory;
 pub mod ipc;
 pub mod launch;
 pub mod memory;

@@ -254,7 +254,7 @@ fn free(ptr: u64, which: fn(&MemKind) -> bool) -> Result<(), CUresult> {
 /// `cuMemAllocAsync`/`cuMemAllocFromPoolAsync`: stream-ordered allocation from `pool`. Memory that
 /// exists at once is valid in stream order too. On a capturing stream, a graph allocation node.
 pub(crate) unsafe fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: usize, s: Handle) -> Result<(), CUresult> {
-    if crate::stream::capturing(s)? && crate::graph_memory::capture_alloc(dptr, size, s)? {
+    if crate::stream::capturing(s)? && crate::graph::memory::capture_alloc(dptr, size, s)? {
         return Ok(());
     }
     crate::pool::admit(pool, size as u64)?;
@@ -304,7 +304,9 @@ fn owner(k: &MemKind) -> Option<usize> {
     }
 }
 
-/// Frees what a destroyed (or reset) context owned.
+/// Frees what a destroyed (or reset) context owned. Stream-ordered allocations belong to their
+/// device's memory pool and graph allocations to their graphs, which outlive the context (warp-lang
+/// frees them after destroying it).
 pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     crate::texture::release_ctx(ctx);
     crate::ipc::release_ctx(ctx);
@@ -314,9 +316,9 @@ pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     let mut mem = MEMORY.lock();
     let gone: Vec<u64> = mem
         .iter()
-        .filter(|(_, a)| match &a.kind {
+        .filter(|(p, a)| match &a.kind {
             MemKind::ModuleVar(m) => dead_modules.contains(m),
-            k => owner(k) == Some(ctx),
+            k => owner(k) == Some(ctx) && !crate::pool::holds(**p) && !crate::graph::memory::is_graph_alloc(**p),
         })
         .map(|(p, _)| *p)
         .collect();
@@ -1071,7 +1073,7 @@ api! {
         if dptr == 0 {
             return init_check();
         }
-        if let Some(r) = crate::graph_memory::free(dptr) {
+        if let Some(r) = crate::graph::memory::free(dptr) {
             return r;
         }
         free(dptr, |k| matches!(k, MemKind::Device { .. } | MemKind::Managed { .. }))
@@ -1084,12 +1086,17 @@ api! {
     }
     fn cuMemFreeAsync[cuMemFreeAsync_ptsz](dptr: CUdeviceptr, s: Handle) {
         init_check()?;
-        if crate::stream::capturing(s)? && crate::graph_memory::capture_free(dptr, s)? {
+        if crate::stream::capturing(s)? && crate::graph::memory::capture_free(dptr, s)? {
             return Ok(());
         }
-        if crate::graph_memory::is_graph_alloc(dptr) {
-            // A graph allocation ends its live span when the stream gets there.
-            return run_async(s, None, move || crate::graph_memory::free(dptr).unwrap_or(Ok(())));
+        if crate::graph::memory::is_graph_alloc(dptr) {
+            // A graph allocation ends its live span when the stream gets there. One whose allocation
+            // node never ran is left as it is: warp-lang frees the allocations of a capture it then
+            // refuses, which a GPU's driver accepts without failing the context.
+            return run_async(s, None, move || {
+                let _ = crate::graph::memory::free(dptr);
+                Ok(())
+            });
         }
         match MEMORY.lock().get(&dptr) {
             Some(Alloc { kind: MemKind::Device { .. }, .. }) => {}

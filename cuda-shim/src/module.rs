@@ -246,6 +246,11 @@ pub(crate) unsafe fn enumerate(
 /// checked whole first as `log.check` says.
 pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mut JitLog) -> Result<usize, CUresult> {
     let t = std::time::Instant::now();
+    let linked = with_builtins(text);
+    let (text, retain) = match &linked {
+        Some(l) => (l.as_str(), ptx_jit::Retain::Copy),
+        None => (text, retain),
+    };
     let loading = ptx_jit::Loading::from_env();
     let options = ptx_jit::Options {
         checked: ptx_jit::checked_from_env(),
@@ -292,6 +297,28 @@ pub(crate) fn load_ptx(ctx: usize, text: &str, retain: ptx_jit::Retain, log: &mu
             Err(load_error(&diags))
         }
     }
+}
+
+/// Device functions NVIDIA's driver provides to any module that calls them, with no device library
+/// linked: `cudaGraphSetConditional` (a `__cudart_builtin__`, which NVRTC leaves as an `.extern`
+/// call).
+const BUILTINS: [&str; 1] = ["cudaGraphSetConditional"];
+
+/// `text` linked with ptx-jit's device runtime, which defines the builtins, when it calls one; `None`
+/// when it calls none (the usual case, found by a text search) or the link fails (the load then
+/// reports the module's own error).
+fn with_builtins(text: &str) -> Option<String> {
+    if !BUILTINS.iter().any(|b| text.contains(b)) {
+        return None;
+    }
+    let inputs = [
+        ("module.ptx".to_string(), text.to_string()),
+        (
+            "device_runtime.ptx".to_string(),
+            crate::link::DEVICE_RUNTIME.to_string(),
+        ),
+    ];
+    crate::link::link_ptx(&inputs).ok()
 }
 
 /// Kernel `k` of module `m`, prepared (the first use of a lazily loaded kernel checks and lowers it),

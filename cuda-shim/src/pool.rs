@@ -102,6 +102,11 @@ pub fn allocated(pool: usize, ptr: CUdeviceptr, size: u64) -> Result<(), CUresul
     Ok(())
 }
 
+/// Whether the allocation at `ptr` came from a pool.
+pub fn holds(ptr: CUdeviceptr) -> bool {
+    FROM.lock().contains_key(&ptr)
+}
+
 /// The allocation at `ptr` is freed (by `cuMemFree` or `cuMemFreeAsync`): its pool, if any, has
 /// that much less in use.
 pub fn released(ptr: CUdeviceptr) {

@@ -502,6 +502,10 @@ api! {
         }
         let e = EVENTS.get(ev as usize)?;
         let (ctx, q) = resolve(s)?;
+        // CU_EVENT_WAIT_EXTERNAL in a capture: an event wait node.
+        if flags & 1 != 0 && crate::graph::capture_event(&q, false, e.clone())? {
+            return Ok(());
+        }
         // An event recorded in a capture: the stream joins it (or waits for its nodes).
         if let Some(c) = e.captured() {
             return crate::graph::join(&q, &c);

@@ -13,6 +13,9 @@
  * 3. Errors: synchronising a capturing stream (refused, and the capture is invalidated), ending a
  *    capture on a stream that did not begin it, a stream that forked and never rejoined, a capture
  *    on the legacy stream, and a cycle refused at instantiation.
+ * 4. Graph memory (allocation and free nodes, captured and explicit), edges, capture dependencies.
+ * 5. Conditional nodes (while, if/else, switch) steered by kernels through cudaGraphSetConditional;
+ *    child graphs and clones; external event nodes in a capture.
  * Usage: graphs DOT_FILE */
 #include "driver_util.h"
 #include <string.h>
@@ -35,6 +38,18 @@ static const char *PTX =
     " mov.u32 %r3, %tid.x; setp.ge.u32 %q, %r3, %r1; @%q ret;\n"
     " mul.wide.u32 %rd4, %r3, 4; add.u64 %rd5, %rd2, %rd4; add.u64 %rd6, %rd3, %rd4; add.u64 %rd7, %rd1, %rd4;\n"
     " ld.global.u32 %r4, [%rd5]; ld.global.u32 %r5, [%rd6]; add.u32 %r6, %r4, %r5; st.global.u32 [%rd7], %r6; ret;\n}\n";
+
+/* countdown(h, p): *p -= 1, and the conditional handle h gets the new *p (the while loop ends at 0). */
+static const char *COND_PTX =
+    ".version 8.4\n.target sm_90\n.address_size 64\n"
+    ".extern .func cudaGraphSetConditional(.param .b64 h, .param .b32 v);\n"
+    ".visible .entry countdown(.param .u64 h, .param .u64 p) {\n"
+    " .reg .u64 %rd<3>; .reg .u32 %r<2>;\n"
+    " ld.param.u64 %rd1, [h]; ld.param.u64 %rd2, [p];\n"
+    " ld.global.u32 %r1, [%rd2]; sub.u32 %r1, %r1, 1; st.global.u32 [%rd2], %r1;\n"
+    " { .param .b64 a; .param .b32 b; st.param.b64 [a], %rd1; st.param.b32 [b], %r1;\n"
+    "   call cudaGraphSetConditional, (a, b); }\n"
+    " ret;\n}\n";
 
 #define N 256
 static int host_calls;
@@ -494,6 +509,106 @@ int main(int argc, char **argv) {
     ASSERT(nchain == 1);
     CHECK(cuGraphDestroy(g));
     printf("graph memory (captured and explicit), edges and capture dependencies verified\n");
+
+    /* ---- 5. conditional nodes, child graphs, clones, external events ---- */
+    CUmodule cm;
+    CUfunction countdown;
+    CHECK(cuModuleLoadData(&cm, COND_PTX)); /* the driver provides cudaGraphSetConditional */
+    CHECK(cuModuleGetFunction(&countdown, cm, "countdown"));
+    CUgraph wg;
+    CHECK(cuGraphCreate(&wg, 0));
+    CUgraphConditionalHandle wh;
+    CUcontext ctx;
+    CHECK(cuCtxGetCurrent(&ctx));
+    CHECK(cuGraphConditionalHandleCreate(&wh, wg, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraphNodeParams cp;
+    memset(&cp, 0, sizeof cp);
+    cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    cp.conditional.handle = wh;
+    cp.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    cp.conditional.size = 1;
+    CUgraphNode wn;
+    CHECK(cuGraphAddNode(&wn, wg, NULL, NULL, 0, &cp));
+    CUgraph body = cp.conditional.phGraph_out[0];
+    /* The body is filled after the node is made, and is part of it when instantiated. */
+    void *cd_args[] = {&wh, &buf};
+    CUDA_KERNEL_NODE_PARAMS kp = {0};
+    kp.func = countdown;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = cd_args;
+    CUgraphNode kn;
+    CHECK(cuGraphAddKernelNode(&kn, body, NULL, 0, &kp));
+    CHECK(cuGraphInstantiate(&exec, wg, 0));
+    for (unsigned start = 5; start >= 3; start -= 2) {
+        CHECK(cuMemsetD32(buf, start, 1));
+        CHECK(cuGraphLaunch(exec, a)); /* the handle starts at 1 each launch: the loop runs start times */
+        CHECK(cuStreamSynchronize(a));
+        CHECK(cuMemcpyDtoH(host, buf, 4));
+        ASSERT(host[0] == 0);
+    }
+    CHECK(cuGraphExecDestroy(exec));
+    /* A clone runs the same, and a child graph node holds its own copy. */
+    CUgraph wc, parent2;
+    CHECK(cuGraphClone(&wc, wg));
+    CHECK(cuGraphCreate(&parent2, 0));
+    CHECK(cuGraphAddChildGraphNode(&cn, parent2, NULL, 0, wc));
+    CUgraph held;
+    CHECK(cuGraphChildGraphNodeGetGraph(cn, &held));
+    nchain = 8;
+    CHECK(cuGraphGetNodes(held, chain, &nchain));
+    ASSERT(held != wc && nchain == 1);
+    CHECK(cuGraphInstantiate(&exec, parent2, 0));
+    CHECK(cuMemsetD32(buf, 4, 1));
+    CHECK(cuGraphLaunch(exec, a));
+    CHECK(cuStreamSynchronize(a));
+    CHECK(cuMemcpyDtoH(host, buf, 4));
+    ASSERT(host[0] == 0);
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(parent2));
+    CHECK(cuGraphDestroy(wc));
+    CHECK(cuGraphDestroy(wg));
+    /* if/else and switch over memset bodies: the value chooses the body. */
+    unsigned types[2] = {CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH};
+    unsigned sizes[2] = {2, 3}, defaults[2] = {0, 1}, expect[2] = {101, 101};
+    for (int k = 0; k < 2; k++) {
+        CUgraph cg;
+        CHECK(cuGraphCreate(&cg, 0));
+        CUgraphConditionalHandle ch;
+        CHECK(cuGraphConditionalHandleCreate(&ch, cg, ctx, defaults[k], CU_GRAPH_COND_ASSIGN_DEFAULT));
+        memset(&cp, 0, sizeof cp);
+        cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        cp.conditional.handle = ch;
+        cp.conditional.type = types[k];
+        cp.conditional.size = sizes[k];
+        CHECK(cuGraphAddNode(&wn, cg, NULL, NULL, 0, &cp));
+        for (unsigned i = 0; i < sizes[k]; i++) {
+            CUDA_MEMSET_NODE_PARAMS fill_body = {buf, 0, 100 + i, 4, 1, 1};
+            CUgraphNode fn;
+            CHECK(cuGraphAddMemsetNode(&fn, cp.conditional.phGraph_out[i], NULL, 0, &fill_body, ctx));
+        }
+        CHECK(cuGraphInstantiate(&exec, cg, 0));
+        CHECK(cuMemsetD32(buf, 0, 1));
+        CHECK(cuGraphLaunch(exec, a));
+        CHECK(cuStreamSynchronize(a));
+        CHECK(cuMemcpyDtoH(host, buf, 4));
+        ASSERT(host[0] == expect[k]); /* if: value 0 takes the else body; switch: value 1 */
+        CHECK(cuGraphExecDestroy(exec));
+        CHECK(cuGraphDestroy(cg));
+    }
+    /* External event record and wait in a capture become event nodes. */
+    CHECK(cuStreamBeginCapture(a, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuEventRecordWithFlags(done, a, CU_EVENT_RECORD_EXTERNAL));
+    CHECK(cuStreamWaitEvent(a, fork, CU_EVENT_WAIT_EXTERNAL));
+    CHECK(cuStreamEndCapture(a, &g));
+    nchain = 8;
+    CHECK(cuGraphGetNodes(g, chain, &nchain));
+    ASSERT(nchain == 2);
+    CHECK(cuGraphNodeGetType(chain[0], &t));
+    ASSERT(t == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+    CHECK(cuGraphNodeGetType(chain[1], &t));
+    ASSERT(t == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    CHECK(cuGraphDestroy(g));
+    printf("conditional nodes (while, if/else, switch), child graphs, clones and external events verified\n");
     printf("GRAPHS VERIFIED\n");
     return 0;
 }

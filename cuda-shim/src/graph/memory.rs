@@ -9,8 +9,8 @@
 //! running the nodes only marks it live or freed. An allocation still live when its graphs are gone
 //! becomes an ordinary allocation, which the program frees as any other.
 
+use super::{NodeJob, NodeType, NODES};
 use crate::errors::*;
-use crate::graph::{NodeJob, NodeType, NODES};
 use crate::pool::{AccessDesc, PoolProps};
 use crate::{device, init_check, out, CUdeviceptr, Handle};
 use parking_lot::Mutex;

@@ -1,5 +1,5 @@
-//! CUDA graphs: built node by node (`cuGraphAdd*Node`) or captured from streams
-//! (`cuStreamBeginCapture` … `cuStreamEndCapture`), instantiated, and launched on a stream.
+//! CUDA graphs: built node by node (`cuGraphAdd*Node`) or captured from streams (`capture`),
+//! instantiated, and launched on a stream.
 //!
 //! - A node holds the work it does as a job that may run many times (each launch of each
 //!   instantiation runs it once); a kernel node's arguments are copied when the node is made, as
@@ -12,18 +12,18 @@
 //!   is queued and complete when they run. An executable graph takes new kernel parameters
 //!   (`cuGraphExecKernelNodeSetParams`) or all the work of a graph of the same shape
 //!   (`cuGraphExecUpdate`) for its later launches.
-//! - Capture: while a stream captures, work queued on it becomes nodes instead of running, each
-//!   depending on the stream's last ones. An event recorded in a capturing stream carries those
-//!   nodes; a stream that waits for it joins the capture. `cuStreamEndCapture` on the stream that
-//!   began it ends the capture of every stream that joined and gives the graph; a stream that joined
-//!   and did not rejoin the origin makes it fail (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`). Waiting for a
-//!   capturing stream (synchronise, query) is refused and invalidates the capture, as CUDA does, and
-//!   so does ending it on another stream than its origin (`…_UNMATCHED`, then `…_INVALIDATED` at the
-//!   origin's end, as an H200 answers).
-//! - Not supported: capturing stream-ordered allocation (`cuMemAllocAsync`/`cuMemFreeAsync`),
-//!   memory allocation and free nodes, conditional nodes, external semaphores, the other node
-//!   setters of executable graphs: those calls return `CUDA_ERROR_NOT_SUPPORTED` (or
-//!   `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` during capture).
+//! - Graph memory (`memory`): allocation and free nodes, made directly or captured from
+//!   `cuMemAllocAsync`/`cuMemFreeAsync`.
+//! - Conditional nodes (`conditional`): `if`/`else`, `while` and `switch` over body graphs.
+//! - Not supported: external semaphores, the other node setters of executable graphs: those calls
+//!   return `CUDA_ERROR_NOT_SUPPORTED`.
+
+mod capture;
+mod conditional;
+pub(crate) mod memory;
+
+pub use capture::*;
+pub(crate) use conditional::conditional_exports;
 
 use crate::errors::*;
 use crate::state::*;
@@ -54,6 +54,7 @@ pub enum NodeType {
     MemFree = 11,
     /// Stream memory operations, captured (`crate::memop`).
     BatchMemOp = 12,
+    Conditional = 13,
 }
 
 impl NodeType {
@@ -70,6 +71,7 @@ impl NodeType {
             NodeType::MemAlloc => "mem alloc",
             NodeType::MemFree => "mem free",
             NodeType::BatchMemOp => "batch mem op",
+            NodeType::Conditional => "conditional",
         }
     }
 }
@@ -90,7 +92,87 @@ pub struct Node {
     /// for `cuGraphBatchMemOpNodeGetParams` (whose array points here).
     memops: Mutex<Option<MemOps>>,
     /// Allocation and free nodes: the graph allocation.
-    pub alloc: Mutex<Option<Arc<crate::graph_memory::GraphAlloc>>>,
+    pub alloc: Mutex<Option<Arc<crate::graph::memory::GraphAlloc>>>,
+    /// Conditional nodes: the handle, kind and bodies, whose work is planned at instantiation.
+    cond: Mutex<Option<conditional::Cond>>,
+    /// Child graph nodes: the node's own copy of the child, planned at instantiation.
+    child: Mutex<Option<usize>>,
+}
+
+impl Node {
+    fn new(graph: usize, kind: NodeType, job: Option<NodeJob>) -> Node {
+        Node {
+            graph,
+            kind,
+            job: Mutex::new(job),
+            kernel: Mutex::new(None),
+            event: Mutex::new(None),
+            memops: Mutex::new(None),
+            alloc: Mutex::new(None),
+            cond: Mutex::new(None),
+            child: Mutex::new(None),
+        }
+    }
+
+    /// A copy of this node for graph `graph`, with copies of the graphs it holds.
+    fn copy_into(&self, graph: usize) -> Result<Node, CUresult> {
+        let child = match *self.child.lock() {
+            Some(c) => Some(clone_graph(c)?),
+            None => None,
+        };
+        let cond = match self.cond.lock().as_ref() {
+            Some(c) => Some(c.cloned()?),
+            None => None,
+        };
+        Ok(Node {
+            graph,
+            kind: self.kind,
+            job: Mutex::new(self.job.lock().clone()),
+            kernel: Mutex::new(self.kernel.lock().clone()),
+            event: Mutex::new(self.event.lock().clone()),
+            memops: Mutex::new(self.memops.lock().clone()),
+            alloc: Mutex::new(self.alloc.lock().clone()),
+            cond: Mutex::new(cond),
+            child: Mutex::new(child),
+        })
+    }
+
+    /// The graphs the node holds (a child graph's copy, a conditional node's bodies), which go with it.
+    fn graphs(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.child.lock().iter().copied().collect();
+        if let Some(c) = self.cond.lock().as_ref() {
+            v.extend_from_slice(c.bodies());
+        }
+        v
+    }
+}
+
+/// A copy of graph `g` (`cuGraphClone`, and what a child graph node holds): its nodes with their work
+/// and parameters, its edges, copies of the graphs its nodes hold, its conditional handles and its
+/// user objects' references.
+fn clone_graph(g: usize) -> Result<usize, CUresult> {
+    let src = GRAPHS.get(g)?;
+    let copy = GRAPHS.insert(Graph {
+        nodes: Mutex::new(vec![]),
+        user_objects: src.user_objects.duplicate(),
+        handles: Mutex::new(src.handles.lock().clone()),
+    });
+    let nodes = src.nodes.lock().clone();
+    let mut new_of = std::collections::HashMap::new();
+    for (h, _) in &nodes {
+        match NODES.get(*h)?.copy_into(copy) {
+            Ok(n) => new_of.insert(*h, NODES.insert(n)),
+            Err(e) => {
+                let _ = drop_graph(copy);
+                return Err(e);
+            }
+        };
+    }
+    *GRAPHS.get(copy)?.nodes.lock() = nodes
+        .iter()
+        .map(|(h, deps)| (new_of[h], deps.iter().map(|d| new_of[d]).collect()))
+        .collect();
+    Ok(copy)
 }
 
 /// A kernel node's launch, with its argument buffer.
@@ -111,6 +193,8 @@ pub struct Graph {
     nodes: Mutex<Vec<(usize, Vec<usize>)>>,
     /// The user objects it holds references to (`cuGraphRetainUserObject`).
     pub user_objects: crate::user_object::Held,
+    /// Its conditional handles (`cuGraphConditionalHandleCreate`).
+    handles: Mutex<Vec<Arc<conditional::CondHandle>>>,
 }
 
 /// One node of a plan: the node it stands for, its job (`None`: nothing to do), the steps it waits
@@ -137,10 +221,12 @@ struct Plan {
     steps: Steps,
     /// References to the graph's user objects, held as long as a launch or an executable graph runs
     /// this plan (an update swaps them with the plan).
-    user_objects: Arc<crate::user_object::Held>,
+    _user_objects: Arc<crate::user_object::Held>,
     /// Event record nodes and wait nodes, by node (of the graph instantiated from).
     records: Vec<(usize, Arc<crate::event::Event>)>,
     waits: Vec<(usize, Arc<crate::event::Event>)>,
+    /// The graph's conditional handles, which take their default values as each run starts.
+    handles: Vec<Arc<conditional::CondHandle>>,
 }
 
 pub struct Exec {
@@ -168,15 +254,7 @@ impl Graph {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
         }
-        let h = NODES.insert(Node {
-            graph,
-            kind,
-            job: Mutex::new(job),
-            kernel: Mutex::new(None),
-            event: Mutex::new(None),
-            memops: Mutex::new(None),
-            alloc: Mutex::new(None),
-        });
+        let h = NODES.insert(Node::new(graph, kind, job));
         let mut unique = deps.to_vec();
         unique.sort_unstable();
         unique.dedup();
@@ -242,9 +320,10 @@ pub struct InstantiateParams {
     result: c_int,
 }
 
-/// A launch of a plan's jobs; the first failure stops it.
-fn run(steps: &[Step]) -> Result<(), CUresult> {
-    run_steps(steps, &|s: &Step| s.job.as_ref().map_or(Ok(()), |job| job()))
+/// A run of a plan's jobs (a child graph, a conditional body); the first failure stops it.
+fn run_plan(plan: &Plan) -> Result<(), CUresult> {
+    plan.handles.iter().for_each(|h| h.start());
+    run_steps(&plan.steps, &|s: &Step| s.job.as_ref().map_or(Ok(()), |job| job()))
 }
 
 /// Runs `work` on every step once the steps it depends on are done: a chain in order on this
@@ -323,342 +402,17 @@ fn run_steps(steps: &[Step], work: &(dyn Fn(&Step) -> Result<(), CUresult> + Syn
     state.into_inner().error.map_or(Ok(()), Err)
 }
 
-// ---- capture ----------------------------------------------------------------------------------------
-
-/// One capture, shared by the streams that joined it.
-pub struct Session {
-    pub graph: usize,
-    pub id: u64,
-    mode: c_int,
-    /// The stream that began it (its queue's address, as `cuStreamGetId` names it).
-    origin: usize,
-    thread: std::thread::ThreadId,
-    /// Streams that joined through an event, with the queues, to end their capture too.
-    joined: Mutex<Vec<Arc<Queue>>>,
-    invalid: AtomicBool,
-    /// Ended (by `cuStreamEndCapture`, or its stream destroyed): no longer counted as in progress.
-    ended: AtomicBool,
-}
-
-impl Session {
-    /// Ends the capture, however it ends, and gives the streams that joined it: under the lock of
-    /// that list, so no stream joins once it is taken.
-    fn close(&self) -> Vec<Arc<Queue>> {
-        let mut joined = self.joined.lock();
-        self.ended.store(true, Ordering::Release);
-        std::mem::take(&mut *joined)
-    }
-    pub fn ended(&self) -> bool {
-        self.ended.load(Ordering::Acquire)
-    }
-}
-
-/// A capturing stream is destroyed: a capture it began is over, for every stream that joined it,
-/// and its graph is dropped.
-pub fn abandon(q: &Queue) {
-    if let Some(c) = q.capture.lock().take() {
-        if c.session.origin == queue_id(q) {
-            for j in c.session.close() {
-                j.capture.lock().take();
+/// Removes graph `g` and its nodes (and the bodies of its conditional nodes).
+fn drop_graph(g: usize) -> Result<(), CUresult> {
+    let graph = GRAPHS.remove(g)?;
+    for (h, _) in graph.nodes.lock().drain(..) {
+        if let Ok(node) = NODES.remove(h) {
+            for held in node.graphs() {
+                let _ = drop_graph(held);
             }
-            drop_graph(c.session.graph);
         }
     }
-}
-
-/// Removes graph `g` and its nodes.
-fn drop_graph(g: usize) {
-    if let Ok(graph) = GRAPHS.remove(g) {
-        for (h, _) in graph.nodes.lock().drain(..) {
-            let _ = NODES.remove(h);
-        }
-    }
-}
-
-/// A stream's part in a capture: the session and the nodes its next work depends on.
-#[derive(Clone)]
-pub struct Capturing {
-    pub session: Arc<Session>,
-    pub deps: Vec<usize>,
-}
-
-static CAPTURE_IDS: AtomicU64 = AtomicU64::new(1);
-
-/// Captures begun in global or thread-local mode (those not ended forbid unsafe calls: a global one on
-/// every thread, a thread-local one on the thread that began it).
-static STRICT_SESSIONS: Mutex<Vec<std::sync::Weak<Session>>> = Mutex::new(Vec::new());
-
-fn queue_id(q: &Queue) -> usize {
-    Arc::as_ptr(&q.progress) as usize
-}
-
-/// Work queued on `q` while it captures becomes a node of the capture's graph, after the stream's
-/// last nodes: the node; `None` if `q` is not capturing. Work that cannot be captured (`kind`
-/// `None`) invalidates the capture.
-pub fn captured(
-    q: &Queue,
-    kind: Option<NodeType>,
-    job: impl FnOnce() -> Option<NodeJob>,
-) -> Result<Option<usize>, CUresult> {
-    let mut cap = q.capture.lock();
-    let Some(c) = cap.as_mut() else { return Ok(None) };
-    if c.session.invalid.load(Ordering::Acquire) {
-        return Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    }
-    let Some(kind) = kind else {
-        c.session.invalid.store(true, Ordering::Release);
-        return Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    };
-    let graph = GRAPHS.get(c.session.graph)?;
-    let node = graph.add(c.session.graph, kind, job(), &c.deps)?;
-    c.deps = vec![node];
-    Ok(Some(node))
-}
-
-/// A call that waits for `q` (synchronise, query) while it captures: refused, and the capture can
-/// no longer end well.
-pub fn forbid_wait(q: &Queue) -> Result<(), CUresult> {
-    match q.capture.lock().as_ref() {
-        Some(c) => {
-            c.session.invalid.store(true, Ordering::Release);
-            Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-        }
-        None => Ok(()),
-    }
-}
-
-/// The captures that forbid this thread potentially unsafe calls now: a global-mode one anywhere,
-/// or a thread-local one this thread began; none if this thread relaxed its mode.
-fn forbidding() -> Vec<Arc<Session>> {
-    if crate::stream::capture_mode() == 2 {
-        return vec![];
-    }
-    let me = std::thread::current().id();
-    let mut sessions = STRICT_SESSIONS.lock();
-    prune(&mut sessions);
-    sessions
-        .iter()
-        .filter_map(std::sync::Weak::upgrade)
-        .filter(|s| s.mode == 0 || s.thread == me)
-        .collect()
-}
-
-/// A device-wide synchronise made while a capture forbids it, which CUDA refuses as potentially
-/// unsafe ("operation not permitted when stream is capturing"); those captures can then no longer
-/// end well (an H200: `cuStreamEndCapture` gives `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`).
-/// Synchronous copies and memsets are not refused: an H200 runs a `cuMemsetD32` made while a
-/// non-blocking stream captures in global mode.
-pub fn forbid_sync() -> Result<(), CUresult> {
-    let forbidding = forbidding();
-    if forbidding.is_empty() {
-        return Ok(());
-    }
-    for s in forbidding {
-        s.invalid.store(true, Ordering::Release);
-    }
-    Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-}
-
-/// Memory allocated or freed outside stream order (`cuMemAlloc`, `cuMemFree`) while a capture
-/// forbids it: refused, as a graph would not replay it (`cuThreadExchangeStreamCaptureMode`'s own
-/// example). The capture goes on: warp-lang's tests, which pass on GPUs, refuse a staging buffer
-/// this way and then end the capture and launch its graph.
-pub fn forbid_alloc() -> Result<(), CUresult> {
-    if forbidding().is_empty() {
-        Ok(())
-    } else {
-        Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-    }
-}
-
-/// Drops the captures that have ended from a list of them.
-fn prune(sessions: &mut Vec<std::sync::Weak<Session>>) {
-    sessions.retain(|w| w.upgrade().is_some_and(|s| !s.ended()));
-}
-
-/// `cuEventRecord` on a capturing stream: the event stands for the stream's last nodes.
-pub fn record_event(q: &Queue) -> Option<Capturing> {
-    q.capture.lock().clone()
-}
-
-/// `cuStreamWaitEvent` for an event recorded in a capture: the stream joins it (or, already in
-/// it, also waits for the event's nodes).
-pub fn join(q: &Arc<Queue>, c: &Capturing) -> Result<(), CUresult> {
-    let mut cap = q.capture.lock();
-    match cap.as_mut() {
-        Some(mine) if Arc::ptr_eq(&mine.session, &c.session) => {
-            mine.deps.extend(&c.deps);
-            mine.deps.sort_unstable();
-            mine.deps.dedup();
-            Ok(())
-        }
-        Some(_) => Err(CUDA_ERROR_STREAM_CAPTURE_ISOLATION),
-        None => {
-            if q.legacy {
-                return Err(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
-            }
-            let mut joined = c.session.joined.lock();
-            if c.session.ended() {
-                // The capture is over: its event no longer joins anything.
-                return Err(CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
-            }
-            joined.push(q.clone());
-            *cap = Some(c.clone());
-            Ok(())
-        }
-    }
-}
-
-unsafe fn begin_capture(s: Handle, mode: c_int) -> Result<(), CUresult> {
-    init_check()?;
-    if !(0..=2).contains(&mode) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let (_, q) = resolve(s)?;
-    if q.legacy {
-        return Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    }
-    let mut cap = q.capture.lock();
-    if cap.is_some() {
-        return Err(CUDA_ERROR_ILLEGAL_STATE);
-    }
-    let graph = GRAPHS.insert(Graph::default());
-    let session = Arc::new(Session {
-        graph,
-        id: CAPTURE_IDS.fetch_add(1, Ordering::Relaxed),
-        mode,
-        origin: queue_id(&q),
-        thread: std::thread::current().id(),
-        joined: Mutex::new(vec![]),
-        invalid: AtomicBool::new(false),
-        ended: AtomicBool::new(false),
-    });
-    if mode != 2 {
-        let mut sessions = STRICT_SESSIONS.lock();
-        prune(&mut sessions);
-        sessions.push(Arc::downgrade(&session));
-    }
-    *cap = Some(Capturing { session, deps: vec![] });
     Ok(())
-}
-
-unsafe fn end_capture(s: Handle, pg: *mut Handle) -> Result<(), CUresult> {
-    init_check()?;
-    if pg.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let (_, q) = resolve(s)?;
-    let c = q.capture.lock().clone().ok_or(CUDA_ERROR_ILLEGAL_STATE)?;
-    let session = c.session;
-    if session.origin != queue_id(&q) {
-        // The capture can no longer end well (an H200: the origin's end then gives INVALIDATED).
-        session.invalid.store(true, Ordering::Release);
-        return Err(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
-    }
-    if session.mode != 2 && session.thread != std::thread::current().id() {
-        return Err(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
-    }
-    // Every stream that joined must have rejoined the origin: its last nodes are among what the
-    // origin's next work would depend on.
-    let joined = session.close();
-    let origin_deps = c.deps;
-    let mut unjoined = false;
-    for j in &joined {
-        if let Some(jc) = j.capture.lock().take() {
-            if !jc.deps.iter().all(|d| reaches(session.graph, &origin_deps, *d)) {
-                unjoined = true;
-            }
-        }
-    }
-    *q.capture.lock() = None;
-    if session.invalid.load(Ordering::Acquire) || unjoined {
-        drop_graph(session.graph);
-        *pg = std::ptr::null_mut();
-        return Err(if session.invalid.load(Ordering::Acquire) {
-            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-        } else {
-            CUDA_ERROR_STREAM_CAPTURE_UNJOINED
-        });
-    }
-    *pg = session.graph as Handle;
-    Ok(())
-}
-
-/// Whether node `target` is one of `from` or something they depend on, in `graph`.
-fn reaches(graph: usize, from: &[usize], target: usize) -> bool {
-    let Ok(g) = GRAPHS.get(graph) else { return false };
-    let nodes = g.nodes.lock();
-    let deps: std::collections::HashMap<usize, &Vec<usize>> = nodes.iter().map(|(h, d)| (*h, d)).collect();
-    let mut stack = from.to_vec();
-    let mut seen = std::collections::HashSet::new();
-    while let Some(n) = stack.pop() {
-        if n == target {
-            return true;
-        }
-        if seen.insert(n) {
-            stack.extend(deps.get(&n).map(|d| d.iter().copied()).into_iter().flatten());
-        }
-    }
-    false
-}
-
-/// `cuStreamIsCapturing`/`cuStreamGetCaptureInfo*`: the status (NONE 0, ACTIVE 1, INVALIDATED 2)
-/// and, where asked for, the capture's id, graph and the stream's current dependencies (a pointer
-/// valid until the stream's next captured work, as CUDA documents).
-unsafe fn capture_info(
-    s: Handle,
-    status: *mut c_int,
-    id: *mut u64,
-    graph: *mut Handle,
-    deps: *mut *const Handle,
-    edges: *mut *const c_void,
-    n: *mut usize,
-) -> Result<(), CUresult> {
-    init_check()?;
-    let (_, q) = resolve(s)?;
-    let cap = q.capture.lock().clone();
-    out(
-        status,
-        match &cap {
-            None => 0,
-            Some(c) if c.session.invalid.load(Ordering::Acquire) => 2,
-            Some(_) => 1,
-        },
-    )?;
-    let set = |p: *mut u64, v: u64| {
-        if !p.is_null() {
-            *p = v;
-        }
-    };
-    set(id, cap.as_ref().map_or(0, |c| c.session.id));
-    set(graph as *mut u64, cap.as_ref().map_or(0, |c| c.session.graph as u64));
-    let list = cap.map(|c| c.deps).unwrap_or_default();
-    set(n as *mut u64, list.len() as u64);
-    // A thread that is ending (the static CUDA runtime's thread-exit handler) has no list to give.
-    DEPS_OUT
-        .try_with(|d| {
-            let mut d = d.borrow_mut();
-            d.0 = list.iter().map(|&h| h as Handle).collect();
-            // Every edge is a plain dependency: its `CUgraphEdgeData` (8 bytes) is all zeros.
-            d.1 = vec![0; list.len()];
-            if !deps.is_null() {
-                *deps = if d.0.is_empty() { std::ptr::null() } else { d.0.as_ptr() };
-            }
-            if !edges.is_null() {
-                *edges = if d.1.is_empty() {
-                    std::ptr::null()
-                } else {
-                    d.1.as_ptr() as *const c_void
-                };
-            }
-        })
-        .map_err(|_| CUDA_ERROR_INVALID_CONTEXT)?;
-    Ok(())
-}
-
-thread_local! {
-    /// The dependency list (and its edge data) `cuStreamGetCaptureInfo` last gave this thread.
-    static DEPS_OUT: std::cell::RefCell<(Vec<Handle>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 // ---- building graphs ----------------------------------------------------------------------------
@@ -835,14 +589,9 @@ fn event_record_job(e: Arc<crate::event::Event>) -> NodeJob {
 
 fn child_job(child: usize) -> Result<NodeJob, CUresult> {
     let g = GRAPHS.get(child)?;
-    // The child's user objects live as long as the node's work does.
-    let Plan {
-        steps, user_objects, ..
-    } = plan(&g, None)?;
-    Ok(Arc::new(move || {
-        let _keep = &user_objects;
-        run(&steps)
-    }))
+    // The child's user objects live as long as the node's work does (they are part of the plan).
+    let plan = plan(&g, None)?;
+    Ok(Arc::new(move || run_plan(&plan)))
 }
 
 /// What a launch of `g` runs: its nodes in a dependency order with their jobs, and its event nodes.
@@ -850,17 +599,26 @@ fn child_job(child: usize) -> Result<NodeJob, CUresult> {
 fn plan(g: &Graph, keys: Option<&[usize]>) -> Result<Plan, CUresult> {
     let order = g.ordered().ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let mut plan = Plan {
-        user_objects: Arc::new(g.user_objects.duplicate()),
+        _user_objects: Arc::new(g.user_objects.duplicate()),
         steps: vec![],
         records: vec![],
         waits: vec![],
+        handles: g.handles.lock().clone(),
     };
     for (h, position, deps) in order {
         let node = NODES.get(h)?;
         let key = keys.map_or(h, |k| k[position]);
+        let cond = node.cond.lock();
+        let child = *node.child.lock();
+        let job = match (cond.as_ref(), child) {
+            (Some(c), _) => Some(conditional::job(c)?),
+            (None, Some(g)) => Some(child_job(g)?),
+            (None, None) => node.job.lock().clone(),
+        };
+        drop(cond);
         plan.steps.push(Step {
             key,
-            job: node.job.lock().clone(),
+            job,
             deps,
             last: node.kind == NodeType::BatchMemOp,
         });
@@ -983,6 +741,7 @@ unsafe fn graph_launch(e: Handle, s: Handle) -> Result<(), CUresult> {
     });
     crate::stream::run_async(s, Some(NodeType::Graph), move || {
         let _one_at_a_time = exec.running.lock();
+        plan.handles.iter().for_each(|h| h.start());
         run_steps(&plan.steps, &|s: &Step| {
             if let Some((_, ev, generation)) = records.0.iter().find(|(n, _, _)| *n == s.key) {
                 ev.complete(*generation);
@@ -1151,31 +910,6 @@ unsafe fn graph_edges(g: Handle, from: *mut Handle, to: *mut Handle, n: *mut usi
     list_out(&t, to, n)
 }
 
-/// `cuStreamUpdateCaptureDependencies`: the nodes a capturing stream's next work depends on get
-/// `deps` added (flags 0) or become `deps` (flags 1); they must be nodes of the capture's graph.
-unsafe fn update_capture_dependencies(s: Handle, deps: *const Handle, n: usize, flags: c_uint) -> Result<(), CUresult> {
-    init_check()?;
-    if flags > 1 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let (_, q) = resolve(s)?;
-    let mut cap = q.capture.lock();
-    let c = cap.as_mut().ok_or(CUDA_ERROR_ILLEGAL_STATE)?;
-    let new = deps_of(deps, n)?;
-    for &d in new {
-        if NODES.get(d)?.graph != c.session.graph {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-    }
-    if flags == 1 {
-        c.deps.clear();
-    }
-    c.deps.extend_from_slice(new);
-    c.deps.sort_unstable();
-    c.deps.dedup();
-    Ok(())
-}
-
 /// `cuGraphDestroyNode`: the node leaves its graph, with every edge to or from it.
 fn destroy_node(node: Handle) -> Result<(), CUresult> {
     let graph = GRAPHS.get(NODES.get(node as usize)?.graph)?;
@@ -1204,27 +938,6 @@ unsafe fn node_dependencies(node: Handle, deps: *mut Handle, n: *mut usize) -> R
 api! {
     exports = graph_exports;
 
-    fn cuStreamBeginCapture[cuStreamBeginCapture_ptsz](s: Handle) {
-        begin_capture(s, 0)
-    }
-    fn cuStreamBeginCapture_v2[cuStreamBeginCapture_v2_ptsz](s: Handle, mode: c_int) {
-        begin_capture(s, mode)
-    }
-    fn cuStreamEndCapture[cuStreamEndCapture_ptsz](s: Handle, pg: *mut Handle) {
-        end_capture(s, pg)
-    }
-    fn cuStreamIsCapturing[cuStreamIsCapturing_ptsz](s: Handle, status: *mut c_int) {
-        capture_info(s, status, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
-    }
-    fn cuStreamGetCaptureInfo[cuStreamGetCaptureInfo_ptsz](s: Handle, status: *mut c_int, id: *mut u64) {
-        capture_info(s, status, id, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
-    }
-    fn cuStreamGetCaptureInfo_v2[cuStreamGetCaptureInfo_v2_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, n: *mut usize) {
-        capture_info(s, status, id, graph, deps, std::ptr::null_mut(), n)
-    }
-    fn cuStreamGetCaptureInfo_v3[cuStreamGetCaptureInfo_v3_ptsz](s: Handle, status: *mut c_int, id: *mut u64, graph: *mut Handle, deps: *mut *const Handle, edges: *mut *const c_void, n: *mut usize) {
-        capture_info(s, status, id, graph, deps, edges, n)
-    }
     fn cuGraphCreate(pg: *mut Handle, flags: c_uint) {
         init_check()?;
         if pg.is_null() || flags != 0 {
@@ -1235,11 +948,7 @@ api! {
     }
     fn cuGraphDestroy(g: Handle) {
         init_check()?;
-        let graph = GRAPHS.remove(g as usize)?;
-        for (h, _) in graph.nodes.lock().drain(..) {
-            let _ = NODES.remove(h);
-        }
-        Ok(())
+        drop_graph(g as usize)
     }
     fn cuGraphAddKernelNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, p: *const KernelNodeParams) {
         add_kernel_node(pn, g, deps, n, p, false)
@@ -1337,9 +1046,33 @@ api! {
     }
     fn cuGraphAddChildGraphNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, child: Handle) {
         init_check()?;
-        // The child is copied as it is now, as CUDA clones it.
-        let job = child_job(child as usize)?;
-        add_node(pn, g, deps, n, NodeType::Graph, Some(job)).map(drop)
+        // The child is copied as it is now, as CUDA clones it; the copy is planned at instantiation.
+        GRAPHS.get(g as usize)?;
+        let copy = clone_graph(child as usize)?;
+        match add_node(pn, g, deps, n, NodeType::Graph, None) {
+            Ok(node) => {
+                *NODES.get(node)?.child.lock() = Some(copy);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = drop_graph(copy);
+                Err(e)
+            }
+        }
+    }
+    fn cuGraphChildGraphNodeGetGraph(node: Handle, pg: *mut Handle) {
+        init_check()?;
+        let n = NODES.get(node as usize)?;
+        let child = *n.child.lock();
+        out(pg, child.ok_or(CUDA_ERROR_INVALID_VALUE)? as Handle)
+    }
+    fn cuGraphClone(pg: *mut Handle, g: Handle) {
+        init_check()?;
+        if pg.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        *pg = clone_graph(g as usize)? as Handle;
+        Ok(())
     }
     fn cuGraphAddEventRecordNode(pn: *mut Handle, g: Handle, deps: *const Handle, n: usize, ev: Handle) {
         init_check()?;
@@ -1398,13 +1131,6 @@ api! {
     fn cuGraphDestroyNode(node: Handle) {
         init_check()?;
         destroy_node(node)
-    }
-    fn cuStreamUpdateCaptureDependencies[cuStreamUpdateCaptureDependencies_ptsz](s: Handle, deps: *const Handle, n: usize, flags: c_uint) {
-        update_capture_dependencies(s, deps, n, flags)
-    }
-    fn cuStreamUpdateCaptureDependencies_v2[cuStreamUpdateCaptureDependencies_v2_ptsz](s: Handle, deps: *const Handle, edges: *const c_void, n: usize, flags: c_uint) {
-        plain_edges(edges, n)?;
-        update_capture_dependencies(s, deps, n, flags)
     }
     fn cuGraphGetNodes(g: Handle, nodes: *mut Handle, n: *mut usize) {
         init_check()?;
