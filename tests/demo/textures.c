@@ -45,6 +45,21 @@ static const char *PTX =
     " tex.a2d.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd1, {%r1, %f1, %f2, %f2}];\n"
     " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f4;\n"
     " ret;\n}\n"
+    /* sample1d(t, x, out): out[0] = tex.1d with a float coordinate. */
+    ".visible .entry sample1d(.param .u64 t, .param .f32 x, .param .u64 out) {\n"
+    " .reg .f32 %f<6>; .reg .u64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [t]; ld.param.f32 %f1, [x];\n"
+    " tex.1d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd1, {%f1}];\n"
+    " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f2;\n"
+    " ret;\n}\n"
+    /* texel2d(t, i, out): out[0] = tex.level.2d with integer coordinates (i, 0) at level 0, as
+     * warp-lang reads the texels of a 1D texture. */
+    ".visible .entry texel2d(.param .u64 t, .param .u32 i, .param .u64 out) {\n"
+    " .reg .f32 %f<5>; .reg .u32 %r<3>; .reg .u64 %rd<3>;\n"
+    " ld.param.u64 %rd1, [t]; ld.param.u32 %r1, [i]; mov.u32 %r2, 0;\n"
+    " tex.level.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r2}], 0f00000000;\n"
+    " ld.param.u64 %rd2, [out]; st.global.f32 [%rd2], %f1;\n"
+    " ret;\n}\n"
     /* fetch1d(t, i, out): out[0..4] = tex.1d with an integer coordinate (tex1Dfetch). */
     ".visible .entry fetch1d(.param .u64 t, .param .u32 i, .param .u64 out) {\n"
     " .reg .u32 %r<8>; .reg .u64 %rd<3>;\n"
@@ -538,6 +553,32 @@ int main(void) {
     EXPECT(cuTexObjectDestroy(s), CUDA_ERROR_INVALID_VALUE); /* a surface, not a texture */
     EXPECT(cuArrayDestroy(a3), CUDA_ERROR_INVALID_HANDLE);
 #endif
+
+    /* A 1D texture of v[i] = (i + 1)^2, 4 elements. Mirrored, point-sampled at normalised 1.25 and
+     * 1.5: positions 5 and 6 in the texel grid, the first elements of the mirrored copy's second and
+     * third texels (2 and 1: 9 and 4), as warp-lang's tests expect of GPUs; reflecting the coordinate
+     * first would read elements 3 and 2. A 2D texel read of it reads its row. */
+    float sq[4] = {1, 4, 9, 16};
+    CUarray line = array3d(4, 0, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+    CHECK(cuMemcpyHtoA(line, 0, sq, sizeof sq));
+    CUDA_RESOURCE_DESC rline = array_resource(line);
+    CUtexObject tm1 = texture_object(&rline, CU_TR_ADDRESS_MODE_MIRROR, CU_TR_FILTER_MODE_POINT, CU_TRSF_NORMALIZED_COORDINATES, 0);
+    float pos[2] = {1.25f, 1.5f}, want[2] = {9, 4};
+    for (int k = 0; k < 2; k++) {
+        void *ma[] = {&tm1, &pos[k], &out};
+        launch("sample1d", 1, 1, ma);
+        CHECK(cuMemcpyDtoH(f, out, 4));
+        ASSERT(f[0] == want[k]);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        void *ta[] = {&tm1, &i, &out};
+        launch("texel2d", 1, 1, ta);
+        CHECK(cuMemcpyDtoH(f, out, 4));
+        ASSERT(f[0] == sq[i]);
+    }
+    CHECK(cuTexObjectDestroy(tm1));
+    CHECK(cuArrayDestroy(line));
+    printf("mirror ties and 2D texel reads of a 1D texture verified\n");
 
     /* A store past the surface's end under .trap ends the launch, as an illegal address. */
     CUfunction k;

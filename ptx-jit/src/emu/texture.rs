@@ -185,22 +185,17 @@ fn fixed(x: f32) -> i64 {
         .clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64
 }
 
-/// Applies normalisation, wrapping and mirroring to a coordinate along an axis of `n` elements.
+/// Applies normalisation and wrapping to a coordinate along an axis of `n` elements. Mirroring only
+/// brings it into its period of two lengths here: [`address`] mirrors the element index, so a
+/// position on an element boundary in a mirrored length picks the element a GPU picks (the one that
+/// position starts, counted backwards), which reflecting the coordinate first would not.
 fn unnormalise(u: f32, n: u32, normalized: bool, mode: Address) -> f32 {
     if !normalized {
         return u;
     }
     let u = match mode {
         Address::Wrap => u - u.floor(),
-        Address::Mirror => {
-            let f = u.floor();
-            let frac = u - f;
-            if (f as i64).rem_euclid(2) == 0 {
-                frac
-            } else {
-                1.0 - frac
-            }
-        }
+        Address::Mirror => u - 2.0 * (u * 0.5).floor(),
         _ => u,
     };
     u * n as f32
