@@ -3,8 +3,8 @@
 //! memory access under it. Masked loads that miss the cache are slow on some CPUs (AMD's Zen issues
 //! them without prefetching: twice the time of plain loads for a streaming kernel).
 //!
-//! Most CTAs are wholly inside or wholly outside such a guard. This pass rewrites a comparison
-//! `c(t) = (B + t) <pred> N` of a thread index `t` into
+//! Most CTAs are wholly inside or wholly outside such a guard. This pass rewrites an ordering
+//! comparison `c(t) = (B + t) <pred> N` (`<`, `<=`, `>`, `>=`, signed or not) of a thread index `t` into
 //! `all(B, N) || (c(t) && !none(B, N))`, where `all`/`none` say that `c` holds for every or no `t` of
 //! the CTA: `B + t` for `t` in `[0, ntid)` wraps neither as signed nor as unsigned, so `c` is monotone
 //! in `t` and its ends decide it. The rewrite holds for each thread on its own values, whatever `B` and
@@ -59,7 +59,15 @@ unsafe fn guards(f: LLVMValueRef, kind: u32) -> Vec<Guard> {
     while !bb.is_null() {
         let mut i = LLVMGetFirstInstruction(bb);
         while !i.is_null() {
-            if opcode(i) == Some(LLVMOpcode::LLVMICmp) {
+            // Only an ordering is monotone in `t` (`!=` and `==` hold at both ends of a CTA and not in
+            // between: `if (i != n - 1)`, as in warp-lang's cell offsets).
+            let ordering = || {
+                !matches!(
+                    LLVMGetICmpPredicate(i),
+                    LLVMIntPredicate::LLVMIntEQ | LLVMIntPredicate::LLVMIntNE
+                )
+            };
+            if opcode(i) == Some(LLVMOpcode::LLVMICmp) && ordering() {
                 for side in 0..2 {
                     let mut x = LLVMGetOperand(i, side);
                     let ext = match opcode(x) {
