@@ -118,13 +118,13 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         100 => 1,                                  // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
         101 => 1,                                  // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
         102 => 1,                                  // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (crate::vmm)
-        115 => 1, // MEMORY_POOLS_SUPPORTED (crate::pool; in graphs, crate::graph_memory)
-        84 => 0,  // MULTI_GPU_BOARD
+        115 => 1,                                  // MEMORY_POOLS_SUPPORTED (crate::pool, crate::graph::memory)
+        84 => 0,                                   // MULTI_GPU_BOARD
         97 => max_shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        106 => max_blocks_per_sm() as i32, // MAX_BLOCKS_PER_MULTIPROCESSOR
-        122 | 123 => 1, // 64-bit stream memory ops, WAIT_VALUE_NOR (crate::memop)
+        106 => max_blocks_per_sm() as i32,         // MAX_BLOCKS_PER_MULTIPROCESSOR
+        122 | 123 => 1,                            // 64-bit stream memory ops, WAIT_VALUE_NOR (crate::memop)
         a if crate::texture::limit(a) > 0 => crate::texture::limit(a) as i32, // textures and surfaces
-        a if (1..=161).contains(&a) => 0, // known, but a feature this device lacks
+        a if (1..=161).contains(&a) => 0,          // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
 }

@@ -184,16 +184,31 @@ unsafe fn alloc_into(
 
 /// Device memory of `size` bytes on the current context, for the driver's own use (graph
 /// allocations): its address.
+/// It belongs to the driver ([`DRIVER_OWNED`]) until freed with [`release_now`] or handed to the
+/// program with [`disown`].
 pub(crate) unsafe fn alloc_device(size: usize) -> Result<CUdeviceptr, CUresult> {
     let mut p = 0;
     alloc_into(&mut p, size, |layout, ctx, id| MemKind::Device { layout, ctx, id })?;
+    DRIVER_OWNED.lock().insert(p);
     Ok(p)
 }
 
+/// Allocations the driver made for its own objects ([`alloc_device`]), which live as long as those
+/// objects do, not as long as the context that was current when they were made.
+static DRIVER_OWNED: parking_lot::Mutex<std::collections::BTreeSet<u64>> =
+    parking_lot::Mutex::new(std::collections::BTreeSet::new());
+
+/// A driver-owned allocation becomes the program's, to free as any other.
+pub(crate) fn disown(ptr: CUdeviceptr) {
+    DRIVER_OWNED.lock().remove(&ptr);
+}
+
 /// Frees the allocation at `ptr` at once, without waiting for the streams: for memory nothing can
-/// still use (a graph allocation whose graphs are gone).
+/// still use (a graph allocation whose graphs are gone, an allocation freed in stream order).
 pub(crate) fn release_now(ptr: CUdeviceptr) {
     let Some(a) = MEMORY.lock().remove(&ptr) else { return };
+    DRIVER_OWNED.lock().remove(&ptr);
+    FREEING.lock().remove(&ptr);
     forget(ptr);
     if let Some(layout) = layout(&a.kind) {
         unsafe { release(ptr as *mut u8, layout) };
@@ -305,23 +320,29 @@ fn owner(k: &MemKind) -> Option<usize> {
 }
 
 /// Frees what a destroyed (or reset) context owned. Stream-ordered allocations belong to their
-/// device's memory pool and graph allocations to their graphs, which outlive the context (warp-lang
-/// frees them after destroying it).
+/// device's memory pool, and the driver's own (graph allocations, conditional handles) to their
+/// objects, which outlive the context (warp-lang frees pool memory after destroying it).
 pub fn release_ctx(ctx: usize, dead_modules: &[usize]) {
     crate::texture::release_ctx(ctx);
     crate::ipc::release_ctx(ctx);
     for &m in dead_modules {
         crate::texref::release_module(m);
     }
+    let driver_owned = DRIVER_OWNED.lock().clone();
     let mut mem = MEMORY.lock();
     let gone: Vec<u64> = mem
         .iter()
         .filter(|(p, a)| match &a.kind {
             MemKind::ModuleVar(m) => dead_modules.contains(m),
-            k => owner(k) == Some(ctx) && !crate::pool::holds(**p) && !crate::graph::memory::is_graph_alloc(**p),
+            k => owner(k) == Some(ctx) && !crate::pool::holds(**p) && !driver_owned.contains(*p),
         })
         .map(|(p, _)| *p)
         .collect();
+    let mut freeing = FREEING.lock();
+    for p in &gone {
+        freeing.remove(p);
+    }
+    drop(freeing);
     for p in gone {
         let Some(a) = mem.remove(&p) else { continue };
         if sanitizing(Tools::MEMCHECK) && matches!(a.kind, MemKind::Device { .. } | MemKind::Managed { .. }) {
@@ -1094,7 +1115,7 @@ api! {
             // node never ran is left as it is: warp-lang frees the allocations of a capture it then
             // refuses, which a GPU's driver accepts without failing the context.
             return run_async(s, None, move || {
-                let _ = crate::graph::memory::free(dptr);
+                let _ = crate::graph::memory::free(dptr); // a second free fails no context
                 Ok(())
             });
         }
@@ -1103,16 +1124,22 @@ api! {
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
         // Freed once the stream's earlier work is done (work queued before, on any stream, still
-        // finds it: a memset checks its memory when it runs); a second free is refused now.
+        // finds it: a memset checks its memory when it runs); a second free is refused now. Queued
+        // as it is, so that it runs after a fault too (the stream's other work is skipped then).
+        let (ctx, q) = crate::stream::resolve(s)?;
+        ctx.streams.check()?;
         if !FREEING.lock().insert(dptr) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        run_async(s, None, move || {
-            if FREEING.lock().remove(&dptr) {
-                release_now(dptr);
-            }
-            Ok(())
-        })
+        ctx.streams.enqueue(
+            &q,
+            Box::new(move || {
+                if FREEING.lock().contains(&dptr) {
+                    release_now(dptr);
+                }
+            }),
+        );
+        Ok(())
     }
     fn cuMemAllocManaged(dptr: *mut CUdeviceptr, size: usize, flags: c_uint) {
         if flags != 1 && flags != 2 {

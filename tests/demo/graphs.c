@@ -454,6 +454,10 @@ int main(int argc, char **argv) {
     CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved));
     ASSERT(reserved == N * 4);
     CHECK(cuGraphInstantiate(&exec, g, 0));
+    /* cuda.h: a graph with allocation nodes has one instantiation at a time, and its nodes stay. */
+    CUgraphExec second;
+    EXPECT(cuGraphInstantiate(&second, g, 0), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuGraphDestroyNode(chain[2]), CUDA_ERROR_NOT_SUPPORTED);
     for (int launch = 0; launch < 2; launch++) {
         CHECK(cuMemsetD32(out, 0, N));
         CHECK(cuGraphLaunch(exec, a));
@@ -547,9 +551,17 @@ int main(int argc, char **argv) {
         ASSERT(host[0] == 0);
     }
     CHECK(cuGraphExecDestroy(exec));
-    /* A clone runs the same, and a child graph node holds its own copy. */
+    /* As cuda.h says, a graph with a conditional node cannot be cloned. */
     CUgraph wc, parent2;
-    CHECK(cuGraphClone(&wc, wg));
+    EXPECT(cuGraphClone(&wc, wg), CUDA_ERROR_NOT_SUPPORTED);
+    /* A clone runs the same, and a child graph node holds its own copy. */
+    CUgraph sg;
+    CHECK(cuGraphCreate(&sg, 0));
+    CUDA_MEMSET_NODE_PARAMS fill77 = {buf, 0, 77, 4, 1, 1};
+    CUgraphNode f77;
+    CHECK(cuGraphAddMemsetNode(&f77, sg, NULL, 0, &fill77, ctx));
+    CHECK(cuGraphClone(&wc, sg));
+    CHECK(cuGraphDestroy(sg)); /* the clone is a graph of its own */
     CHECK(cuGraphCreate(&parent2, 0));
     CHECK(cuGraphAddChildGraphNode(&cn, parent2, NULL, 0, wc));
     CUgraph held;
@@ -558,11 +570,11 @@ int main(int argc, char **argv) {
     CHECK(cuGraphGetNodes(held, chain, &nchain));
     ASSERT(held != wc && nchain == 1);
     CHECK(cuGraphInstantiate(&exec, parent2, 0));
-    CHECK(cuMemsetD32(buf, 4, 1));
+    CHECK(cuMemsetD32(buf, 0, 1));
     CHECK(cuGraphLaunch(exec, a));
     CHECK(cuStreamSynchronize(a));
     CHECK(cuMemcpyDtoH(host, buf, 4));
-    ASSERT(host[0] == 0);
+    ASSERT(host[0] == 77);
     CHECK(cuGraphExecDestroy(exec));
     CHECK(cuGraphDestroy(parent2));
     CHECK(cuGraphDestroy(wc));

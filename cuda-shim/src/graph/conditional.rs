@@ -64,28 +64,6 @@ impl Cond {
     pub fn bodies(&self) -> &[usize] {
         &self.bodies
     }
-
-    /// A copy for a copied node: the same handle, copies of the bodies.
-    pub fn cloned(&self) -> Result<Cond, CUresult> {
-        let mut bodies = vec![];
-        for &b in &self.bodies {
-            match clone_graph(b) {
-                Ok(c) => bodies.push(c),
-                Err(e) => {
-                    bodies.iter().for_each(|&c| {
-                        let _ = drop_graph(c);
-                    });
-                    return Err(e);
-                }
-            }
-        }
-        Ok(Cond {
-            handle: self.handle.clone(),
-            kind: self.kind,
-            out: bodies.clone().into_boxed_slice(),
-            bodies,
-        })
-    }
 }
 
 /// What a conditional node does when it runs, with its bodies planned now.
@@ -108,6 +86,9 @@ pub fn job(c: &Cond) -> Result<NodeJob, CUresult> {
         Kind::Switch => bodies.get(h.value() as usize).map_or(Ok(()), run_plan),
     }))
 }
+
+/// The most bodies a `switch` node has here (cuda.h sets no bound; each body is a graph).
+const MAX_SWITCH: c_uint = 1 << 16;
 
 /// `CUDA_CONDITIONAL_NODE_PARAMS`.
 #[repr(C)]
@@ -149,7 +130,7 @@ pub(super) unsafe fn add_node_params(
             let kind = match (c.kind, c.size) {
                 (0, 1 | 2) => Kind::If,
                 (1, 1) => Kind::While,
-                (2, 1..) => Kind::Switch,
+                (2, 1..=MAX_SWITCH) => Kind::Switch,
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             };
             let handle = {
@@ -166,9 +147,7 @@ pub(super) unsafe fn add_node_params(
             let node = match add_node(pn, g, deps, n, NodeType::Conditional, None) {
                 Ok(node) => node,
                 Err(e) => {
-                    bodies.iter().for_each(|&b| {
-                        let _ = drop_graph(b);
-                    });
+                    drop_graphs(&bodies);
                     return Err(e);
                 }
             };

@@ -6,8 +6,9 @@
 //! node's run until a free ends it (a free node, `cuMemFreeAsync`, `cuMemFree`), and refuses to
 //! relaunch a graph whose allocation is still live. Here the memory is allocated when the node is
 //! made, at that address, and kept as long as the node or an executable graph made from it exists;
-//! running the nodes only marks it live or freed. An allocation still live when its graphs are gone
-//! becomes an ordinary allocation, which the program frees as any other.
+//! running the nodes only marks it live or freed. When its graphs are gone, an allocation no free
+//! node ends, or one still live, becomes an ordinary allocation, which the program frees as any
+//! other (warp-lang frees the allocations of a capture it refused); the others go back at once.
 
 use super::{NodeJob, NodeType, NODES};
 use crate::errors::*;
@@ -26,6 +27,10 @@ pub struct GraphAlloc {
     pub size: u64,
     device: c_int,
     live: AtomicBool,
+    /// Whether its allocation node has ever run.
+    launched: AtomicBool,
+    /// Whether a free node ends it (then the program never frees it).
+    freed_by_node: AtomicBool,
 }
 
 /// The graph allocations that exist, by address, for the frees that end them.
@@ -57,6 +62,8 @@ impl GraphAlloc {
             size: size as u64,
             device,
             live: AtomicBool::new(false),
+            launched: AtomicBool::new(false),
+            freed_by_node: AtomicBool::new(false),
         });
         ALLOCS.lock().insert(ptr, Arc::downgrade(&a));
         account(device, 0, size as i64);
@@ -67,6 +74,7 @@ impl GraphAlloc {
     fn alloc_job(self: &Arc<Self>) -> NodeJob {
         let a = self.clone();
         Arc::new(move || {
+            a.launched.store(true, Ordering::Release);
             if !a.live.swap(true, Ordering::AcqRel) {
                 account(a.device, a.size as i64, 0);
             }
@@ -74,13 +82,16 @@ impl GraphAlloc {
         })
     }
 
-    /// Ends the allocation's live span; a second free is an error.
+    /// Ends the allocation's live span. Freeing it again is an error; freeing one whose allocation
+    /// node never ran leaves it as it is (warp-lang frees the allocations of a capture it refused).
     fn end(&self) -> Result<(), CUresult> {
         if self.live.swap(false, Ordering::AcqRel) {
             account(self.device, -(self.size as i64), 0);
             Ok(())
-        } else {
+        } else if self.launched.load(Ordering::Acquire) {
             Err(CUDA_ERROR_INVALID_VALUE)
+        } else {
+            Ok(())
         }
     }
 }
@@ -89,9 +100,13 @@ impl Drop for GraphAlloc {
     fn drop(&mut self) {
         ALLOCS.lock().remove(&self.ptr);
         account(self.device, 0, -(self.size as i64));
-        if *self.live.get_mut() {
-            // Still live: the program owns it now and frees it as any allocation.
+        let live = *self.live.get_mut();
+        if live {
             account(self.device, -(self.size as i64), 0);
+        }
+        if live || !*self.freed_by_node.get_mut() {
+            // The program's now, to free as any allocation.
+            crate::memory::disown(self.ptr);
         } else {
             // This may run on a stream's worker (the last launch of a destroyed executable graph
             // ends there), so the memory goes back without waiting for the streams: nothing that
@@ -107,18 +122,19 @@ fn lookup(ptr: CUdeviceptr) -> Option<Arc<GraphAlloc>> {
 }
 
 /// A free of `ptr` outside a graph (`cuMemFree`, or `cuMemFreeAsync` when its turn comes): `None`
-/// if `ptr` is not a graph allocation, else whether it was live.
+/// if `ptr` is not a graph allocation, else the end of its live span.
 pub fn free(ptr: CUdeviceptr) -> Option<Result<(), CUresult>> {
     lookup(ptr).map(|a| a.end())
 }
 
 /// Whether `ptr` is a graph allocation (which `cuMemFreeAsync` only marks freed).
 pub fn is_graph_alloc(ptr: CUdeviceptr) -> bool {
-    lookup(ptr).is_some()
+    ALLOCS.lock().contains_key(&ptr)
 }
 
 /// A free node's work: it ends the allocation's live span.
 fn free_job(a: Arc<GraphAlloc>) -> NodeJob {
+    a.freed_by_node.store(true, Ordering::Release);
     Arc::new(move || a.end())
 }
 
@@ -189,9 +205,12 @@ api! {
     }
     fn cuGraphMemAllocNodeGetParams(node: Handle, p: *mut AllocNodeParams) {
         init_check()?;
-        let params = p.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if p.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
         let a = node_alloc(node, NodeType::MemAlloc)?;
         std::ptr::write_bytes(p as *mut u8, 0, std::mem::size_of::<AllocNodeParams>());
+        let params = &mut *p;
         params.pool.set_device_pinned(a.device);
         params.bytesize = a.size as usize;
         params.dptr = a.ptr;

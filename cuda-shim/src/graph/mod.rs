@@ -49,7 +49,7 @@ pub enum NodeType {
     Empty = 5,
     WaitEvent = 6,
     EventRecord = 7,
-    /// Graph allocations (`crate::graph_memory`).
+    /// Graph allocations (`memory`).
     MemAlloc = 10,
     MemFree = 11,
     /// Stream memory operations, captured (`crate::memop`).
@@ -114,14 +114,11 @@ impl Node {
         }
     }
 
-    /// A copy of this node for graph `graph`, with copies of the graphs it holds.
+    /// A copy of this node for graph `graph`, with a copy of the child graph it holds. Graph
+    /// allocation, free and conditional nodes are not copied (`clone_graph` refuses them).
     fn copy_into(&self, graph: usize) -> Result<Node, CUresult> {
         let child = match *self.child.lock() {
             Some(c) => Some(clone_graph(c)?),
-            None => None,
-        };
-        let cond = match self.cond.lock().as_ref() {
-            Some(c) => Some(c.cloned()?),
             None => None,
         };
         Ok(Node {
@@ -131,8 +128,8 @@ impl Node {
             kernel: Mutex::new(self.kernel.lock().clone()),
             event: Mutex::new(self.event.lock().clone()),
             memops: Mutex::new(self.memops.lock().clone()),
-            alloc: Mutex::new(self.alloc.lock().clone()),
-            cond: Mutex::new(cond),
+            alloc: Mutex::new(None),
+            cond: Mutex::new(None),
             child: Mutex::new(child),
         })
     }
@@ -148,31 +145,53 @@ impl Node {
 }
 
 /// A copy of graph `g` (`cuGraphClone`, and what a child graph node holds): its nodes with their work
-/// and parameters, its edges, copies of the graphs its nodes hold, its conditional handles and its
-/// user objects' references.
+/// and parameters, its edges, copies of its child graphs, and its user objects' references. As
+/// cuda.h says, a graph with allocation, free or conditional nodes cannot be copied.
 fn clone_graph(g: usize) -> Result<usize, CUresult> {
     let src = GRAPHS.get(g)?;
-    let copy = GRAPHS.insert(Graph {
-        nodes: Mutex::new(vec![]),
-        user_objects: src.user_objects.duplicate(),
-        handles: Mutex::new(src.handles.lock().clone()),
-    });
     let nodes = src.nodes.lock().clone();
-    let mut new_of = std::collections::HashMap::new();
     for (h, _) in &nodes {
-        match NODES.get(*h)?.copy_into(copy) {
-            Ok(n) => new_of.insert(*h, NODES.insert(n)),
+        if matches!(
+            NODES.get(*h)?.kind,
+            NodeType::MemAlloc | NodeType::MemFree | NodeType::Conditional
+        ) {
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+    }
+    let mut copies = std::collections::HashMap::new();
+    for (h, _) in &nodes {
+        match NODES.get(*h).and_then(|n| n.copy_into(0)) {
+            Ok(n) => copies.insert(*h, n),
             Err(e) => {
-                let _ = drop_graph(copy);
+                copies.values().for_each(|n| drop_graphs(&n.graphs()));
                 return Err(e);
             }
         };
     }
+    let copy = GRAPHS.insert(Graph {
+        nodes: Mutex::new(vec![]),
+        user_objects: src.user_objects.duplicate(),
+        handles: Mutex::new(vec![]),
+    });
+    let new_of: std::collections::HashMap<usize, usize> = copies
+        .into_iter()
+        .map(|(h, mut n)| {
+            n.graph = copy;
+            (h, NODES.insert(n))
+        })
+        .collect();
     *GRAPHS.get(copy)?.nodes.lock() = nodes
         .iter()
         .map(|(h, deps)| (new_of[h], deps.iter().map(|d| new_of[d]).collect()))
         .collect();
     Ok(copy)
+}
+
+/// Drops the graphs of a node that went (its child's copy, its conditional bodies).
+fn drop_graphs(graphs: &[usize]) {
+    for &g in graphs {
+        let _ = drop_graph(g);
+    }
 }
 
 /// A kernel node's launch, with its argument buffer.
@@ -240,6 +259,20 @@ pub struct Exec {
     /// Held while a launch runs: two launches of one executable graph (on two streams) never run
     /// at the same time.
     running: Mutex<()>,
+    /// The graph it was made from, when that has allocation or free nodes: such a graph has one
+    /// instantiation at a time (cuda.h), as its allocations have one address each.
+    memory_graph: Option<usize>,
+}
+
+/// Graphs with allocation or free nodes that have an instantiation.
+static INSTANTIATED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+impl Drop for Exec {
+    fn drop(&mut self) {
+        if let Some(g) = self.memory_graph {
+            INSTANTIATED.lock().retain(|&x| x != g);
+        }
+    }
 }
 
 pub static GRAPHS: once_cell::sync::Lazy<Table<Graph>> = once_cell::sync::Lazy::new(|| Table::new(Tag::Graph));
@@ -247,6 +280,15 @@ pub static NODES: once_cell::sync::Lazy<Table<Node>> = once_cell::sync::Lazy::ne
 pub static EXECS: once_cell::sync::Lazy<Table<Exec>> = once_cell::sync::Lazy::new(|| Table::new(Tag::GraphExec));
 
 impl Graph {
+    /// Whether it has graph allocation or free nodes.
+    fn has_memory_nodes(&self) -> bool {
+        self.nodes.lock().iter().any(|(h, _)| {
+            NODES
+                .get(*h)
+                .is_ok_and(|n| matches!(n.kind, NodeType::MemAlloc | NodeType::MemFree))
+        })
+    }
+
     /// Adds a node of `kind` doing `job`, after `deps` (nodes of this graph).
     fn add(&self, graph: usize, kind: NodeType, job: Option<NodeJob>, deps: &[usize]) -> Result<usize, CUresult> {
         for &d in deps {
@@ -407,9 +449,7 @@ fn drop_graph(g: usize) -> Result<(), CUresult> {
     let graph = GRAPHS.remove(g)?;
     for (h, _) in graph.nodes.lock().drain(..) {
         if let Ok(node) = NODES.remove(h) {
-            for held in node.graphs() {
-                let _ = drop_graph(held);
-            }
+            drop_graphs(&node.graphs());
         }
     }
     Ok(())
@@ -656,11 +696,21 @@ unsafe fn instantiate(pe: *mut Handle, g: Handle) -> Result<(), CUresult> {
     let graph = GRAPHS.get(g as usize)?;
     let plan = plan(&graph, None)?;
     let nodes = graph.nodes.lock().iter().map(|(h, _)| *h).collect();
+    let shape = shape(&graph)?;
+    let memory_graph = graph.has_memory_nodes().then_some(g as usize);
+    if let Some(g) = memory_graph {
+        let mut live = INSTANTIATED.lock();
+        if live.contains(&g) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        live.push(g);
+    }
     *pe = EXECS.insert(Exec {
         nodes,
-        shape: shape(&graph)?,
+        shape,
         plan: Mutex::new(Arc::new(plan)),
         running: Mutex::new(()),
+        memory_graph,
     }) as Handle;
     Ok(())
 }
@@ -863,6 +913,9 @@ unsafe fn edges_out(edges: *mut c_void, n: usize) {
 unsafe fn remove_dependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) -> Result<(), CUresult> {
     init_check()?;
     let graph = GRAPHS.get(g as usize)?;
+    if graph.has_memory_nodes() {
+        return Err(CUDA_ERROR_NOT_SUPPORTED); // as for `destroy_node`
+    }
     let (from, to) = (deps_of(from, n)?, deps_of(to, n)?);
     let mut nodes = graph.nodes.lock();
     // Every edge must exist before any is removed.
@@ -911,14 +964,20 @@ unsafe fn graph_edges(g: Handle, from: *mut Handle, to: *mut Handle, n: *mut usi
 }
 
 /// `cuGraphDestroyNode`: the node leaves its graph, with every edge to or from it.
+/// As cuda.h says, nodes and edges of a graph with allocation or free nodes cannot be deleted.
 fn destroy_node(node: Handle) -> Result<(), CUresult> {
     let graph = GRAPHS.get(NODES.get(node as usize)?.graph)?;
-    let mut nodes = graph.nodes.lock();
-    nodes.retain(|(h, _)| *h != node as usize);
-    for (_, d) in nodes.iter_mut() {
-        d.retain(|&x| x != node as usize);
+    if graph.has_memory_nodes() {
+        return Err(CUDA_ERROR_NOT_SUPPORTED);
     }
-    NODES.remove(node as usize)?;
+    {
+        let mut nodes = graph.nodes.lock();
+        nodes.retain(|(h, _)| *h != node as usize);
+        for (_, d) in nodes.iter_mut() {
+            d.retain(|&x| x != node as usize);
+        }
+    }
+    drop_graphs(&NODES.remove(node as usize)?.graphs());
     Ok(())
 }
 

@@ -425,10 +425,12 @@ pub unsafe fn gather(r: &Resource, s: &Sampler, c: Coords, comp: usize) -> Texel
     let ((i, _), (j, _)) = (straddle(x), straddle(y));
     let mut out = [0u32; 4];
     for (o, (di, dj)) in out.iter_mut().zip([(0, 1), (1, 1), (1, 0), (0, 0)]) {
-        let at = (
-            address(i + di, r.width, s.address[0], s.normalized),
-            address(j + dj, r.height, s.address[1], s.normalized),
-        );
+        // A 1D texture gathers from its one row (a 2D geometry's y is not used on it).
+        let row = match r.dims {
+            1 => Some(0),
+            _ => address(j + dj, r.height, s.address[1], s.normalized),
+        };
+        let at = (address(i + di, r.width, s.address[0], s.normalized), row);
         *o = match at {
             (Some(x), Some(y)) => convert(r, s, load(r, x, y, 0, layer)[comp], comp),
             _ => border(r, s, comp),
