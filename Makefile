@@ -164,6 +164,15 @@ build/nvcc_wgmma: tests/nvcc/wgmma.cu $(CUTLASS_STAMP)
 	$(CU13)/bin/nvcc -std=c++17 -O2 --expt-relaxed-constexpr -gencode arch=compute_90a,code=compute_90a \
 	  -I$(CUTLASS_INC) -I$(CU13)/include -L$(CU13)/lib $< -o $@
 
+# warp-lang, NVIDIA's Python framework for simulation and graphics, for its own test suite in `make
+# test-suites`: its native library loads libcuda.so.1 and links the CUDA runtime statically; NVRTC
+# (inside it) compiles its kernels to PTX. Its one dependency, numpy, is in the venv already.
+WARP       := "warp-lang==1.19.0"
+WARP_STAMP  = $(VENV)/.warp
+$(WARP_STAMP): $(STAMP)
+	$(VENV)/bin/pip install -q --no-deps $(WARP)
+	touch $@
+
 # CUTLASS's own Hopper GEMM example (49: warp-specialised, ping-pong, cooperative and stream-K
 # schedules; TMA, wgmma, clusters of two CTAs), unmodified. Its reference GEMM fills its inputs
 # with cuRAND's device API, whose headers come with the libraries' venv.
@@ -244,11 +253,12 @@ lint-rust: llvm
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
 # Real frameworks' own test suites on ptx-jit (issue 22), apart from `make test` to keep it fast:
-# numba-cuda's whole suite (tests/suites/numba_suite.py: every failure must be a known one); the
+# numba-cuda's whole suite (tests/suites/numba_suite.py: every failure must be a known one); warp-lang's
+# CUDA tests (tests/suites/warp_suite.py, likewise); the
 # groups of CuPy's suite that CI runs (a cold run spends most of its time in NVRTC, as it would on a
 # GPU); `make test-suites-full` runs every group the README counts.
 CUPY_SUITE = $(PY) tests/suites/cupy_suite.py $(abspath $(LIBS_PY)) $(abspath $(REL)):$(abspath $(LIBS_LIB)) build/cupy-suite
-test-suites: build venv libs cupy build/cutlass_49
+test-suites: build venv libs cupy build/cutlass_49 $(WARP_STAMP)
 	mkdir -p build
 	@echo; echo "== CUTLASS's Hopper GEMM example 49, unmodified: seven schedules against its reference GEMM (h100 profile)"
 	if [ -x build/cutlass_49 ]; then PTXJIT_DEVICE=h100 LD_LIBRARY_PATH=$(REL) ./build/cutlass_49 --m=256 --n=256 --k=128 \
@@ -257,6 +267,9 @@ test-suites: build venv libs cupy build/cutlass_49
 	@echo; echo "== numba-cuda's own test suite (numba-cuda without nvJitLink, each module in a process of its own)"
 	$(PY) tests/suites/numba_suite.py $(PY) $(REL) build/numba-suite | tee build/numba_suite.out
 	grep -q "NUMBA SUITE PASSED" build/numba_suite.out
+	@echo; echo "== warp-lang's own test suite: every test of its CUDA device, by warp's own runner"
+	$(PY) tests/suites/warp_suite.py $(PY) $(REL) build/warp-suite | tee build/warp_suite.out
+	grep -q "WARP SUITE PASSED" build/warp_suite.out
 	@echo; echo "== CuPy, unmodified: its own kernels and cuBLAS, cuRAND and cuFFT through it, against numpy"
 	if [ -f $(CUPY_STAMP) ]; then PTXJIT_DEVICE=future CUPY_COMPILE_WITH_PTX=1 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) \
 	  $(LIBS_PY) tests/python/cupy_client.py | tee build/cupy.out; grep -q "CUPY VERIFIED" build/cupy.out; \
