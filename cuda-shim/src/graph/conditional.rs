@@ -8,7 +8,9 @@
 //! `CU_GRAPH_COND_ASSIGN_DEFAULT` takes its default value each time its graph starts to run. The
 //! bodies are graphs the node owns; their work is planned when the graph holding the node is
 //! instantiated, so what the program adds to them after making the node is part of it. A `while`
-//! whose body never clears the value runs until its context is destroyed, as on a GPU.
+//! whose body never clears the value runs for ever, as on a GPU; a kernel in its body still ends when
+//! its context is destroyed (the launch then fails, and the loop with it), a body of copies and fills
+//! alone does not.
 
 use super::*;
 use crate::CUdeviceptr;
