@@ -123,6 +123,7 @@ pub fn attribute(attr: i32, dev: CUdevice) -> Result<i32, CUresult> {
         97 => max_shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         106 => max_blocks_per_sm() as i32,         // MAX_BLOCKS_PER_MULTIPROCESSOR
         122 | 123 => 1,                            // 64-bit stream memory ops, WAIT_VALUE_NOR (crate::memop)
+        125 => 1,                                  // IPC_EVENT_SUPPORTED (crate::ipc: event handles between processes)
         a if crate::texture::limit(a) > 0 => crate::texture::limit(a) as i32, // textures and surfaces
         a if (1..=161).contains(&a) => 0,          // known, but a feature this device lacks
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
