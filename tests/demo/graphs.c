@@ -450,6 +450,13 @@ int main(int argc, char **argv) {
     size_t nnext = 2;
     CHECK(cuGraphNodeGetDependentNodes(chain[0], next, NULL, &nnext));
     ASSERT(nnext == 1 && next[0] == chain[1]);
+    /* Edge data comes with the nodes, and every edge here is a plain dependency (all zeros). */
+    CUgraphEdgeData data[2];
+    memset(data, 0xff, sizeof data);
+    nnext = 2;
+    CHECK(cuGraphNodeGetDependencies(chain[1], next, data, &nnext));
+    ASSERT(nnext == 1 && next[0] == chain[0] && data[0].type == 0 && data[0].from_port == 0 && data[1].type == 0xff);
+    EXPECT(cuGraphNodeGetDependentNodes(chain[0], NULL, data, &nnext), CUDA_ERROR_INVALID_VALUE);
     cuuint64_t reserved = 0, used = 1;
     CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved));
     ASSERT(reserved == N * 4);

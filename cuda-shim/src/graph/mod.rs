@@ -902,12 +902,23 @@ unsafe fn plain_edges(edges: *const c_void, n: usize) -> Result<(), CUresult> {
     }
 }
 
-/// Writes the edge data of the `n` edges a `_v2` query gave (when asked for): every edge is a plain
-/// dependency, all zeros.
-unsafe fn edges_out(edges: *mut c_void, n: usize) {
-    if !edges.is_null() {
-        std::ptr::write_bytes(edges as *mut u64, 0, n);
+/// A `_v2` query that gives edge data beside a list of nodes (`list`): the query itself, then the
+/// data of the `*n` edges it gave, when asked for. Every edge is a plain dependency, all zeros, and
+/// cuda.h gives edge data only with the nodes.
+unsafe fn with_edge_data(
+    list: *mut Handle,
+    edges: *mut c_void,
+    n: *mut usize,
+    query: impl FnOnce() -> Result<(), CUresult>,
+) -> Result<(), CUresult> {
+    if !edges.is_null() && list.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
     }
+    query()?;
+    if !edges.is_null() {
+        std::ptr::write_bytes(edges as *mut u64, 0, *n);
+    }
+    Ok(())
 }
 
 unsafe fn remove_dependencies(g: Handle, from: *const Handle, to: *const Handle, n: usize) -> Result<(), CUresult> {
@@ -1167,12 +1178,7 @@ api! {
         graph_edges(g, from, to, n)
     }
     fn cuGraphGetEdges_v2(g: Handle, from: *mut Handle, to: *mut Handle, edges: *mut c_void, n: *mut usize) {
-        if !edges.is_null() && from.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: edge data comes with the nodes
-        }
-        graph_edges(g, from, to, n)?;
-        edges_out(edges, *n);
-        Ok(())
+        with_edge_data(from, edges, n, || graph_edges(g, from, to, n))
     }
     fn cuGraphNodeGetDependentNodes(node: Handle, out_: *mut Handle, n: *mut usize) {
         init_check()?;
@@ -1180,12 +1186,7 @@ api! {
     }
     fn cuGraphNodeGetDependentNodes_v2(node: Handle, out_: *mut Handle, edges: *mut c_void, n: *mut usize) {
         init_check()?;
-        if !edges.is_null() && out_.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        list_out(&dependents(node)?, out_, n)?;
-        edges_out(edges, *n);
-        Ok(())
+        with_edge_data(out_, edges, n, || list_out(&dependents(node)?, out_, n))
     }
     fn cuGraphDestroyNode(node: Handle) {
         init_check()?;
@@ -1207,12 +1208,7 @@ api! {
         node_dependencies(node, deps, n)
     }
     fn cuGraphNodeGetDependencies_v2(node: Handle, deps: *mut Handle, edges: *mut c_void, n: *mut usize) {
-        if !edges.is_null() && deps.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE); // cuda.h: edge data comes with the nodes
-        }
-        node_dependencies(node, deps, n)?;
-        edges_out(edges, *n);
-        Ok(())
+        with_edge_data(deps, edges, n, || node_dependencies(node, deps, n))
     }
     fn cuGraphNodeGetType(node: Handle, t: *mut c_int) {
         init_check()?;
