@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from suite_files import test_files
+
 # What fails here and why; the README's section on numba-cuda says the same. Keys are test ids as
 # unittest prints them (`test_name (module.Class.test_name)`, shortened to `module.Class.test_name`).
 KNOWN = {
@@ -56,17 +58,8 @@ KINDS = {"failures": "FAIL", "errors": "ERROR", "skipped": "skipped", "expected 
 
 
 def modules(python, prefixes):
-    out = subprocess.run([python, "-c", "import numba.cuda.tests as t, os; print(os.path.dirname(t.__file__))"],
-                         capture_output=True, text=True, check=True).stdout.strip()
-    found = []
-    for root, _, files in os.walk(out):
-        for f in files:
-            if f.startswith("test_") and f.endswith(".py"):
-                rel = os.path.relpath(os.path.join(root, f[:-3]), out).replace(os.sep, ".")
-                name = "numba.cuda.tests." + rel
-                if not prefixes or any(name.startswith(p) for p in prefixes):
-                    found.append(name)
-    return sorted(found)
+    names = ("numba.cuda.tests." + rel[:-3].replace(os.sep, ".") for rel in test_files(python, "numba.cuda.tests"))
+    return [n for n in names if not prefixes or any(n.startswith(p) for p in prefixes)]
 
 
 def run_module(python, lib, out_dir, module):

@@ -25,6 +25,8 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
+from suite_files import test_files
+
 # What fails here and why (fnmatch patterns over `Class.test`, as warp's report names tests); the
 # README's section on warp-lang says the same.
 KNOWN = {
@@ -68,18 +70,9 @@ def outcomes(path):
                      "skipped" if "skipped" in kinds else "ok")
 
 
-def test_files(python, chosen):
+def chosen_files(python, chosen):
     """The test files under warp.tests (paths relative to it) that `chosen` patterns pick (all: None)."""
-    root = subprocess.run([python, "-c", "import warp.tests as t, os; print(os.path.dirname(t.__file__))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    found = []
-    for d, _, files in os.walk(root):
-        for f in files:
-            if f.startswith("test_") and f.endswith(".py"):
-                rel = os.path.relpath(os.path.join(d, f), root)
-                if chosen is None or any(fnmatch.fnmatchcase(rel, p) for p in chosen):
-                    found.append(rel)
-    return sorted(found)
+    return [f for f in test_files(python, "warp.tests") if chosen is None or any(fnmatch.fnmatchcase(f, p) for p in chosen)]
 
 
 def run_file(python, lib, out_dir, rel):
@@ -105,7 +98,7 @@ def main():
     args = sys.argv[4:]
     chosen = None if args == ["--all"] else (args or DEFAULT)
     os.makedirs(out_dir, exist_ok=True)
-    files = test_files(python, chosen)
+    files = chosen_files(python, chosen)
     totals = dict.fromkeys(["ok", "FAIL", "ERROR", "skipped"], 0)
     unexpected, troubles, matched = [], [], set()
     start = time.monotonic()
