@@ -56,9 +56,9 @@ enum Kind {
 pub struct Cond {
     handle: Arc<CondHandle>,
     kind: Kind,
+    /// The body graphs, in the array the program is given (`phGraph_out`), which lives as long as
+    /// the node.
     bodies: Vec<usize>,
-    /// The body graphs' handles, in the array the program was given (`phGraph_out`).
-    out: Box<[usize]>,
 }
 
 impl Cond {
@@ -145,7 +145,6 @@ pub(super) unsafe fn add_node_params(
                     .ok_or(CUDA_ERROR_INVALID_VALUE)?
             };
             let bodies: Vec<usize> = (0..c.size).map(|_| GRAPHS.insert(Graph::default())).collect();
-            let out: Box<[usize]> = bodies.clone().into_boxed_slice();
             let node = match add_node(pn, g, deps, n, NodeType::Conditional, None) {
                 Ok(node) => node,
                 Err(e) => {
@@ -153,13 +152,8 @@ pub(super) unsafe fn add_node_params(
                     return Err(e);
                 }
             };
-            let cond = Cond {
-                handle,
-                kind,
-                bodies,
-                out,
-            };
-            c.graphs_out = cond.out.as_ptr() as *mut Handle;
+            let cond = Cond { handle, kind, bodies };
+            c.graphs_out = cond.bodies.as_ptr() as *mut Handle;
             *NODES.get(node)?.cond.lock() = Some(cond);
             Ok(())
         }

@@ -13,7 +13,7 @@
 use super::{NodeJob, NodeType, NODES};
 use crate::errors::*;
 use crate::pool::{AccessDesc, PoolProps};
-use crate::{device, init_check, out, CUdeviceptr, Handle};
+use crate::{device_check, init_check, out, CUdeviceptr, Handle};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
@@ -221,10 +221,7 @@ api! {
         out(ptr, node_alloc(node, NodeType::MemFree)?.ptr)
     }
     fn cuDeviceGetGraphMemAttribute(dev: c_int, attr: c_int, value: *mut c_void) {
-        init_check()?;
-        if !device::exists(dev) {
-            return Err(CUDA_ERROR_INVALID_DEVICE);
-        }
+        device_check(dev)?;
         if !(0..4).contains(&attr) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -232,10 +229,7 @@ api! {
         out(value as *mut u64, v)
     }
     fn cuDeviceSetGraphMemAttribute(dev: c_int, attr: c_int, value: *mut c_void) {
-        init_check()?;
-        if !device::exists(dev) {
-            return Err(CUDA_ERROR_INVALID_DEVICE);
-        }
+        device_check(dev)?;
         // Only the high-water marks can be set, and only back to 0 (to the current amount).
         if value.is_null() || !matches!(attr, 1 | 3) || *(value as *const u64) != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
@@ -248,12 +242,7 @@ api! {
     }
     fn cuDeviceGraphMemTrim(dev: c_int) {
         // Graph memory is held only while its graphs exist: nothing unused is kept to give back.
-        init_check()?;
-        if device::exists(dev) {
-            Ok(())
-        } else {
-            Err(CUDA_ERROR_INVALID_DEVICE)
-        }
+        device_check(dev)
     }
 }
 
