@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from suite_files import test_files
+from suite_common import finish, test_files
 
 # What fails here and why; the README's section on numba-cuda says the same. Keys are test ids as
 # unittest prints them (`test_name (module.Class.test_name)`, shortened to `module.Class.test_name`).
@@ -141,15 +141,9 @@ def main():
     print(f"\n{len(mods)} modules in {time.monotonic() - start:.0f} s: {totals['ok']} passed, {totals['FAIL']} failed, "
           f"{totals['ERROR']} errors, {totals['skipped']} skipped, {totals['expected failure']} expected failures, "
           f"{totals['unexpected success']} unexpected successes")
-    for t in sorted(KNOWN):
-        print(f"known: {t}: {KNOWN[t]}" + (" (passed this time)" if t in fixed else ""))
-    for u in unexpected:
-        print(f"UNEXPECTED {u}")
-    for t in troubles:
-        print(f"TROUBLE {t}")
+    known = [f"{t}: {KNOWN[t]}" + (" (passed this time)" if t in fixed else "") for t in sorted(KNOWN)]
     ok = not unexpected and not troubles and (prefixes or totals["ok"] >= MIN_PASSED)
-    print("NUMBA SUITE PASSED" if ok else "NUMBA SUITE FAILED")
-    sys.exit(0 if ok else 1)
+    finish("NUMBA", known, unexpected, troubles, ok)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-from suite_files import test_files
+from suite_common import finish, test_files
 
 # What fails here and why (fnmatch patterns over `Class.test`, as warp's report names tests); the
 # README's section on warp-lang says the same.
@@ -126,18 +126,11 @@ def main():
                   f"{counts['skipped']:4} skipped {seconds:7.1f} s" + (f"  {trouble}" if trouble else ""), flush=True)
     print(f"\n{len(files)} files in {time.monotonic() - start:.0f} s: {totals['ok']} passed, {totals['FAIL']} failed, "
           f"{totals['ERROR']} errors, {totals['skipped']} skipped")
-    for p in sorted(KNOWN):
-        print(f"known: {p}: {KNOWN[p]}" + ("" if p in matched else " (nothing failed this time)"))
-    for u in unexpected:
-        print(f"UNEXPECTED {u}")
-    for t in troubles:
-        print(f"TROUBLE {t}")
+    known = [f"{p}: {KNOWN[p]}" + ("" if p in matched else " (nothing failed this time)") for p in sorted(KNOWN)]
     floor = MIN_PASSED if chosen == DEFAULT else 1
     if totals["ok"] < floor:
-        print(f"TROUBLE {totals['ok']} passed, fewer than {floor}")
-    ok = not unexpected and not troubles and totals["ok"] >= floor
-    print("WARP SUITE PASSED" if ok else "WARP SUITE FAILED")
-    sys.exit(0 if ok else 1)
+        troubles.append(f"{totals['ok']} passed, fewer than {floor}")
+    finish("WARP", known, unexpected, troubles, not unexpected and not troubles)
 
 
 if __name__ == "__main__":
