@@ -20,7 +20,7 @@ mod video;
 mod walk;
 mod warpgroup;
 
-pub use walk::operand_types;
+pub use walk::{operand_types, OperandTypes};
 
 /// How to check a module.
 #[derive(Clone, Debug, Default)]
@@ -121,7 +121,8 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         }
     }
     if fragment {
-        let mut c = FnChecker::new(&target, against, true, &mut diags, "the fragment");
+        let mut heads = Heads::default();
+        let mut c = FnChecker::new(&target, against, true, &mut diags, &mut heads, "the fragment");
         scope.push();
         for item in &m.items {
             if let Item::Statement(s) = item {
@@ -136,6 +137,7 @@ pub fn check_with(m: &Module<'_>, opts: &Options) -> Vec<Diagnostic> {
         against,
         fragment,
         scope,
+        heads: Heads::default(),
     };
     let detail = if lints.is_some() {
         Detail::Resolved
@@ -162,6 +164,21 @@ pub struct Checker<'m, 'a> {
     against: &'static str,
     fragment: bool,
     scope: Scope<'m, 'a>,
+    heads: Heads<'a>,
+}
+
+/// The instruction heads (opcode and modifiers) a module has decoded, with what follows from each alone.
+/// A module repeats a few hundred heads (`ld.global.nc.f32`, `add.s32`) thousands of times, so each is
+/// decoded once.
+type Heads<'a> = HashMap<smallvec::SmallVec<[&'a str; 8]>, Head>;
+
+/// What an instruction's opcode and modifiers determine.
+pub(super) struct Head {
+    pub d: Decoded,
+    /// [`Decoded::requires`].
+    pub requires: ((u32, u32), u32),
+    /// The type each operand must have ([`operand_types`]).
+    pub types: OperandTypes,
 }
 
 impl<'m, 'a> Checker<'m, 'a> {
@@ -173,6 +190,7 @@ impl<'m, 'a> Checker<'m, 'a> {
             against,
             fragment: opts.fragment,
             scope: Scope::module(m).0,
+            heads: Heads::default(),
         }
     }
 
@@ -186,7 +204,14 @@ impl<'m, 'a> Checker<'m, 'a> {
     ) -> Option<ir::Function<'m, 'a>> {
         let body = f.body.as_ref()?;
         let scope = &mut self.scope;
-        let mut c = FnChecker::new(&self.target, self.against, self.fragment, diags, f.name.text);
+        let mut c = FnChecker::new(
+            &self.target,
+            self.against,
+            self.fragment,
+            diags,
+            &mut self.heads,
+            f.name.text,
+        );
         let first_register = scope.module_registers();
         c.ir = (detail != Detail::Nothing).then(|| ir::Function::new(f, first_register));
         c.detail = detail;
@@ -418,6 +443,7 @@ fn header(m: &Module<'_>, target: &Target, diags: &mut Vec<Diagnostic>) {
 struct FnChecker<'c, 'm, 'a> {
     target: &'c Target,
     diags: &'c mut Vec<Diagnostic>,
+    heads: &'c mut Heads<'a>,
     labels: HashMap<&'a str, &'m Name<'a>>,
     /// The places of branch and list names that a label in scope answers (nested blocks scope
     /// labels; a name of a label elsewhere in the function is not one of them).
@@ -449,11 +475,13 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         against: &'static str,
         fragment: bool,
         diags: &'c mut Vec<Diagnostic>,
+        heads: &'c mut Heads<'a>,
         function: &'a str,
     ) -> Self {
         FnChecker {
             target,
             diags,
+            heads,
             labels: HashMap::default(),
             label_uses: Default::default(),
             function,

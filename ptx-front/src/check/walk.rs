@@ -28,11 +28,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     i.operands.iter().for_each(|op| op.names(&mut add));
                     self.names = names;
                     let decoded = self.instruction(i, scope);
-                    if let Some(mut f) = self.ir.take() {
-                        let uses = (self.detail == Detail::Resolved).then_some(&mut f.uses);
-                        let inst = resolve(i, decoded, |n| self.lookup(n, scope), &self.labels, uses);
+                    let (names, labels, detail) = (&self.names, &self.labels, self.detail);
+                    if let Some(f) = &mut self.ir {
+                        let uses = (detail == Detail::Resolved).then_some(&mut f.uses);
+                        let inst = resolve(i, decoded, |n| lookup(names, n, scope), labels, uses);
                         f.insts.push(inst);
-                        self.ir = Some(f);
                     }
                 }
                 Statement::Label(n) => {
@@ -56,10 +56,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
 
     /// What a name of the instruction being checked stands for: resolved once per instruction.
     pub(super) fn lookup(&self, n: &Name<'_>, scope: &Scope<'m, 'a>) -> Option<Entry<'m, 'a>> {
-        match self.names.iter().find(|(at, _)| *at == n.span.start) {
-            Some(&(_, e)) => e,
-            None => scope.lookup(n.text),
-        }
+        lookup(&self.names, n, scope)
     }
 
     /// Records a declaration the scope accepted in the function's IR.
@@ -74,20 +71,38 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         if let Some(g) = &i.guard {
             self.expect_reg(&g.pred, None, Some(Type::Pred), scope);
         }
-        let mods: smallvec::SmallVec<[&str; 8]> = i.mods.iter().map(|m| m.text).collect();
-        let d = match isa::decode(i.opcode.text, &mods) {
-            Ok(d) => d,
-            Err(e) => {
-                self.decode_error(i, e);
-                return None;
+        let key: smallvec::SmallVec<[&'a str; 8]> = std::iter::once(i.opcode.text)
+            .chain(i.mods.iter().map(|m| m.text))
+            .collect();
+        // The cache leaves `self` while the checks borrow it.
+        let mut heads = std::mem::take(self.heads);
+        if !heads.contains_key(&key) {
+            match isa::decode(i.opcode.text, &key[1..]) {
+                Ok(d) => {
+                    let head = Head {
+                        requires: d.requires(),
+                        types: operand_types(&d),
+                        d,
+                    };
+                    heads.insert(key.clone(), head);
+                }
+                Err(e) => {
+                    *self.heads = heads;
+                    self.decode_error(i, e);
+                    return None;
+                }
             }
-        };
-        self.decoded(i, &d, scope);
+        }
+        let head = &heads[&key];
+        self.decoded(i, head, scope);
+        let d = head.d.clone();
+        *self.heads = heads;
         Some(d)
     }
 
     /// The checks of an instruction whose opcode and modifiers decoded.
-    fn decoded(&mut self, i: &'m Instruction<'a>, d: &Decoded, scope: &Scope<'m, 'a>) {
+    fn decoded(&mut self, i: &'m Instruction<'a>, head: &Head, scope: &Scope<'m, 'a>) {
+        let d = &head.d;
         let spec = d.spec;
         let n = i.operands.len();
         if n < spec.operands.0 as usize || n > spec.operands.1 as usize {
@@ -120,7 +135,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         // Without a `.version` (already reported) there is nothing to gate against; without a
         // `.target`, only the version is checked.
         let known = self.target.version != (0, 0);
-        let (ptx, sm) = d.requires();
+        let (ptx, sm) = head.requires;
         let sm_low = self.target.sm != 0 && self.target.sm < sm;
         let form = || spec.form();
         if known && (self.target.version < ptx || sm_low) {
@@ -175,9 +190,8 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
         self.form_rules(i, d, scope);
         self.part_selectors(i, d, scope);
         self.tensormap_replace(i, d);
-        let expect = operand_types(d);
         for (k, op) in i.operands.iter().enumerate() {
-            let want = expect.get(k).copied().flatten();
+            let want = head.types.get(k).copied().flatten();
             self.operand(i, d, k, op, want, scope);
         }
     }
@@ -852,6 +866,19 @@ pub fn operand_types(d: &Decoded) -> OperandTypes {
 
 /// An instruction's entry in the checked IR: what its guard and, unless only decoded forms are wanted,
 /// each name of its operands stand for (added to the function's `uses`).
+/// What `n` stands for: from the names the instruction being checked resolved (by their offset in the
+/// text), else from the scope.
+fn lookup<'m, 'a>(
+    names: &[(u32, Option<Entry<'m, 'a>>)],
+    n: &Name<'_>,
+    scope: &Scope<'m, 'a>,
+) -> Option<Entry<'m, 'a>> {
+    match names.iter().find(|(at, _)| *at == n.span.start) {
+        Some(&(_, e)) => e,
+        None => scope.lookup(n.text),
+    }
+}
+
 fn resolve<'m, 'a>(
     i: &'m Instruction<'a>,
     decoded: Option<Decoded>,

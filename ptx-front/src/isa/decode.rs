@@ -6,9 +6,33 @@ use super::*;
 /// The positions of an entry's `[address]` operands, read from its syntax: the operands written in
 /// brackets, optional ones included (`st.async [a], b, [mbar]` gives 0 and 2).
 pub fn address_operands(spec: &'static OpSpec) -> &'static [usize] {
-    static CACHE: std::sync::OnceLock<Vec<Vec<usize>>> = std::sync::OnceLock::new();
-    let all = CACHE.get_or_init(|| TABLE.iter().map(bracketed_operands).collect());
+    &facts(spec).address_operands
+}
+
+/// What the checker asks of an entry for every instruction, derived from the table once.
+struct Facts {
+    address_operands: Vec<usize>,
+    /// [`OpSpec::is_primary`].
+    primary: bool,
+}
+
+fn facts(spec: &'static OpSpec) -> &'static Facts {
+    static CACHE: std::sync::OnceLock<Vec<Facts>> = std::sync::OnceLock::new();
+    let all = CACHE.get_or_init(|| {
+        TABLE
+            .iter()
+            .map(|s| Facts {
+                address_operands: bracketed_operands(s),
+                primary: entries(s.name).first().is_some_and(|p| std::ptr::eq(*p, s)),
+            })
+            .collect()
+    });
     &all[index_of(spec)]
+}
+
+/// Whether `spec` is the first entry of its opcode.
+pub(super) fn is_primary(spec: &'static OpSpec) -> bool {
+    facts(spec).primary
 }
 
 /// The position of an entry in [`TABLE`].

@@ -176,8 +176,8 @@ impl OpSpec {
     }
 
     /// Whether this is the first entry of its opcode (the one [`lookup`] returns).
-    pub fn is_primary(&self) -> bool {
-        entries(self.name).first().is_some_and(|s| std::ptr::eq(*s, self))
+    pub fn is_primary(&'static self) -> bool {
+        decode::is_primary(self)
     }
 }
 

@@ -5,7 +5,7 @@ use super::*;
 
 /// The `explain OPCODE` text, generated from the table entry. For an opcode's primary entry it also lists
 /// the opcode's other forms.
-pub fn describe(spec: &OpSpec) -> String {
+pub fn describe(spec: &'static OpSpec) -> String {
     let title = SECTIONS
         .iter()
         .find(|s| s.number == spec.section)
