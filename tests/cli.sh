@@ -76,4 +76,13 @@ contains "\`global_oob\`, line 16: thread (8, 0, 0) of block (0, 0, 0) accessed 
 printf '.version 7.0\n.target sm_80\n.address_size 64\n.func die()\n{\n\ttrap;\n\tret;\n}\n.visible .entry k(.param .u64 out)\n{\n\t.reg .b64 %%rd<2>;\n\t.reg .b32 %%r<2>;\n\tld.param.u64 %%rd1, [out];\n\tcall die, ();\n\tmov.u32 %%r1, 42;\n\tst.global.u32 [%%rd1], %%r1;\n\tret;\n}\n' >/tmp/ptx-jit-trap.ptx
 expect 1 "trap inside a device function ends the launch (the caller stops too)" -- "$bin" run /tmp/ptx-jit-trap.ptx --kernel k --arg 'u32*1'
 contains "\`k\`, line 6: thread (0, 0, 0) of block (0, 0, 0) executed \`trap\`" "the trap names kernel, line, thread and block"
+printf '.version 7.0\n.target sm_80\n.address_size 64\n.visible .entry wild(.param .u64 out)\n{\n\t.reg .b64 %%rd<2>;\n\t.reg .b32 %%r<2>;\n\tmov.u64 %%rd1, 16;\n\tmov.u32 %%r1, 42;\n\tst.global.u32 [%%rd1], %%r1;\n\tret;\n}\n' >/tmp/ptx-jit-wild.ptx
+expect 1 "a wild store in the default mode ends the launch, not the process" -- "$bin" run /tmp/ptx-jit-wild.ptx --kernel wild --block 4 --arg 'u32*1'
+contains "error: illegal address: \`wild\`: a thread of block (0, 0, 0) accessed address 0x10, which is not mapped (or not canonical); run with PTXJIT_CHECKED=1 for its PTX line and thread" "the fault names kernel, block and address, and points to checked mode"
+races="$dir"/sanitize/race_shared
+expect 1 "run --sanitize racecheck finds the race and exits 1" -- "$bin" run "$races".ptx --kernel shift --block 64 --arg 'u32*64' --sanitize racecheck
+contains "error[S0101]: racecheck: race on .shared memory in \`shift\`: a read and a write of byte 0x4 with no barrier between" "run --sanitize reports the race"
+contains "sanitizer: 1 finding(s)" "run --sanitize counts its findings"
+expect 0 "run --sanitize racecheck passes the twin with the barrier" -- "$bin" run "$races"_ok.ptx --kernel shift --block 64 --arg 'u32*64' --sanitize racecheck
+expect 2 "run --sanitize with an unknown tool exits 2" -- "$bin" run "$races"_ok.ptx --kernel shift --block 64 --arg 'u32*64' --sanitize leakcheck
 exit $fail

@@ -12,6 +12,7 @@ want = sorted([
     ("error", "S0101", "sum", (13, 15)),     # racecheck: a store and another thread's load
     ("error", "S0101", "sum", (15, 15)),     # racecheck: two threads' stores
     ("error", "S0403", "(host)", ()),        # memcheck: the double free
+    ("error", "S0401", "copy", (30,)),       # memcheck: the read of freed memory
     ("warning", "S0404", "(host)", ()),      # memcheck: the allocation left at cuCtxDestroy
 ])
 if got != want:

@@ -1,5 +1,6 @@
 /* Bugs for `ptx-jit sanitize` to find in an unmodified driver API program: a racy kernel, a kernel
- * reading device memory nothing wrote, a double free and an allocation left at context destruction.
+ * reading device memory nothing wrote, a double free, a kernel reading freed memory and an allocation
+ * left at context destruction.
  * The program itself runs to its end either way; its only check is that every call it expects to
  * succeed does. A clean run of a correct kernel comes first (no finding for it). */
 #include <cuda.h>
@@ -48,6 +49,12 @@ int main(int argc, char **argv) {
     printf("second cuMemFree -> %d\n", (int)again);
     CHECK(cuMemFree(out));
     CHECK(cuMemFree(acc));
+
+    /* memcheck: a kernel reading memory freed with cuMemFree. The launch fails and its error is
+     * sticky, as on a GPU, so this comes last. */
+    void *freed_args[] = {&in, &fresh};
+    CHECK(cuLaunchKernel(copy, 1, 1, 1, 32, 1, 1, 0, NULL, freed_args, NULL));
+    printf("kernel on freed memory -> %d\n", (int)cuCtxSynchronize());
     CHECK(cuCtxDestroy(ctx));
     printf("done\n");
     return 0;
