@@ -160,6 +160,12 @@ int main(int argc, char **argv) {
     if (wanted("after_barrier"))
         faulting("store to 0x10 after a barrier (regions)", "store_after_barrier", 4, 64, after_bar,
              CUDA_ERROR_ILLEGAL_ADDRESS);
+    if (wanted("after_shuffle"))
+        faulting("store to 0x10 after a warp shuffle (lanes)", "store_after_shuffle", 4, 64, after_bar,
+                 CUDA_ERROR_ILLEGAL_ADDRESS);
+    if (wanted("on_fiber"))
+        faulting("store to 0x10 after a barrier in a .func (fibers)", "store_on_fiber", 4, 64, after_bar,
+                 CUDA_ERROR_ILLEGAL_ADDRESS);
     if (wanted("trap")) faulting("trap", "trap_kernel", 2, 32, NULL, CUDA_ERROR_LAUNCH_FAILED);
 
     unsigned zero = 0, depth = 1000000000u;

@@ -25,7 +25,7 @@ cc -O2 -I"$CUDA/include" tests/faults/faults.c -o "$W/faults" "$REAL" -lm || ech
 cc -O2 -I"$CUDA/include" tests/faults/sanitize.c -o "$W/sanitize" "$REAL" || echo "sanitize.c: build failed"
 
 echo "== faults.c on the real driver, each case in its own process (not the runaway kernels: no timeout)"
-for c in null wild past freed after_barrier trap barrier_counts async_store clusters divide recurse two_contexts bad_calls map_count fresh; do
+for c in null wild past freed after_barrier after_shuffle on_fiber trap barrier_counts async_store clusters divide recurse two_contexts bad_calls map_count fresh; do
   timeout 60 stdbuf -oL "$W/faults" tests/faults/faults.ptx $c 2>&1 | grep -v "ALL VERIFIED"
   echo "   exit ${PIPESTATUS[0]}"
 done 2>&1 | tee "$OUT/faults.real.txt"
