@@ -85,4 +85,9 @@ contains "error[S0101]: racecheck: race on .shared memory in \`shift\`: a read a
 contains "sanitizer: 1 finding(s)" "run --sanitize counts its findings"
 expect 0 "run --sanitize racecheck passes the twin with the barrier" -- "$bin" run "$races"_ok.ptx --kernel shift --block 64 --arg 'u32*64' --sanitize racecheck
 expect 2 "run --sanitize with an unknown tool exits 2" -- "$bin" run "$races"_ok.ptx --kernel shift --block 64 --arg 'u32*64' --sanitize leakcheck
+printf '.version 7.0\n.target sm_80\n.address_size 64\n.visible .entry big(.param .u64 out)\n{\n\t.local .align 4 .b8 buf[67108864];\n\t.reg .b64 %%rd<3>;\n\t.reg .b32 %%r<2>;\n\tld.param.u64 %%rd1, [out];\n\tmov.u64 %%rd2, buf;\n\tmov.u32 %%r1, 42;\n\tst.local.u32 [%%rd2+67108860], %%r1;\n\tld.local.u32 %%r1, [%%rd2+67108860];\n\tst.global.u32 [%%rd1], %%r1;\n\tret;\n}\n' >/tmp/ptx-jit-biglocal.ptx
+expect 0 "a 64 MiB .local array runs in the default mode (ptxas accepts it too)" -- "$bin" run /tmp/ptx-jit-biglocal.ptx --kernel big --grid 4 --block 256 --arg 'u32*1'
+contains "arg0 U32[1] = [42]" "the 64 MiB .local array holds its last word"
+expect 1 "checked mode, whose threads keep .local on a guarded stack, ends the launch instead of crashing" -- "$bin" run /tmp/ptx-jit-biglocal.ptx --kernel big --block 4 --arg 'u32*1' --checked
+contains "error: illegal address: \`big\`: a thread of block (0, 0, 0) overflowed its stack (\`.func\` calls nested too deeply, or \`.local\` arrays too large)" "the stack overflow is named"
 exit $fail
