@@ -773,14 +773,19 @@ fn run_cluster(
             l.cooperative,
         ) {
             if cell.tools.has(crate::runtime::sanitize::Tools::SYNCCHECK) {
-                let stuck: Vec<&Lane> = (0..n)
-                    .filter(|&i| state[i] != State::Done)
-                    .map(|i| &lanes[i])
-                    .take(2)
-                    .collect();
+                // One waiting thread from each of the first two places threads wait at: the report
+                // shows what each side waits at.
+                let waiting: Vec<usize> = (0..n).filter(|&i| state[i] != State::Done).collect();
+                let first = waiting.first().map(|&i| lanes[i].site);
+                let other = waiting.iter().find(|&&i| Some(lanes[i].site) != first);
+                let stuck: Vec<&Lane> = waiting.iter().take(1).chain(other).map(|&i| &lanes[i]).collect();
                 if !stuck.is_empty() {
-                    let detail = "the threads still running wait for threads that exited or wait elsewhere".to_string();
-                    synccheck_at(cell, crate::runtime::sanitize::Kind::DivergentBarrier, &stuck, detail);
+                    let detail = if other.is_some() {
+                        "they wait at different instructions"
+                    } else {
+                        "the threads they wait for have exited"
+                    };
+                    synccheck_at(cell, crate::runtime::sanitize::Kind::Deadlock, &stuck, detail.to_string());
                 }
             }
             break Err(LaunchError::Failed(

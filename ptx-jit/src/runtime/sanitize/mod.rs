@@ -105,12 +105,14 @@ pub enum Kind {
     /// S0202: a read of a register no path has written (found by the linter, P0504, reported at
     /// each launch of the kernel).
     UninitializedRegister,
-    /// S0301: a barrier reached at two different instructions, or one that can never complete.
+    /// S0301: a barrier reached at two different instructions.
     DivergentBarrier,
     /// S0302: threads met at one barrier with different thread counts.
     BarrierCount,
     /// S0303: threads met at a warp collective with different member masks.
     WarpMask,
+    /// S0304: threads wait at barriers or warp collectives that the threads they need never reach.
+    Deadlock,
     /// S0401: an access outside every allocation (memcheck).
     InvalidAccess,
     /// S0402: a misaligned access (memcheck).
@@ -130,6 +132,7 @@ impl Kind {
             Kind::DivergentBarrier => "S0301",
             Kind::BarrierCount => "S0302",
             Kind::WarpMask => "S0303",
+            Kind::Deadlock => "S0304",
             Kind::InvalidAccess => "S0401",
             Kind::Misaligned => "S0402",
             Kind::DoubleFree => "S0403",
@@ -140,7 +143,7 @@ impl Kind {
         match self {
             Kind::Race => "racecheck",
             Kind::Uninitialized | Kind::UninitializedRegister => "initcheck",
-            Kind::DivergentBarrier | Kind::BarrierCount | Kind::WarpMask => "synccheck",
+            Kind::DivergentBarrier | Kind::BarrierCount | Kind::WarpMask | Kind::Deadlock => "synccheck",
             _ => "memcheck",
         }
     }
@@ -159,6 +162,7 @@ impl Kind {
             Kind::DivergentBarrier => "divergent-barrier",
             Kind::BarrierCount => "barrier-count",
             Kind::WarpMask => "warp-mask",
+            Kind::Deadlock => "deadlock",
             Kind::InvalidAccess => "invalid-access",
             Kind::Misaligned => "misaligned",
             Kind::DoubleFree => "double-free",
@@ -809,7 +813,11 @@ fn message(f: &Finding, kernel: &str) -> String {
         ),
         Kind::UninitializedRegister => format!("`{kernel}` reads register `{}`, which no path has written", f.detail),
         Kind::DivergentBarrier => format!(
-            "a barrier in `{kernel}` completed without some of the block's threads: {}",
+            "a barrier in `{kernel}` completed with threads from different instructions: {}",
+            f.detail
+        ),
+        Kind::Deadlock => format!(
+            "threads of `{kernel}` wait at barriers or warp collectives that the threads they need never reach: {}",
             f.detail
         ),
         Kind::BarrierCount => format!(
