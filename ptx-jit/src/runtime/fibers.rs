@@ -785,7 +785,12 @@ fn run_cluster(
                     } else {
                         "the threads they wait for have exited"
                     };
-                    synccheck_at(cell, crate::runtime::sanitize::Kind::Deadlock, &stuck, detail.to_string());
+                    synccheck_at(
+                        cell,
+                        crate::runtime::sanitize::Kind::Deadlock,
+                        &stuck,
+                        detail.to_string(),
+                    );
                 }
             }
             break Err(LaunchError::Failed(
