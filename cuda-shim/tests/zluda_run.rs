@@ -40,69 +40,85 @@ fn same(ty: &str, got: &[u8], want: &[u8]) -> bool {
     }
 }
 
-#[test]
-fn zluda_run_cases() {
+/// The corpus's cases, or `None` (and a message) when the corpus is not beside the checkout.
+fn corpus() -> Option<(std::path::PathBuf, Vec<serde_json::Value>)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/zluda-run");
     let Ok(json) = std::fs::read_to_string(root.join("cases.json")) else {
         eprintln!("SKIPPED: {} is not here", root.display());
-        return;
+        return None;
     };
     let cases: serde_json::Value = serde_json::from_str(&json).unwrap();
+    Some((root, cases.as_array().unwrap().clone()))
+}
+
+/// How one case went.
+enum Outcome {
+    /// `cuModuleLoadData` refused the module as not supported.
+    Rejected,
+    /// The launch's result and whether the output is the expected one.
+    Ran(CUresult, bool),
+}
+
+/// Runs case `c` from the PTX file `ptx` in the current context as ZLUDA's harness does.
+unsafe fn run_case(root: &std::path::Path, c: &serde_json::Value, ptx: &str) -> Outcome {
+    let name = c["name"].as_str().unwrap();
+    let text = std::fs::read_to_string(root.join(ptx)).unwrap();
+    let text = CString::new(text).unwrap();
+    let mut m = null_mut();
+    match cuModuleLoadData(&mut m, text.as_ptr() as *const c_void) {
+        CUDA_SUCCESS => {}
+        CUDA_ERROR_NOT_SUPPORTED => return Outcome::Rejected,
+        e => panic!("{name}: cuModuleLoadData returned {e} for valid PTX"),
+    }
+    let mut f = null_mut();
+    let kname = CString::new(c["kernel"].as_str().unwrap()).unwrap();
+    assert_eq!(cuModuleGetFunction(&mut f, m, kname.as_ptr()), CUDA_SUCCESS, "{name}");
+    let (ty, want) = buffer(&c["output"]);
+    let mut dout = 0u64;
+    assert_eq!(cuMemAlloc_v2(&mut dout, want.len()), CUDA_SUCCESS);
+    assert_eq!(cuMemsetD8_v2(dout, 0, want.len()), CUDA_SUCCESS);
+    let mut din = dout;
+    if !c["input"].is_null() {
+        let (_, input) = buffer(&c["input"]);
+        assert_eq!(cuMemAlloc_v2(&mut din, input.len()), CUDA_SUCCESS);
+        assert_eq!(
+            cuMemcpyHtoD_v2(din, input.as_ptr() as *const c_void, input.len()),
+            CUDA_SUCCESS
+        );
+    }
+    // Two pointer parameters; a 32-bit variant's `.u32` parameters take each pointer's low half.
+    let mut args = [
+        &mut din as *mut u64 as *mut c_void,
+        &mut dout as *mut u64 as *mut c_void,
+    ];
+    let block = c["block_x"].as_u64().unwrap() as u32;
+    let r = cuLaunchKernel(f, 1, 1, 1, block, 1, 1, 1024, null_mut(), args.as_mut_ptr(), null_mut());
+    let r = if r == CUDA_SUCCESS { cuCtxSynchronize() } else { r };
+    let mut got = vec![0u8; want.len()];
+    let copied = cuMemcpyDtoH_v2(got.as_mut_ptr() as *mut c_void, dout, got.len());
+    let right = copied == CUDA_SUCCESS && same(&ty, &got, &want);
+    cuMemFree_v2(dout);
+    if din != dout {
+        cuMemFree_v2(din);
+    }
+    cuModuleUnload(m);
+    Outcome::Ran(r, right)
+}
+
+#[test]
+fn zluda_run_cases() {
+    let Some((root, cases)) = corpus() else { return };
     let (mut pass, mut rejected, mut wrong) = (0, 0, vec![]);
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut ctx = null_mut();
         assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
-        for c in cases.as_array().unwrap() {
-            let name = c["name"].as_str().unwrap();
-            let text = std::fs::read_to_string(root.join(c["ptx"].as_str().unwrap())).unwrap();
-            let text = CString::new(text).unwrap();
-            let mut m = null_mut();
-            match cuModuleLoadData(&mut m, text.as_ptr() as *const c_void) {
-                CUDA_SUCCESS => {}
-                CUDA_ERROR_NOT_SUPPORTED => {
-                    rejected += 1;
-                    continue;
-                }
-                e => panic!("{name}: cuModuleLoadData returned {e} for valid PTX"),
+        for c in &cases {
+            match run_case(&root, c, c["ptx"].as_str().unwrap()) {
+                Outcome::Rejected => rejected += 1,
+                Outcome::Ran(CUDA_SUCCESS, true) => pass += 1,
+                Outcome::Ran(r, _) => wrong.push(format!("{} (launch {r})", c["name"])),
             }
-            let mut f = null_mut();
-            let kname = CString::new(c["kernel"].as_str().unwrap()).unwrap();
-            assert_eq!(cuModuleGetFunction(&mut f, m, kname.as_ptr()), CUDA_SUCCESS, "{name}");
-            let (ty, want) = buffer(&c["output"]);
-            let mut dout = 0u64;
-            assert_eq!(cuMemAlloc_v2(&mut dout, want.len()), CUDA_SUCCESS);
-            assert_eq!(cuMemsetD8_v2(dout, 0, want.len()), CUDA_SUCCESS);
-            let mut din = dout;
-            if !c["input"].is_null() {
-                let (_, input) = buffer(&c["input"]);
-                assert_eq!(cuMemAlloc_v2(&mut din, input.len()), CUDA_SUCCESS);
-                assert_eq!(
-                    cuMemcpyHtoD_v2(din, input.as_ptr() as *const c_void, input.len()),
-                    CUDA_SUCCESS
-                );
-            }
-            let mut args = [
-                &mut din as *mut u64 as *mut c_void,
-                &mut dout as *mut u64 as *mut c_void,
-            ];
-            let block = c["block_x"].as_u64().unwrap() as u32;
-            let r = cuLaunchKernel(f, 1, 1, 1, block, 1, 1, 1024, null_mut(), args.as_mut_ptr(), null_mut());
-            let mut got = vec![0u8; want.len()];
-            assert_eq!(
-                cuMemcpyDtoH_v2(got.as_mut_ptr() as *mut c_void, dout, got.len()),
-                CUDA_SUCCESS
-            );
-            if r == CUDA_SUCCESS && same(&ty, &got, &want) {
-                pass += 1;
-            } else {
-                wrong.push(format!("{name} (launch {r})"));
-            }
-            cuMemFree_v2(dout);
-            if din != dout {
-                cuMemFree_v2(din);
-            }
-            cuModuleUnload(m);
         }
         cuCtxDestroy_v2(ctx);
     }
@@ -112,4 +128,55 @@ fn zluda_run_cases() {
     );
     assert!(wrong.is_empty(), "accepted but wrong: {wrong:?}");
     assert_eq!(rejected, 0, "every case must run");
+}
+
+/// The 32-bit-address variants (`.address_size 32`), given the low halves of 64-bit device pointers
+/// as ZLUDA's harness would pass them: device memory here lies above 4 GiB, so a kernel that uses
+/// such an address must end its launch with `CUDA_ERROR_ILLEGAL_ADDRESS` (never take the process
+/// down), and one that does not must give the expected output. Each runs in its own context, since
+/// a fault is sticky; the 64-bit case runs correctly in a fresh context afterwards. (Running them
+/// would need device memory and module variables placed below 4 GiB.)
+#[test]
+fn zluda_run_32_bit_variants() {
+    let Some((root, cases)) = corpus() else { return };
+    let mut outcomes = vec![];
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS);
+        for c in cases.iter().filter(|c| c["ptx_32"].is_string()) {
+            let name = c["name"].as_str().unwrap();
+            let mut ctx = null_mut();
+            assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+            let outcome = match run_case(&root, c, c["ptx_32"].as_str().unwrap()) {
+                Outcome::Rejected => "rejected".to_string(),
+                Outcome::Ran(CUDA_SUCCESS, true) => "pass".to_string(),
+                Outcome::Ran(CUDA_ERROR_ILLEGAL_ADDRESS, _) => "illegal address".to_string(),
+                Outcome::Ran(r, right) => panic!("{name} (32-bit): launch {r}, output right: {right}"),
+            };
+            assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS, "{name}");
+            assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+            assert!(
+                matches!(
+                    run_case(&root, c, c["ptx"].as_str().unwrap()),
+                    Outcome::Ran(CUDA_SUCCESS, true)
+                ),
+                "{name}: the 64-bit case after its 32-bit variant"
+            );
+            cuCtxDestroy_v2(ctx);
+            outcomes.push(format!("{name}: {outcome}"));
+        }
+    }
+    eprintln!("zluda-run, 32-bit variants: {outcomes:?}");
+    // Every one of the 8 reads or writes its buffers through the parameters.
+    let names = [
+        "activemask",
+        "add",
+        "atom_add",
+        "atom_add_float",
+        "const",
+        "extern_shared",
+        "global_array",
+        "shared_variable",
+    ];
+    let want: Vec<String> = names.iter().map(|n| format!("{n}: illegal address")).collect();
+    assert_eq!(outcomes, want);
 }
