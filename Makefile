@@ -392,6 +392,13 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	  status=$$?; cat build/sanitize_clean.out; test $$status -eq 0
 	grep -q "ALL VERIFIED" build/sanitize_clean.out
 	grep -q "^ptx-jit sanitize: 0 error(s)" build/sanitize_clean.out
+	@echo; echo "== ptx-jit sanitize: an nvcc-built program, cuda-bindings and numba-cuda run clean too"
+	for p in ./build/nvcc_program "$(PY) tests/python/bindings_client.py" "$(PY) tests/python/numba_client.py"; do \
+	  ./$(REL)/ptx-jit sanitize -- $$p > build/sanitize_clients.out 2>&1 \
+	    && grep -q "ALL VERIFIED" build/sanitize_clients.out \
+	    && grep -q "^ptx-jit sanitize: 0 error(s)" build/sanitize_clients.out \
+	    || { cat build/sanitize_clients.out; echo "not clean under ptx-jit sanitize: $$p"; exit 1; }; \
+	  echo "clean: $$p"; done
 	@echo; echo "== ptx-jit bench kernel and bench program: phases, samples, statistics, CSV, and their reports in Chromium"
 	PTXAS=$(abspath $(CU13))/bin/ptxas PTXJIT_REQUIRE_BROWSER=1 python3 tests/python/bench_harness.py $(REL)/ptx-jit
 	@echo; echo "== cuda-bindings + NVRTC client"
