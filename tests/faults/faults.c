@@ -52,6 +52,20 @@ static Ctx open_ctx(void) {
     return c;
 }
 
+/* Resident memory (KiB) and mappings of this process, from /proc/self. */
+static void footprint(long *rss_kib, long *maps) {
+    char line[512];
+    FILE *f = fopen("/proc/self/status", "r");
+    *rss_kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) *rss_kib = atol(line + 6);
+    if (f) fclose(f);
+    f = fopen("/proc/self/maps", "r");
+    *maps = 0;
+    while (f && fgets(line, sizeof line, f)) *maps += strchr(line, '\n') != NULL;
+    if (f) fclose(f);
+}
+
 /* Launches `name` on the context's default stream without waiting. */
 static CUresult start(Ctx *c, const char *name, unsigned grid, unsigned block, void **args) {
     CUfunction f;
@@ -197,6 +211,29 @@ int main(int argc, char **argv) {
         printf("  ...returned after %.2f s\n", took);
         if (took > 2.5) {
             fprintf(stderr, "  cuCtxDestroy took %.2f s: the kernel was not cancelled\n", took);
+            failures++;
+        }
+    }
+    if (wanted("repeated")) {
+        /* Faults in every execution model, over and over, each in a fresh context: a faulted launch
+         * must give back its stacks, fibers and memory, so the process does not grow with them. */
+        const char *kernels[] = {"store_after_barrier", "store_after_shuffle", "store_on_fiber"};
+        long rss0 = 0, maps0 = 0, rss1, maps1;
+        int bad = 0;
+        for (int i = 0; i < 160; i++) {
+            if (i == 10) footprint(&rss0, &maps0); /* after the kernels' first compiles */
+            Ctx c = open_ctx();
+            void *args[] = {&low};
+            bad += run(&c, kernels[i % 3], 4, 64, args) != CUDA_ERROR_ILLEGAL_ADDRESS;
+            CUdeviceptr d;
+            bad += cuMemAlloc(&d, 1 << 20) != CUDA_ERROR_ILLEGAL_ADDRESS;
+            bad += cuCtxDestroy(c.ctx) != CUDA_SUCCESS;
+        }
+        footprint(&rss1, &maps1);
+        expect("150 faulting launches in fresh contexts", bad ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS, CUDA_SUCCESS);
+        printf("  ...resident %ld -> %ld KiB, mappings %ld -> %ld\n", rss0, rss1, maps0, maps1);
+        if (rss1 - rss0 > 32 * 1024 || maps1 - maps0 > 32) {
+            fprintf(stderr, "  the process grew with each faulted launch\n");
             failures++;
         }
     }
