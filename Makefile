@@ -270,6 +270,10 @@ test-suites: build venv libs cupy build/cutlass_49 $(WARP_STAMP)
 	@echo; echo "== warp-lang's own test suite: every test of its CUDA device, by warp's own runner"
 	$(PY) tests/suites/warp_suite.py $(PY) $(REL) build/warp-suite | tee build/warp_suite.out
 	grep -q "WARP SUITE PASSED" build/warp_suite.out
+	@echo; echo "== HeCBench's CUDA programs, unmodified, each verified by its own check (tests/suites/hecbench.json)"
+	python3 tests/suites/hecbench_suite.py --hecbench $(HECBENCH) --lib $(abspath $(REL)) --cu13 $(abspath $(CU13)) \
+	  --out build/hecbench-suite | tee build/hecbench_suite.out
+	grep -qE "HECBENCH SUITE (PASSED|SKIPPED)" build/hecbench_suite.out
 	@echo; echo "== CuPy, unmodified: its own kernels and cuBLAS, cuRAND and cuFFT through it, against numpy"
 	if [ -f $(CUPY_STAMP) ]; then PTXJIT_DEVICE=future CUPY_COMPILE_WITH_PTX=1 LD_LIBRARY_PATH=$(REL):$(LIBS_LIB) \
 	  $(LIBS_PY) tests/python/cupy_client.py | tee build/cupy.out; grep -q "CUPY VERIFIED" build/cupy.out; \

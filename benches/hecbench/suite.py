@@ -36,9 +36,9 @@ def yaml_regex(yaml_text, name):
     return r.group(1) if r else None
 
 
-def copy_tree(hecbench, out, name):
-    """Both versions of `name` under OUT/src, beside links to the shared headers and data that
-    their Makefiles name by relative paths."""
+def copy_tree(hecbench, out, name, models=("cuda", "omp")):
+    """The versions of `name` (both, unless `models` says) under OUT/src, beside links to the shared
+    headers and data that their Makefiles name by relative paths."""
     src = os.path.join(out, "src")
     os.makedirs(src, exist_ok=True)
     for shared in ("include", "data"):
@@ -46,7 +46,7 @@ def copy_tree(hecbench, out, name):
         link = os.path.join(src, shared)
         if os.path.isdir(target) and not os.path.lexists(link):
             os.symlink(target, link)
-    for model in ("cuda", "omp"):
+    for model in models:
         d = os.path.join(src, f"{name}-{model}")
         if not os.path.isdir(d):
             shutil.copytree(os.path.join(hecbench, "src", f"{name}-{model}"), d)
