@@ -108,15 +108,19 @@ fn kernel(f: &Function<'_>, target: &Target, module_shared: &[&VarDecl<'_>], dia
     }
     // Static shared memory: the kernel's own `.shared` variables and the module's that it names.
     let mut shared = 0u64;
-    let mut named: Vec<&str> = vec![];
+    let mut named = rustc_hash::FxHashSet::<&str>::default();
     if let Some(body) = &f.body {
         visit(body, &mut |s| match s {
             Statement::Var(v) if v.space == Space::Shared => shared = shared.saturating_add(v.size_bytes()),
-            Statement::Inst(i) => i.operands.iter().for_each(|o| o.names(&mut |n| named.push(n.text))),
+            // Names matter only to find the module's shared variables among them.
+            Statement::Inst(i) if !module_shared.is_empty() => i
+                .operands
+                .iter()
+                .for_each(|o| o.names(&mut |n| _ = named.insert(n.text))),
             _ => {}
         });
     }
-    for v in module_shared.iter().filter(|v| named.contains(&v.name.text)) {
+    for v in module_shared.iter().filter(|v| named.contains(v.name.text)) {
         shared = shared.saturating_add(v.size_bytes());
     }
     if shared > MAX_STATIC_SHARED {

@@ -335,7 +335,7 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     // The prototype or `.calltargets` of an indirect call, the `.branchtargets` of brx.idx.
                     return self.target_list(n);
                 }
-                if isa::address_operand(name) == Some(k) && d.is_primary() {
+                if d.is_primary() && isa::address_operands(d.spec).first() == Some(&k) {
                     self.diags.push(
                         Diagnostic::error(
                             Code::P0105,
