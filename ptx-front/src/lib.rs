@@ -117,12 +117,20 @@ pub fn check_parsed<'a>(
 
 /// The first run of non-ASCII characters on each line that has one.
 fn non_ascii(src: &str) -> impl Iterator<Item = Span> + '_ {
+    // Nearly all PTX is ASCII, which `is_ascii` confirms a word at a time; only other text is split
+    // into lines. Byte positions are char boundaries here: a run of non-ASCII bytes starts and ends
+    // at one.
+    let text = if src.is_ascii() { "" } else { src };
     let mut at = 0;
-    src.split_inclusive('\n').filter_map(move |line| {
+    text.split_inclusive('\n').filter_map(move |line| {
         let start = at;
         at += line.len();
-        let first = line.find(|c: char| !c.is_ascii())?;
-        let len = line[first..].find(|c: char| c.is_ascii()).unwrap_or(line.len() - first);
+        let bytes = line.as_bytes();
+        let first = bytes.iter().position(|b| !b.is_ascii())?;
+        let len = bytes[first..]
+            .iter()
+            .position(u8::is_ascii)
+            .unwrap_or(bytes.len() - first);
         Some(Span::new(start + first, start + first + len))
     })
 }

@@ -643,7 +643,7 @@ impl<'a> Parser<'a> {
         let body = match self.peek() {
             Tok::LBrace => {
                 self.bump();
-                let b = self.statements();
+                let b = self.statements_with(self.body_statements());
                 self.expect(Tok::RBrace, "`}`")?;
                 Some(b)
             }
@@ -859,7 +859,28 @@ impl<'a> Parser<'a> {
 
     /// Statements up to (not including) the closing `}` or the end of input.
     fn statements(&mut self) -> Vec<Statement<'a>> {
-        let mut out = vec![];
+        self.statements_with(0)
+    }
+
+    /// About how many statements the function body that starts here holds (its `;`s, and an eighth more
+    /// for labels), so that its vector is allocated once: a statement is 200 bytes and a kernel can
+    /// have a hundred thousand.
+    fn body_statements(&self) -> usize {
+        let (mut depth, mut semis) = (0usize, 0usize);
+        for (t, _) in &self.toks[self.pos..] {
+            match t {
+                Tok::Semi => semis += 1,
+                Tok::LBrace => depth += 1,
+                Tok::RBrace if depth == 0 => break,
+                Tok::RBrace => depth -= 1,
+                _ => {}
+            }
+        }
+        semis + semis / 8
+    }
+
+    fn statements_with(&mut self, capacity: usize) -> Vec<Statement<'a>> {
+        let mut out = Vec::with_capacity(capacity);
         while !matches!(self.peek(), Tok::RBrace | Tok::Eof) {
             let start = self.pos;
             if self.statement(&mut out).is_err() {

@@ -90,6 +90,14 @@ pub fn special_register(name: &str) -> Option<Sreg> {
         "%reserved_smem_offset_begin" | "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" => scalar(B32),
         _ => {
             // Numbered families: %pm0–%pm7, %pm0_64–%pm7_64, %envreg0–%envreg31, %reserved_smem_offset_0/1.
+            // Every instruction's register operands come here (`%r12`), so the families are told apart
+            // by prefix before any number is read.
+            if !["%pm", "%envreg", "%reserved_smem_offset_"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                return None;
+            }
             let pm64 = name
                 .strip_suffix("_64")
                 .and_then(split_indexed)

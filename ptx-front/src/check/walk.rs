@@ -21,12 +21,11 @@ impl<'c, 'm, 'a> FnChecker<'c, 'm, 'a> {
                     scope.pop();
                 }
                 Statement::Inst(i) => {
-                    self.names.clear();
-                    let mut names = std::mem::take(&mut self.names);
+                    let names = &mut self.names;
+                    names.clear();
                     let mut add = |n: &Name<'a>| names.push((n.span.start, scope.lookup(n.text)));
                     i.guard.iter().for_each(|g| add(&g.pred));
                     i.operands.iter().for_each(|op| op.names(&mut add));
-                    self.names = names;
                     let decoded = self.instruction(i, scope);
                     let (names, labels, detail) = (&self.names, &self.labels, self.detail);
                     if let Some(f) = &mut self.ir {
