@@ -96,6 +96,16 @@ pub mod builtin {
     /// Counters, with a null address: the conditional branch at `site` goes to its target (`bytes`
     /// 1) or falls through (0).
     pub const ACCESS_BRANCH: u32 = 64 << 8;
+    /// Added to an access of the memory model that releases (`st.release`, `red.release`,
+    /// `atom.release`, `atom.acq_rel`) or acquires (`ld.acquire`, `atom.acquire`, `atom.acq_rel`):
+    /// racecheck orders what the releasing thread did before it with what a thread that acquires the
+    /// released value does after.
+    pub const ACCESS_RELEASE: u32 = 128 << 8;
+    pub const ACCESS_ACQUIRE: u32 = 256 << 8;
+    /// With a null address: the thread executes a fence (`fence`, `membar`). With its strong
+    /// (`.volatile`, `.relaxed`, atomic) accesses it makes the manual's release and acquire patterns:
+    /// a fence then a strong write releases, a strong read then a fence acquires.
+    pub const ACCESS_FENCE: u32 = 512 << 8;
     /// The watch word: the first `u32` of a launch's fault record (`Env::fault`), bits saying which
     /// checked accesses a sanitizer follows, so that generated code cannot decide them alone. With
     /// none, an aligned shared-memory access inside the window needs no call. racecheck: every

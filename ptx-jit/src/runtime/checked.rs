@@ -337,6 +337,10 @@ fn check_slow(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
         }
         return 0;
     }
+    if addr == 0 && space == ACCESS_FENCE {
+        crate::runtime::sanitize::fence(env, cell);
+        return 0;
+    }
     if addr == 0 && (bytes == 0 || space == ACCESS_SITE) {
         if space == ACCESS_SITE && cell.tools.any() {
             crate::runtime::fibers::note_site(env.sync, site, bytes == 1);

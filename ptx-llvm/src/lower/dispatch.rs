@@ -131,6 +131,17 @@ impl<'ctx> Lowerer<'ctx> {
             "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" => self.float_unary(st, i, d, scope),
             "shf" | "lop3" | "bfe" | "bfi" => self.bit_field(st, i, d, scope),
             "membar" | "fence" => {
+                if self.checked && !d.has(".proxy") {
+                    // racecheck's release and acquire patterns ([`crate::builtin::ACCESS_FENCE`]).
+                    let null = self.ptr(0).const_null();
+                    self.call_check(
+                        st,
+                        null,
+                        self.i64().const_zero(),
+                        i.span.start as u64,
+                        crate::builtin::ACCESS_FENCE,
+                    )?;
+                }
                 // Every PTX fence is at least as strong as the host needs; seq_cst covers them all.
                 self.b
                     .build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;

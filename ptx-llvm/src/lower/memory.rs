@@ -27,7 +27,8 @@ impl<'ctx> Lowerer<'ctx> {
         };
         let ordered = d.has(".volatile") || d.get(G::Sem).is_some_and(|s| s != ".weak");
         let access = if is_ld { 0 } else { crate::builtin::ACCESS_WRITE }
-            | if ordered { crate::builtin::ACCESS_ORDERED } else { 0 };
+            | if ordered { crate::builtin::ACCESS_ORDERED } else { 0 }
+            | release_acquire(d);
         self.check_access(st, base, t.bytes() as u64 * elems.len() as u64, space, access, i.span)?;
         // The host moves floats as their bits: a float store would let LLVM turn a canonical-NaN
         // select back into a float select, whose NaN it may then replace by any other (sqrt of a
@@ -105,7 +106,14 @@ impl<'ctx> Lowerer<'ctx> {
         // A vector atomic is one access of all its elements, aligned to its whole size.
         let elems = d.get(G::Vec).map_or(1, |v| v[2..].parse::<u64>().unwrap_or(1));
         let bytes = t.bytes() as u64 * elems;
-        self.check_access(st, ptr, bytes, space, crate::builtin::ACCESS_ATOMIC, i.span)?;
+        self.check_access(
+            st,
+            ptr,
+            bytes,
+            space,
+            crate::builtin::ACCESS_ATOMIC | release_acquire(d),
+            i.span,
+        )?;
         let ordering = match d.get(G::Sem) {
             None | Some(".relaxed") => O::LLVMAtomicOrderingMonotonic,
             _ => O::LLVMAtomicOrderingAcquireRelease,
@@ -335,7 +343,8 @@ impl<'ctx> Lowerer<'ctx> {
     /// the instruction being lowered and that instruction is proved race-free.
     fn mark_unraced(&self, access: u32) -> u32 {
         use crate::builtin as bi;
-        let loads = access & (bi::ACCESS_WRITE | bi::ACCESS_ATOMIC) == 0;
+        // Strong loads stay followed: racecheck's acquire patterns read them.
+        let loads = access & (bi::ACCESS_WRITE | bi::ACCESS_ATOMIC | bi::ACCESS_ORDERED) == 0;
         if self.unraced && loads {
             access | bi::ACCESS_UNRACED
         } else {
@@ -734,5 +743,16 @@ fn access_space(d: &Decoded) -> Space {
         Some(s) => s,
         None if d.spec.sub == [".async"] => Space::Shared,
         None => Space::Generic,
+    }
+}
+
+/// The checked-access bits of a memory instruction's release or acquire semantics (for racecheck).
+fn release_acquire(d: &Decoded) -> u32 {
+    use crate::builtin::{ACCESS_ACQUIRE, ACCESS_RELEASE};
+    match d.get(G::Sem) {
+        Some(".release") => ACCESS_RELEASE,
+        Some(".acquire") => ACCESS_ACQUIRE,
+        Some(".acq_rel") => ACCESS_RELEASE | ACCESS_ACQUIRE,
+        _ => 0,
     }
 }

@@ -32,6 +32,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+mod hb;
 mod shadow;
 use shadow::{Acc, Shadow, Word};
 
@@ -191,7 +192,7 @@ pub enum How {
 impl How {
     /// How a checked access touches memory, from the `ACCESS_*` bits of its space code.
     pub fn of_access(space: u32) -> How {
-        match space & !SPACE_MASK & !ACCESS_ORDERED & !ACCESS_UNRACED {
+        match space & !SPACE_MASK & !ACCESS_ORDERED & !ACCESS_UNRACED & !ACCESS_RELEASE & !ACCESS_ACQUIRE {
             ACCESS_WRITE => How::Write,
             ACCESS_ATOMIC => How::Atomic,
             _ => How::Read,
@@ -268,6 +269,8 @@ struct Cta {
     tools: Tools,
     /// Warp-level synchronisations per warp.
     warp_sync: Vec<u32>,
+    /// Release and acquire between its threads, once one of them has released, acquired or fenced.
+    hb: Option<Box<hb::Hb>>,
     shadow: shadow::Table,
     pending: Vec<Pending>,
     /// initcheck: bytes of the shared window written by the CTA, one bit each.
@@ -282,6 +285,12 @@ thread_local! {
     static CTA: UnsafeCell<Option<Cta>> = const { UnsafeCell::new(None) };
     /// The shadow table of the CTA this thread ran last, with its chunks.
     static SPARE_SHADOW: RefCell<shadow::Table> = RefCell::new(shadow::Table::default());
+}
+
+impl Cta {
+    fn threads(&self) -> usize {
+        self.ntid.iter().product::<u32>() as usize
+    }
 }
 
 fn unlinear(t: u32, ntid: [u32; 3]) -> [u32; 3] {
@@ -340,6 +349,7 @@ fn open(c: &mut Option<Cta>, env: &Env, cell: &FaultCell) {
         ntid: env.ntid,
         tools: cell.tools,
         warp_sync: vec![0; threads.div_ceil(32)],
+        hb: None,
         shadow,
         pending: vec![],
         shared_written: (0..(cell.shared_bytes as usize).div_ceil(64))
@@ -422,6 +432,19 @@ pub fn barrier_completed() {
     };
 }
 
+/// A thread of the running CTA executed a fence (`fence`, `membar`): racecheck's release and acquire
+/// patterns ([`hb`]).
+pub fn fence(env: &Env, cell: &FaultCell) {
+    if !cell.tools.has(Tools::RACECHECK) {
+        return;
+    }
+    with_cta(env, cell, |cta| {
+        let t = crate::runtime::thread_index(env);
+        let n = cta.threads();
+        cta.hb.get_or_insert_with(|| Box::new(hb::Hb::new(n))).fence(t);
+    });
+}
+
 /// Warp `w` of the running CTA synchronised (a warp collective or `bar.warp.sync` released).
 pub fn warp_synced(w: usize) {
     // SAFETY: a counter's update takes nothing else.
@@ -442,6 +465,7 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     let how = How::of_access(space);
     let tools = cell.tools;
     let shared_base = env.shared as u64;
+    let flags = space;
     let space = space & SPACE_MASK;
     // Local memory is the thread's own.
     if space == SPACE_LOCAL
@@ -450,12 +474,25 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     {
         return;
     }
+    let strong = how == How::Atomic || ordered;
     with_cta(env, cell, |cta| {
         let t = crate::runtime::thread_index(env);
         let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0);
-        let me = Acc::new(t, wsync, site, how == How::Atomic || ordered);
+        if tools.has(Tools::RACECHECK) && strong {
+            if flags & (ACCESS_RELEASE | ACCESS_ACQUIRE) != 0 && cta.hb.is_none() {
+                cta.hb = Some(Box::new(hb::Hb::new(cta.threads())));
+            }
+            if let (Some(hb), true) = (&mut cta.hb, how != How::Write) {
+                hb.read(t, addr, flags & ACCESS_ACQUIRE != 0);
+            }
+        }
+        let clock = cta.hb.as_ref().map_or(1, |hb| hb.clock(t));
+        let me = Acc::new(t, wsync, site, strong).at(clock);
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
+        }
+        if let (Some(hb), true) = (&mut cta.hb, strong && how != How::Read) {
+            hb.write(t, addr, flags & ACCESS_RELEASE != 0);
         }
         if recorded {
             // Shared addresses are shown as offsets into the window.
@@ -490,10 +527,12 @@ pub fn copied(env: &Env, cell: &FaultCell, dst: u64, bytes: u64) {
     }
 }
 
-/// Whether `a` (earlier) and `b` (now) are ordered: same thread, or same warp with a warp-level
-/// synchronisation between them.
-fn ordered(a: Acc, b: Acc) -> bool {
-    a.t() == b.t() || (a.t() / 32 == b.t() / 32 && b.wsync != a.wsync)
+/// Whether `a` (earlier) and `b` (now) are ordered: same thread, same warp with a warp-level
+/// synchronisation between them, or a release after `a` that `b`'s thread has acquired.
+fn ordered(a: Acc, b: Acc, hb: Option<&hb::Hb>) -> bool {
+    a.t() == b.t()
+        || (a.t() / 32 == b.t() / 32 && b.wsync != a.wsync)
+        || hb.is_some_and(|hb| hb.knows(b.t(), a.t(), a.clock))
 }
 
 /// A conflict at one byte: the earlier access, how it touched the byte, and whether the verdict
@@ -507,13 +546,13 @@ struct Conflict {
 
 /// Records access `me` in the current epoch's shadow of a byte (or word); the conflict it has with an
 /// earlier access, if any.
-fn race_byte(s: &mut Shadow, me: Acc, how: How) -> Option<Conflict> {
+fn race_byte(s: &mut Shadow, me: Acc, how: How, hb: Option<&hb::Hb>) -> Option<Conflict> {
     if s.untouched() {
         // The common case, the epoch's first access to the byte (or word): nothing to compare.
         s.first(me, how != How::Read);
         return None;
     }
-    let conflicts = |other: Acc| !ordered(other, me) && (!other.atomic() || !me.atomic());
+    let conflicts = |other: Acc| !ordered(other, me, hb) && (!other.atomic() || !me.atomic());
     let kind = |a: Acc, plain: How| if a.atomic() { How::Atomic } else { plain };
     let mut found = s.write().filter(|w| conflicts(*w)).map(|w| Conflict {
         other: w,
@@ -538,17 +577,18 @@ fn race_byte(s: &mut Shadow, me: Acc, how: How) -> Option<Conflict> {
 #[allow(clippy::too_many_arguments)]
 fn race(cta: &mut Cta, addr: u64, bytes: u64, me: Acc, how: How, space: u32, shown: u64, env: &Env) {
     let mut first: Option<(u64, Conflict)> = None;
+    let hb = cta.hb.as_deref();
     for word in addr >> 2..=(addr + bytes - 1) >> 2 {
         let (lo, hi) = ((word << 2).max(addr), ((word << 2) + 4).min(addr + bytes));
         match cta.shadow.word(word, hi - lo == 4) {
             Word::Whole(s) => {
-                if let Some(c) = race_byte(s, me, how) {
+                if let Some(c) = race_byte(s, me, how, hb) {
                     first.get_or_insert((lo, c));
                 }
             }
             Word::Bytes(shadows) => {
                 for b in lo..hi {
-                    if let Some(c) = race_byte(&mut shadows[(b & 3) as usize], me, how) {
+                    if let Some(c) = race_byte(&mut shadows[(b & 3) as usize], me, how, hb) {
                         first.get_or_insert((b, c));
                     }
                 }
@@ -871,7 +911,7 @@ pub fn render(f: &Finding, src: &Source<'_>) -> String {
         }
     }
     if f.kind == Kind::Race {
-        out.push_str("   = note: no `bar.sync` (or warp-level sync within a warp) orders these accesses\n");
+        out.push_str("   = note: no `bar.sync`, warp-level sync within a warp, or release and acquire (a fence and a flag) orders these accesses\n");
     }
     out
 }

@@ -17,13 +17,15 @@
 
 use rustc_hash::FxHashMap;
 
-/// One access, packed into 12 bytes (a shadow holds three).
+/// One access, packed into 16 bytes (a shadow holds three).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct Acc {
     /// Byte offset of the instruction in the PTX text.
     pub site: u32,
     /// The accessing warp's count of warp-level synchronisations at the time.
     pub wsync: u32,
+    /// The thread's own clock at the time ([`super::hb`]; 1 until it first releases).
+    pub clock: u32,
     /// [`PRESENT`], [`ATOMIC`] and the thread's linear index in the CTA (below 1,024).
     tag: u16,
 }
@@ -37,8 +39,14 @@ impl Acc {
         Acc {
             site,
             wsync,
+            clock: 1,
             tag: PRESENT | if atomic { ATOMIC } else { 0 } | t as u16,
         }
+    }
+
+    /// The same access, made when its thread's clock read `clock`.
+    pub fn at(self, clock: u32) -> Acc {
+        Acc { clock, ..self }
     }
 
     /// The thread's linear index in the CTA.
@@ -112,7 +120,7 @@ struct Slot {
     split: u32,
 }
 
-/// Words per chunk: 64 bytes of memory, 704 bytes of shadow (a slot is 44 bytes). Small, as a CTA
+/// Words per chunk: 64 bytes of memory, 896 bytes of shadow (a slot is 56 bytes). Small, as a CTA
 /// that touches one word per row of a matrix takes a chunk per word.
 const CHUNK: u64 = 16;
 
