@@ -219,8 +219,11 @@ const MAX_REGION: u64 = 2048;
 
 /// The largest region with a warp collective worth vectorising. Such a region's code may count on its
 /// warp running in step (see `Exec::Regions`), which only lanes give, so it is vectorised whatever
-/// its size up to this bound (CuPy's partition kernel is one region of 7,576).
-const MAX_WARP_REGION: u64 = 32768;
+/// its size up to this bound (CuPy's partition kernel is one region of 7,576). Past it, LLVM's time
+/// grows faster than the code: HeCBench's welford kernel (186 unrolled shuffles) has a region of
+/// 31,199 whose 355,000 lane instructions took 83 s of O3 and 12 s of code generation; thread by
+/// thread, its optimised tier compiles in about a second.
+const MAX_WARP_REGION: u64 = 8192;
 
 impl LaneBudget {
     pub(super) fn of(thread_fn: LLVMValueRef) -> LaneBudget {
