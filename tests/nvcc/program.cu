@@ -55,6 +55,14 @@ __global__ void add_offset(int *p, int n) {
   }
 }
 
+// A `__managed__` variable: the host reads and writes it directly (the runtime finds its address
+// with cuLibraryGetManaged).
+__managed__ int managed_total;
+
+__global__ void add_to_managed(int n) {
+  atomicAdd(&managed_total, n);
+}
+
 __global__ void warp_sums(const int *in, int *out) {
   int v = in[blockIdx.x * blockDim.x + threadIdx.x];
   for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
@@ -184,6 +192,11 @@ int main() {
   report("reverse_dynamic (dynamic shared memory)", ok);
   CHECK(cudaEventDestroy(start)); CHECK(cudaEventDestroy(stop)); CHECK(cudaStreamDestroy(stream));
   CHECK(cudaFree(dw)); CHECK(cudaFree(dws));
+
+  managed_total = 1000;
+  add_to_managed<<<4, 32>>>(3);
+  CHECK(cudaDeviceSynchronize());
+  report("__managed__ variable (host writes 1000, 128 threads add 3)", managed_total == 1000 + 128 * 3);
 
   CHECK(cudaFree(dx)); CHECK(cudaFree(dy)); CHECK(cudaFree(di)); CHECK(cudaFree(dout));
   CHECK(cudaFree(dv)); CHECK(cudaFree(ds)); CHECK(cudaFree(db)); CHECK(cudaFree(dbins));

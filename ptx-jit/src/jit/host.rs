@@ -793,6 +793,9 @@ pub struct HostModule {
     /// The module's texture and surface references (`.texref`, `.surfref`; true for a surface), each
     /// 8 bytes among `globals` holding the handle of the object bound to it.
     pub references: Vec<(String, bool)>,
+    /// The module-scope variables declared `.attribute(.managed)` (`__managed__`), which the host
+    /// reads and writes at their device address (`cuLibraryGetManaged`).
+    pub managed: Vec<String>,
     source: std::sync::Arc<Source>,
 }
 
@@ -1378,6 +1381,14 @@ pub fn load_text(
             _ => None,
         })
         .collect();
+    let managed = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ptx_front::ast::Item::Var(v) if v.managed => Some(v.name.text.to_string()),
+            _ => None,
+        })
+        .collect();
     let llvm = crate::LLVM_USE.read_recursive();
     // The context is handed to ORC below, which then owns (and frees) it.
     let raw_ctx = unsafe { LLVMContextCreate() };
@@ -1435,6 +1446,7 @@ pub fn load_text(
         kernels,
         globals: vec![],
         references,
+        managed,
         source,
     };
     let placed = (|| -> Result<(), Vec<Diagnostic>> {
