@@ -72,9 +72,12 @@ def run(cmd, cwd, env, timeout):
 
 
 def verified(code, out, b):
-    """Whether a run succeeded: exit 0, no FAIL, the success text, and the checked value (the first
-    group of `check.regex`) at most `check.max`."""
+    """Whether a run succeeded: exit 0, no FAIL, the success text, not the `fail` text, and the checked
+    value (the first group of `check.regex`) at most `check.max`."""
     if code != 0 or "FAIL" in out or (b.get("success") and b["success"] not in out):
+        return False
+    # Programs that print only on a mismatch name that text.
+    if b.get("fail") and b["fail"] in out:
         return False
     check = b.get("check")
     if check:
