@@ -387,13 +387,14 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	grep -q "ALL VERIFIED" build/nvcc_faults.out
 	@echo; echo "== ptx-jit sanitize: an unmodified program's race, uninitialised read, double free, use after free and leak"
 	rm -f build/sanitize.jsonl
-	./$(REL)/ptx-jit sanitize --log build/sanitize.jsonl -- ./build/sanitize_client tests/faults/sanitize.ptx > build/sanitize_bugs.out 2>&1; \
-	  status=$$?; cat build/sanitize_bugs.out; test $$status -eq 1 || { echo "ptx-jit sanitize exited $$status, not 1"; exit 1; }
+	status=0; ./$(REL)/ptx-jit sanitize --log build/sanitize.jsonl -- ./build/sanitize_client tests/faults/sanitize.ptx \
+	  > build/sanitize_bugs.out 2>&1 || status=$$?; \
+	  cat build/sanitize_bugs.out; test $$status -eq 1 || { echo "ptx-jit sanitize exited $$status, not 1"; exit 1; }
 	grep -q "^kernel on freed memory -> 700" build/sanitize_bugs.out
 	python3 tests/faults/check_sanitize.py build/sanitize.jsonl
 	@echo; echo "== ptx-jit sanitize: the C client is clean"
-	./$(REL)/ptx-jit sanitize -- ./build/client tests/demo/kernels.ptx > build/sanitize_clean.out 2>&1; \
-	  status=$$?; cat build/sanitize_clean.out; test $$status -eq 0
+	status=0; ./$(REL)/ptx-jit sanitize -- ./build/client tests/demo/kernels.ptx > build/sanitize_clean.out 2>&1 \
+	  || status=$$?; cat build/sanitize_clean.out; test $$status -eq 0
 	grep -q "ALL VERIFIED" build/sanitize_clean.out
 	grep -q "^ptx-jit sanitize: 0 error(s)" build/sanitize_clean.out
 	@echo; echo "== ptx-jit sanitize: an nvcc-built program, cuda-bindings and numba-cuda run clean too"

@@ -90,20 +90,34 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def main():
+def arguments():
+    """The options this script and tests/suites/hecbench_suite.py share."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--hecbench", required=True)
     ap.add_argument("--lib", required=True, help="the directory of ptx-jit's libcuda.so.1")
     ap.add_argument("--cu13", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default="")
+    return ap
+
+
+def build_cuda(directory, b, cu13, log):
+    """Builds benchmark `b`'s CUDA version with the venv's nvcc for sm_80: the binary carries PTX and
+    the static CUDA runtime."""
+    nvcc = os.path.join(cu13, "bin", "nvcc")
+    return build(directory, {"CC": nvcc, "NVCC": nvcc, "LDFLAGS": f"-L{cu13}/lib " + b.get("cuda_ldflags", ""),
+                             "CFLAGS": f"-std=c++17 -O3 -arch=sm_80 -I{cu13}/include " + b.get("cuda_flags", "")},
+                 log)
+
+
+def main():
+    ap = arguments()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     suite = json.load(open(os.path.join(HERE, "suite.json")))
     yaml_text = open(os.path.join(a.hecbench, "benchmarks.yaml")).read()
     only = set(filter(None, a.only.split(",")))
-    nvcc = os.path.join(a.cu13, "bin", "nvcc")
     os.makedirs(a.out, exist_ok=True)
     rows = []
     for b in suite["benchmarks"]:
@@ -115,9 +129,7 @@ def main():
         regex = b.get("regex") or yaml_regex(yaml_text, name)
         src = copy_tree(a.hecbench, a.out, name)
         cuda, omp = os.path.join(src, f"{name}-cuda"), os.path.join(src, f"{name}-omp")
-        ok_cuda = build(cuda, {"CC": nvcc, "NVCC": nvcc, "LDFLAGS": f"-L{a.cu13}/lib " + b.get("cuda_ldflags", ""),
-                               "CFLAGS": f"-std=c++17 -O3 -arch=sm_80 -I{a.cu13}/include " + b.get("cuda_flags", "")},
-                        os.path.join(a.out, f"{name}-cuda.build.log"))
+        ok_cuda = build_cuda(cuda, b, a.cu13, os.path.join(a.out, f"{name}-cuda.build.log"))
         # Some Makefiles leave a file to make's built-in C++ rule, which reads CXX and CXXFLAGS.
         omp_flags = "-std=c++17 -O3 -march=native -fopenmp -foffload=disable " + b.get("omp_flags", "")
         ok_omp = build(omp, {"CC": "g++", "CXX": "g++", "CFLAGS": omp_flags, "CXXFLAGS": omp_flags,

@@ -193,6 +193,9 @@ api! {
     }
     fn cuLibraryGetManaged(dptr: *mut CUdeviceptr, bytes: *mut usize, lib: Handle, name: *const c_char) {
         init_check()?;
+        if name.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
         let l = LIBRARIES.get(lib as usize)?;
         let m = MODULES.get(l.module()?)?;
         // Device memory is the host's, so a managed variable's device address is the one the host

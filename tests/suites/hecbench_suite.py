@@ -7,7 +7,6 @@ its success text, and its `check` value within bounds where it prints one). Prog
 
 usage: hecbench_suite.py --hecbench DIR --lib DIR --cu13 DIR --out DIR [--only NAME,...] [--jobs N]
 """
-import argparse
 import concurrent.futures
 import json
 import os
@@ -16,18 +15,23 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "benches", "hecbench"))
-from suite import build, copy_tree, run, verified  # noqa: E402  (the bench suite's own steps)
+from suite import arguments, build_cuda, copy_tree, run, verified  # noqa: E402  (the bench suite's own steps)
 from suite_common import finish  # noqa: E402
 
 
 def one(b, a, src):
     """Builds and runs program `b`, copied under `src`: (verified, wall seconds, what went wrong)."""
+    try:
+        return build_and_run(b, a, src)
+    except OSError as e:  # a build that left no program, say: this program fails, the rest go on
+        return False, 0.0, f"{type(e).__name__}: {e}"
+
+
+def build_and_run(b, a, src):
     name = b["name"]
     cuda = os.path.join(src, f"{name}-cuda")
-    nvcc = os.path.join(a.cu13, "bin", "nvcc")
     log = os.path.join(a.out, f"{name}-cuda.build.log")
-    if not build(cuda, {"CC": nvcc, "NVCC": nvcc, "LDFLAGS": f"-L{a.cu13}/lib " + b.get("cuda_ldflags", ""),
-                        "CFLAGS": f"-std=c++17 -O3 -arch=sm_80 -I{a.cu13}/include " + b.get("cuda_flags", "")}, log):
+    if not build_cuda(cuda, b, a.cu13, log):
         return False, 0.0, f"build failed (log: {log})"
     env = dict(os.environ, LD_LIBRARY_PATH=a.lib)
     code, out, wall = run(["./main"] + b["args"], cuda, env, b.get("timeout", 120))
@@ -39,12 +43,7 @@ def one(b, a, src):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hecbench", required=True)
-    ap.add_argument("--lib", required=True, help="the directory of ptx-jit's libcuda.so.1")
-    ap.add_argument("--cu13", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="")
+    ap = arguments()
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     if not os.path.isdir(os.path.join(a.hecbench, "src")):

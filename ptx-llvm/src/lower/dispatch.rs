@@ -133,14 +133,7 @@ impl<'ctx> Lowerer<'ctx> {
             "membar" | "fence" => {
                 if self.checked && !d.has(".proxy") {
                     // racecheck's release and acquire patterns ([`crate::builtin::ACCESS_FENCE`]).
-                    let null = self.ptr(0).const_null();
-                    self.call_check(
-                        st,
-                        null,
-                        self.i64().const_zero(),
-                        i.span.start as u64,
-                        crate::builtin::ACCESS_FENCE,
-                    )?;
+                    self.note_site(st, 0, crate::builtin::ACCESS_FENCE)?;
                 }
                 // Every PTX fence is at least as strong as the host needs; seq_cst covers them all.
                 self.b

@@ -543,6 +543,15 @@ impl<'ctx> Lowerer<'ctx> {
         Ok(())
     }
 
+    /// Checked mode's call that carries no access but tells the runtime about the instruction being
+    /// lowered (`builtin::ACCESS_SITE`, `ACCESS_BLOCK`, `ACCESS_FENCE`), with `bytes` as that code's
+    /// argument.
+    pub(super) fn note_site(&mut self, st: &Fn<'ctx, '_, '_>, bytes: u64, code: u32) -> R<()> {
+        let null = self.ptr(0).const_null();
+        self.call_check(st, null, self.i64().const_int(bytes, false), self.site as u64, code)?;
+        Ok(())
+    }
+
     /// `ptxjit_check(env, p, bytes, site, space)`; with a null `p` it only reports whether the launch
     /// has faulted.
     pub(super) fn call_check(

@@ -938,14 +938,7 @@ impl<'ctx> Lowerer<'ctx> {
             .and_then(|k| st.checked.as_ref()?.insts[k].decoded.clone())
             .ok_or_else(|| unsupported(i.opcode.span, format!("`{}` is not supported yet", i.opcode.text)))?;
         if at.is_some_and(|k| st.block_starts.get(k) == Some(&true)) {
-            let null = self.ptr(0).const_null();
-            self.call_check(
-                st,
-                null,
-                self.i64().const_zero(),
-                i.span.start as u64,
-                crate::builtin::ACCESS_BLOCK,
-            )?;
+            self.note_site(st, 0, crate::builtin::ACCESS_BLOCK)?;
         }
         let Some(g) = &i.guard else {
             return self.inst_or_asm(st, i, &d, scope);

@@ -20,14 +20,7 @@ impl<'ctx> Lowerer<'ctx> {
     ) -> R<IntValue<'ctx>> {
         if self.checked {
             // The runtime learns where each thread synchronises, for synccheck's reports.
-            let null = self.ptr(0).const_null();
-            self.call_check(
-                st,
-                null,
-                self.i64().const_int(self.aligned as u64, false),
-                self.site as u64,
-                crate::builtin::ACCESS_SITE,
-            )?;
+            self.note_site(st, self.aligned as u64, crate::builtin::ACCESS_SITE)?;
         }
         let env = st.env.expect("env");
         let sp = self.env_ptr(env, EnvField::Sync)?;

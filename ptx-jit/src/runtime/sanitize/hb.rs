@@ -9,11 +9,16 @@
 //! is at least `c`.
 //!
 //! Releases are `st.release`, `red.release` and `atom.release`/`.acq_rel`, and the manual's release
-//! pattern: a fence, then a strong write (`.volatile`, `.relaxed`, atomic). Acquires are `ld.acquire`
-//! and `atom.acquire`/`.acq_rel`, and the acquire pattern: a strong read, then a fence. The vectors
-//! are made at the CTA's first release, acquire or fence, so kernels without them pay nothing.
-//! A later plain write to a released address does not take its release away: that could hide a race,
-//! never invent one.
+//! pattern: a fence, then (anywhere after it) a strong write (`.volatile`, `.relaxed`, atomic); every
+//! strong write after a thread's first fence releases. Acquires are `ld.acquire` and
+//! `atom.acquire`/`.acq_rel`, and the acquire pattern: a strong read, then a fence. A releasing
+//! read-modify-write adds its vector to the one already at the address (it continues the release
+//! sequence there); a releasing store replaces it. A warp-level synchronisation joins the vectors of
+//! the warp's threads, so orders chain through it. The vectors are made at the CTA's first release:
+//! kernels without one pay nothing but a flag per thread for their fences.
+//! Where the model is approximated, it is towards ordering more (a later plain write to a released
+//! address keeps the release; accesses between a fence and the write that releases count as before
+//! it; a partial warp synchronisation joins the whole warp): that can hide a race, never invent one.
 
 use rustc_hash::FxHashMap;
 
@@ -24,9 +29,7 @@ pub struct Hb {
     /// Row `t`: the releases thread `t`'s strong reads have seen since its last fence, which its next
     /// fence acquires.
     seen: Vec<u32>,
-    /// Whether thread `t`'s next strong write releases (it has fenced since its last one).
-    fenced: Vec<bool>,
-    /// The vector each address's last release left there.
+    /// The vector each address's releases left there.
     released: FxHashMap<u64, Box<[u32]>>,
 }
 
@@ -41,7 +44,6 @@ impl Hb {
             n,
             vc,
             seen: vec![0; n * n],
-            fenced: vec![false; n],
             released: FxHashMap::default(),
         }
     }
@@ -70,30 +72,50 @@ impl Hb {
         }
     }
 
-    /// Thread `t` wrote `addr` with a strong write; `release` if the instruction itself releases.
-    pub fn write(&mut self, t: u32, addr: u64, release: bool) {
+    /// Thread `t` released at `addr` (a strong write that releases); `rmw` for a read-modify-write,
+    /// which adds to the release sequence there instead of starting a new one.
+    pub fn release(&mut self, t: u32, addr: u64, rmw: bool) {
         let t = t as usize;
-        if !(release || self.fenced[t]) {
-            return;
-        }
-        self.fenced[t] = false;
         let row = &self.vc[t * self.n..(t + 1) * self.n];
-        self.released.insert(addr, row.into());
-        // Saturating: a thread past 2^32 - 1 releases orders everything it does after them as before
+        match self.released.get_mut(&addr) {
+            Some(old) if rmw => old.iter_mut().zip(row).for_each(|(x, &y)| *x = (*x).max(y)),
+            _ => _ = self.released.insert(addr, row.into()),
+        }
+        self.tick(t);
+    }
+
+    /// Thread `t` executed a fence: it acquires the releases its strong reads saw.
+    pub fn fence(&mut self, t: u32) {
+        let t = t as usize;
+        for k in t * self.n..(t + 1) * self.n {
+            self.vc[k] = self.vc[k].max(std::mem::take(&mut self.seen[k]));
+        }
+    }
+
+    /// The threads `warp` synchronised (a warp collective or `bar.warp.sync`): each knows what any of
+    /// them knew, and what each does next comes after.
+    pub fn warp(&mut self, warp: std::ops::Range<usize>) {
+        let n = self.n;
+        let warp = warp.start.min(n)..warp.end.min(n);
+        let mut joined = vec![0u32; n];
+        for t in warp.clone() {
+            joined
+                .iter_mut()
+                .zip(&self.vc[t * n..(t + 1) * n])
+                .for_each(|(x, &y)| *x = (*x).max(y));
+        }
+        for t in warp {
+            self.vc[t * n..(t + 1) * n].copy_from_slice(&joined);
+            self.tick(t);
+        }
+    }
+
+    /// Thread `t`'s clock moves on: what it does from here is after what it has published.
+    fn tick(&mut self, t: usize) {
+        // Saturating: a thread past 2^32 - 1 steps orders everything it does after them as before
         // them, which can hide a race but never invents one.
         let own = &mut self.vc[t * (self.n + 1)];
         *own = own.saturating_add(1);
-    }
-
-    /// Thread `t` executed a fence: it acquires the releases its strong reads saw, and its next
-    /// strong write releases.
-    pub fn fence(&mut self, t: u32) {
-        let t = t as usize;
-        let row = t * self.n..(t + 1) * self.n;
-        for k in row {
-            self.vc[k] = self.vc[k].max(std::mem::take(&mut self.seen[k]));
-        }
-        self.fenced[t] = true;
     }
 }
 
@@ -104,10 +126,11 @@ mod tests {
     #[test]
     fn fence_and_flag_orders_what_came_before_the_release() {
         let mut hb = Hb::new(4);
-        // Thread 0 writes data at clock 1, fences and sets a flag with a relaxed store.
+        // Thread 0 writes data at clock 1, fences and sets a flag with a relaxed store (which releases,
+        // as it follows a fence).
         let data = hb.clock(0);
         hb.fence(0);
-        hb.write(0, 0x100, false);
+        hb.release(0, 0x100, false);
         let after = hb.clock(0);
         assert_eq!((data, after), (1, 2));
         // Thread 1 reads the flag (strong) but has not fenced yet: not ordered.
@@ -125,25 +148,47 @@ mod tests {
     }
 
     #[test]
-    fn release_and_acquire_instructions_need_no_fence() {
+    fn acquire_instructions_need_no_fence() {
         let mut hb = Hb::new(2);
-        hb.write(0, 8, true);
+        hb.release(0, 8, false);
         hb.read(1, 8, true);
         assert!(hb.knows(1, 0, 1));
-        // A strong write without a fence or `.release` releases nothing.
-        let mut hb = Hb::new(2);
-        hb.write(0, 8, false);
-        hb.read(1, 8, true);
-        assert!(!hb.knows(1, 0, 1));
     }
 
     #[test]
     fn orders_are_transitive() {
         let mut hb = Hb::new(3);
-        hb.write(0, 1, true);
+        hb.release(0, 1, false);
         hb.read(1, 1, true);
-        hb.write(1, 2, true);
+        hb.release(1, 2, false);
         hb.read(2, 2, true);
         assert!(hb.knows(2, 0, 1) && hb.knows(2, 1, 1));
+    }
+
+    #[test]
+    fn read_modify_writes_continue_a_release_sequence() {
+        // Threads 0 and 1 each publish data, then add to a counter with a releasing atomic; thread 2
+        // reads the counter with an acquire and sees both.
+        let mut hb = Hb::new(3);
+        hb.release(0, 64, true);
+        hb.release(1, 64, true);
+        hb.read(2, 64, true);
+        assert!(hb.knows(2, 0, 1) && hb.knows(2, 1, 1));
+        // A plain releasing store starts a new sequence.
+        hb.release(0, 64, false);
+        hb.read(2, 64, true);
+        assert!(hb.knows(2, 0, 2) && !hb.knows(2, 1, 2));
+    }
+
+    #[test]
+    fn warp_synchronisation_chains_with_release() {
+        // Lane 1 writes, its warp synchronises, lane 0 releases; thread 40 (another warp) acquires.
+        let mut hb = Hb::new(64);
+        let written = hb.clock(1);
+        hb.warp(0..32);
+        hb.release(0, 8, false);
+        hb.read(40, 8, true);
+        assert!(hb.knows(40, 1, written));
+        assert!(!hb.knows(40, 1, hb.clock(1)), "lane 1's later accesses stay unordered");
     }
 }

@@ -269,8 +269,10 @@ struct Cta {
     tools: Tools,
     /// Warp-level synchronisations per warp.
     warp_sync: Vec<u32>,
-    /// Release and acquire between its threads, once one of them has released, acquired or fenced.
+    /// Release and acquire between its threads, once one of them has released.
     hb: Option<Box<hb::Hb>>,
+    /// The threads that have executed a fence: each strong write of theirs releases ([`hb`]).
+    fenced: Vec<bool>,
     shadow: shadow::Table,
     pending: Vec<Pending>,
     /// initcheck: bytes of the shared window written by the CTA, one bit each.
@@ -350,6 +352,7 @@ fn open(c: &mut Option<Cta>, env: &Env, cell: &FaultCell) {
         tools: cell.tools,
         warp_sync: vec![0; threads.div_ceil(32)],
         hb: None,
+        fenced: vec![],
         shadow,
         pending: vec![],
         shared_written: (0..(cell.shared_bytes as usize).div_ceil(64))
@@ -439,9 +442,16 @@ pub fn fence(env: &Env, cell: &FaultCell) {
         return;
     }
     with_cta(env, cell, |cta| {
-        let t = crate::runtime::thread_index(env);
-        let n = cta.threads();
-        cta.hb.get_or_insert_with(|| Box::new(hb::Hb::new(n))).fence(t);
+        let t = crate::runtime::thread_index(env) as usize;
+        if cta.fenced.is_empty() {
+            cta.fenced = vec![false; cta.threads()];
+        }
+        if let Some(f) = cta.fenced.get_mut(t) {
+            *f = true;
+        }
+        if let Some(hb) = &mut cta.hb {
+            hb.fence(t as u32);
+        }
     });
 }
 
@@ -450,8 +460,13 @@ pub fn warp_synced(w: usize) {
     // SAFETY: a counter's update takes nothing else.
     unsafe {
         cta_slot(|c| {
-            if let Some(s) = c.as_mut().and_then(|cta| cta.warp_sync.get_mut(w)) {
-                *s += 1;
+            if let Some(cta) = c.as_mut() {
+                if let Some(s) = cta.warp_sync.get_mut(w) {
+                    *s += 1;
+                }
+                if let Some(hb) = &mut cta.hb {
+                    hb.warp(w * 32..(w + 1) * 32);
+                }
             }
         })
     };
@@ -478,21 +493,20 @@ pub fn access(env: &Env, cell: &FaultCell, addr: u64, bytes: u64, site: u32, spa
     with_cta(env, cell, |cta| {
         let t = crate::runtime::thread_index(env);
         let wsync = cta.warp_sync.get(t as usize / 32).copied().unwrap_or(0);
-        if tools.has(Tools::RACECHECK) && strong {
-            if flags & (ACCESS_RELEASE | ACCESS_ACQUIRE) != 0 && cta.hb.is_none() {
-                cta.hb = Some(Box::new(hb::Hb::new(cta.threads())));
-            }
-            if let (Some(hb), true) = (&mut cta.hb, how != How::Write) {
-                hb.read(t, addr, flags & ACCESS_ACQUIRE != 0);
-            }
+        // Before the CTA's first release there is nothing to acquire.
+        if let (Some(hb), true) = (&mut cta.hb, strong && how != How::Write) {
+            hb.read(t, addr, flags & ACCESS_ACQUIRE != 0);
         }
         let clock = cta.hb.as_ref().map_or(1, |hb| hb.clock(t));
         let me = Acc::new(t, wsync, site, strong).at(clock);
         if tools.has(Tools::INITCHECK) {
             initcheck(cta, cell, env, addr, bytes, site, space, in_shared, shared_base, how);
         }
-        if let (Some(hb), true) = (&mut cta.hb, strong && how != How::Read) {
-            hb.write(t, addr, flags & ACCESS_RELEASE != 0);
+        let fenced = cta.fenced.get(t as usize).copied().unwrap_or(false);
+        if tools.has(Tools::RACECHECK) && strong && how != How::Read && (flags & ACCESS_RELEASE != 0 || fenced) {
+            let n = cta.threads();
+            let hb = cta.hb.get_or_insert_with(|| Box::new(hb::Hb::new(n)));
+            hb.release(t, addr, how == How::Atomic);
         }
         if recorded {
             // Shared addresses are shown as offsets into the window.

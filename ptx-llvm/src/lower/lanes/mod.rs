@@ -222,7 +222,9 @@ const MAX_REGION: u64 = 2048;
 /// its size up to this bound (CuPy's partition kernel is one region of 7,576). Past it, LLVM's time
 /// grows faster than the code: HeCBench's welford kernel (186 unrolled shuffles) has a region of
 /// 31,199 whose 355,000 lane instructions took 83 s of O3 and 12 s of code generation; thread by
-/// thread, its optimised tier compiles in about a second.
+/// thread, its optimised tier compiles in about a second. The price: warp-synchronous code (threads
+/// of a warp exchanging values through memory with no synchronisation) in a larger region runs
+/// thread by thread, as it does outside lane-vectorised regions.
 const MAX_WARP_REGION: u64 = 8192;
 
 impl LaneBudget {
