@@ -193,17 +193,14 @@ api! {
     }
     fn cuLibraryGetManaged(dptr: *mut CUdeviceptr, bytes: *mut usize, lib: Handle, name: *const c_char) {
         init_check()?;
-        if name.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let l = LIBRARIES.get(lib as usize)?;
-        let m = MODULES.get(l.module()?)?;
+        let wanted = c_name(name)?;
+        let module = LIBRARIES.get(lib as usize)?.module()?;
         // Device memory is the host's, so a managed variable's device address is the one the host
         // uses too (the static runtime points `__managed__` variables' host symbols there).
-        if !m.host.managed.iter().any(|n| Some(n.as_str()) == c_name(name).ok()) {
+        if !MODULES.get(module)?.host.managed.iter().any(|n| n == wanted) {
             return Err(CUDA_ERROR_NOT_FOUND);
         }
-        status(crate::cuModuleGetGlobal_v2(dptr, bytes, l.module()? as Handle, name))
+        status(crate::cuModuleGetGlobal_v2(dptr, bytes, module as Handle, name))
     }
     fn cuKernelGetFunction(func: *mut Handle, kernel: Handle) {
         init_check()?;

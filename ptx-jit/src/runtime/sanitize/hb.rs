@@ -67,9 +67,7 @@ impl Hb {
         } else {
             &mut self.seen[row]
         };
-        for (x, &y) in into.iter_mut().zip(r.iter()) {
-            *x = (*x).max(y);
-        }
+        join(into, r);
     }
 
     /// Thread `t` released at `addr` (a strong write that releases); `rmw` for a read-modify-write,
@@ -78,7 +76,7 @@ impl Hb {
         let t = t as usize;
         let row = &self.vc[t * self.n..(t + 1) * self.n];
         match self.released.get_mut(&addr) {
-            Some(old) if rmw => old.iter_mut().zip(row).for_each(|(x, &y)| *x = (*x).max(y)),
+            Some(old) if rmw => join(old, row),
             _ => _ = self.released.insert(addr, row.into()),
         }
         self.tick(t);
@@ -86,10 +84,9 @@ impl Hb {
 
     /// Thread `t` executed a fence: it acquires the releases its strong reads saw.
     pub fn fence(&mut self, t: u32) {
-        let t = t as usize;
-        for k in t * self.n..(t + 1) * self.n {
-            self.vc[k] = self.vc[k].max(std::mem::take(&mut self.seen[k]));
-        }
+        let row = t as usize * self.n..(t as usize + 1) * self.n;
+        join(&mut self.vc[row.clone()], &self.seen[row.clone()]);
+        self.seen[row].fill(0);
     }
 
     /// The threads `warp` synchronised (a warp collective or `bar.warp.sync`): each knows what any of
@@ -99,10 +96,7 @@ impl Hb {
         let warp = warp.start.min(n)..warp.end.min(n);
         let mut joined = vec![0u32; n];
         for t in warp.clone() {
-            joined
-                .iter_mut()
-                .zip(&self.vc[t * n..(t + 1) * n])
-                .for_each(|(x, &y)| *x = (*x).max(y));
+            join(&mut joined, &self.vc[t * n..(t + 1) * n]);
         }
         for t in warp {
             self.vc[t * n..(t + 1) * n].copy_from_slice(&joined);
@@ -117,6 +111,11 @@ impl Hb {
         let own = &mut self.vc[t * (self.n + 1)];
         *own = own.saturating_add(1);
     }
+}
+
+/// `into` knows what `from` knows too: the element-wise greatest of the two.
+fn join(into: &mut [u32], from: &[u32]) {
+    into.iter_mut().zip(from).for_each(|(x, &y)| *x = (*x).max(y));
 }
 
 #[cfg(test)]
