@@ -35,16 +35,15 @@ pub mod collective {
     /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
     pub const YIELD: u32 = 20;
     /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
-    /// `MMA`: [descriptor (a pointer to the instruction's modifiers as NUL-terminated text, 2 words),
-    ///   A, B, C words, then room for D]; `LDMATRIX`: [row address (2 words), room for the result];
+    /// `MMA`: [the form (`ptx_front::isa::MmaForm::code`, 2 words), A, B, C words, then room for D]; `LDMATRIX`: [row address (2 words), room for the result];
     /// `STMATRIX`: [row address (2 words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
     pub const MMA: u32 = 21;
     pub const LDMATRIX: u32 = 22;
     pub const STMATRIX: u32 = 23;
     /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
     pub const MOVMATRIX: u32 = 24;
-    /// `wmma.mma`: a | b << 32 is the lane's buffer [modifiers text pointer (2 words), words of A, B,
-    /// C and D (4 words), A, B, C, room for D].
+    /// `wmma.mma`: a | b << 32 is the lane's buffer [the form (`ptx_front::isa::WmmaForm::code`, 2
+    /// words), words of A, B, C and D (4 words), A, B, C, room for D].
     pub const WMMA: u32 = 26;
     /// `wgmma.mma_async`: a | b << 32 is the lane's buffer, a [`crate::abi::WgmmaHead`] then the
     /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
@@ -162,8 +161,8 @@ pub mod builtin {
     /// zeros (`cp.async` with a source size).
     pub const MEM_COPY: u32 = 9;
     /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
-    /// [modifiers text pointer (2 words), register words n (1 word), n words], b = the stride (0: the
-    /// default).
+    /// [the form (`ptx_front::isa::WmmaForm::code`, 2 words), register words n (1 word), n words], b =
+    /// the stride (0: the default).
     pub const MEM_WMMA_LOAD: u32 = 10;
     pub const MEM_WMMA_STORE: u32 = 11;
     /// `cp.reduce.async.bulk`: reduce `b & 0xffffffff` bytes at a into addr, element by element and
@@ -680,8 +679,8 @@ impl TensorArgs {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct WgmmaHead {
-    /// The instruction's modifiers as NUL-terminated text (`.mma_async.sync.aligned.m64n8k16…`).
-    pub text: u64,
+    /// The form (`ptx_front::isa::WgmmaForm::code`).
+    pub form: u64,
     /// The thread's `Env`: its CTA's shared window, and the launch's fault record.
     pub env: u64,
     /// A's matrix descriptor (when A is in shared memory) and B's.
@@ -700,7 +699,7 @@ pub struct WgmmaHead {
 impl WgmmaHead {
     /// The 64-bit words of the head, and each field's word.
     pub const WORDS: u32 = 8;
-    pub const TEXT: u32 = 0;
+    pub const FORM: u32 = 0;
     pub const ENV: u32 = 1;
     pub const A_DESC: u32 = 2;
     pub const B_DESC: u32 = 3;

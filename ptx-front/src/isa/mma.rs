@@ -21,6 +21,12 @@ pub enum MmaType {
 }
 
 impl MmaType {
+    /// Every type, in the order of their codes (`MmaType as u64`).
+    pub const ALL: [MmaType; 13] = {
+        use MmaType::*;
+        [F16, Bf16, Tf32, E4m3, E5m2, F32, F64, S8, U8, S4, U4, B1, S32]
+    };
+
     pub fn parse(s: &str) -> Option<MmaType> {
         use MmaType::*;
         Some(match s {
@@ -77,6 +83,62 @@ pub enum MmaBitOp {
     Xor,
 }
 
+/// Packs a form's fields into one `u64`, the code lowered code hands the runtime instead of the
+/// modifiers' text (see `ptx_llvm::abi`); [`Unpack`] reads them back in the same order.
+#[derive(Default)]
+pub(super) struct Pack {
+    word: u64,
+    at: u32,
+}
+
+impl Pack {
+    pub(super) fn put(mut self, bits: u32, v: u64) -> Pack {
+        debug_assert!(v < 1 << bits, "{v} does not fit {bits} bits");
+        self.word |= v << self.at;
+        self.at += bits;
+        self
+    }
+    pub(super) fn ty(self, t: MmaType) -> Pack {
+        self.put(4, t as u64)
+    }
+    pub(super) fn done(self) -> u64 {
+        debug_assert!(self.at <= 64);
+        self.word
+    }
+}
+
+pub(super) struct Unpack(pub(super) u64);
+
+impl Unpack {
+    pub(super) fn get(&mut self, bits: u32) -> u64 {
+        let v = self.0 & ((1 << bits) - 1);
+        self.0 >>= bits;
+        v
+    }
+    pub(super) fn flag(&mut self) -> bool {
+        self.get(1) == 1
+    }
+    pub(super) fn ty(&mut self) -> Option<MmaType> {
+        MmaType::ALL.get(self.get(4) as usize).copied()
+    }
+    pub(super) fn bit_op(&mut self) -> Option<Option<MmaBitOp>> {
+        match self.get(2) {
+            0 => Some(None),
+            1 => Some(Some(MmaBitOp::And)),
+            2 => Some(Some(MmaBitOp::Xor)),
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn bit_op_code(op: Option<MmaBitOp>) -> u64 {
+    match op {
+        None => 0,
+        Some(MmaBitOp::And) => 1,
+        Some(MmaBitOp::Xor) => 2,
+    }
+}
+
 /// One valid `mma.sync` form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MmaForm {
@@ -93,6 +155,47 @@ pub struct MmaForm {
     pub bit_op: Option<MmaBitOp>,
     /// The f64 rounding mode, `.rn`/`.rz`/`.rm`/`.rp` as 0..3 (`.rn` when none is written).
     pub round: u8,
+}
+
+impl MmaForm {
+    /// The form as one word, which lowered code passes to the runtime (see `ptx_llvm::abi`).
+    pub fn code(&self) -> u64 {
+        Pack::default()
+            .put(9, self.m as u64)
+            .put(9, self.n as u64)
+            .put(9, self.k as u64)
+            .ty(self.d)
+            .ty(self.a)
+            .ty(self.b)
+            .ty(self.c)
+            .put(1, self.a_row as u64)
+            .put(1, self.b_row as u64)
+            .put(1, self.satfinite as u64)
+            .put(2, bit_op_code(self.bit_op))
+            .put(2, self.round as u64)
+            .done()
+    }
+
+    /// The form [`MmaForm::code`] made `code` from; None for a word no form makes.
+    pub fn from_code(code: u64) -> Option<MmaForm> {
+        let mut u = Unpack(code);
+        let (m, n, k) = (u.get(9) as usize, u.get(9) as usize, u.get(9) as usize);
+        let form = MmaForm {
+            m,
+            n,
+            k,
+            d: u.ty()?,
+            a: u.ty()?,
+            b: u.ty()?,
+            c: u.ty()?,
+            a_row: u.flag(),
+            b_row: u.flag(),
+            satfinite: u.flag(),
+            bit_op: u.bit_op()?,
+            round: u.get(2) as u8,
+        };
+        (u.0 == 0).then_some(form)
+    }
 }
 
 pub(super) fn shape(s: &str) -> Option<(usize, usize, usize)> {
@@ -259,6 +362,15 @@ pub fn mma_forms() -> Vec<Vec<&'static str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_form_survives_its_code() {
+        for mods in mma_forms() {
+            let f = mma_form(&mods).unwrap();
+            assert_eq!(MmaForm::from_code(f.code()), Some(f), "{}", mods.concat());
+        }
+        assert_eq!(MmaForm::from_code(u64::MAX), None);
+    }
 
     #[test]
     fn valid_and_invalid_forms() {

@@ -273,7 +273,7 @@ macro_rules! simd {
 
 // The table (`table`), decoding an instruction against it (`decode`), the manual's sections with
 // the descriptions `ptx-jit explain` prints (`sections`), the forms of `mma` and `wgmma` that exist (`mma`,
-// `wgmma`), the narrow-float conversions (`narrow`) and the video instructions' part selectors (`video`).
+// `wgmma`), the `wmma` forms the CPU runs (`wmma`), the narrow-float conversions (`narrow`) and the video instructions' part selectors (`video`).
 mod decode;
 mod mma;
 mod narrow;
@@ -281,6 +281,7 @@ mod sections;
 mod table;
 mod video;
 mod wgmma;
+mod wmma;
 
 pub use decode::*;
 pub use mma::*;
@@ -289,6 +290,7 @@ pub use sections::*;
 pub use table::TABLE;
 pub use video::*;
 pub use wgmma::*;
+pub use wmma::*;
 
 /// The types `cvt.pack` takes, as written after `.pack.sat`: to 16 bits from two `.s32` values, or to 8,
 /// 4 or 2 bits into the low bits of a `.b32` (ptxas refuses every other combination).

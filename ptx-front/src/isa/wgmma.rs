@@ -3,7 +3,7 @@
 //! many operands and registers a form has. The ISA table's groups let every combination through; the
 //! checker refuses the rest with this, and the CPU's emulation works from what it returns.
 
-use super::mma::{MmaBitOp, MmaType};
+use super::mma::{bit_op_code, MmaBitOp, MmaType, Pack, Unpack};
 
 /// One valid dense `wgmma.mma_async` form. M is always 64; K follows from the input type (32 bytes
 /// of it: k16 for 16-bit, k8 for tf32, k32 for 8-bit, k256 for single bits).
@@ -41,6 +41,34 @@ impl WgmmaForm {
     /// `imm-trans-b`).
     pub fn transposes(&self) -> bool {
         matches!(self.a, MmaType::F16 | MmaType::Bf16)
+    }
+
+    /// The form as one word, which lowered code passes to the runtime (see `ptx_llvm::abi`).
+    pub fn code(&self) -> u64 {
+        Pack::default()
+            .put(9, self.n as u64)
+            .put(9, self.k as u64)
+            .ty(self.d)
+            .ty(self.a)
+            .ty(self.b)
+            .put(1, self.satfinite as u64)
+            .put(2, bit_op_code(self.bit_op))
+            .done()
+    }
+
+    /// The form [`WgmmaForm::code`] made `code` from; None for a word no form makes.
+    pub fn from_code(code: u64) -> Option<WgmmaForm> {
+        let mut u = Unpack(code);
+        let form = WgmmaForm {
+            n: u.get(9) as usize,
+            k: u.get(9) as usize,
+            d: u.ty()?,
+            a: u.ty()?,
+            b: u.ty()?,
+            satfinite: u.flag(),
+            bit_op: u.bit_op()?,
+        };
+        (u.0 == 0).then_some(form)
     }
 
     /// Operands after D, A and B's descriptor: scale-d, then the scales and transposes the form takes.
@@ -198,6 +226,15 @@ mod tests {
         ] {
             assert!(form(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn every_form_survives_its_code() {
+        for mods in wgmma_forms() {
+            let f = wgmma_form(&mods).unwrap();
+            assert_eq!(WgmmaForm::from_code(f.code()), Some(f), "{}", mods.concat());
+        }
+        assert_eq!(WgmmaForm::from_code(u64::MAX), None);
     }
 
     #[test]

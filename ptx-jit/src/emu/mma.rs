@@ -22,7 +22,7 @@
 use rustc_apfloat::ieee::Double;
 use rustc_apfloat::{Float, Round};
 
-use ptx_front::isa::{mma_form, MmaBitOp as BitOp, MmaType as Ty};
+use ptx_front::isa::{MmaBitOp as BitOp, MmaForm, MmaType as Ty};
 
 /// Elements per 32-bit register (an f64 register holds one element, as does a 32-bit one).
 pub(crate) fn per_reg(t: Ty) -> usize {
@@ -149,21 +149,8 @@ pub struct MmaDesc {
 }
 
 impl MmaDesc {
-    /// [`MmaDesc::parse`] of modifiers written as one text, `.sync.aligned.m16n8k16…` (as the lowering
-    /// passes them to the runtime; the leading dot may be left out).
-    pub fn from_text(text: &str) -> Option<MmaDesc> {
-        let mods: Vec<String> = text
-            .split('.')
-            .filter(|m| !m.is_empty())
-            .map(|m| format!(".{m}"))
-            .collect();
-        MmaDesc::parse(&mods.iter().map(String::as_str).collect::<Vec<_>>())
-    }
-
-    /// The layouts of a dense `mma` from its modifiers in written order (`ptx_front::isa::mma_form`);
-    /// None for forms that do not exist (sparse `mma.sp` is not handled here).
-    pub fn parse(mods: &[&str]) -> Option<MmaDesc> {
-        let f = mma_form(mods).ok()?;
+    /// The layouts of a dense `mma` form.
+    pub fn new(f: MmaForm) -> MmaDesc {
         let (m, n, k) = (f.m, f.n, f.k);
         let quad_pair = (m, n, k) == (8, 8, 4) && f.a == Ty::F16;
         let mut desc = MmaDesc {
@@ -209,7 +196,7 @@ impl MmaDesc {
             debug_assert!(at.iter().all(|l| l.lane != u8::MAX), "layout leaves a hole in {op:?}");
             desc.at[slot] = at;
         }
-        Some(desc)
+        desc
     }
 
     /// 32-bit words per lane for A, B, C and D (an f64 register is two words, low first).
@@ -615,6 +602,7 @@ pub fn movmatrix_lane(regs: &[u32; 32], lane: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ptx_front::isa::mma_form;
     use rustc_apfloat::ieee::{BFloat, Float8E4M3FN, Float8E5M2, Half, Single};
     use rustc_apfloat::FloatConvert;
 
@@ -919,7 +907,7 @@ mod tests {
     fn check(mods: &str, words: (usize, usize, usize, usize)) {
         let (toks, f) = form(mods);
         let toks: Vec<&str> = toks.iter().map(|s| s.as_str()).collect();
-        let desc = MmaDesc::parse(&toks).unwrap_or_else(|| panic!("{mods} does not parse"));
+        let desc = MmaDesc::new(mma_form(&toks).unwrap_or_else(|e| panic!("{mods} does not parse: {e}")));
         assert_eq!(desc.words(), words, "{mods}");
         let dims: Vec<usize> = f.shape[1..].split(['n', 'k']).map(|x| x.parse().unwrap()).collect();
         let (m, n, k) = (dims[0], dims[1], dims[2]);
@@ -1072,9 +1060,15 @@ mod tests {
         }
     }
 
+    /// The descriptor of modifiers written as one text (`sync.aligned.m16n8k16…`).
+    fn desc(text: &str) -> MmaDesc {
+        let mods: Vec<String> = text.split('.').map(|m| format!(".{m}")).collect();
+        MmaDesc::new(mma_form(&mods.iter().map(String::as_str).collect::<Vec<_>>()).unwrap())
+    }
+
     /// Every lane gets the same words, so the layout does not matter and the sums are easy to state.
     fn uniform(mods: &str, a: u32, b: u32, c: u32) -> Vec<u32> {
-        let desc = MmaDesc::from_text(mods).unwrap();
+        let desc = desc(mods);
         let (wa, wb, wc, _) = desc.words();
         let buf: Vec<u32> = [(a, wa), (b, wb), (c, wc)]
             .iter()
@@ -1223,7 +1217,7 @@ mod tests {
         let tiny = 2f64.powi(-60).to_bits();
         let w = |x: u64| [x as u32, (x >> 32) as u32];
         let run = |rnd: &str, b: f64| {
-            let desc = MmaDesc::from_text(&format!("sync.aligned.m8n8k4.row.col.f64.f64.f64.f64{rnd}")).unwrap();
+            let desc = desc(&format!("sync.aligned.m8n8k4.row.col.f64.f64.f64.f64{rnd}"));
             let buf: Vec<u32> = [w(one), w(b.to_bits()), w(one), w(one)].concat();
             let d = mma_lane(&desc, &[buf.as_slice(); 32], 0);
             f64::from_bits(d[0] as u64 | (d[1] as u64) << 32)

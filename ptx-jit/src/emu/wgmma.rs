@@ -22,9 +22,8 @@
 //! the same swizzle reads back in order. Arithmetic is `mma`'s (`emu::mma::Arith`), each element of D
 //! computed exactly and rounded once; imm-scale -1 negates the products.
 
-use crate::emu::matrix::Forms;
 use crate::emu::mma::{a_position, d_position, per_reg, put_elem, Arith};
-use ptx_front::isa::{wgmma_form, WgmmaForm};
+use ptx_front::isa::WgmmaForm;
 use ptx_llvm::abi::{Env, WgmmaHead};
 
 /// One matrix in shared memory, as its descriptor describes it.
@@ -199,10 +198,6 @@ unsafe fn lane_d(
     Ok(out)
 }
 
-thread_local! {
-    static FORMS: Forms<WgmmaForm> = Forms::new();
-}
-
 /// Why a warp's `wgmma` ended its launch, with the thread's environment and the instruction's
 /// place, for the runtime to record; `address`: a matrix outside shared memory (an illegal
 /// address), else an instruction the warp may not run.
@@ -236,20 +231,11 @@ pub unsafe fn lane(bufs: *const u64, lane: u32, members: u32) -> Result<(), Fail
     }
     let lane = lane as usize;
     let bufs: [*const u32; 32] = std::array::from_fn(|l| unsafe { *bufs.add(l) as *const u32 });
-    let form = FORMS.with(|f| unsafe {
-        f.get(head.text as *const std::ffi::c_char, |text| {
-            let mods: Vec<String> = text
-                .split('.')
-                .filter(|m| !m.is_empty())
-                .map(|m| format!(".{m}"))
-                .collect();
-            wgmma_form(&mods.iter().map(String::as_str).collect::<Vec<_>>()).ok()
-        })
-    });
+    let form = WgmmaForm::from_code(head.form);
     // SAFETY: generated code passes its thread's environment.
     let shared = unsafe { (*(head.env as *const Env)).shared } as *const u8;
-    let result = match form.as_ref() {
-        Some(form) => unsafe { lane_d(form, &bufs, lane, shared) },
+    let result = match form {
+        Some(form) => unsafe { lane_d(&form, &bufs, lane, shared) },
         None => Err("ran a wgmma.mma_async form the emulation does not know"),
     };
     let d = result.map_err(fail)?;
@@ -266,6 +252,7 @@ pub unsafe fn lane(bufs: *const u64, lane: u32, members: u32) -> Result<(), Fail
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ptx_front::isa::wgmma_form;
 
     /// Runs one `wgmma` for a whole warpgroup, from logical matrices of raw elements: A (64 x K,
     /// by row) in registers when `a_desc` is None, else in shared memory where its descriptor puts
@@ -304,7 +291,6 @@ mod tests {
                 }
             }
         }
-        let text = std::ffi::CString::new(text).unwrap();
         let a_words = if a_desc.is_none() { WgmmaForm::A_REGS } else { 0 };
         let flags = flags | if a_desc.is_none() { WgmmaHead::A_REGS } else { 0 };
         let mut out = vec![];
@@ -312,7 +298,7 @@ mod tests {
             let mut bufs: Vec<Vec<u32>> = (0..32)
                 .map(|l| {
                     let head = [
-                        text.as_ptr() as u64,
+                        form.code(),
                         0,
                         a_desc.unwrap_or(0),
                         b_desc,
@@ -433,8 +419,7 @@ mod tests {
             let mods: Vec<String> = text.split('.').map(|m| format!(".{m}")).collect();
             let form = wgmma_form(&mods.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
             let shared = vec![0u8; 32768];
-            let text = std::ffi::CString::new(text).unwrap();
-            let head = [text.as_ptr() as u64, 0, a_desc, 0, shared.len() as u64, 0, 3, 0];
+            let head = [form.code(), 0, a_desc, 0, shared.len() as u64, 0, 3, 0];
             let mut bufs: Vec<Vec<u32>> = (0..32)
                 .map(|_| {
                     let mut w: Vec<u32> = head.iter().flat_map(|&x| [x as u32, (x >> 32) as u32]).collect();

@@ -5,54 +5,21 @@
 //! of m16n16k16) repeat the first `per` slots. Load and store then need no other lane; `wmma.mma`
 //! reads every lane's fragments.
 
-use std::ffi::{c_char, CStr};
+use ptx_front::isa::{MmaType as Elem, WmmaForm};
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Elem {
-    F16,
-    Bf16,
-    Tf32,
-    F32,
-    F64,
-    S8,
-    U8,
-    S32,
-}
-
-impl Elem {
-    fn parse(m: &str) -> Option<Elem> {
-        Some(match m {
-            ".f16" => Elem::F16,
-            ".bf16" => Elem::Bf16,
-            ".tf32" => Elem::Tf32,
-            ".f32" => Elem::F32,
-            ".f64" => Elem::F64,
-            ".s8" => Elem::S8,
-            ".u8" => Elem::U8,
-            ".s32" => Elem::S32,
-            _ => return None,
-        })
-    }
-    fn bits(self) -> usize {
-        match self {
-            Elem::F16 | Elem::Bf16 => 16,
-            Elem::S8 | Elem::U8 => 8,
-            Elem::F64 => 64,
-            _ => 32,
-        }
-    }
-    /// The value of raw bits, exactly (every format here fits an f64).
-    fn value(self, bits: u64) -> f64 {
-        match self {
-            Elem::F16 => f16_to_f64(bits as u16),
-            Elem::Bf16 => f32::from_bits((bits as u32) << 16) as f64,
-            Elem::Tf32 => f32::from_bits(bits as u32 & !0x1fff) as f64,
-            Elem::F32 => f32::from_bits(bits as u32) as f64,
-            Elem::F64 => f64::from_bits(bits),
-            Elem::S8 => bits as u8 as i8 as f64,
-            Elem::U8 => bits as u8 as f64,
-            Elem::S32 => bits as u32 as i32 as f64,
-        }
+/// The value of an element's raw bits, exactly (every format `wmma` runs fits an f64).
+fn value(elem: Elem, bits: u64) -> f64 {
+    match elem {
+        Elem::F16 => f16_to_f64(bits as u16),
+        Elem::Bf16 => f32::from_bits((bits as u32) << 16) as f64,
+        Elem::Tf32 => f32::from_bits(bits as u32 & !0x1fff) as f64,
+        Elem::F32 => f32::from_bits(bits as u32) as f64,
+        Elem::F64 => f64::from_bits(bits),
+        Elem::S8 => bits as u8 as i8 as f64,
+        Elem::U8 => bits as u8 as f64,
+        // `WmmaForm` refuses these types.
+        Elem::E4m3 | Elem::E5m2 | Elem::S4 | Elem::U4 | Elem::B1 => f64::NAN,
+        Elem::S32 => bits as u32 as i32 as f64,
     }
 }
 
@@ -81,49 +48,6 @@ fn f64_to_f16(v: f64) -> u16 {
     } else {
         h.to_bits() as u16
     }
-}
-
-/// Which matrix a fragment holds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Frag {
-    A,
-    B,
-    C,
-}
-
-struct Shape {
-    m: usize,
-    n: usize,
-    k: usize,
-}
-
-impl Shape {
-    fn parse(m: &str) -> Option<Shape> {
-        let s = m.strip_prefix(".m")?;
-        let (m, rest) = s.split_once('n')?;
-        let (n, k) = rest.split_once('k')?;
-        Some(Shape {
-            m: m.parse().ok()?,
-            n: n.parse().ok()?,
-            k: k.parse().ok()?,
-        })
-    }
-    /// Rows and columns of a fragment's matrix.
-    fn dims(&self, f: Frag) -> (usize, usize) {
-        match f {
-            Frag::A => (self.m, self.k),
-            Frag::B => (self.k, self.n),
-            Frag::C => (self.m, self.n),
-        }
-    }
-}
-
-fn mods(text: *const c_char) -> Vec<String> {
-    let s = unsafe { CStr::from_ptr(text) }.to_string_lossy();
-    s.split('.')
-        .filter(|m| !m.is_empty())
-        .map(|m| format!(".{m}"))
-        .collect()
 }
 
 /// A lane's fragment as 32-bit words: element slots packed from bit 0 (f64 takes two words).
@@ -156,9 +80,8 @@ fn set(words: &mut [u32], elem: Elem, slot: usize, v: u64) {
     words[w] = words[w] & !mask | ((v as u32) << sh) & mask;
 }
 
-/// A load or store: the fragment, its element type and where element (r, c) is in memory.
+/// A load or store: the element type and where element (r, c) of the fragment's matrix is in memory.
 struct Access {
-    frag: Frag,
     elem: Elem,
     rows: usize,
     cols: usize,
@@ -166,24 +89,14 @@ struct Access {
 }
 
 impl Access {
-    fn parse(text: *const c_char) -> Option<Access> {
-        let mods = mods(text);
-        let frag = mods.iter().find_map(|m| match m.as_str() {
-            ".a" => Some(Frag::A),
-            ".b" => Some(Frag::B),
-            ".c" | ".d" => Some(Frag::C),
-            _ => None,
-        })?;
-        let shape = mods.iter().find_map(|m| Shape::parse(m))?;
-        let elem = mods.iter().rev().find_map(|m| Elem::parse(m))?;
-        let (rows, cols) = shape.dims(frag);
-        Some(Access {
-            frag,
-            elem,
+    fn new(f: &WmmaForm) -> Access {
+        let (rows, cols) = f.dims(f.frag);
+        Access {
+            elem: f.a,
             rows,
             cols,
-            row_major: mods.iter().any(|m| m == ".row"),
-        })
+            row_major: f.row_major,
+        }
     }
     fn offset(&self, e: usize, stride: usize) -> usize {
         // Without a stride, rows (or columns) are packed.
@@ -205,9 +118,8 @@ impl Access {
 ///
 /// # Safety
 /// `p` must be readable for the whole matrix at `stride` (in elements), as the instruction demands.
-pub unsafe fn load_lane(text: *const c_char, lane: usize, p: u64, stride: u64, out: &mut [u32]) -> Option<()> {
-    let a = Access::parse(text)?;
-    let _ = a.frag;
+pub unsafe fn load_lane(form: &WmmaForm, lane: usize, p: u64, stride: u64, out: &mut [u32]) -> Option<()> {
+    let a = Access::new(form);
     let per = a.rows * a.cols / 32;
     let slots = out.len() * 32 / a.elem.bits();
     if slots < per {
@@ -234,8 +146,8 @@ pub unsafe fn load_lane(text: *const c_char, lane: usize, p: u64, stride: u64, o
 ///
 /// # Safety
 /// `p` must be writable for the whole matrix at `stride`.
-pub unsafe fn store_lane(text: *const c_char, lane: usize, p: u64, stride: u64, regs: &[u32]) -> Option<()> {
-    let a = Access::parse(text)?;
+pub unsafe fn store_lane(form: &WmmaForm, lane: usize, p: u64, stride: u64, regs: &[u32]) -> Option<()> {
+    let a = Access::new(form);
     let per = a.rows * a.cols / 32;
     let bytes = a.elem.bits() / 8;
     let l = Lane {
@@ -258,18 +170,10 @@ pub unsafe fn store_lane(text: *const c_char, lane: usize, p: u64, stride: u64, 
 }
 
 /// `wmma.mma` for one lane: its D words from every lane's A, B and C words.
-pub fn mma_lane(text: *const c_char, frags: &[[&[u32]; 3]; 32], lane: usize, d_words: usize) -> Option<Vec<u32>> {
-    let mods = mods(text);
-    let shape = mods.iter().find_map(|m| Shape::parse(m))?;
-    let types: Vec<Elem> = mods.iter().filter_map(|m| Elem::parse(m)).collect();
-    // `.dtype.ctype` for f16/f32 inputs, else `.dtype.atype.btype.ctype`.
-    let (dt, at, bt, ct) = match types.as_slice() {
-        [d, c] => (*d, Elem::F16, Elem::F16, *c),
-        [d, a, b, c] => (*d, *a, *b, *c),
-        _ => return None,
-    };
-    let satfinite = mods.iter().any(|m| m == ".satfinite");
-    let (m, n, k) = (shape.m, shape.n, shape.k);
+pub fn mma_lane(form: &WmmaForm, frags: &[[&[u32]; 3]; 32], lane: usize, d_words: usize) -> Vec<u32> {
+    let (dt, at, bt, ct) = (form.d, form.a, form.b, form.c);
+    let satfinite = form.satfinite;
+    let (m, n, k) = (form.m, form.n, form.k);
     let elem = |f: usize, t: Elem, rows_cols: (usize, usize), r: usize, c: usize| -> f64 {
         let per = rows_cols.0 * rows_cols.1 / 32;
         let e = r * rows_cols.1 + c;
@@ -319,28 +223,26 @@ pub fn mma_lane(text: *const c_char, frags: &[[&[u32]; 3]; 32], lane: usize, d_w
         };
         set(&mut out, dt, j, v);
     }
-    Some(out)
+    out
 }
 
 impl Lane<'_> {
     fn value_at(&self, slot: usize) -> f64 {
-        self.elem.value(self.get(slot))
+        value(self.elem, self.get(slot))
     }
-}
-
-/// Whether a `wmma` instruction's modifiers name a form this module runs.
-pub fn supported(mods: &[&str]) -> bool {
-    let types: Vec<Elem> = mods.iter().filter_map(|m| Elem::parse(m)).collect();
-    let shape = mods.iter().find_map(|m| Shape::parse(m));
-    let all_types_known = !mods.iter().any(|m| matches!(*m, ".s4" | ".u4" | ".b1"));
-    shape.is_some_and(|s| (s.m * s.n) % 32 == 0 && (s.m * s.k) % 32 == 0 && (s.k * s.n) % 32 == 0)
-        && !types.is_empty()
-        && all_types_known
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ptx_front::isa::wmma_form;
+
+    /// The form of `wmma` written as one text after the opcode (`.load.a.sync…`).
+    fn form(text: &str) -> WmmaForm {
+        let mut mods: Vec<String> = text.split('.').skip(1).map(|m| format!(".{m}")).collect();
+        let sub = mods.remove(0);
+        wmma_form(&sub, &mods.iter().map(String::as_str).collect::<Vec<_>>()).unwrap()
+    }
 
     /// Loads A, B and C of m16n16k16 (f16 in, f32 accumulate) into 32 lanes, multiplies, stores D, and
     /// compares with a plain triple loop.
@@ -350,11 +252,11 @@ mod tests {
         let a: Vec<u16> = (0..m * k).map(|i| f64_to_f16((i % 7) as f64 - 3.0)).collect();
         let b: Vec<u16> = (0..k * n).map(|i| f64_to_f16((i % 5) as f64 * 0.5)).collect();
         let c: Vec<f32> = (0..m * n).map(|i| i as f32).collect();
-        let ta = c".load.a.sync.aligned.row.m16n16k16.f16";
-        let tb = c".load.b.sync.aligned.col.m16n16k16.f16";
-        let tc = c".load.c.sync.aligned.row.m16n16k16.f32";
-        let tm = c".mma.sync.aligned.row.col.m16n16k16.f32.f32";
-        let td = c".store.d.sync.aligned.row.m16n16k16.f32";
+        let ta = form(".load.a.sync.aligned.row.m16n16k16.f16");
+        let tb = form(".load.b.sync.aligned.col.m16n16k16.f16");
+        let tc = form(".load.c.sync.aligned.row.m16n16k16.f32");
+        let tm = form(".mma.sync.aligned.row.col.m16n16k16.f32.f32");
+        let td = form(".store.d.sync.aligned.row.m16n16k16.f32");
         // B in column-major order with stride k.
         let b_col: Vec<u16> = (0..k * n).map(|i| b[(i % k) * n + i / k]).collect();
         let mut fa = vec![[0u32; 8]; 32];
@@ -362,16 +264,16 @@ mod tests {
         let mut fc = vec![[0u32; 8]; 32];
         for l in 0..32 {
             unsafe {
-                load_lane(ta.as_ptr(), l, a.as_ptr() as u64, k as u64, &mut fa[l]).unwrap();
-                load_lane(tb.as_ptr(), l, b_col.as_ptr() as u64, k as u64, &mut fb[l]).unwrap();
-                load_lane(tc.as_ptr(), l, c.as_ptr() as u64, n as u64, &mut fc[l]).unwrap();
+                load_lane(&ta, l, a.as_ptr() as u64, k as u64, &mut fa[l]).unwrap();
+                load_lane(&tb, l, b_col.as_ptr() as u64, k as u64, &mut fb[l]).unwrap();
+                load_lane(&tc, l, c.as_ptr() as u64, n as u64, &mut fc[l]).unwrap();
             }
         }
         let frags: [[&[u32]; 3]; 32] = std::array::from_fn(|l| [&fa[l][..], &fb[l][..], &fc[l][..]]);
         let mut d = vec![0f32; m * n];
         for l in 0..32 {
-            let dl = mma_lane(tm.as_ptr(), &frags, l, 8).unwrap();
-            unsafe { store_lane(td.as_ptr(), l, d.as_mut_ptr() as u64, n as u64, &dl).unwrap() };
+            let dl = mma_lane(&tm, &frags, l, 8);
+            unsafe { store_lane(&td, l, d.as_mut_ptr() as u64, n as u64, &dl).unwrap() };
         }
         for r in 0..m {
             for col in 0..n {
@@ -397,7 +299,7 @@ mod tests {
         for l in 0..32 {
             unsafe {
                 load_lane(
-                    c".load.a.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    &form(".load.a.sync.aligned.row.m8n8k4.f64"),
                     l,
                     a.as_ptr() as u64,
                     k as u64,
@@ -405,7 +307,7 @@ mod tests {
                 )
                 .unwrap();
                 load_lane(
-                    c".load.b.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    &form(".load.b.sync.aligned.row.m8n8k4.f64"),
                     l,
                     b.as_ptr() as u64,
                     n as u64,
@@ -413,7 +315,7 @@ mod tests {
                 )
                 .unwrap();
                 load_lane(
-                    c".load.c.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    &form(".load.c.sync.aligned.row.m8n8k4.f64"),
                     l,
                     c.as_ptr() as u64,
                     n as u64,
@@ -426,15 +328,14 @@ mod tests {
         let mut d = vec![0f64; m * n];
         for l in 0..32 {
             let dl = mma_lane(
-                c".mma.sync.aligned.row.row.m8n8k4.rn.f64.f64.f64.f64".as_ptr(),
+                &form(".mma.sync.aligned.row.row.m8n8k4.rn.f64.f64.f64.f64"),
                 &frags,
                 l,
                 4,
-            )
-            .unwrap();
+            );
             unsafe {
                 store_lane(
-                    c".store.d.sync.aligned.row.m8n8k4.f64".as_ptr(),
+                    &form(".store.d.sync.aligned.row.m8n8k4.f64"),
                     l,
                     d.as_mut_ptr() as u64,
                     n as u64,
@@ -449,19 +350,5 @@ mod tests {
                 assert_eq!(d[r * n + col], want);
             }
         }
-        assert!(supported(&[
-            ".sync",
-            ".aligned",
-            ".row",
-            ".col",
-            ".m16n16k16",
-            ".s32",
-            ".s8",
-            ".s8",
-            ".s32"
-        ]));
-        assert!(!supported(&[
-            ".sync", ".aligned", ".row", ".col", ".m8n8k32", ".s32", ".s4", ".s4", ".s32"
-        ]));
     }
 }

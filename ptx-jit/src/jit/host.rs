@@ -946,10 +946,6 @@ fn prepare_here(
     if diags.iter().any(Diagnostic::is_error) {
         return Err(diags);
     }
-    let bad = unsupported_mma(&m);
-    if !bad.is_empty() {
-        return Err(bad);
-    }
     // Lowered once, alone and in a context of its own dropped right after, so that preparing
     // reports what the lowering refuses and learns how the kernel runs, while holding one kernel's
     // IR at a time. Its code is lowered again when a tier of it is compiled (`Source::compile`).
@@ -1051,10 +1047,6 @@ fn host_tm(purpose: Purpose, triple: &str) -> Result<TargetMachine, String> {
 
 /// Emits the optimised host-flavour IR as text (for `--emit llvm --arch host` and snapshot tests).
 pub fn host_ir(m: &Module<'_>, optimise: bool) -> Result<String, Vec<Diagnostic>> {
-    let bad = unsupported_mma(m);
-    if !bad.is_empty() {
-        return Err(bad);
-    }
     host_module_ir(m, optimise, None)
 }
 
@@ -1066,10 +1058,6 @@ pub fn host_ir_each(
     optimise: bool,
     each: &mut dyn FnMut(String) -> Result<(), Vec<Diagnostic>>,
 ) -> Result<(), Vec<Diagnostic>> {
-    let bad = unsupported_mma(m);
-    if !bad.is_empty() {
-        return Err(bad);
-    }
     let kernels = kernel_names(m);
     if kernels.is_empty() {
         return each(host_module_ir(m, optimise, None)?);
@@ -1155,40 +1143,6 @@ impl Loading {
             _ => Loading::Lazy,
         }
     }
-}
-
-/// `mma` forms the emulation has no layout for (the sparse `mma.sp`: the checker refuses dense forms
-/// that do not exist) and `wmma` forms it lacks, found before lowering (the runtime parses the same
-/// modifiers again when the instruction runs).
-fn unsupported_mma(m: &Module<'_>) -> Vec<Diagnostic> {
-    let mut out = vec![];
-    for item in &m.items {
-        if let ptx_front::ast::Item::Function(f) = item {
-            if let Some(body) = &f.body {
-                ptx_front::ast::visit(body, &mut |s| {
-                    if let ptx_front::ast::Statement::Inst(i) = s {
-                        let mods: Vec<&str> = i.mods.iter().map(|m| m.text).collect();
-                        let bad = match i.opcode.text {
-                            "mma" => crate::emu::mma::MmaDesc::parse(&mods).is_none(),
-                            "wmma" => !crate::emu::wmma::supported(&mods),
-                            _ => false,
-                        };
-                        if bad {
-                            out.push(
-                                Diagnostic::error(
-                                    Code::P0401,
-                                    i.span,
-                                    format!("`{}{}` is not supported on the CPU yet", i.opcode.text, mods.concat()),
-                                )
-                                .label("not supported yet"),
-                            );
-                        }
-                    }
-                });
-            }
-        }
-    }
-    out
 }
 
 /// Module variables (`.global` and `.const`, at module or function scope) live as long as the module

@@ -157,17 +157,17 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         }
         MEM_WMMA_LOAD | MEM_WMMA_STORE => {
             let buf = a as *mut u32;
-            let text = unsafe { (buf as *const u64).read_unaligned() } as *const std::ffi::c_char;
+            let form = ptx_front::isa::WmmaForm::from_code(unsafe { (buf as *const u64).read_unaligned() });
             let n = unsafe { *buf.add(2) } as usize;
             let regs = unsafe { std::slice::from_raw_parts_mut(buf.add(3), n) };
             let lane = (crate::runtime::thread_index(env) % 32) as usize;
-            let ok = unsafe {
+            let ok = form.and_then(|form| unsafe {
                 if code == MEM_WMMA_LOAD {
-                    crate::emu::wmma::load_lane(text, lane, addr, b, regs)
+                    crate::emu::wmma::load_lane(&form, lane, addr, b, regs)
                 } else {
-                    crate::emu::wmma::store_lane(text, lane, addr, b, regs)
+                    crate::emu::wmma::store_lane(&form, lane, addr, b, regs)
                 }
-            };
+            });
             if code == MEM_WMMA_STORE {
                 if let Some(cell) = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() } {
                     // initcheck: the fragment's rows (at most 32, of at most 4-byte elements `b` apart)

@@ -96,7 +96,7 @@ fn tensor_args_words_match_the_runtime_struct() {
 #[test]
 fn wgmma_head_words_match_the_runtime_struct() {
     use crate::abi::WgmmaHead as T;
-    assert_eq!(offset_of!(T, text), 8 * T::TEXT as usize);
+    assert_eq!(offset_of!(T, form), 8 * T::FORM as usize);
     assert_eq!(offset_of!(T, env), 8 * T::ENV as usize);
     assert_eq!(offset_of!(T, a_desc), 8 * T::A_DESC as usize);
     assert_eq!(offset_of!(T, b_desc), 8 * T::B_DESC as usize);

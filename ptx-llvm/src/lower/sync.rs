@@ -448,12 +448,12 @@ impl<'ctx> Lowerer<'ctx> {
             Some(".x4") => 4,
             _ => 1,
         };
-        // Header: the descriptor text (mma) or this lane's row address (ldmatrix/stmatrix).
+        // Header: the form's code (mma) or this lane's row address (ldmatrix/stmatrix).
         let head: IntValue<'ctx> = match addr_op {
             None => {
-                let text: String = d.mods().map(|(_, m)| m).collect();
-                let g = self.b.build_global_string_ptr(&text, "mma.desc")?;
-                self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "desc")?
+                let mods: Vec<&str> = d.mods().map(|(_, m)| m).collect();
+                let form = isa::mma_form(&mods).map_err(|why| not_on_cpu(i, d, why))?;
+                i64t.const_int(form.code(), false)
             }
             Some(Operand::Addr(a)) => {
                 let space = d.get(G::Space).and_then(Space::from_dot).unwrap_or(Space::Generic);
@@ -535,17 +535,18 @@ impl<'ctx> Lowerer<'ctx> {
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         let sub = d.spec.sub.first().copied().unwrap_or("");
-        let text: String = d.spec.sub.iter().copied().chain(d.mods().map(|(_, m)| m)).collect();
-        let desc = self.b.build_global_string_ptr(&text, "wmma.desc")?;
-        let desc = self.b.build_ptr_to_int(desc.as_pointer_value(), i64t, "desc")?;
+        let mods: Vec<&str> = d.mods().map(|(_, m)| m).collect();
+        let form = isa::wmma_form(sub, &mods).map_err(|why| not_on_cpu(i, d, why))?;
+        let desc = i64t.const_int(form.code(), false);
         let words = |list: &[(&'m Operand<'a>, u32)]| list.iter().map(|(_, w)| w).sum::<u32>();
         let put = |l: &mut Self, buf: PointerValue<'ctx>, k: u64, v: IntValue<'ctx>| -> R<()> {
             l.b.build_store(l.buf_word(buf, k as u32)?, v)?;
             Ok(())
         };
-        match sub {
-            ".load" | ".store" => {
-                let (list, addr_op, stride_op) = if sub == ".load" {
+        match form.op {
+            isa::WmmaOp::Load | isa::WmmaOp::Store => {
+                let load = form.op == isa::WmmaOp::Load;
+                let (list, addr_op, stride_op) = if load {
                     (self.fragment(&ops[0], scope), &ops[1], ops.get(2))
                 } else {
                     (self.fragment(&ops[1], scope), &ops[0], ops.get(2))
@@ -567,22 +568,18 @@ impl<'ctx> Lowerer<'ctx> {
                     }
                     None => i64t.const_zero(),
                 };
-                if sub == ".store" {
+                if !load {
                     self.store_fragment(st, buf, 3, &list, scope)?;
                 }
                 let bp = self.b.build_ptr_to_int(buf, i64t, "buf")?;
-                let code = if sub == ".load" {
-                    bi::MEM_WMMA_LOAD
-                } else {
-                    bi::MEM_WMMA_STORE
-                };
+                let code = if load { bi::MEM_WMMA_LOAD } else { bi::MEM_WMMA_STORE };
                 self.mem_call(st, code, p, bp, stride)?;
-                if sub == ".load" {
+                if load {
                     self.load_fragment(st, buf, 3, &list, scope)?;
                 }
                 Ok(())
             }
-            ".mma" => {
+            isa::WmmaOp::Mma => {
                 let (dl, al, bl, cl) = (
                     self.fragment(&ops[0], scope),
                     self.fragment(&ops[1], scope),
@@ -609,7 +606,16 @@ impl<'ctx> Lowerer<'ctx> {
                 )?;
                 self.load_fragment(st, buf, k, &dl, scope)
             }
-            _ => Err(unsupported(i.span, "this `wmma` form is not supported yet")),
         }
     }
+}
+
+/// The refusal of a matrix form the CPU's emulation has no layout for (the sparse `mma.sp`; sub-byte
+/// `wmma`), saying why.
+fn not_on_cpu(i: &Instruction<'_>, d: &Decoded, why: String) -> Fail {
+    let mods: String = d.spec.sub.iter().copied().chain(d.mods().map(|(_, m)| m)).collect();
+    unsupported(
+        i.span,
+        format!("`{}{mods}` is not supported on the CPU yet: {why}", d.spec.name),
+    )
 }

@@ -72,13 +72,7 @@ impl<'ctx> Lowerer<'ctx> {
             l.b.build_store(p, v)?;
             Ok(())
         };
-        let text: String = mods.concat();
-        let g = self.b.build_global_string_ptr(&text, "wgmma.mods")?;
-        put(
-            self,
-            WgmmaHead::TEXT,
-            self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "text")?,
-        )?;
+        put(self, WgmmaHead::FORM, i64t.const_int(form.code(), false))?;
         let env = st.env.expect("env");
         put(self, WgmmaHead::ENV, self.b.build_ptr_to_int(env, i64t, "env")?)?;
         let a_desc = if a_regs {
