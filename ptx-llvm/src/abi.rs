@@ -15,49 +15,154 @@ pub const TID_METADATA: &str = "ptxjit.tid";
 /// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
 /// member mask of `.sync` warp collectives.
 pub mod collective {
-    /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
-    /// (`RED_*`), mask = the thread's predicate; the result is the reduction's.
-    pub const BAR_SYNC: u32 = 0;
-    pub const WARP_SYNC: u32 = 1;
-    /// `shfl` modes: `SHFL + 0..4` for up, down, bfly, idx; the result is `value | valid << 32`.
-    pub const SHFL: u32 = 2;
-    /// `vote` modes: `VOTE + 0..4` for all, any, uni, ballot.
-    pub const VOTE: u32 = 6;
-    /// `bar.arrive`: a = barrier, b = thread count.
-    pub const BAR_ARRIVE: u32 = 10;
-    /// `activemask`: the lanes that reach the same site (c) together.
-    pub const ACTIVEMASK: u32 = 11;
-    /// `redux.sync`: `REDUX + 0..6` for add, min, max, and, or, xor; b = 1 for signed min/max.
-    pub const REDUX: u32 = 12;
-    /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
-    pub const MATCH_ANY: u32 = 18;
-    pub const MATCH_ALL: u32 = 19;
-    /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
-    pub const YIELD: u32 = 20;
-    /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
-    /// `MMA`: [the form (`ptx_front::isa::MmaForm::code`, 2 words), A, B, C words, then room for D]; `LDMATRIX`: [row address (2 words), room for the result];
-    /// `STMATRIX`: [row address (2 words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
-    pub const MMA: u32 = 21;
-    pub const LDMATRIX: u32 = 22;
-    pub const STMATRIX: u32 = 23;
-    /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
-    pub const MOVMATRIX: u32 = 24;
-    /// `wmma.mma`: a | b << 32 is the lane's buffer [the form (`ptx_front::isa::WmmaForm::code`, 2
-    /// words), words of A, B, C and D (4 words), A, B, C, room for D].
-    pub const WMMA: u32 = 26;
-    /// `wgmma.mma_async`: a | b << 32 is the lane's buffer, a [`crate::abi::WgmmaHead`] then the
-    /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
-    /// the new D over the old. The result is 1 when the launch faulted (the thread stops).
-    pub const WGMMA: u32 = 27;
-    /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
-    pub const BAR_WAIT: u32 = 25;
+    /// Which collective, the call's second argument (`Kind as u32`).
+    #[repr(u32)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Kind {
+        /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
+        /// ([`Reduction`]), mask = the thread's predicate; the result is the reduction's.
+        BarSync,
+        WarpSync,
+        /// `shfl` modes; the result is `value | valid << 32`.
+        ShflUp,
+        ShflDown,
+        ShflBfly,
+        ShflIdx,
+        /// `vote` modes.
+        VoteAll,
+        VoteAny,
+        VoteUni,
+        VoteBallot,
+        /// `bar.arrive`: a = barrier, b = thread count.
+        BarArrive,
+        /// `activemask`: the lanes that reach the same site (c) together.
+        Activemask,
+        /// `redux.sync` operations; b = 1 for signed min/max.
+        ReduxAdd,
+        ReduxMin,
+        ReduxMax,
+        ReduxAnd,
+        ReduxOr,
+        ReduxXor,
+        /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
+        MatchAny,
+        MatchAll,
+        /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
+        Yield,
+        /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
+        /// `Mma`: [the form (`ptx_front::isa::MmaForm::code`, 2 words), A, B, C words, then room for
+        /// D]; `Ldmatrix`: [row address (2 words), room for the result]; `Stmatrix`: [row address (2
+        /// words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
+        Mma,
+        Ldmatrix,
+        Stmatrix,
+        /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
+        Movmatrix,
+        /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
+        BarWait,
+        /// `wmma.mma`: a | b << 32 is the lane's buffer [the form (`ptx_front::isa::WmmaForm::code`, 2
+        /// words), words of A, B, C and D (4 words), A, B, C, room for D].
+        Wmma,
+        /// `wgmma.mma_async`: a | b << 32 is the lane's buffer, a [`crate::abi::WgmmaHead`] then the
+        /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
+        /// the new D over the old. The result is 1 when the launch faulted (the thread stops).
+        Wgmma,
+    }
+
+    impl Kind {
+        /// Every kind, at the index of its code.
+        pub const ALL: [Kind; 28] = {
+            use Kind::*;
+            [
+                BarSync, WarpSync, ShflUp, ShflDown, ShflBfly, ShflIdx, VoteAll, VoteAny, VoteUni, VoteBallot,
+                BarArrive, Activemask, ReduxAdd, ReduxMin, ReduxMax, ReduxAnd, ReduxOr, ReduxXor, MatchAny, MatchAll,
+                Yield, Mma, Ldmatrix, Stmatrix, Movmatrix, BarWait, Wmma, Wgmma,
+            ]
+        };
+
+        /// The kind whose code is `code`.
+        pub fn from_code(code: u32) -> Option<Kind> {
+            Kind::ALL.get(code as usize).copied()
+        }
+
+        /// The `shfl` of mode `mode` (0..4: up, down, bfly, idx), and back.
+        pub fn shfl(mode: u32) -> Kind {
+            Kind::ALL[Kind::ShflUp as usize + (mode as usize & 3)]
+        }
+        pub fn shfl_mode(self) -> Option<u32> {
+            self.offset_in(Kind::ShflUp, 4)
+        }
+
+        /// The `vote` of mode `mode` (0..4: all, any, uni, ballot), and back.
+        pub fn vote(mode: u32) -> Kind {
+            Kind::ALL[Kind::VoteAll as usize + (mode as usize & 3)]
+        }
+        pub fn vote_mode(self) -> Option<u32> {
+            self.offset_in(Kind::VoteAll, 4)
+        }
+
+        /// The `redux.sync` of operation `op` (0..6: add, min, max, and, or, xor), and back.
+        pub fn redux(op: u32) -> Option<Kind> {
+            (op < 6).then(|| Kind::ALL[Kind::ReduxAdd as usize + op as usize])
+        }
+        pub fn redux_op(self) -> Option<u32> {
+            self.offset_in(Kind::ReduxAdd, 6)
+        }
+
+        /// A `shfl` or `vote`: what lane-vectorised regions compute in place.
+        pub fn is_shfl_or_vote(self) -> bool {
+            self.shfl_mode().is_some() || self.vote_mode().is_some()
+        }
+
+        fn offset_in(self, first: Kind, len: u32) -> Option<u32> {
+            let k = (self as u32).wrapping_sub(first as u32);
+            (k < len).then_some(k)
+        }
+    }
+
+    /// The reduction of `bar.red` (`c` of [`Kind::BarSync`]).
+    #[repr(u32)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Reduction {
+        None,
+        Popc,
+        And,
+        Or,
+    }
+
+    impl Reduction {
+        pub fn from_code(code: u32) -> Reduction {
+            [Reduction::None, Reduction::Popc, Reduction::And, Reduction::Or][code as usize & 3]
+        }
+    }
+
     /// The barrier `barrier.cluster` uses: the CTA's own, past the sixteen named ones.
     pub const CLUSTER_BARRIER: u32 = 16;
 
-    pub const RED_NONE: u32 = 0;
-    pub const RED_POPC: u32 = 1;
-    pub const RED_AND: u32 = 2;
-    pub const RED_OR: u32 = 3;
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn every_kind_is_at_its_code() {
+            for (k, kind) in Kind::ALL.iter().enumerate() {
+                assert_eq!(*kind as usize, k);
+                assert_eq!(Kind::from_code(k as u32), Some(*kind));
+            }
+            assert_eq!(Kind::from_code(Kind::ALL.len() as u32), None);
+            assert_eq!((Kind::shfl(3), Kind::ShflIdx.shfl_mode()), (Kind::ShflIdx, Some(3)));
+            assert_eq!(
+                (Kind::vote(3), Kind::VoteBallot.vote_mode()),
+                (Kind::VoteBallot, Some(3))
+            );
+            assert_eq!(
+                (Kind::redux(5), Kind::ReduxXor.redux_op()),
+                (Some(Kind::ReduxXor), Some(5))
+            );
+            assert_eq!((Kind::redux(6), Kind::MatchAny.redux_op()), (None, None));
+            assert!(!Kind::BarSync.is_shfl_or_vote() && Kind::VoteAll.is_shfl_or_vote());
+        }
+    }
 }
 
 /// Host-flavour calls into Rust for operations too intricate to inline: floating point with directed
@@ -675,7 +780,7 @@ impl TensorArgs {
     pub const MULTICAST_BIT: u64 = 1 << 32;
 }
 
-/// The head of a lane's buffer for `collective::WGMMA`, which generated code fills word by word.
+/// The head of a lane's buffer for `collective::Kind::Wgmma`, which generated code fills word by word.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct WgmmaHead {

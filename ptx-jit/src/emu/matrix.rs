@@ -1,10 +1,10 @@
-//! The runtime side of the warp matrix collectives (`ptx_llvm::collective::MMA`, `LDMATRIX`,
-//! `STMATRIX`): each lane's buffer holds its operands; every lane computes its own result from all
+//! The runtime side of the warp matrix collectives (`ptx_llvm::collective::Kind::Mma`, `Ldmatrix`,
+//! `Stmatrix`): each lane's buffer holds its operands; every lane computes its own result from all
 //! 32 buffers with `crate::emu::mma` and writes it after its operands.
 
 use crate::emu::mma::MmaDesc;
 use ptx_front::isa::{MmaForm, WmmaForm};
-use ptx_llvm::collective::{LDMATRIX, MMA};
+use ptx_llvm::collective::Kind;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -29,12 +29,12 @@ fn descriptor(code: u64) -> Option<Rc<MmaDesc>> {
 const HEADER: usize = 2;
 
 /// # Safety
-/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective` describes.
-pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
+/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::Kind` describes.
+pub unsafe fn warp_op(kind: Kind, c: u32, bufs: *const u64, lane: u32) -> u64 {
     let lane = lane as usize;
     let buf = |l: usize| unsafe { *bufs.add(l) as *mut u32 };
     let head = |l: usize| unsafe { (buf(l) as *const u64).read_unaligned() };
-    if kind == MMA {
+    if kind == Kind::Mma {
         let Some(desc) = descriptor(head(lane)) else { return 1 };
         let (wa, wb, wc, _) = desc.words();
         let n = wa + wb + wc;
@@ -46,7 +46,7 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
     }
     let (num, trans) = ((c & 0xff) as usize, c >> 8 & 1 == 1);
     let rows: [u64; 32] = std::array::from_fn(head);
-    if kind == LDMATRIX {
+    if kind == Kind::Ldmatrix {
         let r = unsafe { crate::emu::mma::ldmatrix_lane(num, trans, &rows, lane) };
         unsafe { std::ptr::copy_nonoverlapping(r.as_ptr(), buf(lane).add(HEADER), r.len()) };
     } else {
@@ -60,7 +60,7 @@ pub unsafe fn warp_op(kind: u32, c: u32, bufs: *const u64, lane: u32) -> u64 {
 /// `wmma.mma`: every lane's buffer is [form (2 words), words of A, B, C, D, then A, B, C, D].
 ///
 /// # Safety
-/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::WMMA` describes.
+/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::Kind::Wmma` describes.
 pub unsafe fn wmma(bufs: *const u64, lane: u32) -> u64 {
     let buf = |l: usize| unsafe { *bufs.add(l) as *mut u32 };
     let counts = |l: usize| -> [usize; 4] { std::array::from_fn(|k| unsafe { *buf(l).add(HEADER + k) } as usize) };

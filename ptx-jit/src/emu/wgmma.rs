@@ -117,7 +117,7 @@ unsafe fn element(
 /// Lane `lane`'s new D words.
 ///
 /// # Safety
-/// `bufs` are the 32 lanes' buffers, laid out as `collective::WGMMA` describes, each holding
+/// `bufs` are the 32 lanes' buffers, laid out as `collective::Kind::Wgmma` describes, each holding
 /// `form`'s registers; `shared` is the CTA's shared window of `head.window` bytes.
 unsafe fn lane_d(
     form: &WgmmaForm,
@@ -210,11 +210,11 @@ pub struct Failed {
 
 const OUTSIDE: Failure = "wgmma.mma_async read a matrix outside the CTA's shared memory (check its descriptor)";
 
-/// `collective::WGMMA` for lane `lane` of a warp whose lanes `members` arrived: computes its D and
+/// `collective::Kind::Wgmma` for lane `lane` of a warp whose lanes `members` arrived: computes its D and
 /// writes it over the old.
 ///
 /// # Safety
-/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::WGMMA` describes.
+/// `bufs` points at 32 lane buffer addresses laid out as `ptx_llvm::collective::Kind::Wgmma` describes.
 pub unsafe fn lane(bufs: *const u64, lane: u32, members: u32) -> Result<(), Failed> {
     let head = unsafe { std::ptr::read(*bufs.add(lane as usize) as *const WgmmaHead) };
     let fail = |why| Failed {

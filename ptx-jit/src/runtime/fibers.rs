@@ -16,7 +16,7 @@ use crate::jit::host::HostKernel;
 use crate::runtime::{Env, Launch, LaunchError, SharedWindow};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use ptx_llvm::collective::*;
+use ptx_llvm::collective::{Kind, Reduction, CLUSTER_BARRIER};
 use rayon::prelude::*;
 use std::ffi::c_void;
 
@@ -124,11 +124,11 @@ impl Barrier {
         self.any |= pred;
     }
     fn result(&self, op: u32) -> u64 {
-        match op {
-            RED_POPC => self.popc as u64,
-            RED_AND => self.all as u64,
-            RED_OR => self.any as u64,
-            _ => 0,
+        match Reduction::from_code(op) {
+            Reduction::Popc => self.popc as u64,
+            Reduction::And => self.all as u64,
+            Reduction::Or => self.any as u64,
+            Reduction::None => 0,
         }
     }
 }
@@ -151,8 +151,39 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
     let me = unsafe { &mut *(sync as *mut Lane) };
     let y = unsafe { &*me.yielder };
     let lane = me.lane;
+    let Some(kind) = Kind::from_code(kind) else { return 0 };
+    if let Some(mode) = kind.shfl_mode() {
+        return exchange(me, a as u64, mask, |w, _| {
+            let (src, valid) = shfl_source(mode, lane, b, c);
+            (w.slots[src] as u32) as u64 | (valid as u64) << 32
+        });
+    }
+    if let Some(mode) = kind.vote_mode() {
+        return exchange(me, (a & 1) as u64, mask, |w, members| {
+            let ballot = (0..32)
+                .filter(|&i| members >> i & 1 == 1 && w.slots[i] == 1)
+                .fold(0u32, |m, i| m | 1 << i);
+            vote_result(mode, ballot, members)
+        });
+    }
+    if let Some(op) = kind.redux_op() {
+        return exchange(me, a as u64, mask, |w, members| {
+            let vals = (0..32).filter(|&i| members >> i & 1 == 1).map(|i| w.slots[i] as u32);
+            let signed = b == 1;
+            (match op {
+                0 => vals.fold(0u32, u32::wrapping_add),
+                1 if signed => vals.map(|v| v as i32).min().unwrap_or(0) as u32,
+                1 => vals.min().unwrap_or(0),
+                2 if signed => vals.map(|v| v as i32).max().unwrap_or(0) as u32,
+                2 => vals.max().unwrap_or(0),
+                3 => vals.fold(u32::MAX, |x, v| x & v),
+                4 => vals.fold(0, |x, v| x | v),
+                _ => vals.fold(0, |x, v| x ^ v),
+            }) as u64
+        });
+    }
     match kind {
-        BAR_SYNC | BAR_ARRIVE => {
+        Kind::BarSync | Kind::BarArrive => {
             let id = (a as usize) % BARRIERS;
             let bar = unsafe { &mut *me.barrier(id) };
             let op = c;
@@ -180,12 +211,12 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
                 me.cluster_arrived = true;
             }
             bar.arrive(b, mask & 1 == 1);
-            if kind == BAR_SYNC {
+            if kind == Kind::BarSync {
                 y.suspend(Wait::Bar { id: id as u32, op });
             }
             me.result
         }
-        BAR_WAIT => {
+        Kind::BarWait => {
             let id = a % BARRIERS as u32;
             let phase = if id == CLUSTER_BARRIER {
                 me.cluster_phase
@@ -197,55 +228,31 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             }
             0
         }
-        WARP_SYNC => {
+        Kind::WarpSync => {
             y.suspend(Wait::Warp { mask });
             0
         }
-        ACTIVEMASK => {
+        Kind::Activemask => {
             y.suspend(Wait::Converge { site: c });
             me.result
         }
-        YIELD => {
+        Kind::Yield => {
             y.suspend(Wait::Yield);
             0
         }
-        k if (SHFL..SHFL + 4).contains(&k) => exchange(me, a as u64, mask, |w, _| {
-            let (src, valid) = shfl_source(k - SHFL, lane, b, c);
-            (w.slots[src] as u32) as u64 | (valid as u64) << 32
-        }),
-        k if (VOTE..VOTE + 4).contains(&k) => exchange(me, (a & 1) as u64, mask, |w, members| {
-            let ballot = (0..32)
-                .filter(|&i| members >> i & 1 == 1 && w.slots[i] == 1)
-                .fold(0u32, |m, i| m | 1 << i);
-            vote_result(k - VOTE, ballot, members)
-        }),
-        k if (REDUX..REDUX + 6).contains(&k) => exchange(me, a as u64, mask, |w, members| {
-            let vals = (0..32).filter(|&i| members >> i & 1 == 1).map(|i| w.slots[i] as u32);
-            let signed = b == 1;
-            (match k - REDUX {
-                0 => vals.fold(0u32, u32::wrapping_add),
-                1 if signed => vals.map(|v| v as i32).min().unwrap_or(0) as u32,
-                1 => vals.min().unwrap_or(0),
-                2 if signed => vals.map(|v| v as i32).max().unwrap_or(0) as u32,
-                2 => vals.max().unwrap_or(0),
-                3 => vals.fold(u32::MAX, |x, v| x & v),
-                4 => vals.fold(0, |x, v| x | v),
-                _ => vals.fold(0, |x, v| x ^ v),
-            }) as u64
-        }),
-        MMA | LDMATRIX | STMATRIX => {
+        Kind::Mma | Kind::Ldmatrix | Kind::Stmatrix => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe {
                 crate::emu::matrix::warp_op(kind, c, w.slots.as_ptr(), lane)
             })
         }
-        WMMA => {
+        Kind::Wmma => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, _| unsafe {
                 crate::emu::matrix::wmma(w.slots.as_ptr(), lane)
             })
         }
-        WGMMA => {
+        Kind::Wgmma => {
             let buf = (a as u64 | (b as u64) << 32) as *mut u32;
             exchange(me, buf as u64, mask, |w, members| {
                 match unsafe { crate::emu::wgmma::lane(w.slots.as_ptr(), lane, members) } {
@@ -265,16 +272,16 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
                 }
             })
         }
-        MOVMATRIX => exchange(me, a as u64, mask, |w, _| {
+        Kind::Movmatrix => exchange(me, a as u64, mask, |w, _| {
             let regs: [u32; 32] = std::array::from_fn(|i| w.slots[i] as u32);
             crate::emu::mma::movmatrix_lane(&regs, lane as usize) as u64
         }),
-        MATCH_ANY | MATCH_ALL => exchange(me, a as u64 | (b as u64) << 32, mask, |w, members| {
+        Kind::MatchAny | Kind::MatchAll => exchange(me, a as u64 | (b as u64) << 32, mask, |w, members| {
             let mine = w.slots[lane as usize];
             let same = (0..32)
                 .filter(|&i| members >> i & 1 == 1 && w.slots[i] == mine)
                 .fold(0u32, |m, i| m | 1 << i);
-            if kind == MATCH_ANY {
+            if kind == Kind::MatchAny {
                 same as u64
             } else if same == members {
                 members as u64 | 1 << 32
@@ -282,7 +289,21 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
                 0
             }
         }),
-        _ => 0,
+        // Handled above.
+        Kind::ShflUp
+        | Kind::ShflDown
+        | Kind::ShflBfly
+        | Kind::ShflIdx
+        | Kind::VoteAll
+        | Kind::VoteAny
+        | Kind::VoteUni
+        | Kind::VoteBallot
+        | Kind::ReduxAdd
+        | Kind::ReduxMin
+        | Kind::ReduxMax
+        | Kind::ReduxAnd
+        | Kind::ReduxOr
+        | Kind::ReduxXor => 0,
     }
 }
 

@@ -9,7 +9,7 @@
 use crate::jit::host::HostKernel;
 use crate::runtime::fibers::{shfl_source, vote_result};
 use crate::runtime::{Launch, LaunchError, SharedWindow};
-use ptx_llvm::collective::{SHFL, VOTE};
+use ptx_llvm::collective::Kind;
 use ptx_llvm::regions::{DONE, WAIT, WARP};
 use rayon::prelude::*;
 use std::ffi::c_void;
@@ -45,21 +45,20 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, _: u32, _: u32, _:
     let half = x.slots.len() / 2;
     // The half published into before the warp's last release.
     let read = (x.parity[w] as usize ^ 1) * half + w * 32;
-    match kind {
-        k if (SHFL..SHFL + 4).contains(&k) => {
-            let (b, c) = (x.args[t], x.args[half + t]);
-            let (src, valid) = shfl_source(k - SHFL, lane as u32, b, c);
-            x.slots[read + src] as u64 | (valid as u64) << 32
-        }
-        k if (VOTE..VOTE + 4).contains(&k) => {
-            let live = x.live[w];
-            let ballot = (0..32)
-                .filter(|&i| live >> i & 1 == 1 && x.slots[read + i] & 1 == 1)
-                .fold(0u32, |m, i| m | 1 << i);
-            vote_result(k - VOTE, ballot, live)
-        }
-        _ => 0,
+    let kind = Kind::from_code(kind);
+    if let Some(mode) = kind.and_then(Kind::shfl_mode) {
+        let (b, c) = (x.args[t], x.args[half + t]);
+        let (src, valid) = shfl_source(mode, lane as u32, b, c);
+        return x.slots[read + src] as u64 | (valid as u64) << 32;
     }
+    if let Some(mode) = kind.and_then(Kind::vote_mode) {
+        let live = x.live[w];
+        let ballot = (0..32)
+            .filter(|&i| live >> i & 1 == 1 && x.slots[read + i] & 1 == 1)
+            .fold(0u32, |m, i| m | 1 << i);
+        return vote_result(mode, ballot, live);
+    }
+    0
 }
 
 /// A worker's buffers, reused for every CTA it runs.

@@ -469,7 +469,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let here = self.b.get_insert_block().expect("block");
                 self.b.build_conditional_branch(done, join, wait)?;
                 self.b.position_at_end(wait);
-                self.collective(st, crate::collective::YIELD, [None; 4])?;
+                self.collective(st, crate::collective::Kind::Yield, [None; 4])?;
                 let again = self.mem_call(st, bi::MEM_MBAR_TEST, addr, state, parity)?;
                 let again = self.b.build_int_compare(IntPredicate::NE, again, zero, "done")?;
                 let wait_end = self.b.get_insert_block().expect("block");

@@ -18,6 +18,7 @@
 //! the fast case, where one unmasked call runs every thread of the CTA through the same region.
 
 use super::*;
+use crate::collective::Kind;
 use crate::regions::{WAIT, WARP};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
@@ -58,7 +59,7 @@ pub(super) struct Plan {
 
 struct Stop {
     call: LLVMValueRef,
-    kind: u32,
+    kind: Kind,
 }
 
 /// Bytes of a register's slot, or None for a type the frame does not hold.
@@ -363,7 +364,7 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     /// A call of `env->collective` (the callee is loaded from the environment's field 7), with its kind.
-    fn collective_call(&self, i: LLVMValueRef, env: LLVMValueRef) -> Option<Option<u32>> {
+    fn collective_call(&self, i: LLVMValueRef, env: LLVMValueRef) -> Option<Option<Kind>> {
         unsafe {
             if LLVMGetInstructionOpcode(i) != LLVMOpcode::LLVMCall {
                 return None;
@@ -373,11 +374,11 @@ impl<'ctx> Lowerer<'ctx> {
                 return None;
             }
             let gep = LLVMGetOperand(callee, 0);
-            let is_field7 = !LLVMIsAGetElementPtrInst(gep).is_null()
+            let is_field = !LLVMIsAGetElementPtrInst(gep).is_null()
                 && LLVMGetOperand(gep, 0) == env
                 && LLVMGetNumOperands(gep) == 3
-                && const_u32(LLVMGetOperand(gep, 2)) == Some(7);
-            is_field7.then(|| const_u32(LLVMGetOperand(i, 1)))
+                && const_u32(LLVMGetOperand(gep, 2)) == Some(EnvField::Collective as u32);
+            is_field.then(|| const_u32(LLVMGetOperand(i, 1)).and_then(Kind::from_code))
         }
     }
 
@@ -388,13 +389,12 @@ impl<'ctx> Lowerer<'ctx> {
         f.get_basic_blocks()
             .iter()
             .flat_map(|b| unsafe { instructions(b.as_mut_ptr()) })
-            .any(|i| matches!(self.collective_call(i, env), Some(k) if k != Some(crate::collective::YIELD)))
+            .any(|i| matches!(self.collective_call(i, env), Some(k) if k != Some(Kind::Yield)))
     }
 
     /// Cuts the thread body `tf` at its barriers and warp collectives. None (and `tf` untouched) when
     /// its shape is outside what regions handle; the kernel then runs on fibers.
     pub(super) fn split_regions(&mut self, tf: FunctionValue<'ctx>) -> R<Option<Plan>> {
-        use crate::collective::*;
         let f = tf.as_value_ref();
         let env = tf.get_nth_param(0).expect("env").as_value_ref();
         let blocks: Vec<LLVMBasicBlockRef> = tf.get_basic_blocks().iter().map(|b| b.as_mut_ptr()).collect();
@@ -430,14 +430,12 @@ impl<'ctx> Lowerer<'ctx> {
                 // collectives run on fibers.
                 let operand = |j| constant(unsafe { LLVMGetOperand(i, j) });
                 match self.collective_call(i, env) {
-                    Some(Some(BAR_SYNC)) if (2..5).all(|j| operand(j) == Some(0)) => stops.push(Stop {
+                    Some(Some(Kind::BarSync)) if (2..5).all(|j| operand(j) == Some(0)) => stops.push(Stop {
                         call: i,
-                        kind: BAR_SYNC,
+                        kind: Kind::BarSync,
                     }),
                     Some(Some(kind))
-                        if (kind == WARP_SYNC
-                            || (SHFL..SHFL + 4).contains(&kind)
-                            || (VOTE..VOTE + 4).contains(&kind))
+                        if (kind == Kind::WarpSync || kind.is_shfl_or_vote())
                             && operand(5) == Some(u32::MAX as u64) =>
                     {
                         stops.push(Stop { call: i, kind })
@@ -465,7 +463,6 @@ impl<'ctx> Lowerer<'ctx> {
     }
 
     fn cut(&mut self, tf: FunctionValue<'ctx>, allocas: &[LLVMValueRef], stops: &[Stop]) -> R<Plan> {
-        use crate::collective::*;
         let i32t = self.i32();
         let i64t = self.i64();
         let i8t = self.ctx.i8_type();
@@ -576,7 +573,7 @@ impl<'ctx> Lowerer<'ctx> {
         let mut cases = vec![];
         let mut states = vec![0u32];
         for (k, s) in stops.iter().enumerate() {
-            let warp = s.kind != BAR_SYNC;
+            let warp = s.kind != Kind::BarSync;
             let resume = (k as u32 + 1) | if warp { WARP } else { 0 };
             let bb = unsafe { LLVMGetInstructionParent(s.call) };
             let bbv = unsafe { BasicBlock::new(bb) }.expect("block");
@@ -607,7 +604,7 @@ impl<'ctx> Lowerer<'ctx> {
                 ],
                 false,
             );
-            if s.kind >= SHFL {
+            if s.kind.is_shfl_or_vote() {
                 // slots[parity[warp]][t] = a; args[t] = b; args[nslots + t] = c
                 let w = self.b.build_right_shift(t32, i32t.const_int(5, false), false, "w")?;
                 let pp = unsafe { self.b.build_in_bounds_gep(i32t, parity, &[w], "pp")? };
@@ -659,7 +656,7 @@ impl<'ctx> Lowerer<'ctx> {
                     self.mark(st, RECOMPUTED);
                 }
             }
-            let result = if s.kind >= SHFL {
+            let result = if s.kind.is_shfl_or_vote() {
                 self.b.build_store(cur_p, t32)?;
                 let sp = self.env_ptr(env, EnvField::Sync)?;
                 let sync = self.b.build_load(ptr, sp, "sync")?;

@@ -1,6 +1,7 @@
 //! Barriers and warp collectives: runtime calls on the host, NVVM intrinsics for NVPTX.
 
 use super::*;
+use crate::collective::{Kind, Reduction};
 
 impl<'ctx> Lowerer<'ctx> {
     /// The low and high 32 bits of a 64-bit value, as collectives take a pointer or a 64-bit operand.
@@ -15,7 +16,7 @@ impl<'ctx> Lowerer<'ctx> {
     pub(super) fn collective(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
-        kind: u32,
+        kind: Kind,
         args: [Option<IntValue<'ctx>>; 4],
     ) -> R<IntValue<'ctx>> {
         if self.checked {
@@ -82,15 +83,18 @@ impl<'ctx> Lowerer<'ctx> {
             if self.flavour == Flavour::Nvvm {
                 return self.call_intrinsic_void("llvm.nvvm.bar.warp.sync", &[mask.into()]);
             }
-            self.collective(st, crate::collective::WARP_SYNC, [None, None, None, Some(mask)])?;
+            self.collective(st, Kind::WarpSync, [None, None, None, Some(mask)])?;
             return Ok(());
         }
         let sync = d.get(G::Sync).unwrap_or(".sync");
         if d.spec.sub == [".cluster"] && self.flavour == Flavour::Host {
             // A cluster of one CTA: arrive counts on the cluster barrier, wait waits for every thread.
-            use crate::collective::*;
-            let id = Some(i32t.const_int(CLUSTER_BARRIER as u64, false));
-            let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_WAIT };
+            let id = Some(i32t.const_int(crate::collective::CLUSTER_BARRIER as u64, false));
+            let kind = if sync == ".arrive" {
+                Kind::BarArrive
+            } else {
+                Kind::BarWait
+            };
             self.collective(st, kind, [id, None, None, None])?;
             return Ok(());
         }
@@ -106,7 +110,6 @@ impl<'ctx> Lowerer<'ctx> {
             };
             return self.call_intrinsic_void(f, &[id]);
         }
-        use crate::collective::*;
         // bar.red d, a{, b}, c: the destination comes first.
         let (dst, rest) = if sync == ".red" {
             (Some(&ops[0]), &ops[1..])
@@ -128,12 +131,16 @@ impl<'ctx> Lowerer<'ctx> {
             None => None,
         };
         let op = match (sync, d.get(G::Op)) {
-            (".red", Some(".popc")) => RED_POPC,
-            (".red", Some(".and")) => RED_AND,
-            (".red", Some(".or")) => RED_OR,
-            _ => RED_NONE,
+            (".red", Some(".popc")) => Reduction::Popc,
+            (".red", Some(".and")) => Reduction::And,
+            (".red", Some(".or")) => Reduction::Or,
+            _ => Reduction::None,
         };
-        let kind = if sync == ".arrive" { BAR_ARRIVE } else { BAR_SYNC };
+        let kind = if sync == ".arrive" {
+            Kind::BarArrive
+        } else {
+            Kind::BarSync
+        };
         // `bar` is `barrier.aligned`; before sm_70 every barrier is.
         self.aligned = d.spec.name == "bar" || d.has(".aligned") || self.target.sm < 70;
         let r = self.collective(
@@ -142,7 +149,7 @@ impl<'ctx> Lowerer<'ctx> {
             [Some(id), count, Some(i32t.const_int(op as u64, false)), pred],
         )?;
         if let Some(dst) = dst {
-            let v: BasicValueEnum = if op == RED_POPC {
+            let v: BasicValueEnum = if op == Reduction::Popc {
                 self.b.build_int_truncate(r, i32t, "popc")?.into()
             } else {
                 self.b.build_int_truncate(r, self.ctx.bool_type(), "red")?.into()
@@ -160,7 +167,6 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        use crate::collective::*;
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         self.host_only(i.span, d.spec.name)?;
@@ -168,12 +174,12 @@ impl<'ctx> Lowerer<'ctx> {
             "activemask" => {
                 // The site tells lanes that reached this instruction from lanes waiting elsewhere.
                 let site = i32t.const_int(i.span.start as u64, false);
-                let r = self.collective(st, ACTIVEMASK, [None, None, Some(site), None])?;
+                let r = self.collective(st, Kind::Activemask, [None, None, Some(site), None])?;
                 let v = self.b.build_int_truncate(r, i32t, "active")?;
                 self.write(st, &ops[0], v.into(), false, scope)
             }
             "nanosleep" => {
-                self.collective(st, YIELD, [None; 4])?;
+                self.collective(st, Kind::Yield, [None; 4])?;
                 Ok(())
             }
             "redux" => {
@@ -184,8 +190,9 @@ impl<'ctx> Lowerer<'ctx> {
                     .iter()
                     .position(|m| d.get(G::Op) == Some(m))
                     .unwrap_or(0) as u32;
+                let kind = Kind::redux(k).unwrap_or(Kind::ReduxAdd);
                 let signed = i32t.const_int(t.is_signed() as u64, false);
-                let r = self.collective(st, REDUX + k, [Some(a), Some(signed), None, Some(mask)])?;
+                let r = self.collective(st, kind, [Some(a), Some(signed), None, Some(mask)])?;
                 let v = self.b.build_int_truncate(r, i32t, "redux")?;
                 self.write(st, &ops[0], v.into(), false, scope)
             }
@@ -196,9 +203,9 @@ impl<'ctx> Lowerer<'ctx> {
                 let (lo, hi) = self.halves(a)?;
                 let mask = self.member_mask(st, ops.get(2), scope)?;
                 let kind = if d.get(G::Mode) == Some(".all") {
-                    MATCH_ALL
+                    Kind::MatchAll
                 } else {
-                    MATCH_ANY
+                    Kind::MatchAny
                 };
                 let r = self.collective(st, kind, [Some(lo), Some(hi), None, Some(mask)])?;
                 let m = self.b.build_int_truncate(r, i32t, "match")?;
@@ -252,11 +259,12 @@ impl<'ctx> Lowerer<'ctx> {
             return self.nvvm_warp_collective(st, i, d, mode, scope);
         }
         if d.spec.name == "shfl" {
-            let kind = crate::collective::SHFL
-                + [".up", ".down", ".bfly", ".idx"]
+            let kind = Kind::shfl(
+                [".up", ".down", ".bfly", ".idx"]
                     .iter()
                     .position(|m| *m == mode)
-                    .expect("shfl mode") as u32;
+                    .expect("shfl mode") as u32,
+            );
             let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
             let b = self.read(st, &ops[2], Type::B32, scope)?.into_int_value();
             let c = self.read(st, &ops[3], Type::B32, scope)?.into_int_value();
@@ -275,11 +283,12 @@ impl<'ctx> Lowerer<'ctx> {
                 dst => self.write(st, dst, v.into(), false, scope),
             };
         }
-        let kind = crate::collective::VOTE
-            + [".all", ".any", ".uni", ".ballot"]
+        let kind = Kind::vote(
+            [".all", ".any", ".uni", ".ballot"]
                 .iter()
                 .position(|m| *m == mode)
-                .expect("vote mode") as u32;
+                .expect("vote mode") as u32,
+        );
         let p = self.read(st, &ops[1], Type::Pred, scope)?.into_int_value();
         let p = self.b.build_int_z_extend(p, i32t, "p")?;
         let mask = self.member_mask(st, ops.get(2), scope)?;
@@ -407,7 +416,7 @@ impl<'ctx> Lowerer<'ctx> {
 
     /// Warp matrix instructions on the host (`mma`, `ldmatrix`, `stmatrix`, `movmatrix`): each lane
     /// writes its operands into a buffer of 32-bit words, the runtime computes every lane's part from
-    /// all 32 buffers, and the lane reads its result back (see `crate::collective::MMA`).
+    /// all 32 buffers, and the lane reads its result back (see `crate::collective::Kind::Mma`).
     pub(super) fn warp_matrix<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
@@ -415,14 +424,13 @@ impl<'ctx> Lowerer<'ctx> {
         d: &Decoded,
         scope: &Scope<'m, 'a>,
     ) -> R<()> {
-        use crate::collective::*;
         self.host_only(i.span, d.spec.name)?;
         let ops = &i.operands;
         let (i32t, i64t) = (self.i32(), self.i64());
         let full = Some(i32t.const_all_ones());
         if d.spec.name == "movmatrix" {
             let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
-            let r = self.collective(st, MOVMATRIX, [Some(a), None, None, full])?;
+            let r = self.collective(st, Kind::Movmatrix, [Some(a), None, None, full])?;
             let v = self.b.build_int_truncate(r, i32t, "movmatrix")?;
             return self.write(st, &ops[0], v.into(), false, scope);
         }
@@ -468,13 +476,19 @@ impl<'ctx> Lowerer<'ctx> {
         let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
         let (lo, hi) = self.halves(ptr)?;
         let kind = match d.spec.name {
-            "mma" => MMA,
-            "ldmatrix" => LDMATRIX,
-            _ => STMATRIX,
+            "mma" => Kind::Mma,
+            "ldmatrix" => Kind::Ldmatrix,
+            _ => Kind::Stmatrix,
         };
         let c = i32t.const_int(num | (d.has(".trans") as u64) << 8, false);
         self.collective(st, kind, [Some(lo), Some(hi), Some(c), full])?;
-        self.load_fragment(st, buf, if kind == MMA { 2 + words_in } else { 2 }, &outputs, scope)
+        self.load_fragment(
+            st,
+            buf,
+            if kind == Kind::Mma { 2 + words_in } else { 2 },
+            &outputs,
+            scope,
+        )
     }
 
     /// `%laneid` of the running thread.
@@ -599,11 +613,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let k = self.store_fragment(st, buf, k, &cl, scope)?;
                 let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
                 let (lo, hi) = self.halves(ptr)?;
-                self.collective(
-                    st,
-                    crate::collective::WMMA,
-                    [Some(lo), Some(hi), None, Some(i32t.const_all_ones())],
-                )?;
+                self.collective(st, Kind::Wmma, [Some(lo), Some(hi), None, Some(i32t.const_all_ones())])?;
                 self.load_fragment(st, buf, k, &dl, scope)
             }
         }

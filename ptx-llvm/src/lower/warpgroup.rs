@@ -106,7 +106,7 @@ impl<'ctx> Lowerer<'ctx> {
         let ptr = self.b.build_ptr_to_int(buf, i64t, "buf")?;
         let (lo, hi) = self.halves(ptr)?;
         let full = Some(i32t.const_all_ones());
-        let r = self.collective(st, crate::collective::WGMMA, [Some(lo), Some(hi), None, full])?;
+        let r = self.collective(st, crate::collective::Kind::Wgmma, [Some(lo), Some(hi), None, full])?;
         // A matrix outside the shared window ends the launch; the runtime recorded why.
         let faulted = self
             .b

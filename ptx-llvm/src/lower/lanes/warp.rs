@@ -6,7 +6,7 @@
 //! by the code before the stop), and the runtime takes over.
 
 use super::{const_int, marked, Lanes, LANES};
-use crate::collective::{SHFL, VOTE};
+use crate::collective::Kind;
 use crate::ir::instructions;
 use crate::lower::regions::{COLLECTIVE_RESULT, PUBLISHED};
 use crate::regions::{DONE, WAIT, WARP};
@@ -19,9 +19,9 @@ use inkwell::llvm_sys::LLVMOpcode;
 const _: () = assert!(LANES == 32);
 
 /// The collective whose result call `i` reads (`COLLECTIVE_RESULT`), when a group can compute it.
-fn exchange_kind(i: LLVMValueRef) -> Option<u32> {
-    let kind = const_int(unsafe { LLVMGetOperand(i, 1) })? as u32;
-    ((SHFL..SHFL + 4).contains(&kind) || (VOTE..VOTE + 4).contains(&kind)).then_some(kind)
+fn exchange_kind(i: LLVMValueRef) -> Option<Kind> {
+    let kind = Kind::from_code(const_int(unsafe { LLVMGetOperand(i, 1) })? as u32)?;
+    kind.is_shfl_or_vote().then_some(kind)
 }
 
 /// For a block ending in a warp collective's stop (`ret k | WAIT | WARP`), the block its region
@@ -138,12 +138,12 @@ impl Lanes {
             let n = |k: u64| self.const_splat(LLVMConstInt(self.i32t, k, 0));
             let get = |j: usize| LLVMBuildLoad2(b, vi32, self.published[j], c"".as_ptr());
             let a = get(0);
-            if kind >= VOTE {
+            if let Some(mode) = kind.vote_mode() {
                 let on = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, a, n(1), c"".as_ptr()), n(0), c"".as_ptr());
                 let ballot = self.bits(on);
                 let all = LLVMBuildICmp(b, LLVMIntEQ, ballot, LLVMConstAllOnes(LLVMTypeOf(ballot)), c"".as_ptr());
                 let none = LLVMBuildICmp(b, LLVMIntEQ, ballot, LLVMConstNull(LLVMTypeOf(ballot)), c"".as_ptr());
-                let r = match kind - VOTE {
+                let r = match mode {
                     0 => LLVMBuildZExt(b, all, self.i64t, c"".as_ptr()),
                     1 => LLVMBuildZExt(b, LLVMBuildNot(b, none, c"".as_ptr()), self.i64t, c"".as_ptr()),
                     2 => LLVMBuildZExt(b, LLVMBuildOr(b, all, none, c"".as_ptr()), self.i64t, c"".as_ptr()),
@@ -168,7 +168,7 @@ impl Lanes {
                 LLVMBuildAnd(b, cval, not_seg, c"".as_ptr()),
                 c"max".as_ptr(),
             );
-            let (j, valid) = match kind - SHFL {
+            let (j, valid) = match kind.shfl_mode().unwrap_or(0) {
                 0 => {
                     let j = LLVMBuildSub(b, l, bval, c"".as_ptr());
                     (j, LLVMBuildICmp(b, LLVMIntSGE, j, max_lane, c"".as_ptr()))
