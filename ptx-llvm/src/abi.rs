@@ -67,16 +67,22 @@ pub mod collective {
         /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
         /// the new D over the old. The result is 1 when the launch faulted (the thread stops).
         Wgmma,
+        /// Before a `volatile` access of shared memory: the lanes of the warp that reach
+        /// this site (c) together go on together, so each such access is made by all of them before
+        /// any makes the next, as a GPU's warp executes in lockstep. Warp-synchronous code written
+        /// before `__syncwarp` (a reduction unrolled over a warp through `volatile` shared memory)
+        /// depends on it.
+        Lockstep,
     }
 
     impl Kind {
         /// Every kind, at the index of its code.
-        pub const ALL: [Kind; 28] = {
+        pub const ALL: [Kind; 29] = {
             use Kind::*;
             [
                 BarSync, WarpSync, ShflUp, ShflDown, ShflBfly, ShflIdx, VoteAll, VoteAny, VoteUni, VoteBallot,
                 BarArrive, Activemask, ReduxAdd, ReduxMin, ReduxMax, ReduxAnd, ReduxOr, ReduxXor, MatchAny, MatchAll,
-                Yield, Mma, Ldmatrix, Stmatrix, Movmatrix, BarWait, Wmma, Wgmma,
+                Yield, Mma, Ldmatrix, Stmatrix, Movmatrix, BarWait, Wmma, Wgmma, Lockstep,
             ]
         };
 

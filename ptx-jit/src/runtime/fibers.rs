@@ -89,6 +89,9 @@ impl Lane {
 struct Warp {
     slots: [u64; 32],
     live: u32,
+    /// The lane from which the next group of lanes at one site is looked for, just past the last
+    /// group's first lane: a lane that spins at one site then cannot keep the others from going on.
+    turn: std::cell::Cell<u32>,
     /// The block, for synccheck's findings.
     ctaid: [u32; 3],
 }
@@ -232,7 +235,7 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
             y.suspend(Wait::Warp { mask });
             0
         }
-        Kind::Activemask => {
+        Kind::Activemask | Kind::Lockstep => {
             y.suspend(Wait::Converge { site: c });
             me.result
         }
@@ -553,14 +556,16 @@ fn release_cta(
         // activemask: when no lane of the warp can move, the lanes at one site form the mask.
         let blocked = range.clone().all(|i| !matches!(state[i], State::Runnable));
         if blocked {
-            let sites: Vec<u32> = range
-                .clone()
-                .filter_map(|i| match state[i] {
-                    State::Waiting(Wait::Converge { site }) => Some(site),
+            let len = range.len();
+            let from = warp.turn.get() as usize % len;
+            let first = (0..len)
+                .map(|k| range.start + (from + k) % len)
+                .find_map(|i| match state[i] {
+                    State::Waiting(Wait::Converge { site }) => Some((i, site)),
                     _ => None,
-                })
-                .collect();
-            if let Some(&site) = sites.first() {
+                });
+            if let Some((i, site)) = first {
+                warp.turn.set(((i + 1 - range.start) % len) as u32);
                 let at_site: Vec<usize> = range
                     .clone()
                     .filter(|&i| state[i] == State::Waiting(Wait::Converge { site }))
@@ -697,6 +702,7 @@ fn run_cluster(
             } else {
                 (1u32 << (per_cta % 32)) - 1
             },
+            turn: Default::default(),
             ctaid: bases[w / wpc].ctaid,
         })
         .collect();

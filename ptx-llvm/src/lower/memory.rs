@@ -13,6 +13,11 @@ impl<'ctx> Lowerer<'ctx> {
         let t = d.ty().expect("ld/st type");
         let space = access_space(d);
         let is_ld = d.spec.name != "st";
+        if self.flavour == Flavour::Host && d.has(".volatile") && space == Space::Shared {
+            // The warp's lanes make this access together (see `collective::Kind::Lockstep`).
+            let site = self.i32().const_int(i.span.start as u64, false);
+            self.collective(st, crate::collective::Kind::Lockstep, [None, None, Some(site), None])?;
+        }
         let at = isa::address_operand(d.spec.name).expect("ld and st take an address");
         let (data, addr) = (&i.operands[1 - at], &i.operands[at]);
         let Operand::Addr(a) = addr else {
