@@ -246,48 +246,84 @@ pub mod builtin {
     /// must come from a linked module.
     pub const DEVICE_FUNCTIONS: [&str; 4] = ["vprintf", "__assertfail", "malloc", "free"];
     /// Operations with memory or launch effects: `i64 ptxjit_mem(code, env, addr, a, b)`, `code` being
-    /// one of `MEM_*` (with a `ptxjit_fp` code in `b` for `MEM_ATOMIC_FP`).
+    /// a [`Mem`] (with a `ptxjit_fp` code in `b` for [`Mem::AtomicFp`]).
     pub const MEM: &str = "ptxjit_mem";
-    /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
-    pub const MEM_ISSPACEP: u32 = 0;
-    /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags; the
-    /// result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or parity,
-    /// b = 1 for parity; 1 when that phase is complete), inval.
-    pub const MEM_MBAR_INIT: u32 = 1;
-    pub const MEM_MBAR_ARRIVE: u32 = 2;
-    pub const MEM_MBAR_EXPECT_TX: u32 = 3;
-    pub const MEM_MBAR_COMPLETE_TX: u32 = 4;
-    pub const MEM_MBAR_TEST: u32 = 5;
-    pub const MEM_MBAR_INVAL: u32 = 6;
-    /// Atomic read-modify-write of a 16-bit float or packed pair (and the f32 min and max of vector
-    /// atomics) at `addr`: a = operand bits,
-    /// b = the `ptxjit_fp` code of the operation; the result is the old value.
-    pub const MEM_ATOMIC_FP: u32 = 7;
-    /// `trap`: a = the instruction's byte offset; the launch fails. b = 0 for `trap` itself, else a
-    /// `TRAP_*` reason the GPU gives an illegal instruction for.
-    pub const MEM_TRAP: u32 = 8;
-    /// `st.async`/`red.async` outside a cluster launch.
+
+    /// The operation of a `ptxjit_mem` call, its first argument (`Mem as u32`).
+    #[repr(u32)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Mem {
+        /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
+        Isspacep,
+        /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags;
+        /// the result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or
+        /// parity, b = 1 for parity; 1 when that phase is complete), inval.
+        MbarInit,
+        MbarArrive,
+        MbarExpectTx,
+        MbarCompleteTx,
+        MbarTest,
+        MbarInval,
+        /// Atomic read-modify-write of a 16-bit float or packed pair (and the f32 min and max of
+        /// vector atomics) at `addr`: a = operand bits, b = the `ptxjit_fp` code of the operation; the
+        /// result is the old value.
+        AtomicFp,
+        /// `trap`: a = the instruction's byte offset; the launch fails. b = 0 for `trap` itself, else
+        /// a `TRAP_*` reason the GPU gives an illegal instruction for.
+        Trap,
+        /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest
+        /// are zeros (`cp.async` with a source size).
+        Copy,
+        /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
+        /// [the form (`ptx_front::isa::WmmaForm::code`, 2 words), register words n (1 word), n words],
+        /// b = the stride (0: the default).
+        WmmaLoad,
+        WmmaStore,
+        /// `cp.reduce.async.bulk`: reduce `b & 0xffffffff` bytes at a into addr, element by element
+        /// and atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's
+        /// type code << 8.
+        BulkReduce,
+        /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at a
+        /// [`crate::abi::TensorArgs`], a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or
+        /// [`TENSOR_REDUCE`] | a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the
+        /// instruction's byte offset. Returns 1 when the launch faulted.
+        Tensor,
+        /// `tensormap.replace`: addr = the map, a = the new value, b = the field's index in
+        /// [`TENSORMAP_FIELDS`] | the ordinal << 8.
+        TensormapReplace,
+    }
+
+    impl Mem {
+        /// Every operation, at the index of its code.
+        pub const ALL: [Mem; 15] = {
+            use Mem::*;
+            [
+                Isspacep,
+                MbarInit,
+                MbarArrive,
+                MbarExpectTx,
+                MbarCompleteTx,
+                MbarTest,
+                MbarInval,
+                AtomicFp,
+                Trap,
+                Copy,
+                WmmaLoad,
+                WmmaStore,
+                BulkReduce,
+                Tensor,
+                TensormapReplace,
+            ]
+        };
+
+        /// The operation whose code is `code`.
+        pub fn from_code(code: u32) -> Option<Mem> {
+            Mem::ALL.get(code as usize).copied()
+        }
+    }
+
+    /// `st.async`/`red.async` outside a cluster launch (b of [`Mem::Trap`]).
     pub const TRAP_NO_CLUSTER: u32 = 1;
-    /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest are
-    /// zeros (`cp.async` with a source size).
-    pub const MEM_COPY: u32 = 9;
-    /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
-    /// [the form (`ptx_front::isa::WmmaForm::code`, 2 words), register words n (1 word), n words], b =
-    /// the stride (0: the default).
-    pub const MEM_WMMA_LOAD: u32 = 10;
-    pub const MEM_WMMA_STORE: u32 = 11;
-    /// `cp.reduce.async.bulk`: reduce `b & 0xffffffff` bytes at a into addr, element by element and
-    /// atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's type code
-    /// << 8.
-    pub const MEM_BULK_REDUCE: u32 = 12;
-    /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at a
-    /// [`crate::abi::TensorArgs`], a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or
-    /// [`TENSOR_REDUCE`] | a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the
-    /// instruction's byte offset. Returns 1 when the launch faulted.
-    pub const MEM_TENSOR: u32 = 13;
-    /// `tensormap.replace`: addr = the map, a = the new value, b = the field's index in
-    /// [`TENSORMAP_FIELDS`] | the ordinal << 8.
-    pub const MEM_TENSORMAP_REPLACE: u32 = 14;
     pub const TENSORMAP_FIELDS: [&str; 10] = [
         ".global_address",
         ".rank",
@@ -667,6 +703,19 @@ pub mod builtin {
             _ => 0x7fff_e000,
         }
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn every_mem_operation_is_at_its_code() {
+            for (k, op) in Mem::ALL.iter().enumerate() {
+                assert_eq!((*op as usize, Mem::from_code(k as u32)), (k, Some(*op)));
+            }
+            assert_eq!(Mem::from_code(Mem::ALL.len() as u32), None);
+        }
+    }
 }
 
 /// The states a thread body cut into regions returns (see `Exec::Regions`): `k | WAIT` when it stopped
@@ -754,7 +803,7 @@ pub enum FieldType {
     I32x3,
 }
 
-/// The argument block of `builtin::MEM_TENSOR`, which generated code fills word by word.
+/// The argument block of `builtin::Mem::Tensor`, which generated code fills word by word.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct TensorArgs {

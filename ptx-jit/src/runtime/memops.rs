@@ -58,8 +58,9 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
         }
         old
     };
-    match code {
-        MEM_ISSPACEP => {
+    let Some(op) = Mem::from_code(code) else { return 0 };
+    match op {
+        Mem::Isspacep => {
             let shared = env.shared as u64;
             let in_shared = addr >= shared && addr < shared + b;
             let in_local = crate::runtime::checked::on_stack(addr);
@@ -71,7 +72,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
                 _ => true,
             }) as u64
         }
-        MEM_MBAR_INIT => {
+        Mem::MbarInit => {
             unsafe {
                 word.write_unaligned(
                     Mbar {
@@ -85,28 +86,28 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             };
             0
         }
-        MEM_MBAR_ARRIVE => mbar(&mut |m| {
+        Mem::MbarArrive => mbar(&mut |m| {
             m.pending = m.pending.saturating_sub(a);
             if b & MBAR_DROP as u64 != 0 {
                 m.expected = m.expected.saturating_sub(a);
             }
             m.settle();
         }),
-        MEM_MBAR_EXPECT_TX => mbar(&mut |m| m.tx += a as i64),
-        MEM_MBAR_COMPLETE_TX => mbar(&mut |m| {
+        Mem::MbarExpectTx => mbar(&mut |m| m.tx += a as i64),
+        Mem::MbarCompleteTx => mbar(&mut |m| {
             m.tx -= a as i64;
             m.settle();
         }),
-        MEM_MBAR_TEST => {
+        Mem::MbarTest => {
             let now = unsafe { word.read_unaligned() } >> 63;
             let waited = if b == 1 { a & 1 } else { a >> 63 };
             (now != waited) as u64
         }
-        MEM_MBAR_INVAL => {
+        Mem::MbarInval => {
             unsafe { word.write_unaligned(0) };
             0
         }
-        MEM_ATOMIC_FP => {
+        Mem::AtomicFp => {
             // Compare-and-swap loop around the exact float operation.
             let (_, ty, _, _, _) = parts(b as u32);
             let op = |old: u64| crate::emu::builtins::ptxjit_fp(b as u32, old, a, 0);
@@ -129,22 +130,22 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
                 }
             }
         }
-        MEM_BULK_REDUCE => {
+        Mem::BulkReduce => {
             let (size, op, ty) = (b & 0xffff_ffff, (b >> 32 & 0xff) as usize, (b >> 40) as u32);
             bulk_reduce(addr, a, size, op, ty);
             0
         }
-        MEM_TENSOR => {
+        Mem::Tensor => {
             // SAFETY: generated code passes its own argument block.
             let args = unsafe { &*(addr as *const ptx_llvm::abi::TensorArgs) };
             crate::runtime::tensor::tensor_op(env, args, a as u32 & 0xffff, (a >> 16) as usize, b as u32)
         }
-        MEM_TENSORMAP_REPLACE => {
+        Mem::TensormapReplace => {
             // SAFETY: the map is the kernel's; a bad address faults as the instruction would.
             unsafe { crate::runtime::tensor::replace(addr, b as u32 & 0xff, (b >> 8) as usize, a) };
             0
         }
-        MEM_TRAP => {
+        Mem::Trap => {
             use crate::runtime::checked::FaultKind;
             let kind = match b as u32 {
                 TRAP_NO_CLUSTER => {
@@ -155,20 +156,20 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             crate::runtime::checked::trap(env, a as u32, kind);
             1
         }
-        MEM_WMMA_LOAD | MEM_WMMA_STORE => {
+        Mem::WmmaLoad | Mem::WmmaStore => {
             let buf = a as *mut u32;
             let form = ptx_front::isa::WmmaForm::from_code(unsafe { (buf as *const u64).read_unaligned() });
             let n = unsafe { *buf.add(2) } as usize;
             let regs = unsafe { std::slice::from_raw_parts_mut(buf.add(3), n) };
             let lane = (crate::runtime::thread_index(env) % 32) as usize;
             let ok = form.and_then(|form| unsafe {
-                if code == MEM_WMMA_LOAD {
+                if op == Mem::WmmaLoad {
                     crate::emu::wmma::load_lane(&form, lane, addr, b, regs)
                 } else {
                     crate::emu::wmma::store_lane(&form, lane, addr, b, regs)
                 }
             });
-            if code == MEM_WMMA_STORE {
+            if op == Mem::WmmaStore {
                 if let Some(cell) = unsafe { (env.fault as *const crate::runtime::checked::FaultCell).as_ref() } {
                     // initcheck: the fragment's rows (at most 32, of at most 4-byte elements `b` apart)
                     // count as written; coarse, so a later read of them is never a false report.
@@ -177,7 +178,7 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             }
             ok.is_none() as u64
         }
-        MEM_COPY => {
+        Mem::Copy => {
             let (total, from_src) = (b & 0xffff_ffff, b >> 32);
             let n = from_src.min(total) as usize;
             unsafe {
@@ -189,7 +190,6 @@ pub extern "C" fn ptxjit_mem(code: u32, env: *const Env, addr: u64, a: u64, b: u
             }
             0
         }
-        _ => 0,
     }
 }
 

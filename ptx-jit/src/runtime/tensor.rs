@@ -1,6 +1,6 @@
 //! Tensor maps and the tensor copies of Hopper's bulk copy engine (TMA): `cuTensorMapEncodeTiled`
 //! writes a [`TensorMap`] into the 128 opaque bytes of a `CUtensorMap`, and `cp.async.bulk.tensor` /
-//! `cp.reduce.async.bulk.tensor` (`ptx_llvm::builtin::MEM_TENSOR`) move a box of it between global
+//! `cp.reduce.async.bulk.tensor` (`ptx_llvm::builtin::Mem::Tensor`) move a box of it between global
 //! and shared memory.
 //!
 //! A box is the tensor's elements from the instruction's coordinates on, `ceil(box[i] /
@@ -377,7 +377,7 @@ fn swizzled(offset: u64, swizzle: u32) -> u64 {
     offset ^ ((offset >> 7 & mask) << 4)
 }
 
-/// `ptx_llvm::builtin::MEM_TENSOR`: `op` is [`TENSOR_LOAD`], [`TENSOR_STORE`] or a reduction
+/// `ptx_llvm::builtin::Mem::Tensor`: `op` is [`TENSOR_LOAD`], [`TENSOR_STORE`] or a reduction
 /// ([`TENSOR_REDUCE`] | its [`BULK_OPS`] index); `dims` the instruction's dimensionality. Returns 1
 /// when the launch faulted: a map cuTensorMapEncodeTiled did not write, a box the GPU refuses, one
 /// that leaves the shared window, an address past 2^64.
@@ -504,7 +504,7 @@ pub(crate) fn tensor_op(env: &Env, args: &TensorArgs, op: u32, dims: usize, site
         // Each destination CTA's mbarrier, at the offset of the one named.
         for &w in &windows {
             let mbar = w + args.mbar.wrapping_sub(base);
-            crate::runtime::memops::ptxjit_mem(MEM_MBAR_COMPLETE_TX, env, mbar, m.box_bytes(), 0);
+            crate::runtime::memops::ptxjit_mem(Mem::MbarCompleteTx as u32, env, mbar, m.box_bytes(), 0);
         }
     }
     0

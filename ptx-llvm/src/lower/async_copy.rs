@@ -49,7 +49,7 @@ impl<'ctx> Lowerer<'ctx> {
                 if d.has(".noinc") {
                     let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
                     let one = i64t.const_int(1, false);
-                    self.mem_call(st, bi::MEM_MBAR_ARRIVE, addr, one, i64t.const_zero())?;
+                    self.mem_call(st, bi::Mem::MbarArrive, addr, one, i64t.const_zero())?;
                 }
                 Ok(())
             }
@@ -87,7 +87,7 @@ impl<'ctx> Lowerer<'ctx> {
                 if let Some(m @ Operand::Addr(_)) = ops.get(3) {
                     let mbar = self.mem_address(st, m, Space::Shared, scope)?;
                     let n = self.b.build_int_z_extend(size, i64t, "n")?;
-                    self.mem_call(st, bi::MEM_MBAR_COMPLETE_TX, mbar, n, i64t.const_zero())?;
+                    self.mem_call(st, bi::Mem::MbarCompleteTx, mbar, n, i64t.const_zero())?;
                 }
                 Ok(())
             }
@@ -115,10 +115,10 @@ impl<'ctx> Lowerer<'ctx> {
                 };
                 let code = i64t.const_int(((op as u64) | (ty as u64) << 8) << 32, false);
                 let packed = self.b.build_or(size, code, "sz")?;
-                self.mem_call(st, bi::MEM_BULK_REDUCE, dst, src, packed)?;
+                self.mem_call(st, bi::Mem::BulkReduce, dst, src, packed)?;
                 if let Some(m @ Operand::Addr(_)) = ops.get(3) {
                     let mbar = self.mem_address(st, m, Space::Shared, scope)?;
-                    self.mem_call(st, bi::MEM_MBAR_COMPLETE_TX, mbar, size, i64t.const_zero())?;
+                    self.mem_call(st, bi::Mem::MbarCompleteTx, mbar, size, i64t.const_zero())?;
                 }
                 Ok(())
             }
@@ -145,7 +145,7 @@ impl<'ctx> Lowerer<'ctx> {
         self.copy(st, (dst, Space::Global), (src, Space::Shared), size, size, i.span)
     }
 
-    /// `tensormap.replace`: the runtime patches the map (`MEM_TENSORMAP_REPLACE`).
+    /// `tensormap.replace`: the runtime patches the map (`Mem::TensormapReplace`).
     pub(super) fn tensormap_replace<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
@@ -184,12 +184,12 @@ impl<'ctx> Lowerer<'ctx> {
         let i64t = self.i64();
         let v = self.b.build_int_z_extend_or_bit_cast(v, i64t, "new")?;
         let code = i64t.const_int(field | ord << 8, false);
-        self.mem_call(st, bi::MEM_TENSORMAP_REPLACE, map, v, code)?;
+        self.mem_call(st, bi::Mem::TensormapReplace, map, v, code)?;
         Ok(())
     }
 
     /// `cp.async.bulk.tensor` (tile mode, global to shared or shared to global) and
-    /// `cp.reduce.async.bulk.tensor`: the runtime moves the box (`MEM_TENSOR`).
+    /// `cp.reduce.async.bulk.tensor`: the runtime moves the box (`Mem::Tensor`).
     fn tensor_copy<'m, 'a>(
         &mut self,
         st: &mut Fn<'ctx, 'm, 'a>,
@@ -267,7 +267,7 @@ impl<'ctx> Lowerer<'ctx> {
         let args = self.b.build_ptr_to_int(buf, i64t, "args")?;
         let a = i64t.const_int(op as u64 | dims << 16, false);
         let site = i64t.const_int(i.span.start as u64, false);
-        let faulted = self.mem_call(st, bi::MEM_TENSOR, args, a, site)?;
+        let faulted = self.mem_call(st, bi::Mem::Tensor, args, a, site)?;
         // A bad tensor map or box ends the launch: this thread stops here.
         let faulted = self
             .b
@@ -325,7 +325,7 @@ impl<'ctx> Lowerer<'ctx> {
             let i64t = self.i64();
             let site = i64t.const_int(i.span.start as u64, false);
             let why = i64t.const_int(bi::TRAP_NO_CLUSTER as u64, false);
-            self.mem_call(st, bi::MEM_TRAP, i64t.const_zero(), site, why)?;
+            self.mem_call(st, bi::Mem::Trap, i64t.const_zero(), site, why)?;
             self.emit_return(st)?;
             self.b.position_at_end(go);
         }
@@ -339,7 +339,7 @@ impl<'ctx> Lowerer<'ctx> {
         let i64t = self.i64();
         let bytes = i64t.const_int(t.bytes() as u64 * n, false);
         let mbar = self.mem_address(st, &i.operands[2], Space::Shared, scope)?;
-        self.mem_call(st, bi::MEM_MBAR_COMPLETE_TX, mbar, bytes, i64t.const_zero())?;
+        self.mem_call(st, bi::Mem::MbarCompleteTx, mbar, bytes, i64t.const_zero())?;
         Ok(())
     }
 
@@ -386,7 +386,7 @@ impl<'ctx> Lowerer<'ctx> {
             self.b.build_left_shift(from, i64t.const_int(32, false), "f")?,
             "sz",
         )?;
-        self.mem_call(st, bi::MEM_COPY, dst, src, packed)?;
+        self.mem_call(st, bi::Mem::Copy, dst, src, packed)?;
         Ok(())
     }
 
@@ -416,21 +416,21 @@ impl<'ctx> Lowerer<'ctx> {
             ".init" => {
                 let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
                 let count = arg(self, st, 1, 1)?;
-                self.mem_call(st, bi::MEM_MBAR_INIT, addr, count, zero)?;
+                self.mem_call(st, bi::Mem::MbarInit, addr, count, zero)?;
                 Ok(())
             }
             ".inval" => {
                 let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
-                self.mem_call(st, bi::MEM_MBAR_INVAL, addr, zero, zero)?;
+                self.mem_call(st, bi::Mem::MbarInval, addr, zero, zero)?;
                 Ok(())
             }
             ".expect_tx" | ".complete_tx" => {
                 let addr = self.mem_address(st, &ops[0], Space::Shared, scope)?;
                 let n = arg(self, st, 1, 0)?;
                 let code = if sub == ".expect_tx" {
-                    bi::MEM_MBAR_EXPECT_TX
+                    bi::Mem::MbarExpectTx
                 } else {
-                    bi::MEM_MBAR_COMPLETE_TX
+                    bi::Mem::MbarCompleteTx
                 };
                 self.mem_call(st, code, addr, n, zero)?;
                 Ok(())
@@ -445,12 +445,12 @@ impl<'ctx> Lowerer<'ctx> {
                 let drop = i64t.const_int(if sub == ".arrive_drop" { bi::MBAR_DROP as u64 } else { 0 }, false);
                 let count = if d.has(".expect_tx") {
                     let tx = arg(self, st, at + 1, 0)?;
-                    self.mem_call(st, bi::MEM_MBAR_EXPECT_TX, addr, tx, zero)?;
+                    self.mem_call(st, bi::Mem::MbarExpectTx, addr, tx, zero)?;
                     i64t.const_int(1, false)
                 } else {
                     arg(self, st, at + 1, 1)?
                 };
-                let old = self.mem_call(st, bi::MEM_MBAR_ARRIVE, addr, count, drop)?;
+                let old = self.mem_call(st, bi::Mem::MbarArrive, addr, count, drop)?;
                 if let Some(s) = state {
                     self.write(st, s, old.into(), false, scope)?;
                 }
@@ -460,7 +460,7 @@ impl<'ctx> Lowerer<'ctx> {
                 let addr = self.mem_address(st, &ops[1], Space::Shared, scope)?;
                 let state = arg(self, st, 2, 0)?;
                 let parity = i64t.const_int(d.has(".parity") as u64, false);
-                let done = self.mem_call(st, bi::MEM_MBAR_TEST, addr, state, parity)?;
+                let done = self.mem_call(st, bi::Mem::MbarTest, addr, state, parity)?;
                 let done = self.b.build_int_compare(IntPredicate::NE, done, zero, "done")?;
                 // Not complete: let the other threads run (they may be the ones to arrive), then
                 // look once more; the caller's loop retries after that.
@@ -470,7 +470,7 @@ impl<'ctx> Lowerer<'ctx> {
                 self.b.build_conditional_branch(done, join, wait)?;
                 self.b.position_at_end(wait);
                 self.collective(st, crate::collective::Kind::Yield, [None; 4])?;
-                let again = self.mem_call(st, bi::MEM_MBAR_TEST, addr, state, parity)?;
+                let again = self.mem_call(st, bi::Mem::MbarTest, addr, state, parity)?;
                 let again = self.b.build_int_compare(IntPredicate::NE, again, zero, "done")?;
                 let wait_end = self.b.get_insert_block().expect("block");
                 self.b.build_unconditional_branch(join)?;

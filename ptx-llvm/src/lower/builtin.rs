@@ -136,7 +136,7 @@ impl<'ctx> Lowerer<'ctx> {
     pub(super) fn mem_call(
         &mut self,
         st: &Fn<'ctx, '_, '_>,
-        code: u32,
+        code: bi::Mem,
         addr: IntValue<'ctx>,
         a: IntValue<'ctx>,
         b: IntValue<'ctx>,

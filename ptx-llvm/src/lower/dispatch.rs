@@ -361,7 +361,13 @@ impl<'ctx> Lowerer<'ctx> {
                 }
                 let i64t = self.i64();
                 let site = i64t.const_int(i.span.start as u64, false);
-                self.mem_call(st, crate::builtin::MEM_TRAP, i64t.const_zero(), site, i64t.const_zero())?;
+                self.mem_call(
+                    st,
+                    crate::builtin::Mem::Trap,
+                    i64t.const_zero(),
+                    site,
+                    i64t.const_zero(),
+                )?;
                 self.emit_return(st)
             }
             "atom" | "red" => self.atomic(st, i, d, scope),

@@ -154,7 +154,7 @@ impl<'ctx> Lowerer<'ctx> {
             let addr = self.b.build_ptr_to_int(ptr, self.i64(), "addr")?;
             let bits = self.to_bits(b, t.bits(), false)?;
             let code = self.i64().const_int(code as u64, false);
-            let old = self.mem_call(st, crate::builtin::MEM_ATOMIC_FP, addr, bits, code)?;
+            let old = self.mem_call(st, crate::builtin::Mem::AtomicFp, addr, bits, code)?;
             if is_atom {
                 let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
                 self.write(st, &ops[0], old.into(), false, scope)?;
@@ -621,7 +621,7 @@ impl<'ctx> Lowerer<'ctx> {
             .b
             .build_int_add(dynamic, i32t.const_int(self.shared_size, false), "window")?;
         let window = self.b.build_int_z_extend(window, i64t, "window")?;
-        let r = self.mem_call(st, bi::MEM_ISSPACEP, a, i64t.const_int(code as u64, false), window)?;
+        let r = self.mem_call(st, bi::Mem::Isspacep, a, i64t.const_int(code as u64, false), window)?;
         let p = self.b.build_int_truncate(r, self.ctx.bool_type(), "isspacep")?;
         self.write(st, &i.operands[0], p.into(), false, scope)
     }
@@ -728,7 +728,7 @@ impl<'ctx> Lowerer<'ctx> {
                 continue;
             }
             let v = self.read(st, b, bits_type(t.bits()), scope)?.into_int_value();
-            let old = self.mem_call(st, bi::MEM_ATOMIC_FP, addr, v, code)?;
+            let old = self.mem_call(st, bi::Mem::AtomicFp, addr, v, code)?;
             if let Some(dst) = &dst {
                 let old = self.b.build_int_truncate(old, self.int(t.bits()), "old")?;
                 self.write(st, dst[k], old.into(), false, scope)?;

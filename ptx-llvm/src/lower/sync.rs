@@ -586,7 +586,7 @@ impl<'ctx> Lowerer<'ctx> {
                     self.store_fragment(st, buf, 3, &list, scope)?;
                 }
                 let bp = self.b.build_ptr_to_int(buf, i64t, "buf")?;
-                let code = if load { bi::MEM_WMMA_LOAD } else { bi::MEM_WMMA_STORE };
+                let code = if load { bi::Mem::WmmaLoad } else { bi::Mem::WmmaStore };
                 self.mem_call(st, code, p, bp, stride)?;
                 if load {
                     self.load_fragment(st, buf, 3, &list, scope)?;
