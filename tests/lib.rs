@@ -10,7 +10,9 @@
 //!   that synchronise are also run with regions disabled (on fibers), which must give the same buffers;
 //! - `// sanitize: TOOLS` runs the `run:` launch under those sanitizers (`ptx_jit::runtime::sanitize`), and
 //!   `// report: KIND line=A [line=B]` is one finding it must report (kind as `sanitize::Kind::name`,
-//!   the lines of its accesses in order); a file with `sanitize:` and no `report:` must be clean.
+//!   the lines of its accesses in order); a file with `sanitize:` and no `report:` must be clean. Its
+//!   `out:` lines, if any, are checked as without `sanitize:`; the launch under `all` sanitizers that
+//!   every other `run:` test gets (it must find nothing) is left out.
 
 use ptx_jit::cli::args::{Arg, Elem, ElemExt};
 use std::path::{Path, PathBuf};

@@ -102,7 +102,7 @@ impl Pack {
         self.put(4, t as u64)
     }
     pub(super) fn done(self) -> u64 {
-        debug_assert!(self.at <= 64);
+        debug_assert!(self.at <= 64, "a form's code is 64 bits");
         self.word
     }
 }
@@ -176,7 +176,8 @@ impl MmaForm {
             .done()
     }
 
-    /// The form [`MmaForm::code`] made `code` from; None for a word no form makes.
+    /// The form [`MmaForm::code`] made `code` from; None for a word with a field out of range. The
+    /// rules of which fields go together are not checked again: codes come from forms already checked.
     pub fn from_code(code: u64) -> Option<MmaForm> {
         let mut u = Unpack(code);
         let (m, n, k) = (u.get(9) as usize, u.get(9) as usize, u.get(9) as usize);

@@ -271,9 +271,10 @@ macro_rules! simd {
     };
 }
 
-// The table (`table`), decoding an instruction against it (`decode`), the manual's sections with
-// the descriptions `ptx-jit explain` prints (`sections`), the forms of `mma` and `wgmma` that exist (`mma`,
-// `wgmma`), the `wmma` forms the CPU runs (`wmma`), the narrow-float conversions (`narrow`) and the video instructions' part selectors (`video`).
+// The table (`table`), decoding an instruction against it (`decode`), the manual's sections with the
+// descriptions `ptx-jit explain` prints (`sections`), the forms of `mma` and `wgmma` that exist (`mma`,
+// `wgmma`), the `wmma` forms the CPU runs (`wmma`), the narrow-float conversions (`narrow`) and the
+// video instructions' part selectors (`video`).
 mod decode;
 mod mma;
 mod narrow;

@@ -56,7 +56,8 @@ impl WgmmaForm {
             .done()
     }
 
-    /// The form [`WgmmaForm::code`] made `code` from; None for a word no form makes.
+    /// The form [`WgmmaForm::code`] made `code` from; None for a word with a field out of range. The
+    /// rules of which fields go together are not checked again: codes come from forms already checked.
     pub fn from_code(code: u64) -> Option<WgmmaForm> {
         let mut u = Unpack(code);
         let form = WgmmaForm {

@@ -65,7 +65,8 @@ impl WmmaForm {
             .done()
     }
 
-    /// The form [`WmmaForm::code`] made `code` from; None for a word no form makes.
+    /// The form [`WmmaForm::code`] made `code` from; None for a word with a field out of range. The
+    /// rules of which fields go together are not checked again: codes come from forms already checked.
     pub fn from_code(code: u64) -> Option<WmmaForm> {
         let mut u = Unpack(code);
         let op = [WmmaOp::Load, WmmaOp::Store, WmmaOp::Mma]

@@ -89,9 +89,9 @@ impl Lane {
 struct Warp {
     slots: [u64; 32],
     live: u32,
-    /// The lane from which the next group of lanes at one site is looked for, just past the last
-    /// group's first lane: a lane that spins at one site then cannot keep the others from going on.
-    turn: std::cell::Cell<u32>,
+    /// The site whose lanes an `activemask` or lockstep access last let go on, and how many times in
+    /// a row while other lanes of the warp waited at another (see `release_cta`).
+    converged: std::cell::Cell<(u32, u32)>,
     /// The block, for synccheck's findings.
     ctaid: [u32; 3],
 }
@@ -163,10 +163,13 @@ unsafe extern "C" fn collective(sync: *mut c_void, kind: u32, a: u32, b: u32, c:
     }
     if let Some(mode) = kind.vote_mode() {
         return exchange(me, (a & 1) as u64, mask, |w, members| {
+            // Only the mask's threads vote (9.7.14.9): a thread that leaves itself out, which the
+            // manual leaves undefined, gets the others' votes, as on a GPU.
+            let voters = members & mask;
             let ballot = (0..32)
-                .filter(|&i| members >> i & 1 == 1 && w.slots[i] == 1)
+                .filter(|&i| voters >> i & 1 == 1 && w.slots[i] == 1)
                 .fold(0u32, |m, i| m | 1 << i);
-            vote_result(mode, ballot, members)
+            vote_result(mode, ballot, voters)
         });
     }
     if let Some(op) = kind.redux_op() {
@@ -455,13 +458,6 @@ fn release(
     cooperative: bool,
 ) -> bool {
     let cell = owner.cell;
-    let mut yielders = false;
-    for s in state.iter_mut() {
-        if *s == State::Waiting(Wait::Yield) {
-            *s = State::Runnable;
-            yielders = true;
-        }
-    }
     let mut released = false;
     let wpc = per_cta.div_ceil(32);
     for (c, cta_bars) in bars.iter_mut().enumerate() {
@@ -500,6 +496,15 @@ fn release(
             }
         }
     }
+    // Threads that yielded go on too, but only now: until here they count as waiting, so the lanes of
+    // their warp at an `activemask` or a lockstep access are not kept waiting for them.
+    let mut yielders = false;
+    for s in state.iter_mut() {
+        if *s == State::Waiting(Wait::Yield) {
+            *s = State::Runnable;
+            yielders = true;
+        }
+    }
     // In a cooperative launch, only threads that poll memory with `nanosleep` between looks can go
     // on: what they wait for comes from another CTA, so the CPU goes to it first.
     if yielders && !released && cooperative {
@@ -507,6 +512,10 @@ fn release(
     }
     released || yielders
 }
+
+/// How many times in a row the lanes at one converge site go on while other lanes of their warp wait
+/// at another, before those go once.
+const STARVING: u32 = 32;
 
 /// One CTA's warp collectives, `activemask`s and named barriers.
 fn release_cta(
@@ -522,25 +531,29 @@ fn release_cta(
     let mut released = false;
     for (w, warp) in warps.iter().enumerate() {
         let range = w * 32..((w + 1) * 32).min(n);
-        // Warp collectives: each distinct member mask whose live lanes all wait.
+        // Warp collectives: each distinct member mask whose live lanes all wait, judged on the states
+        // before this pass, so that lanes naming different masks (each must name all the others, but
+        // code that leaves itself out exists) go on together, as a GPU's warp executes the collective
+        // once for all of them.
+        let masks: Vec<Option<u32>> = range
+            .clone()
+            .map(|i| match state[i] {
+                State::Waiting(Wait::Warp { mask }) => Some(mask),
+                _ => None,
+            })
+            .collect();
+        let mask_of = |j: usize| masks[j - range.start];
         for i in range.clone() {
-            let State::Waiting(Wait::Warp { mask }) = state[i] else {
-                continue;
-            };
+            let Some(mask) = mask_of(i) else { continue };
             let members = (mask | 1 << (i % 32)) & warp.live;
             let group = range.clone().filter(|&j| members >> (j % 32) & 1 == 1);
-            if group
-                .clone()
-                .all(|j| matches!(state[j], State::Waiting(Wait::Warp { .. })))
-            {
+            if group.clone().all(|j| mask_of(j).is_some()) {
                 // The manual: every thread waits for the non-exited threads of the mask, which must
                 // execute the collective with the same mask.
                 if sync {
-                    let other = group
+                    if let Some((j, m)) = group
                         .clone()
-                        .find(|&j| !matches!(state[j], State::Waiting(Wait::Warp { mask: m }) if m == mask));
-                    if let (Some(j), State::Waiting(Wait::Warp { mask: m })) =
-                        (other, other.map_or(State::Done, |j| state[j]))
+                        .find_map(|j| mask_of(j).filter(|&m| m != mask).map(|m| (j, m)))
                     {
                         let detail = format!("lane {} passed {mask:#010x}, lane {} passed {m:#010x}", i % 32, j % 32);
                         synccheck_at(cell, Kind::WarpMask, &[&lanes[i], &lanes[j]], detail);
@@ -556,16 +569,26 @@ fn release_cta(
         // activemask: when no lane of the warp can move, the lanes at one site form the mask.
         let blocked = range.clone().all(|i| !matches!(state[i], State::Runnable));
         if blocked {
-            let len = range.len();
-            let from = warp.turn.get() as usize % len;
-            let first = (0..len)
-                .map(|k| range.start + (from + k) % len)
-                .find_map(|i| match state[i] {
-                    State::Waiting(Wait::Converge { site }) => Some((i, site)),
-                    _ => None,
-                });
-            if let Some((i, site)) = first {
-                warp.turn.set(((i + 1 - range.start) % len) as u32);
+            let mut sites: Vec<u32> = vec![];
+            for i in range.clone() {
+                if let State::Waiting(Wait::Converge { site }) = state[i] {
+                    if !sites.contains(&site) {
+                        sites.push(site);
+                    }
+                }
+            }
+            // The lowest lane's site goes first, as a GPU's warp runs its lower lanes' path first;
+            // but a site released `STARVING` times in a row while lanes wait at another (a lane spinning
+            // on a flag that another lane of its warp is to set) lets the next site go once.
+            let (last, streak) = warp.converged.get();
+            let (site, streak) = match sites.as_slice() {
+                [first, second, ..] if *first == last && streak >= STARVING => (Some(*second), 0),
+                [first, _, ..] if *first == last => (Some(*first), streak + 1),
+                [first, ..] => (Some(*first), 0),
+                [] => (None, 0),
+            };
+            if let Some(site) = site {
+                warp.converged.set((site, streak));
                 let at_site: Vec<usize> = range
                     .clone()
                     .filter(|&i| state[i] == State::Waiting(Wait::Converge { site }))
@@ -702,7 +725,7 @@ fn run_cluster(
             } else {
                 (1u32 << (per_cta % 32)) - 1
             },
-            turn: Default::default(),
+            converged: Default::default(),
             ctaid: bases[w / wpc].ctaid,
         })
         .collect();

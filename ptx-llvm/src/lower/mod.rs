@@ -406,7 +406,8 @@ fn module_lifetime_vars<'m, 'a>(m: &'m ast::Module<'a>) -> impl Iterator<Item = 
     })
 }
 
-/// Whether a body synchronises threads itself (barriers or warp collectives), or reaches another CTA
+/// Whether a body synchronises threads itself (barriers, warp collectives, and `volatile` shared
+/// accesses, which a warp's lanes make in step: `collective::Kind::Lockstep`), or reaches another CTA
 /// of its cluster (`mapa`: only the fiber scheduler gives a CTA its cluster's table of windows).
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
@@ -415,7 +416,9 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
                 | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma" | "mapa"
-        ));
+        ) || matches!(i.opcode.text, "ld" | "st")
+            && i.mods.iter().any(|m| m.text == ".volatile")
+            && i.mods.iter().any(|m| Space::from_dot(m.text) == Some(Space::Shared)));
     });
     found
 }

@@ -363,7 +363,8 @@ impl<'ctx> Lowerer<'ctx> {
             .expect("metadata");
     }
 
-    /// A call of `env->collective` (the callee is loaded from the environment's field 7), with its kind.
+    /// A call of `env->collective` (the callee is loaded from the environment's `EnvField::Collective`),
+    /// with its kind.
     fn collective_call(&self, i: LLVMValueRef, env: LLVMValueRef) -> Option<Option<Kind>> {
         unsafe {
             if LLVMGetInstructionOpcode(i) != LLVMOpcode::LLVMCall {
