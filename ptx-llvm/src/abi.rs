@@ -11,86 +11,92 @@ use std::ffi::c_void;
 /// node holds the dimension). The host optimiser finds thread-index comparisons through it.
 pub const TID_METADATA: &str = "ptxjit.tid";
 
+/// A `#[repr(u32)]` enum whose variants are the codes 0, 1, … in order, with `ALL` (every variant at
+/// the index of its code) and `from_code`: the codes generated code passes to the runtime.
+macro_rules! codes {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $v:ident,)* }) => {
+        $(#[$m])*
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name { $($(#[$vm])* $v,)* }
+
+        impl $name {
+            /// Every variant, at the index of its code.
+            pub const ALL: &'static [$name] = &[$($name::$v,)*];
+
+            /// The variant whose code is `code`.
+            pub fn from_code(code: u32) -> Option<$name> {
+                $name::ALL.get(code as usize).copied()
+            }
+        }
+    };
+}
+
 /// What a host kernel asks of the runtime through `env->collective(env->sync, kind, a, b, c, mask)`.
 /// These are the operations that need other threads: CTA barriers and warp collectives. `mask` is the
 /// member mask of `.sync` warp collectives.
 pub mod collective {
-    /// Which collective, the call's second argument (`Kind as u32`).
-    #[repr(u32)]
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Kind {
-        /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
-        /// ([`Reduction`]), mask = the thread's predicate; the result is the reduction's.
-        BarSync,
-        WarpSync,
-        /// `shfl` modes; the result is `value | valid << 32`.
-        ShflUp,
-        ShflDown,
-        ShflBfly,
-        ShflIdx,
-        /// `vote` modes.
-        VoteAll,
-        VoteAny,
-        VoteUni,
-        VoteBallot,
-        /// `bar.arrive`: a = barrier, b = thread count.
-        BarArrive,
-        /// `activemask`: the lanes that reach the same site (c) together.
-        Activemask,
-        /// `redux.sync` operations; b = 1 for signed min/max.
-        ReduxAdd,
-        ReduxMin,
-        ReduxMax,
-        ReduxAnd,
-        ReduxOr,
-        ReduxXor,
-        /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
-        MatchAny,
-        MatchAll,
-        /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
-        Yield,
-        /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
-        /// `Mma`: [the form (`ptx_front::isa::MmaForm::code`, 2 words), A, B, C words, then room for
-        /// D]; `Ldmatrix`: [row address (2 words), room for the result]; `Stmatrix`: [row address (2
-        /// words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
-        Mma,
-        Ldmatrix,
-        Stmatrix,
-        /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
-        Movmatrix,
-        /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
-        BarWait,
-        /// `wmma.mma`: a | b << 32 is the lane's buffer [the form (`ptx_front::isa::WmmaForm::code`, 2
-        /// words), words of A, B, C and D (4 words), A, B, C, room for D].
-        Wmma,
-        /// `wgmma.mma_async`: a | b << 32 is the lane's buffer, a [`crate::abi::WgmmaHead`] then the
-        /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
-        /// the new D over the old. The result is 1 when the launch faulted (the thread stops).
-        Wgmma,
-        /// Before a `volatile` access of shared memory: the lanes of the warp that reach
-        /// this site (c) together go on together, so each such access is made by all of them before
-        /// any makes the next, as a GPU's warp executes in lockstep. Warp-synchronous code written
-        /// before `__syncwarp` (a reduction unrolled over a warp through `volatile` shared memory)
-        /// depends on it.
-        Lockstep,
+    codes! {
+        /// Which collective, the call's second argument (`Kind as u32`).
+        pub enum Kind {
+            /// `bar.sync`/`bar.red`: a = barrier, b = thread count (0: the whole CTA), c = reduction
+            /// ([`Reduction`]), mask = the thread's predicate; the result is the reduction's.
+            BarSync,
+            WarpSync,
+            /// `shfl` modes; the result is `value | valid << 32`.
+            ShflUp,
+            ShflDown,
+            ShflBfly,
+            ShflIdx,
+            /// `vote` modes.
+            VoteAll,
+            VoteAny,
+            VoteUni,
+            VoteBallot,
+            /// `bar.arrive`: a = barrier, b = thread count.
+            BarArrive,
+            /// `activemask`: the lanes that reach the same site (c) together.
+            Activemask,
+            /// `redux.sync` operations; b = 1 for signed min/max.
+            ReduxAdd,
+            ReduxMin,
+            ReduxMax,
+            ReduxAnd,
+            ReduxOr,
+            ReduxXor,
+            /// `match.any`/`match.all` on the 64-bit value a | b << 32; the result is `mask | pred << 32`.
+            MatchAny,
+            MatchAll,
+            /// Let the other threads run (`nanosleep`, polling an `mbarrier`).
+            Yield,
+            /// Warp matrix instructions. a | b << 32 is the lane's buffer of 32-bit words:
+            /// `Mma`: [the form (`ptx_front::isa::MmaForm::code`, 2 words), A, B, C words, then room for
+            /// D]; `Ldmatrix`: [row address (2 words), room for the result]; `Stmatrix`: [row address (2
+            /// words), the registers]. For ldmatrix/stmatrix c = count | trans << 8.
+            Mma,
+            Ldmatrix,
+            Stmatrix,
+            /// `movmatrix`: a = the lane's register; the result is the transposed matrix's.
+            Movmatrix,
+            /// Wait on barrier a without arriving (`barrier.cluster.wait` after its `.arrive`).
+            BarWait,
+            /// `wmma.mma`: a | b << 32 is the lane's buffer [the form (`ptx_front::isa::WmmaForm::code`, 2
+            /// words), words of A, B, C and D (4 words), A, B, C, room for D].
+            Wmma,
+            /// `wgmma.mma_async`: a | b << 32 is the lane's buffer, a [`crate::abi::WgmmaHead`] then the
+            /// lane's A registers (when A is in registers) and D registers, 32-bit words; the runtime writes
+            /// the new D over the old. The result is 1 when the launch faulted (the thread stops).
+            Wgmma,
+            /// Before a `volatile` access of shared memory: the lanes of the warp that reach
+            /// this site (c) together go on together, so each such access is made by all of them before
+            /// any makes the next, as a GPU's warp executes in lockstep. Warp-synchronous code written
+            /// before `__syncwarp` (a reduction unrolled over a warp through `volatile` shared memory)
+            /// depends on it.
+            Lockstep,
+        }
     }
 
     impl Kind {
-        /// Every kind, at the index of its code.
-        pub const ALL: [Kind; 29] = {
-            use Kind::*;
-            [
-                BarSync, WarpSync, ShflUp, ShflDown, ShflBfly, ShflIdx, VoteAll, VoteAny, VoteUni, VoteBallot,
-                BarArrive, Activemask, ReduxAdd, ReduxMin, ReduxMax, ReduxAnd, ReduxOr, ReduxXor, MatchAny, MatchAll,
-                Yield, Mma, Ldmatrix, Stmatrix, Movmatrix, BarWait, Wmma, Wgmma, Lockstep,
-            ]
-        };
-
-        /// The kind whose code is `code`.
-        pub fn from_code(code: u32) -> Option<Kind> {
-            Kind::ALL.get(code as usize).copied()
-        }
-
         /// The `shfl` of mode `mode` (0..4: up, down, bfly, idx), and back.
         pub fn shfl(mode: u32) -> Kind {
             Kind::ALL[Kind::ShflUp as usize + (mode as usize & 3)]
@@ -249,76 +255,47 @@ pub mod builtin {
     /// a [`Mem`] (with a `ptxjit_fp` code in `b` for [`Mem::AtomicFp`]).
     pub const MEM: &str = "ptxjit_mem";
 
-    /// The operation of a `ptxjit_mem` call, its first argument (`Mem as u32`).
-    #[repr(u32)]
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Mem {
-        /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
-        Isspacep,
-        /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags;
-        /// the result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or
-        /// parity, b = 1 for parity; 1 when that phase is complete), inval.
-        MbarInit,
-        MbarArrive,
-        MbarExpectTx,
-        MbarCompleteTx,
-        MbarTest,
-        MbarInval,
-        /// Atomic read-modify-write of a 16-bit float or packed pair (and the f32 min and max of
-        /// vector atomics) at `addr`: a = operand bits, b = the `ptxjit_fp` code of the operation; the
-        /// result is the old value.
-        AtomicFp,
-        /// `trap`: a = the instruction's byte offset; the launch fails. b = 0 for `trap` itself, else
-        /// a `TRAP_*` reason the GPU gives an illegal instruction for.
-        Trap,
-        /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest
-        /// are zeros (`cp.async` with a source size).
-        Copy,
-        /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
-        /// [the form (`ptx_front::isa::WmmaForm::code`, 2 words), register words n (1 word), n words],
-        /// b = the stride (0: the default).
-        WmmaLoad,
-        WmmaStore,
-        /// `cp.reduce.async.bulk`: reduce `b & 0xffffffff` bytes at a into addr, element by element
-        /// and atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's
-        /// type code << 8.
-        BulkReduce,
-        /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at a
-        /// [`crate::abi::TensorArgs`], a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or
-        /// [`TENSOR_REDUCE`] | a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the
-        /// instruction's byte offset. Returns 1 when the launch faulted.
-        Tensor,
-        /// `tensormap.replace`: addr = the map, a = the new value, b = the field's index in
-        /// [`TENSORMAP_FIELDS`] | the ordinal << 8.
-        TensormapReplace,
-    }
-
-    impl Mem {
-        /// Every operation, at the index of its code.
-        pub const ALL: [Mem; 15] = {
-            use Mem::*;
-            [
-                Isspacep,
-                MbarInit,
-                MbarArrive,
-                MbarExpectTx,
-                MbarCompleteTx,
-                MbarTest,
-                MbarInval,
-                AtomicFp,
-                Trap,
-                Copy,
-                WmmaLoad,
-                WmmaStore,
-                BulkReduce,
-                Tensor,
-                TensormapReplace,
-            ]
-        };
-
-        /// The operation whose code is `code`.
-        pub fn from_code(code: u32) -> Option<Mem> {
-            Mem::ALL.get(code as usize).copied()
+    codes! {
+        /// The operation of a `ptxjit_mem` call, its first argument (`Mem as u32`).
+        pub enum Mem {
+            /// `isspacep`: a = `SPACE_*`, b = bytes of the shared window.
+            Isspacep,
+            /// `mbarrier` of one CTA at `addr`: init (a = count), arrive (a = count, b = `MBAR_*` flags;
+            /// the result is the state before), expect_tx / complete_tx (a = bytes), test (a = state or
+            /// parity, b = 1 for parity; 1 when that phase is complete), inval.
+            MbarInit,
+            MbarArrive,
+            MbarExpectTx,
+            MbarCompleteTx,
+            MbarTest,
+            MbarInval,
+            /// Atomic read-modify-write of a 16-bit float or packed pair (and the f32 min and max of
+            /// vector atomics) at `addr`: a = operand bits, b = the `ptxjit_fp` code of the operation; the
+            /// result is the old value.
+            AtomicFp,
+            /// `trap`: a = the instruction's byte offset; the launch fails. b = 0 for `trap` itself, else
+            /// a `TRAP_*` reason the GPU gives an illegal instruction for.
+            Trap,
+            /// Copy `b & 0xffffffff` bytes from a to addr, of which only `b >> 32` come from a; the rest
+            /// are zeros (`cp.async` with a source size).
+            Copy,
+            /// `wmma.load` / `wmma.store` of the calling lane: addr = the matrix, a = the lane's buffer
+            /// [the form (`ptx_front::isa::WmmaForm::code`, 2 words), register words n (1 word), n words],
+            /// b = the stride (0: the default).
+            WmmaLoad,
+            WmmaStore,
+            /// `cp.reduce.async.bulk`: reduce `b & 0xffffffff` bytes at a into addr, element by element
+            /// and atomically per element; `b >> 32` is the operation (`BULK_OPS` index) | the element's
+            /// type code << 8.
+            BulkReduce,
+            /// `cp.async.bulk.tensor` and `cp.reduce.async.bulk.tensor`: addr points at a
+            /// [`crate::abi::TensorArgs`], a = the operation ([`TENSOR_LOAD`], [`TENSOR_STORE`], or
+            /// [`TENSOR_REDUCE`] | a [`BULK_OPS`] index) | the instruction's dimensions << 16, b = the
+            /// instruction's byte offset. Returns 1 when the launch faulted.
+            Tensor,
+            /// `tensormap.replace`: addr = the map, a = the new value, b = the field's index in
+            /// [`TENSORMAP_FIELDS`] | the ordinal << 8.
+            TensormapReplace,
         }
     }
 

@@ -101,6 +101,11 @@ impl Pack {
     pub(super) fn ty(self, t: MmaType) -> Pack {
         self.put(4, t as u64)
     }
+    /// M, N and K (each at most 256), then the types of D, A, B and C.
+    pub(super) fn shape_and_types(self, (m, n, k): (usize, usize, usize), types: [MmaType; 4]) -> Pack {
+        let p = self.put(9, m as u64).put(9, n as u64).put(9, k as u64);
+        types.into_iter().fold(p, Pack::ty)
+    }
     pub(super) fn done(self) -> u64 {
         debug_assert!(self.at <= 64, "a form's code is 64 bits");
         self.word
@@ -120,6 +125,11 @@ impl Unpack {
     }
     pub(super) fn ty(&mut self) -> Option<MmaType> {
         MmaType::ALL.get(self.get(4) as usize).copied()
+    }
+    /// What [`Pack::shape_and_types`] packed.
+    pub(super) fn shape_and_types(&mut self) -> Option<((usize, usize, usize), [MmaType; 4])> {
+        let shape = (self.get(9) as usize, self.get(9) as usize, self.get(9) as usize);
+        Some((shape, [self.ty()?, self.ty()?, self.ty()?, self.ty()?]))
     }
     pub(super) fn bit_op(&mut self) -> Option<Option<MmaBitOp>> {
         match self.get(2) {
@@ -161,13 +171,7 @@ impl MmaForm {
     /// The form as one word, which lowered code passes to the runtime (see `ptx_llvm::abi`).
     pub fn code(&self) -> u64 {
         Pack::default()
-            .put(9, self.m as u64)
-            .put(9, self.n as u64)
-            .put(9, self.k as u64)
-            .ty(self.d)
-            .ty(self.a)
-            .ty(self.b)
-            .ty(self.c)
+            .shape_and_types((self.m, self.n, self.k), [self.d, self.a, self.b, self.c])
             .put(1, self.a_row as u64)
             .put(1, self.b_row as u64)
             .put(1, self.satfinite as u64)
@@ -180,15 +184,15 @@ impl MmaForm {
     /// rules of which fields go together are not checked again: codes come from forms already checked.
     pub fn from_code(code: u64) -> Option<MmaForm> {
         let mut u = Unpack(code);
-        let (m, n, k) = (u.get(9) as usize, u.get(9) as usize, u.get(9) as usize);
+        let ((m, n, k), [d, a, b, c]) = u.shape_and_types()?;
         let form = MmaForm {
             m,
             n,
             k,
-            d: u.ty()?,
-            a: u.ty()?,
-            b: u.ty()?,
-            c: u.ty()?,
+            d,
+            a,
+            b,
+            c,
             a_row: u.flag(),
             b_row: u.flag(),
             satfinite: u.flag(),

@@ -53,13 +53,7 @@ impl WmmaForm {
         Pack::default()
             .put(2, self.op as u64)
             .put(2, self.frag as u64)
-            .put(9, self.m as u64)
-            .put(9, self.n as u64)
-            .put(9, self.k as u64)
-            .ty(self.d)
-            .ty(self.a)
-            .ty(self.b)
-            .ty(self.c)
+            .shape_and_types((self.m, self.n, self.k), [self.d, self.a, self.b, self.c])
             .put(1, self.row_major as u64)
             .put(1, self.satfinite as u64)
             .done()
@@ -75,16 +69,17 @@ impl WmmaForm {
         let frag = [WmmaFrag::A, WmmaFrag::B, WmmaFrag::C]
             .get(u.get(2) as usize)
             .copied()?;
+        let ((m, n, k), [d, a, b, c]) = u.shape_and_types()?;
         let form = WmmaForm {
             op,
             frag,
-            m: u.get(9) as usize,
-            n: u.get(9) as usize,
-            k: u.get(9) as usize,
-            d: u.ty()?,
-            a: u.ty()?,
-            b: u.ty()?,
-            c: u.ty()?,
+            m,
+            n,
+            k,
+            d,
+            a,
+            b,
+            c,
             row_major: u.flag(),
             satfinite: u.flag(),
         };
