@@ -416,11 +416,17 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
                 | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma" | "mapa"
-        ) || matches!(i.opcode.text, "ld" | "st")
-            && i.mods.iter().any(|m| m.text == ".volatile")
-            && i.mods.iter().any(|m| Space::from_dot(m.text) == Some(Space::Shared)));
+        ) || lockstep_access(i));
     });
     found
+}
+
+/// Whether `i` is a `volatile` shared-memory access, which the host's warp lanes make together
+/// (`collective::Kind::Lockstep`): what the lowering of `ld`/`st` and [`needs_fibers`] both ask.
+fn lockstep_access(i: &Instruction<'_>) -> bool {
+    matches!(i.opcode.text, "ld" | "st")
+        && i.mods.iter().any(|m| m.text == ".volatile")
+        && i.mods.iter().any(|m| Space::from_dot(m.text) == Some(Space::Shared))
 }
 
 /// Whether a body works with the other CTAs of its cluster (`barrier.cluster`, `mapa`, multicast
