@@ -97,26 +97,17 @@ pub mod collective {
     }
 
     impl Kind {
-        /// The `shfl` of mode `mode` (0..4: up, down, bfly, idx), and back.
-        pub fn shfl(mode: u32) -> Kind {
-            Kind::ALL[Kind::ShflUp as usize + (mode as usize & 3)]
-        }
+        /// The mode of a `shfl` (0..4: up, down, bfly, idx).
         pub fn shfl_mode(self) -> Option<u32> {
             self.offset_in(Kind::ShflUp, 4)
         }
 
-        /// The `vote` of mode `mode` (0..4: all, any, uni, ballot), and back.
-        pub fn vote(mode: u32) -> Kind {
-            Kind::ALL[Kind::VoteAll as usize + (mode as usize & 3)]
-        }
+        /// The mode of a `vote` (0..4: all, any, uni, ballot).
         pub fn vote_mode(self) -> Option<u32> {
             self.offset_in(Kind::VoteAll, 4)
         }
 
-        /// The `redux.sync` of operation `op` (0..6: add, min, max, and, or, xor), and back.
-        pub fn redux(op: u32) -> Option<Kind> {
-            (op < 6).then(|| Kind::ALL[Kind::ReduxAdd as usize + op as usize])
-        }
+        /// The operation of a `redux.sync` (0..6: add, min, max, and, or, xor).
         pub fn redux_op(self) -> Option<u32> {
             self.offset_in(Kind::ReduxAdd, 6)
         }
@@ -162,16 +153,19 @@ pub mod collective {
                 assert_eq!(Kind::from_code(k as u32), Some(*kind));
             }
             assert_eq!(Kind::from_code(Kind::ALL.len() as u32), None);
-            assert_eq!((Kind::shfl(3), Kind::ShflIdx.shfl_mode()), (Kind::ShflIdx, Some(3)));
             assert_eq!(
-                (Kind::vote(3), Kind::VoteBallot.vote_mode()),
-                (Kind::VoteBallot, Some(3))
+                (Kind::ShflUp.shfl_mode(), Kind::ShflIdx.shfl_mode()),
+                (Some(0), Some(3))
             );
             assert_eq!(
-                (Kind::redux(5), Kind::ReduxXor.redux_op()),
-                (Some(Kind::ReduxXor), Some(5))
+                (Kind::VoteAll.vote_mode(), Kind::VoteBallot.vote_mode()),
+                (Some(0), Some(3))
             );
-            assert_eq!((Kind::redux(6), Kind::MatchAny.redux_op()), (None, None));
+            assert_eq!(
+                (Kind::ReduxAdd.redux_op(), Kind::ReduxXor.redux_op()),
+                (Some(0), Some(5))
+            );
+            assert_eq!((Kind::MatchAny.redux_op(), Kind::VoteAll.shfl_mode()), (None, None));
             assert!(!Kind::BarSync.is_shfl_or_vote() && Kind::VoteAll.is_shfl_or_vote());
         }
     }

@@ -186,11 +186,14 @@ impl<'ctx> Lowerer<'ctx> {
                 let t = d.ty().unwrap_or(Type::B32);
                 let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
                 let mask = self.member_mask(st, ops.get(2), scope)?;
-                let k = [".add", ".min", ".max", ".and", ".or", ".xor"]
-                    .iter()
-                    .position(|m| d.get(G::Op) == Some(m))
-                    .unwrap_or(0) as u32;
-                let kind = Kind::redux(k).unwrap_or(Kind::ReduxAdd);
+                let kind = match d.get(G::Op) {
+                    Some(".min") => Kind::ReduxMin,
+                    Some(".max") => Kind::ReduxMax,
+                    Some(".and") => Kind::ReduxAnd,
+                    Some(".or") => Kind::ReduxOr,
+                    Some(".xor") => Kind::ReduxXor,
+                    _ => Kind::ReduxAdd,
+                };
                 let signed = i32t.const_int(t.is_signed() as u64, false);
                 let r = self.collective(st, kind, [Some(a), Some(signed), None, Some(mask)])?;
                 let v = self.b.build_int_truncate(r, i32t, "redux")?;
@@ -259,12 +262,13 @@ impl<'ctx> Lowerer<'ctx> {
             return self.nvvm_warp_collective(st, i, d, mode, scope);
         }
         if d.spec.name == "shfl" {
-            let kind = Kind::shfl(
-                [".up", ".down", ".bfly", ".idx"]
-                    .iter()
-                    .position(|m| *m == mode)
-                    .expect("shfl mode") as u32,
-            );
+            let kind = match mode {
+                ".up" => Kind::ShflUp,
+                ".down" => Kind::ShflDown,
+                ".bfly" => Kind::ShflBfly,
+                ".idx" => Kind::ShflIdx,
+                other => return Err(unsupported(i.span, format!("`shfl{other}` is not a `shfl` mode"))),
+            };
             let a = self.read(st, &ops[1], Type::B32, scope)?.into_int_value();
             let b = self.read(st, &ops[2], Type::B32, scope)?.into_int_value();
             let c = self.read(st, &ops[3], Type::B32, scope)?.into_int_value();
@@ -283,12 +287,13 @@ impl<'ctx> Lowerer<'ctx> {
                 dst => self.write(st, dst, v.into(), false, scope),
             };
         }
-        let kind = Kind::vote(
-            [".all", ".any", ".uni", ".ballot"]
-                .iter()
-                .position(|m| *m == mode)
-                .expect("vote mode") as u32,
-        );
+        let kind = match mode {
+            ".all" => Kind::VoteAll,
+            ".any" => Kind::VoteAny,
+            ".uni" => Kind::VoteUni,
+            ".ballot" => Kind::VoteBallot,
+            other => return Err(unsupported(i.span, format!("`vote{other}` is not a `vote` mode"))),
+        };
         let p = self.read(st, &ops[1], Type::Pred, scope)?.into_int_value();
         let p = self.b.build_int_z_extend(p, i32t, "p")?;
         let mask = self.member_mask(st, ops.get(2), scope)?;
