@@ -365,6 +365,15 @@ fn float_value(ty: Ty, raw: u64) -> f64 {
     }
 }
 
+/// The value of an element's raw bits, exactly (every `mma` and `wmma` element type fits an f64).
+pub(crate) fn element_value(ty: Ty, raw: u64) -> f64 {
+    if ty.is_i8() || ty.is_i4() || matches!(ty, Ty::S32 | Ty::B1) {
+        int_value(ty, raw) as f64
+    } else {
+        float_value(ty, raw)
+    }
+}
+
 fn int_value(ty: Ty, raw: u64) -> i64 {
     match ty {
         Ty::S8 => raw as u8 as i8 as i64,
@@ -375,7 +384,7 @@ fn int_value(ty: Ty, raw: u64) -> i64 {
 }
 
 /// f64 to f16 bits, rounding once to nearest even (going through f32 would round twice).
-fn f16_bits(x: f64) -> u64 {
+pub(crate) fn f16_bits(x: f64) -> u64 {
     if x.is_nan() {
         return 0x7fff;
     }

@@ -5,50 +5,8 @@
 //! of m16n16k16) repeat the first `per` slots. Load and store then need no other lane; `wmma.mma`
 //! reads every lane's fragments.
 
+use crate::emu::mma::{element_value, f16_bits};
 use ptx_front::isa::{MmaType as Elem, WmmaForm};
-
-/// The value of an element's raw bits, exactly (every format `wmma` runs fits an f64).
-fn value(elem: Elem, bits: u64) -> f64 {
-    match elem {
-        Elem::F16 => f16_to_f64(bits as u16),
-        Elem::Bf16 => f32::from_bits((bits as u32) << 16) as f64,
-        Elem::Tf32 => f32::from_bits(bits as u32 & !0x1fff) as f64,
-        Elem::F32 => f32::from_bits(bits as u32) as f64,
-        Elem::F64 => f64::from_bits(bits),
-        Elem::S8 => bits as u8 as i8 as f64,
-        Elem::U8 => bits as u8 as f64,
-        // `WmmaForm` refuses these types.
-        Elem::E4m3 | Elem::E5m2 | Elem::S4 | Elem::U4 | Elem::B1 => f64::NAN,
-        Elem::S32 => bits as u32 as i32 as f64,
-    }
-}
-
-fn f16_to_f64(h: u16) -> f64 {
-    let (sign, exp, man) = ((h >> 15) as i32, ((h >> 10) & 31) as i32, (h & 0x3ff) as f64);
-    let mag = match exp {
-        0 => man * 2f64.powi(-24),
-        31 if man == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        e => (1.0 + man / 1024.0) * 2f64.powi(e - 15),
-    };
-    if sign == 1 {
-        -mag
-    } else {
-        mag
-    }
-}
-
-/// f64 to f16 bits, rounding to nearest even.
-fn f64_to_f16(v: f64) -> u16 {
-    use rustc_apfloat::ieee::{Double, Half};
-    use rustc_apfloat::{Float, FloatConvert};
-    let h: Half = Double::from_bits(v.to_bits() as u128).convert(&mut false).value;
-    if h.is_nan() {
-        0x7fff
-    } else {
-        h.to_bits() as u16
-    }
-}
 
 /// A lane's fragment as 32-bit words: element slots packed from bit 0 (f64 takes two words).
 struct Lane<'w> {
@@ -214,7 +172,7 @@ pub fn mma_lane(form: &WmmaForm, frags: &[[&[u32]; 3]; 32], lane: usize, d_words
                 .sum::<f64>()
                 + acc;
             match dt {
-                Elem::F16 => f64_to_f16(sum) as u64,
+                Elem::F16 => f16_bits(sum),
                 _ => {
                     let f = sum as f32;
                     (if f.is_nan() { 0x7fff_ffff } else { f.to_bits() }) as u64
@@ -228,7 +186,7 @@ pub fn mma_lane(form: &WmmaForm, frags: &[[&[u32]; 3]; 32], lane: usize, d_words
 
 impl Lane<'_> {
     fn value_at(&self, slot: usize) -> f64 {
-        value(self.elem, self.get(slot))
+        element_value(self.elem, self.get(slot))
     }
 }
 
@@ -249,8 +207,8 @@ mod tests {
     #[test]
     fn m16n16k16_f16_round_trip() {
         let (m, n, k) = (16usize, 16usize, 16usize);
-        let a: Vec<u16> = (0..m * k).map(|i| f64_to_f16((i % 7) as f64 - 3.0)).collect();
-        let b: Vec<u16> = (0..k * n).map(|i| f64_to_f16((i % 5) as f64 * 0.5)).collect();
+        let a: Vec<u16> = (0..m * k).map(|i| f16_bits((i % 7) as f64 - 3.0) as u16).collect();
+        let b: Vec<u16> = (0..k * n).map(|i| f16_bits((i % 5) as f64 * 0.5) as u16).collect();
         let c: Vec<f32> = (0..m * n).map(|i| i as f32).collect();
         let ta = form(".load.a.sync.aligned.row.m16n16k16.f16");
         let tb = form(".load.b.sync.aligned.col.m16n16k16.f16");
@@ -278,7 +236,10 @@ mod tests {
         for r in 0..m {
             for col in 0..n {
                 let want: f64 = (0..k)
-                    .map(|kk| f16_to_f64(a[r * k + kk]) * f16_to_f64(b[kk * n + col]))
+                    .map(|kk| {
+                        element_value(Elem::F16, a[r * k + kk] as u64)
+                            * element_value(Elem::F16, b[kk * n + col] as u64)
+                    })
                     .sum::<f64>()
                     + c[r * n + col] as f64;
                 assert_eq!(d[r * n + col], want as f32, "D[{r}][{col}]");
