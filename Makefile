@@ -150,6 +150,12 @@ $(NVCC_PROGRAMS): venv
 	mkdir -p build
 	$(CU13)/bin/nvcc -O2 -arch=sm_75 -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
 
+# Relocatable device code: two translation units whose device code calls across them, joined by nvcc's
+# device link (the runtime then hands the driver each unit's fat binary to link).
+build/nvcc_rdc: tests/nvcc/rdc_main.cu tests/nvcc/rdc_unit.cu venv
+	mkdir -p build
+	$(CU13)/bin/nvcc -O2 -arch=sm_75 -rdc=true -I$(CU13)/include -L$(CU13)/lib $(filter %.cu,$^) -o $@
+
 # Hopper's warpgroup MMA as CUTLASS's CuTe drives it: the nvidia-cutlass wheel carries CuTe's headers
 # (installed without its Python dependencies, which would move cuda-bindings). PTX only, compute_90a.
 CUTLASS       := "nvidia-cutlass==4.*"
@@ -286,7 +292,7 @@ test-suites-full: build venv libs cupy
 	if [ -f $(CUPY_STAMP) ]; then $(CUPY_SUITE) | tee build/cupy_suite_full.out; \
 	  grep -qE "CUPY SUITE (PASSED|SKIPPED)" build/cupy_suite_full.out; else echo "skipped: CuPy is not installed"; fi
 
-test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative build/nvcc_wgmma libs browser
+test: lint-rust build venv build/client build/faults build/launch_limits build/device_attributes build/lazy_no_binary build/no_ptx.fatbin build/sanitize_client build/nvcc_faults build/nvcc_program build/nvcc_program_shared build/nvcc_printf build/devices build/nvcc_devices build/peer_probe build/pointer_attributes build/lazy build/graphs build/nvcc_graphs build/texture_probe build/textures build/texrefs build/tma build/nvcc_textures build/ipc build/memops build/device_heap build/nvjitlink build/lazy_ptx build/nvcc_cooperative build/nvcc_rdc build/nvcc_wgmma libs browser
 	@echo "== reference values of the file-driven engine tests agree with their formulas"
 	python3 tests/python/reference.py
 	PTXAS=$(abspath $(CU13))/bin/ptxas INSTA_UPDATE=no cargo test --release --workspace
@@ -428,6 +434,9 @@ test: lint-rust build venv build/client build/faults build/launch_limits build/d
 	@echo; echo "== an nvcc-built cooperative launch (cooperative groups' grid.sync())"
 	LD_LIBRARY_PATH=$(REL) ./build/nvcc_cooperative | tee build/nvcc_cooperative.out
 	grep -q "COOPERATIVE VERIFIED" build/nvcc_cooperative.out
+	@echo; echo "== Relocatable device code (nvcc -rdc=true): calls, variables and kernels across translation units"
+	LD_LIBRARY_PATH=$(REL) ./build/nvcc_rdc | tee build/nvcc_rdc.out
+	grep -q "RDC VERIFIED" build/nvcc_rdc.out
 	@echo; echo "== nvJitLink: PTX linked into an image our driver loads, and NVIDIA's errors"
 	LD_LIBRARY_PATH=$(REL):$(REL)/nvjitlink ./build/nvjitlink | tee build/nvjitlink.out
 	grep -q "NVJITLINK VERIFIED" build/nvjitlink.out

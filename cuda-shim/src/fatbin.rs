@@ -232,12 +232,13 @@ pub unsafe fn from_pointer<'a>(p: *const u8) -> Result<Vec<&'a [u8]>, FatbinErro
         2 => {
             let mut list = (p.add(16) as *const *const *const u8).read_unaligned();
             let mut out = vec![];
-            if list.is_null() {
-                return Ok(vec![header_slice(data)?]);
-            }
-            while !(*list).is_null() && out.len() < 4096 {
+            while !list.is_null() && !(*list).is_null() && out.len() < 4096 {
                 out.push(header_slice(*list)?);
                 list = list.add(1);
+            }
+            // No prelinked units: the wrapper's own fatbin is the program's.
+            if out.is_empty() {
+                out.push(header_slice(data)?);
             }
             Ok(out)
         }
@@ -258,20 +259,13 @@ unsafe fn header_slice<'a>(p: *const u8) -> Result<&'a [u8], FatbinError> {
     Ok(std::slice::from_raw_parts(p, total as usize))
 }
 
-/// The PTX text for the presented device out of whatever fatbin(s) `p` points at.
-pub unsafe fn ptx_for_device(p: *const u8) -> Result<Ptx, FatbinError> {
+/// The PTX for the presented device out of whatever `p` points at: one text for a fatbin or a version 1
+/// wrapper, one per unit for a version 2 wrapper's prelinked fatbins (a program built with relocatable
+/// device code, `nvcc -rdc`: its units call each other, so each must bring PTX and the caller links
+/// them, as NVIDIA's linker linked their machine code into the wrapper's own fatbin).
+pub unsafe fn ptx_for_device(p: *const u8) -> Result<Vec<Ptx>, FatbinError> {
     let sm = crate::device::sm();
-    let mut last = None;
-    for fb in from_pointer(p)? {
-        match best_ptx_packed(fb, sm) {
-            Ok(t) => return Ok(t),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or(FatbinError::NoPtx {
-        cubins: vec![],
-        ptx: vec![],
-    }))
+    from_pointer(p)?.into_iter().map(|fb| best_ptx_packed(fb, sm)).collect()
 }
 
 /// A fatbin with the given entries, laid out as the header above says: (kind, sm, flags, stored

@@ -162,12 +162,36 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
     if inputs.is_empty() {
         return Err("nothing to link".into());
     }
-    let parsed: Vec<_> = inputs.iter().map(|(_, t)| ptx_front::parser::parse(t)).collect();
-    for ((name, text), (_, diags)) in inputs.iter().zip(&parsed) {
+    let first: Vec<_> = inputs.iter().map(|(_, t)| ptx_front::parser::parse(t)).collect();
+    for ((name, text), (_, diags)) in inputs.iter().zip(&first) {
         if diags.iter().any(|d| d.is_error()) {
             return Err(ptx_jit::one_line(diags, name, text));
         }
     }
+    let renames = local_renames(&first);
+    if renames.iter().all(Vec::is_empty) {
+        let texts: Vec<&str> = inputs.iter().map(|(_, t)| t.as_str()).collect();
+        return link_parsed(inputs, &texts, &first, whole);
+    }
+    // Some internal names had to be renamed: the inputs are parsed again as renamed.
+    let texts: Vec<String> = inputs
+        .iter()
+        .zip(&renames)
+        .map(|((_, text), renames)| rename(text, renames))
+        .collect();
+    drop(first);
+    let parsed: Vec<_> = texts.iter().map(|t| ptx_front::parser::parse(t)).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    link_parsed(inputs, &texts, &parsed, whole)
+}
+
+/// [`link`] of the inputs' `texts`, parsed.
+fn link_parsed(
+    inputs: &[(String, String)],
+    texts: &[&str],
+    parsed: &[(ptx_front::ast::Module<'_>, Vec<ptx_front::Diagnostic>)],
+    whole: bool,
+) -> Result<String, String> {
     let defines = |f: &Function| f.body.is_some();
     // Names defined with external linkage by some input, strong first, and each common symbol's
     // largest declaration: (bytes, where, input), the first of that size.
@@ -205,7 +229,7 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
     }
     // The header: the highest PTX version and target of the inputs.
     let (mut version, mut target, mut sm) = ((0, 0), String::new(), 0u32);
-    for (m, _) in &parsed {
+    for (m, _) in parsed {
         for d in &m.directives {
             match d {
                 ModuleDirective::Version { major, minor, .. } => version = version.max((*major, *minor)),
@@ -252,7 +276,7 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         version.0, version.1
     );
     let mut emitted = std::collections::HashSet::new();
-    for (input, ((name, text), (m, _))) in inputs.iter().zip(&parsed).enumerate() {
+    for (input, (((name, _), text), (m, _))) in inputs.iter().zip(texts).zip(parsed).enumerate() {
         out.push_str(&format!("\n// ---- {name}\n"));
         for item in &m.items {
             let keep = match item {
@@ -328,6 +352,79 @@ fn void_results(item: &Item, void: &std::collections::HashSet<&str>) -> Vec<std:
         }
     });
     drops
+}
+
+/// Per input, its internal names to rename, each with its new name (none: nothing to rename). A function or variable defined
+/// without `.visible`, `.extern`, `.weak` or `.common` belongs to its own input, as NVIDIA's linkers
+/// keep it: units of one program each carry their copy of the math library's internal tables and
+/// helpers (`__cudart_i2opi_d`, `__internal_trig_reduction_slowpathd`) under the same names. Where an
+/// earlier input already uses the name, or another input gives it external linkage, the later
+/// input's copy is renamed throughout its text.
+fn local_renames<'a>(
+    parsed: &[(ptx_front::ast::Module<'a>, Vec<ptx_front::Diagnostic>)],
+) -> Vec<Vec<(String, String)>> {
+    let internal = |item: &Item<'a>| match item {
+        Item::Function(f) if f.linkage.is_none() && f.body.is_some() && f.kind == ptx_front::ast::FnKind::Func => {
+            Some(f.name.text)
+        }
+        Item::Var(v) if v.linkage.is_none() => Some(v.name.text),
+        _ => None,
+    };
+    let mut taken: std::collections::HashSet<&str> = parsed
+        .iter()
+        .flat_map(|(m, _)| &m.items)
+        .filter_map(|item| match item {
+            Item::Function(f) if f.linkage.is_some() || f.kind == ptx_front::ast::FnKind::Entry => Some(f.name.text),
+            Item::Var(v) if v.linkage.is_some() => Some(v.name.text),
+            _ => None,
+        })
+        .collect();
+    let mut all: std::collections::HashSet<String> = parsed
+        .iter()
+        .flat_map(|(m, _)| &m.items)
+        .filter_map(|item| match item {
+            Item::Function(f) => Some(f.name.text.to_string()),
+            Item::Var(v) => Some(v.name.text.to_string()),
+            _ => None,
+        })
+        .collect();
+    parsed
+        .iter()
+        .enumerate()
+        .map(|(input, (m, _))| {
+            let mut renames = vec![];
+            for name in m.items.iter().filter_map(internal) {
+                if taken.insert(name) {
+                    continue;
+                }
+                let mut new = format!("{name}$u{}", input + 1);
+                while !all.insert(new.clone()) {
+                    new.push('$');
+                }
+                renames.push((name.to_string(), new));
+            }
+            renames
+        })
+        .collect()
+}
+
+/// `text` with each identifier named in `renames` replaced by its new name (declarations and uses
+/// alike, so the input means what it meant).
+fn rename(text: &str, renames: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for (tok, span) in ptx_front::lexer::lex(text) {
+        let ptx_front::lexer::Tok::Ident(id) = tok else {
+            continue;
+        };
+        if let Some((_, new)) = renames.iter().find(|(old, _)| *old == id) {
+            out.push_str(&text[at..span.start as usize]);
+            out.push_str(new);
+            at = span.end as usize;
+        }
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 fn span_of(item: &Item) -> std::ops::Range<usize> {
@@ -528,6 +625,62 @@ mod tests {
             21,
             "the function ran with its argument"
         );
+    }
+
+    #[test]
+    fn internal_names_stay_with_their_input() {
+        // Two units of one program, each with its own internal `pick` and `table` under the same
+        // names (as each carries the math library's), and a name the first keeps internal while
+        // the second defines it for all (`shared`).
+        let unit = |n: u32, rest: &str| {
+            format!(
+                ".version 8.0\n.target sm_80\n.address_size 64\n\
+                .global .align 4 .u32 table[2] = {{{n}, {}}};\n\
+                .func (.param .b32 r) pick (.param .b32 i)\n;\n\
+                .func (.param .b32 r) pick (.param .b32 i) {{\n .reg .b32 %r<3>; .reg .b64 %rd<3>;\n\
+                ld.param.b32 %r1, [i];\n mul.wide.u32 %rd1, %r1, 4;\n mov.u64 %rd2, table;\n\
+                add.s64 %rd2, %rd2, %rd1;\n ld.global.u32 %r2, [%rd2];\n st.param.b32 [r], %r2;\n ret;\n}}\n{rest}",
+                n + 1
+            )
+        };
+        let call = |f: &str| {
+            format!(
+                "{{ .param .b32 a; .param .b32 r; st.param.b32 [a], %r1;\n call (r), {f}, (a); ld.param.b32 %r2, [r]; }}"
+            )
+        };
+        let first = unit(
+            10,
+            &format!(
+                ".global .u32 shared = 7;\n.extern .func (.param .b32 r) second (.param .b32 i);\n\
+                .visible .entry k(.param .u64 p) {{\n .reg .b32 %r<6>; .reg .b64 %rd<2>;\n\
+                ld.param.u64 %rd1, [p];\n mov.u32 %r1, 1;\n {}\n mov.u32 %r3, %r2;\n {}\n\
+                ld.global.u32 %r4, [shared];\n st.global.u32 [%rd1], %r3;\n st.global.u32 [%rd1+4], %r2;\n\
+                st.global.u32 [%rd1+8], %r4;\n ret;\n}}\n",
+                call("pick"),
+                call("second")
+            ),
+        );
+        let second = unit(
+            20,
+            &format!(
+                ".visible .global .u32 shared = 9;\n\
+                .visible .func (.param .b32 r) second (.param .b32 i) {{\n .reg .b32 %r<3>;\n\
+                ld.param.b32 %r1, [i];\n {}\n st.param.b32 [r], %r2;\n ret;\n}}\n",
+                call("pick")
+            ),
+        );
+        let out = link_ptx(&[("first.ptx".into(), first), ("second.ptx".into(), second)]).unwrap();
+        assert!(
+            out.contains("call (r), pick$u2, (a);"),
+            "the second unit calls its own copy: {out}"
+        );
+        assert!(out.contains(".global .u32 shared$u1 = 7;"), "{out}");
+        let m = ptx_jit::load(&out).expect("the linked module compiles");
+        let k = m.kernel("k").expect("prepares");
+        let mut words = [0u32; 3];
+        let params = (words.as_mut_ptr() as u64).to_le_bytes();
+        ptx_jit::launch(k, &ptx_jit::Launch::new([1, 1, 1], [1, 1, 1], 0, &params)).expect("runs");
+        assert_eq!(words, [11, 21, 7], "each unit reads its own table and its own `shared`");
     }
 
     #[test]

@@ -204,17 +204,39 @@ pub(crate) unsafe fn image_ptx(
 
 /// The PTX of the fat binary (or wrapper) at `image` for the device, and how its module keeps it: a
 /// compressed entry is kept compressed (a module then costs its entry's size until a kernel of it is
-/// used), another one as text.
+/// used), another one as text. The units of a program built with relocatable device code come linked
+/// into one text.
 pub(crate) unsafe fn fatbin_ptx(
     image: *const c_void,
     log: &mut JitLog,
 ) -> Result<(std::borrow::Cow<'static, str>, ptx_jit::Retain), CUresult> {
-    let ptx = fatbin::ptx_for_device(image as *const u8).map_err(|e| {
-        log.error_text = format!("ptx-jit: {e}");
+    let mut fail = |text: String, code: CUresult| {
+        log.error_text = text;
         if log_enabled() {
             eprintln!("{}", log.error_text);
         }
-        e.code()
+        code
+    };
+    let mut units = fatbin::ptx_for_device(image as *const u8).map_err(|e| fail(format!("ptx-jit: {e}"), e.code()))?;
+    if units.len() > 1 {
+        let inputs: Vec<_> = units
+            .into_iter()
+            .enumerate()
+            .map(|(i, u)| (format!("unit {}", i + 1), u.text))
+            .collect();
+        let linked = crate::link::link_ptx(&inputs).map_err(|e| {
+            fail(
+                format!("ptx-jit: linking the relocatable device code's units: {e}"),
+                CUDA_ERROR_INVALID_PTX,
+            )
+        })?;
+        return Ok((linked.into(), ptx_jit::Retain::Copy));
+    }
+    let ptx = units.pop().ok_or_else(|| {
+        fail(
+            "ptx-jit: an empty list of fat binaries".into(),
+            CUDA_ERROR_INVALID_IMAGE,
+        )
     })?;
     let retain = match ptx.packed {
         Some(p) => ptx_jit::Retain::Again(Box::new(move || p.text().map_err(|e| e.to_string()))),
