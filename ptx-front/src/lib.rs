@@ -4,6 +4,7 @@ pub mod ast;
 pub mod check;
 pub mod consteval;
 pub mod diag;
+pub mod in_step;
 pub mod intervals;
 pub mod ir;
 pub mod isa;

@@ -13,7 +13,7 @@ impl<'ctx> Lowerer<'ctx> {
         let t = d.ty().expect("ld/st type");
         let space = access_space(d);
         let is_ld = d.spec.name != "st";
-        if self.flavour == Flavour::Host && lockstep_access(i) {
+        if self.flavour == Flavour::Host && lockstep_access(i, &st.in_step) {
             // The warp's lanes make this access together (see `collective::Kind::Lockstep`).
             let site = self.i32().const_int(i.span.start as u64, false);
             self.collective(st, crate::collective::Kind::Lockstep, [None, None, Some(site), None])?;

@@ -406,9 +406,9 @@ fn module_lifetime_vars<'m, 'a>(m: &'m ast::Module<'a>) -> impl Iterator<Item = 
     })
 }
 
-/// Whether a body synchronises threads itself (barriers, warp collectives, and `volatile` shared
-/// accesses, which a warp's lanes make in step: `collective::Kind::Lockstep`), or reaches another CTA
-/// of its cluster (`mapa`: only the fiber scheduler gives a CTA its cluster's table of windows).
+/// Whether a body synchronises threads itself (barriers, warp collectives, and shared accesses a
+/// warp's lanes make in step: `collective::Kind::Lockstep`), or reaches another CTA of its cluster
+/// (`mapa`: only the fiber scheduler gives a CTA its cluster's table of windows).
 fn needs_fibers(body: &[Statement<'_>]) -> bool {
     let mut found = false;
     ast::visit(body, &mut |s| {
@@ -416,17 +416,35 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
             i.opcode.text,
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" | "elect" | "mbarrier" | "mma"
                 | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma" | "mapa"
-        ) || lockstep_access(i));
+        ) || lockstep_access(i, &[]));
     });
-    found
+    found || !in_step_accesses(body).is_empty()
 }
 
-/// Whether `i` is a `volatile` shared-memory access, which the host's warp lanes make together
-/// (`collective::Kind::Lockstep`): what the lowering of `ld`/`st` and [`needs_fibers`] both ask.
-fn lockstep_access(i: &Instruction<'_>) -> bool {
+/// The shared accesses of a body that the host's warp lanes make together
+/// ([`ptx_front::in_step::accesses`]), unless the body has warp collectives: such a kernel's regions
+/// run its warps' lanes in step already (lane-vectorised regions, in every tier), and a lockstep wait
+/// there would send it to fibers.
+fn in_step_accesses(body: &[Statement<'_>]) -> Vec<u32> {
+    let mut collective = false;
+    ast::visit(body, &mut |s| {
+        collective |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "shfl" | "vote" | "match" | "redux"));
+    });
+    if collective {
+        vec![]
+    } else {
+        ptx_front::in_step::accesses(body)
+    }
+}
+
+/// Whether the host's warp lanes make access `i` together (`collective::Kind::Lockstep`): a
+/// `volatile` shared-memory access, or one of its body's warp-synchronous accesses `in_step`
+/// ([`in_step_accesses`]). What the lowering of `ld`/`st` and [`needs_fibers`] both ask.
+fn lockstep_access(i: &Instruction<'_>, in_step: &[u32]) -> bool {
     matches!(i.opcode.text, "ld" | "st")
-        && i.mods.iter().any(|m| m.text == ".volatile")
-        && i.mods.iter().any(|m| Space::from_dot(m.text) == Some(Space::Shared))
+        && (in_step.binary_search(&i.span.start).is_ok()
+            || i.mods.iter().any(|m| m.text == ".volatile")
+                && i.mods.iter().any(|m| Space::from_dot(m.text) == Some(Space::Shared)))
 }
 
 /// Whether a body works with the other CTAs of its cluster (`barrier.cluster`, `mapa`, multicast
@@ -579,6 +597,9 @@ struct Fn<'ctx, 'm, 'a> {
     unraced: Vec<bool>,
     /// Counters: by instruction index, whether a counted block starts there (`ptx_front::mix`).
     block_starts: Vec<bool>,
+    /// Host: the places of the body's shared accesses a warp's lanes make in step, ascending
+    /// ([`ptx_front::in_step::accesses`]).
+    in_step: Vec<u32>,
 }
 
 impl<'ctx> Lowerer<'ctx> {
@@ -717,6 +738,10 @@ impl<'ctx> Lowerer<'ctx> {
             },
             checked,
             unraced,
+            in_step: match self.flavour {
+                Flavour::Host => in_step_accesses(body),
+                _ => vec![],
+            },
         };
         // Parameters.
         let mut arg_index = 0;
