@@ -263,9 +263,22 @@ unsafe fn header_slice<'a>(p: *const u8) -> Result<&'a [u8], FatbinError> {
 /// wrapper, one per unit for a version 2 wrapper's prelinked fatbins (a program built with relocatable
 /// device code, `nvcc -rdc`: its units call each other, so each must bring PTX and the caller links
 /// them, as NVIDIA's linker linked their machine code into the wrapper's own fatbin).
+/// A unit without PTX for the device is left out while another has some: if the others call into it,
+/// the link names what is missing.
 pub unsafe fn ptx_for_device(p: *const u8) -> Result<Vec<Ptx>, FatbinError> {
     let sm = crate::device::sm();
-    from_pointer(p)?.into_iter().map(|fb| best_ptx_packed(fb, sm)).collect()
+    let mut units = vec![];
+    let mut last = None;
+    for fb in from_pointer(p)? {
+        match best_ptx_packed(fb, sm) {
+            Ok(ptx) => units.push(ptx),
+            Err(e) => last = Some(e),
+        }
+    }
+    match (units.is_empty(), last) {
+        (true, Some(e)) => Err(e),
+        _ => Ok(units),
+    }
 }
 
 /// A fatbin with the given entries, laid out as the header above says: (kind, sm, flags, stored

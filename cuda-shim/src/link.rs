@@ -69,6 +69,19 @@ fn target_of(m: &ptx_front::ast::Module<'_>) -> Option<u32> {
 /// ptx-jit's device runtime, linked where a program links NVIDIA's `libcudadevrt.a`.
 pub(crate) const DEVICE_RUNTIME: &str = include_str!("device_runtime.ptx");
 
+/// The functions [`DEVICE_RUNTIME`] defines.
+pub(crate) const DEVICE_RUNTIME_FUNCTIONS: [&str; 3] = [
+    "cudaCGGetIntrinsicHandle",
+    "cudaCGSynchronize",
+    "cudaGraphSetConditional",
+];
+
+/// Whether some text calls one of the device runtime's functions (a text search, as for the
+/// driver's builtins).
+pub(crate) fn calls_device_runtime<'t>(mut texts: impl Iterator<Item = &'t str>) -> bool {
+    texts.any(|t| DEVICE_RUNTIME_FUNCTIONS.iter().any(|f| t.contains(f)))
+}
+
 /// Whether `data` is NVIDIA's device runtime library: an `ar` archive holding
 /// `cuda_device_runtime.o` (its one member in CUDA 13).
 fn is_device_runtime(data: &[u8]) -> bool {
@@ -181,6 +194,15 @@ pub fn link(inputs: &[(String, String)], whole: bool) -> Result<String, String> 
         .collect();
     drop(first);
     let parsed: Vec<_> = texts.iter().map(|t| ptx_front::parser::parse(t)).collect();
+    // A renamed name that is also an opcode (`.func max`) would have renamed instructions too.
+    for (((name, _), text), (_, diags)) in inputs.iter().zip(&texts).zip(&parsed) {
+        if diags.iter().any(|d| d.is_error()) {
+            return Err(format!(
+                "cannot keep the internal names of {name} apart from another input's: {}",
+                ptx_jit::one_line(diags, name, text)
+            ));
+        }
+    }
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     link_parsed(inputs, &texts, &parsed, whole)
 }
@@ -625,6 +647,21 @@ mod tests {
             21,
             "the function ran with its argument"
         );
+    }
+
+    #[test]
+    fn the_device_runtime_defines_the_functions_it_is_known_by() {
+        let (m, _) = ptx_front::parser::parse(DEVICE_RUNTIME);
+        let mut defined: Vec<&str> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Function(f) if f.body.is_some() && f.linkage == Some(Linkage::Visible) => Some(f.name.text),
+                _ => None,
+            })
+            .collect();
+        defined.sort();
+        assert_eq!(defined, DEVICE_RUNTIME_FUNCTIONS);
     }
 
     #[test]

@@ -219,11 +219,15 @@ pub(crate) unsafe fn fatbin_ptx(
     };
     let mut units = fatbin::ptx_for_device(image as *const u8).map_err(|e| fail(format!("ptx-jit: {e}"), e.code()))?;
     if units.len() > 1 {
-        let inputs: Vec<_> = units
+        let mut inputs: Vec<_> = units
             .into_iter()
             .enumerate()
             .map(|(i, u)| (format!("unit {}", i + 1), u.text))
             .collect();
+        // nvcc links NVIDIA's device runtime into such programs; ptx-jit's stands in for it.
+        if crate::link::calls_device_runtime(inputs.iter().map(|(_, t)| t.as_str())) {
+            inputs.push(("device_runtime.ptx".into(), crate::link::DEVICE_RUNTIME.to_string()));
+        }
         let linked = crate::link::link_ptx(&inputs).map_err(|e| {
             fail(
                 format!("ptx-jit: linking the relocatable device code's units: {e}"),

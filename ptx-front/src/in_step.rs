@@ -24,7 +24,8 @@
 //! What counts as a barrier here is what already makes a warp's lanes meet on the host: CTA barriers,
 //! `bar.warp.sync` (`__syncwarp`) and the warp collectives (`shfl`, `vote`, `match`, `redux`, and the
 //! matrix instructions). A `call` is not one: the analysis looks at one body, and more waits only cost
-//! time. Accesses through generic addresses are not seen.
+//! time. Accesses through generic addresses are not seen, and `%tid.y` and `%tid.z` count as the same
+//! for a whole warp (so lanes of a block narrower than 32 threads are not told apart).
 
 use crate::ast::{visit, Instruction, Operand, Statement};
 use crate::scope::Labels;
@@ -136,41 +137,47 @@ fn exchanges<'m, 'a>(
     forward: &[u8],
 ) -> bool {
     let mut values = Values::new(insts, starts);
-    let access = |values: &mut Values<'m, 'a>, k: usize| -> Option<(Lanes, i64)> {
-        let at = crate::isa::address_operand(insts[k].opcode.text)?;
-        let Some(Operand::Addr(a)) = insts[k].operands.get(at) else {
-            return None;
-        };
-        let base = a
-            .base
-            .as_ref()
-            .map_or_else(|| Lanes::constant(0), |b| values.name(b.text, k));
-        Some((base.plus(&Lanes::constant(a.offset), 1), bytes(insts[k])))
+    // Each access's address and width, worked out once.
+    let mut addresses: Vec<Option<Option<(Lanes, i64)>>> = vec![None; insts.len()];
+    let mut access = |k: usize| -> Option<(Lanes, i64)> {
+        addresses[k]
+            .get_or_insert_with(|| {
+                let at = crate::isa::address_operand(insts[k].opcode.text)?;
+                let Some(Operand::Addr(a)) = insts[k].operands.get(at) else {
+                    return None;
+                };
+                let base = a
+                    .base
+                    .as_ref()
+                    .map_or_else(|| Lanes::constant(0), |b| values.name(b.text, k));
+                Some((base.plus(&Lanes::constant(a.offset), 1), bytes(insts[k])))
+            })
+            .clone()
     };
     let mut work = 0usize;
-    let mut seen = vec![false; insts.len()];
+    // The store whose search last visited each instruction (one past its index; 0: none).
+    let mut seen = vec![0usize; insts.len()];
     for store in (0..insts.len()).filter(|&k| kinds[k] == Kind::Store) {
-        let Some((to, width)) = access(&mut values, store) else {
+        let Some((to, width)) = access(store) else {
             continue;
         };
         // The loads this store reaches in program order without a barrier.
-        seen.fill(false);
         let mut stack: Vec<usize> = succ[store].iter().copied().filter(|&s| s > store).collect();
         while let Some(k) = stack.pop() {
-            if k >= insts.len() || seen[k] || kinds[k] == Kind::Barrier {
+            if k >= insts.len() || seen[k] == store + 1 || kinds[k] == Kind::Barrier {
                 continue;
             }
-            seen[k] = true;
+            seen[k] = store + 1;
             work += 1;
+            if kinds[k] == Kind::Load && forward[k] & STORED != 0 {
+                // Comparing two addresses lane by lane costs about as much as 32 visits.
+                work += 32;
+                if access(k).is_some_and(|(from, read)| to.meets(width, &from, read)) {
+                    return true;
+                }
+            }
             if work > BUDGET {
                 return false;
-            }
-            if kinds[k] == Kind::Load && forward[k] & STORED != 0 {
-                if let Some((from, read)) = access(&mut values, k) {
-                    if to.meets(width, &from, read) {
-                        return true;
-                    }
-                }
             }
             stack.extend(succ[k].iter().copied().filter(|&s| s > k));
         }
@@ -178,8 +185,9 @@ fn exchanges<'m, 'a>(
     false
 }
 
-/// Instructions visited beyond which [`exchanges`] gives up (and the body runs as before).
-const BUDGET: usize = 1 << 24;
+/// Instructions visited (a comparison of two addresses counting 32) beyond which [`exchanges`] gives
+/// up, and the body runs as before: a bound of some tens of milliseconds on a huge body.
+const BUDGET: usize = 1 << 22;
 
 /// The bytes a load or store moves: its type's size times its vector's length.
 fn bytes(i: &Instruction<'_>) -> i64 {
@@ -370,6 +378,11 @@ impl<'m, 'a> Values<'m, 'a> {
     fn defined(&mut self, d: usize, depth: u32) -> Option<Lanes> {
         let i = self.insts[d];
         let ops = &i.operands;
+        // A guarded definition may not happen, and one of several destinations (`mov.b64 {a, b}, x`)
+        // is a part of the source: neither is followed.
+        if i.guard.is_some() || !matches!(ops.first(), Some(Operand::Sym { .. })) {
+            return None;
+        }
         let low = i.mods.iter().any(|m| m.text == ".lo" || m.text == ".wide");
         let mut arg = |k: usize| ops.get(k).and_then(|o| self.operand(o, d, depth));
         match (i.opcode.text, ops.len()) {
@@ -385,13 +398,30 @@ impl<'m, 'a> Values<'m, 'a> {
             ("shr" | "and" | "or" | "xor" | "rem" | "div", 3) => {
                 let k = arg(2)?.known()?;
                 let op = i.opcode.text;
-                arg(1)?.map(|v| match op {
-                    "shr" => (0..64).contains(&k).then(|| v >> k),
-                    "and" => Some(v & k),
-                    "or" => Some(v | k),
-                    "xor" => Some(v ^ k),
-                    "rem" => v.checked_rem(k),
-                    _ => v.checked_div(k),
+                // In the instruction's own width and signedness (`.b`/`.u` are unsigned).
+                let ty = i.mods.iter().find_map(|m| crate::types::Type::from_dot(m.text))?;
+                let bits = ty.bits();
+                let signed = ty.is_signed();
+                let wrap = |v: i64| match (bits, signed) {
+                    (32, true) => v as i32 as i64,
+                    (32, false) => v as u32 as i64,
+                    (64, _) => v,
+                    _ => v & ((1i64 << bits.min(62)) - 1),
+                };
+                arg(1)?.map(|v| {
+                    let (v, k) = (wrap(v), wrap(k));
+                    let unsigned = |f: fn(u64, u64) -> Option<u64>| f(v as u64, k as u64).map(|r| wrap(r as i64));
+                    match op {
+                        "shr" if signed => (0..64).contains(&k).then(|| v >> k),
+                        "shr" => (0..64).contains(&k).then(|| wrap(((v as u64) >> k) as i64)),
+                        "and" => Some(wrap(v & k)),
+                        "or" => Some(wrap(v | k)),
+                        "xor" => Some(wrap(v ^ k)),
+                        "rem" if signed => v.checked_rem(k),
+                        "rem" => unsigned(u64::checked_rem),
+                        _ if signed => v.checked_div(k),
+                        _ => unsigned(u64::checked_div),
+                    }
                 })
             }
             _ => None,

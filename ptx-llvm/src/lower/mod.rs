@@ -418,28 +418,21 @@ fn needs_fibers(body: &[Statement<'_>]) -> bool {
                 | "ldmatrix" | "stmatrix" | "movmatrix" | "wmma" | "wgmma" | "mapa"
         ) || lockstep_access(i, &[]));
     });
-    found || !in_step_accesses(body).is_empty()
+    found || !ptx_front::in_step::accesses(body).is_empty()
 }
 
-/// The shared accesses of a body that the host's warp lanes make together
-/// ([`ptx_front::in_step::accesses`]), unless the body has warp collectives: such a kernel's regions
-/// run its warps' lanes in step already (lane-vectorised regions, in every tier), and a lockstep wait
-/// there would send it to fibers.
-fn in_step_accesses(body: &[Statement<'_>]) -> Vec<u32> {
-    let mut collective = false;
+/// Whether a body has warp collectives (`shfl`, `vote`, `match`, `redux`).
+fn has_warp_collective(body: &[Statement<'_>]) -> bool {
+    let mut found = false;
     ast::visit(body, &mut |s| {
-        collective |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "shfl" | "vote" | "match" | "redux"));
+        found |= matches!(s, Statement::Inst(i) if matches!(i.opcode.text, "shfl" | "vote" | "match" | "redux"));
     });
-    if collective {
-        vec![]
-    } else {
-        ptx_front::in_step::accesses(body)
-    }
+    found
 }
 
 /// Whether the host's warp lanes make access `i` together (`collective::Kind::Lockstep`): a
 /// `volatile` shared-memory access, or one of its body's warp-synchronous accesses `in_step`
-/// ([`in_step_accesses`]). What the lowering of `ld`/`st` and [`needs_fibers`] both ask.
+/// ([`ptx_front::in_step::accesses`]). What the lowering of `ld`/`st` and [`needs_fibers`] both ask.
 fn lockstep_access(i: &Instruction<'_>, in_step: &[u32]) -> bool {
     matches!(i.opcode.text, "ld" | "st")
         && (in_step.binary_search(&i.span.start).is_ok()
@@ -738,8 +731,14 @@ impl<'ctx> Lowerer<'ctx> {
             },
             checked,
             unraced,
+            // A kernel with warp collectives cut into regions runs its warps' lanes in step already
+            // (lane-vectorised regions, in every tier), and a lockstep wait would send it to fibers.
             in_step: match self.flavour {
-                Flavour::Host => in_step_accesses(body),
+                Flavour::Host
+                    if !(own_sync && self.options.regions && !cluster_scoped(body) && has_warp_collective(body)) =>
+                {
+                    ptx_front::in_step::accesses(body)
+                }
                 _ => vec![],
             },
         };
