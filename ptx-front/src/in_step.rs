@@ -23,8 +23,8 @@
 //!
 //! What counts as a barrier here is what already makes a warp's lanes meet on the host: CTA barriers,
 //! `bar.warp.sync` (`__syncwarp`) and the warp collectives (`shfl`, `vote`, `match`, `redux`, and the
-//! matrix instructions). A `call` is not one: the analysis looks at one body, and more waits only cost
-//! time. Accesses through generic addresses are not seen, and `%tid.y` and `%tid.z` count as the same
+//! matrix instructions), and, in the lowering, a call to a function that synchronises. Another `call`
+//! is not one: the analysis looks at one body, and more waits only cost time. Accesses through generic addresses are not seen, and `%tid.y` and `%tid.z` count as the same
 //! for a whole warp (so lanes of a block narrower than 32 threads are not told apart).
 
 use crate::ast::{visit, Instruction, Operand, Statement};
@@ -34,6 +34,12 @@ use crate::types::Space;
 /// The places (span starts, ascending) of the shared-memory loads and stores of `body` that a warp's
 /// lanes make in step; empty for a body with no read after a write between barriers.
 pub fn accesses(body: &[Statement<'_>]) -> Vec<u32> {
+    accesses_with(body, &|_| false)
+}
+
+/// [`accesses`], where a call to a function `meets` names (one that synchronises the threads, such as
+/// a barrier in a device function) counts as a barrier. Fewer barriers only ever add accesses.
+pub fn accesses_with(body: &[Statement<'_>], meets: &dyn Fn(&str) -> bool) -> Vec<u32> {
     let mut insts: Vec<&Instruction<'_>> = vec![];
     // Each label's definition (by its place) and the instruction it stands before.
     let mut label_at = rustc_hash::FxHashMap::default();
@@ -44,7 +50,7 @@ pub fn accesses(body: &[Statement<'_>]) -> Vec<u32> {
         }
         _ => {}
     });
-    let kinds: Vec<Kind> = insts.iter().map(|i| kind(i)).collect();
+    let kinds: Vec<Kind> = insts.iter().map(|i| kind(i, meets)).collect();
     if !kinds.contains(&Kind::Store) || !kinds.contains(&Kind::Load) {
         return vec![];
     }
@@ -456,7 +462,7 @@ enum Kind {
     Other,
 }
 
-fn kind(i: &Instruction<'_>) -> Kind {
+fn kind(i: &Instruction<'_>, meets: &dyn Fn(&str) -> bool) -> Kind {
     let shared = || i.mods.iter().any(|m| Space::from_dot(m.text) == Some(Space::Shared));
     match i.opcode.text {
         "ld" if shared() => Kind::Load,
@@ -464,6 +470,10 @@ fn kind(i: &Instruction<'_>) -> Kind {
         _ if i.guard.is_some() => Kind::Other,
         "bar" | "barrier" if !i.mods.iter().any(|m| m.text == ".arrive") => Kind::Barrier,
         "shfl" | "vote" | "match" | "redux" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "movmatrix" => Kind::Barrier,
+        "call" => match i.operands.iter().find(|o| !matches!(o, Operand::List(..))) {
+            Some(Operand::Sym { name, .. }) if meets(name.text) => Kind::Barrier,
+            _ => Kind::Other,
+        },
         _ => Kind::Other,
     }
 }

@@ -737,7 +737,7 @@ impl<'ctx> Lowerer<'ctx> {
                 Flavour::Host
                     if !(own_sync && self.options.regions && !cluster_scoped(body) && has_warp_collective(body)) =>
                 {
-                    ptx_front::in_step::accesses(body)
+                    ptx_front::in_step::accesses_with(body, &|f| self.syncing.contains(f))
                 }
                 _ => vec![],
             },
