@@ -217,6 +217,7 @@ fn lower_only<'ctx>(
         module.set_triple(&inkwell::targets::TargetTriple::create("nvptx64-nvidia-cuda"));
     }
     let target = Target::of(m);
+    let reached = only.map(|k| reachable(m, k));
     let mut l = Lowerer {
         ctx,
         module,
@@ -234,7 +235,7 @@ fn lower_only<'ctx>(
         asm_used: vec![],
         symbol_inits: vec![],
         env_ty: None,
-        syncing: syncing_functions(m),
+        syncing: syncing_functions(m, reached.as_ref()),
         options,
         checked: options.checked && flavour == Flavour::Host,
         site: 0,
@@ -287,7 +288,6 @@ fn lower_only<'ctx>(
             ..Default::default()
         },
     );
-    let reached = only.map(|k| reachable(m, k));
     if let Err(e) = l.declare_module(m) {
         l.fail(e);
     }
@@ -524,12 +524,19 @@ fn reachable<'a>(m: &ast::Module<'a>, kernel: &str) -> std::collections::HashSet
 }
 
 /// Names of the functions that synchronise threads, directly or through (possibly indirect) calls.
-fn syncing_functions(m: &ast::Module<'_>) -> std::collections::HashSet<String> {
+fn syncing_functions(
+    m: &ast::Module<'_>,
+    reached: Option<&std::collections::HashSet<&str>>,
+) -> std::collections::HashSet<String> {
+    // Only the functions being lowered (a kernel lowered alone reaches every function an indirect
+    // call of it can name: their addresses are taken in what it reaches).
     let funcs: Vec<(&str, bool, Vec<Option<&str>>)> = m
         .items
         .iter()
         .filter_map(|i| match i {
-            Item::Function(f) => f.body.as_deref().map(|b| (f.name.text, needs_fibers(b), callees(b))),
+            Item::Function(f) if reached.is_none_or(|r| r.contains(f.name.text)) => {
+                f.body.as_deref().map(|b| (f.name.text, needs_fibers(b), callees(b)))
+            }
             _ => None,
         })
         .collect();
