@@ -81,7 +81,7 @@ expect 1 "a wild store in the default mode ends the launch, not the process" -- 
 contains "error: illegal address: \`wild\`: a thread of block (0, 0, 0) accessed address 0x10, which is not mapped (or not canonical); run with PTXJIT_CHECKED=1 for its PTX line and thread" "the fault names kernel, block and address, and points to checked mode"
 races="$dir"/sanitize/race_shared
 expect 1 "run --sanitize racecheck finds the race and exits 1" -- "$bin" run "$races".ptx --kernel shift --block 64 --arg 'u32*64' --sanitize racecheck
-contains "error[S0101]: racecheck: race on .shared memory in \`shift\`: a read and a write of byte 0x4 with no barrier between" "run --sanitize reports the race"
+contains "error[S0101]: racecheck: race on .shared memory in \`shift\`: a write and a read of byte 0x4 with no barrier between" "run --sanitize reports the race (its warp exchanges in step: all the stores, then the loads)"
 contains "sanitizer: 1 finding(s)" "run --sanitize counts its findings"
 expect 0 "run --sanitize racecheck passes the twin with the barrier" -- "$bin" run "$races"_ok.ptx --kernel shift --block 64 --arg 'u32*64' --sanitize racecheck
 expect 2 "run --sanitize with an unknown tool exits 2" -- "$bin" run "$races"_ok.ptx --kernel shift --block 64 --arg 'u32*64' --sanitize leakcheck
