@@ -376,9 +376,9 @@ fn void_results(item: &Item, void: &std::collections::HashSet<&str>) -> Vec<std:
     drops
 }
 
-/// Per input, its internal names to rename, each with its new name (none: nothing to rename). A function or variable defined
-/// without `.visible`, `.extern`, `.weak` or `.common` belongs to its own input, as NVIDIA's linkers
-/// keep it: units of one program each carry their copy of the math library's internal tables and
+/// Per input, its internal names to rename, each with its new name (none: nothing to rename). A
+/// function or variable defined without `.visible`, `.extern`, `.weak` or `.common` belongs to its
+/// own input, as NVIDIA's linkers keep it: units of one program each carry their copy of the math library's internal tables and
 /// helpers (`__cudart_i2opi_d`, `__internal_trig_reduction_slowpathd`) under the same names. Where an
 /// earlier input already uses the name, or another input gives it external linkage, the later
 /// input's copy is renamed throughout its text.

@@ -239,6 +239,20 @@ pub struct Instruction<'a> {
     pub span: Span,
 }
 
+impl<'a> Instruction<'a> {
+    /// What a `call` calls: the function's name, or the register of an indirect call (the first
+    /// operand that is not a result or argument list); `None` for any other instruction.
+    pub fn callee(&self) -> Option<&Name<'a>> {
+        if self.opcode.text != "call" {
+            return None;
+        }
+        match self.operands.iter().find(|o| !matches!(o, Operand::List(..))) {
+            Some(Operand::Sym { name, .. }) => Some(name),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operand<'a> {
     /// A register, variable, label or special register, with an optional `.x`-style component.

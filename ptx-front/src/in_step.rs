@@ -11,10 +11,9 @@
 //! shared store of another lane of the warp wrote: a read after a write that only lockstep orders.
 //! Addresses are compared lane by lane, as functions of the lane's `%tid.x` over values the same for
 //! the whole warp ([`Lanes`]: `s + 4 * tid` and `s + 4 * tid - 8` meet for lanes two apart; a load
-//! of `s` reads the word lane 0 stored). A lane
-//! reading back its own words, words no two lanes of a warp can share, addresses the analysis cannot
-//! relate, and a read after a write only around a loop (a lane updating its own elements, one per
-//! iteration) do not count: such bodies run as before. A block reduction that loads, stores and then
+//! of `s` reads the word lane 0 stored). A lane reading back its own words, words no two lanes of a
+//! warp can share, addresses the analysis cannot relate, and a read after a write only around a loop
+//! (a lane updating its own elements, one per iteration) do not count: such bodies run as before. A block reduction that loads, stores and then
 //! waits at `__syncthreads()` has no such pair either. In a body that has one, every shared access
 //! that some other shared access can precede without a barrier between them is made in step: the
 //! warp's lanes that reach it wait for each other there, so all of them have made the access before
@@ -24,8 +23,9 @@
 //! What counts as a barrier here is what already makes a warp's lanes meet on the host: CTA barriers,
 //! `bar.warp.sync` (`__syncwarp`) and the warp collectives (`shfl`, `vote`, `match`, `redux`, and the
 //! matrix instructions), and, in the lowering, a call to a function that synchronises. Another `call`
-//! is not one: the analysis looks at one body, and more waits only cost time. Accesses through generic addresses are not seen, and `%tid.y` and `%tid.z` count as the same
-//! for a whole warp (so lanes of a block narrower than 32 threads are not told apart).
+//! is not one: the analysis looks at one body, and more waits only cost time. Accesses through
+//! generic addresses are not seen, and `%tid.y` and `%tid.z` count as the same for a whole warp (so
+//! lanes of a block narrower than 32 threads are not told apart).
 
 use crate::ast::{visit, Instruction, Operand, Statement};
 use crate::scope::Labels;
@@ -84,13 +84,13 @@ pub fn accesses_with(body: &[Statement<'_>], meets: &dyn Fn(&str) -> bool) -> Ve
     if !read_after_write {
         return vec![];
     }
-    // Where basic blocks start: at labels and after branches.
+    // Where basic blocks start: at labels, and after an instruction that may go elsewhere than on.
     let mut starts = vec![false; n];
     for &at in label_at.values().filter(|&&at| at < n) {
         starts[at] = true;
     }
     for k in 0..n.saturating_sub(1) {
-        starts[k + 1] |= matches!(insts[k].opcode.text, "bra" | "brx" | "ret" | "exit");
+        starts[k + 1] |= succ[k] != [k + 1];
     }
     if !exchanges(&insts, &starts, &kinds, &succ, &forward) {
         return vec![];
@@ -133,8 +133,8 @@ fn flow(kinds: &[Kind], succ: &[Vec<usize>], follow: impl Fn(usize, usize) -> bo
 /// Whether some shared store reaches, in program order and with no barrier between, a shared load
 /// that may read what the store of another lane of the warp wrote: their addresses differ from lane
 /// to lane over the same other values ([`Lanes`]), and for some two lanes of a warp the bytes they
-/// touch meet. Addresses the analysis cannot relate (two arrays a runtime value apart)
-/// do not count, nor does a lane reading back its own words.
+/// touch meet. Addresses the analysis cannot relate (two arrays a runtime value apart) do not count,
+/// nor does a lane reading back its own words.
 fn exchanges<'m, 'a>(
     insts: &[&'m Instruction<'a>],
     starts: &[bool],
@@ -201,7 +201,7 @@ fn bytes(i: &Instruction<'_>) -> i64 {
     let mut count = 1;
     for m in &i.mods {
         if let Some(t) = crate::types::Type::from_dot(m.text) {
-            size = (t.bits() as i64 / 8).max(1);
+            size = t.bytes() as i64;
         }
         if let Some(n) = m.text.strip_prefix(".v").and_then(|n| n.parse::<i64>().ok()) {
             count = n;
@@ -298,8 +298,8 @@ impl Lanes {
 /// definition by `mov`, `cvt`, `cvta`, `add`, `sub`, a multiplication, shift or `mad` by a constant,
 /// or a bitwise or division operation with a constant on a value that depends on the lane alone, is
 /// followed; any other is opaque.
-struct Values<'m, 'a> {
-    insts: Vec<&'m Instruction<'a>>,
+struct Values<'s, 'm, 'a> {
+    insts: &'s [&'m Instruction<'a>],
     /// Each register's definitions, by instruction index, ascending.
     defs: rustc_hash::FxHashMap<&'a str, Vec<usize>>,
     /// The first instruction of each instruction's basic block.
@@ -308,8 +308,8 @@ struct Values<'m, 'a> {
     known: rustc_hash::FxHashMap<usize, Lanes>,
 }
 
-impl<'m, 'a> Values<'m, 'a> {
-    fn new(insts: &[&'m Instruction<'a>], starts: &[bool]) -> Self {
+impl<'s, 'm, 'a> Values<'s, 'm, 'a> {
+    fn new(insts: &'s [&'m Instruction<'a>], starts: &[bool]) -> Self {
         let mut defs: rustc_hash::FxHashMap<&'a str, Vec<usize>> = Default::default();
         for (k, i) in insts.iter().enumerate() {
             let mut define = |name: &'a str| defs.entry(name).or_default().push(k);
@@ -328,7 +328,7 @@ impl<'m, 'a> Values<'m, 'a> {
             block[k] = if starts[k] { k } else { block[k - 1] };
         }
         Values {
-            insts: insts.to_vec(),
+            insts,
             defs,
             block,
             known: Default::default(),
@@ -470,10 +470,7 @@ fn kind(i: &Instruction<'_>, meets: &dyn Fn(&str) -> bool) -> Kind {
         _ if i.guard.is_some() => Kind::Other,
         "bar" | "barrier" if !i.mods.iter().any(|m| m.text == ".arrive") => Kind::Barrier,
         "shfl" | "vote" | "match" | "redux" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "movmatrix" => Kind::Barrier,
-        "call" => match i.operands.iter().find(|o| !matches!(o, Operand::List(..))) {
-            Some(Operand::Sym { name, .. }) if meets(name.text) => Kind::Barrier,
-            _ => Kind::Other,
-        },
+        "call" if i.callee().is_some_and(|f| meets(f.text)) => Kind::Barrier,
         _ => Kind::Other,
     }
 }

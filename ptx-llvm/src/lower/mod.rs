@@ -459,11 +459,7 @@ fn callees<'a>(body: &[Statement<'a>]) -> Vec<Option<&'a str>> {
     ast::visit(body, &mut |s| {
         if let Statement::Inst(i) = s {
             if i.opcode.text == "call" {
-                let callee = i.operands.iter().find(|o| !matches!(o, Operand::List(..)));
-                out.push(match callee {
-                    Some(Operand::Sym { name, .. }) => Some(name.text),
-                    _ => None,
-                });
+                out.push(i.callee().map(|n| n.text));
             }
         }
     });
